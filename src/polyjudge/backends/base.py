@@ -1,0 +1,79 @@
+"""The one interface every LLM backend implements: an async ``generate``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateRequest:
+    """Everything that determines a judge's answer (and so its cache key)."""
+
+    messages: tuple[Message, ...]
+    temperature: float = 0.0
+    max_tokens: int = 512
+    seed: int | None = None
+    # A JSON schema for constrained / structured output, or None for free text.
+    json_schema: dict[str, Any] | None = None
+
+    def canonical(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["messages"] = [asdict(m) for m in self.messages]
+        return d
+
+    def key(self, model: str, run_index: int) -> str:
+        """Content hash of request + model + run index.
+
+        The run index is part of the key so that run 3 of 10 is its own sample,
+        never a cached copy of run 1.
+        """
+        blob = json.dumps({"model": model, "run": run_index, "request": self.canonical()},
+                          sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateResult:
+    text: str
+    # "stop" for a complete answer, "length" when cut by max_tokens, else backend-specific.
+    finish_reason: str
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float = 0.0
+    model: str | None = None
+
+
+class BackendError(RuntimeError):
+    """A failed call. ``retryable`` tells the engine whether to back off and retry."""
+
+    def __init__(self, message: str, *, retryable: bool, status: int | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retryable, self.status, self.retry_after = retryable, status, retry_after
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """An LLM that answers chat requests. ``model`` names it in signatures and keys."""
+
+    model: str
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult: ...
+
+    async def aclose(self) -> None: ...

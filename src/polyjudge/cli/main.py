@@ -1,0 +1,58 @@
+"""The ``polyjudge`` command.
+
+Sub-commands live in their own modules and are imported only when invoked,
+so ``polyjudge --version`` and ``--help`` stay fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+
+import click
+
+from polyjudge._version import __version__
+
+# command name -> "module:attribute" of a click.Command
+COMMANDS: dict[str, str] = {
+    "judge": "polyjudge.cli.judge_cmd:judge",
+    "score": "polyjudge.cli.judge_cmd:score",
+    "demo": "polyjudge.cli.judge_cmd:demo",
+    "human-mqm": "polyjudge.cli.mqm_cmd:human_mqm",
+    "span-f1": "polyjudge.cli.spans_cmd:span_f1",
+    "meta-eval": "polyjudge.cli.metaeval_cmd:meta_eval",
+    "consistency": "polyjudge.cli.consistency_cmd:consistency",
+    "validate": "polyjudge.cli.validate_cmd:validate",
+    "report": "polyjudge.cli.report_cmd:report",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [n for n, t in COMMANDS.items()
+                if importlib.util.find_spec(t.split(":")[0]) is not None]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        if importlib.util.find_spec(module) is None:
+            return None
+        return getattr(importlib.import_module(module), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="polyjudge")
+def cli() -> None:
+    """LLM judges for multilingual text and MT, and the statistics to trust them."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    from polyjudge.cli.errors import run_cli
+    sys.exit(run_cli(cli, argv))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

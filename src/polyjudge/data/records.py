@@ -1,0 +1,80 @@
+"""Typed records for what is judged.
+
+An :class:`Item` is one (source, translation) pair with the identifiers the
+field uses to group it (system, document, segment). Anything else a user's
+file carries is kept verbatim in ``extra`` so protocols and reports can use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Column names understood by every reader; anything else goes to ``extra``.
+CORE_FIELDS = ("src", "tgt", "ref", "src_lang", "tgt_lang", "doc_id", "seg_id", "system")
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One judged unit: a source text and a candidate (translation, answer...)."""
+
+    src: str
+    tgt: str
+    ref: str | None = None
+    src_lang: str | None = None
+    tgt_lang: str | None = None
+    doc_id: str | None = None
+    seg_id: str | None = None
+    system: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    # Where the item came from, for error messages ("file.jsonl:12").
+    origin: str | None = field(default=None, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: getattr(self, k) for k in CORE_FIELDS}
+        out.update(self.extra)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentContext:
+    """The full source document an item belongs to, in input order.
+
+    Judging with document context (GEMBA-MQM V2) shows the judge every source
+    sentence of the document; ``position`` says which one is being judged.
+    """
+
+    doc_id: str | None
+    sources: tuple[str, ...]
+    position: int
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.sources)
+
+
+def document_contexts(items: list[Item]) -> list[DocumentContext]:
+    """Document context for every item: all distinct sources of its ``doc_id``.
+
+    Sources are taken in first-appearance order and de-duplicated by segment,
+    because the same source appears once per system in MT evaluation data.
+    Items without a ``doc_id`` form a one-sentence document of their own.
+    """
+    docs: dict[str, list[str]] = {}
+    seen: dict[str, dict[object, int]] = {}
+    for it in items:
+        if it.doc_id is None:
+            continue
+        key = it.seg_id if it.seg_id is not None else it.src
+        index = seen.setdefault(it.doc_id, {})
+        if key not in index:
+            index[key] = len(docs.setdefault(it.doc_id, []))
+            docs[it.doc_id].append(it.src)
+    out = []
+    for it in items:
+        if it.doc_id is None:
+            out.append(DocumentContext(None, (it.src,), 0))
+        else:
+            key = it.seg_id if it.seg_id is not None else it.src
+            out.append(DocumentContext(it.doc_id, tuple(docs[it.doc_id]), seen[it.doc_id][key]))
+    return out
