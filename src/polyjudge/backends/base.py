@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -31,16 +29,6 @@ class GenerateRequest:
         d = asdict(self)
         d["messages"] = [asdict(m) for m in self.messages]
         return d
-
-    def key(self, model: str, run_index: int) -> str:
-        """Content hash of request + model + run index.
-
-        The run index is part of the key so that run 3 of 10 is its own sample,
-        never a cached copy of run 1.
-        """
-        blob = json.dumps({"model": model, "run": run_index, "request": self.canonical()},
-                          sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

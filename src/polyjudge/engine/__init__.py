@@ -1,1 +1,7 @@
-"""polyjudge.engine"""
+"""The judging engine: planning, concurrency, retries, the SQLite store, outputs."""
+
+from polyjudge.engine.core import Estimate, run, run_async, signature
+from polyjudge.engine.result import Judgment, RunResult
+from polyjudge.engine.runner import RetryPolicy
+
+__all__ = ["Estimate", "Judgment", "RetryPolicy", "RunResult", "run", "run_async", "signature"]

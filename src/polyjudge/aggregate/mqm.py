@@ -1,0 +1,210 @@
+"""MQM error weights: LLM annotations and human WMT annotations -> scores.
+
+The same weighting serves both sides so judge and human scores are
+comparable: critical 25, major 5, minor 1, a minor fluency/punctuation error
+0.1, a non-translation 25 whatever its severity, neutral 0. A segment's MQM
+*points* are the weighted sum (lower is better); protocol *scores* are the
+negated points (higher is better), as mt-metrics-eval expects.
+
+Human scoring follows Freitag et al. (2021): per (system, segment) the mean
+over raters of each rater's points, then the system score is the mean over
+segments. The TED tables in ``shared/data/README.md`` are reproduced by
+:func:`human_mqm_scores` (tests check every value within 0.01).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from polyjudge.data.wmt_mqm import MQMAnnotation, MQMError, read_wmt_mqm
+
+SEVERITIES = ("critical", "major", "minor")
+
+
+def _norm_type(error_type: str) -> str:
+    """``"Fluency / Punctuation"`` -> ``"fluency/punctuation"`` (for matching only)."""
+    return "/".join(p.strip() for p in error_type.strip().lower().split("/"))
+
+
+@dataclass(frozen=True)
+class MQMWeights:
+    """Points per error. ``classic`` reproduces the first GEMBA-MQM's scoring:
+    at most ``max_errors`` errors count (most severe first) and the total is
+    capped at ``cap``."""
+
+    critical: float = 25.0
+    major: float = 5.0
+    minor: float = 1.0
+    minor_punctuation: float = 0.1  # a *minor* fluency/punctuation error
+    neutral: float = 0.0
+    non_translation: float = 25.0  # any severity: the segment is not a translation
+    classic: bool = False
+    max_errors: int = 5
+    cap: float = 25.0
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any] | None) -> "MQMWeights":
+        """Weights from ``ProtocolOptions.extra`` (keys ``weights`` and ``classic``).
+
+        ``weights`` is a mapping with any of the field names, e.g.
+        ``{"critical": 10}``; unknown keys raise ``ValueError`` so a typo is
+        never silently ignored.
+        """
+        w = cls()
+        if not options:
+            return w
+        given = dict(options.get("weights") or {})
+        known = {f for f in cls.__dataclass_fields__}
+        bad = sorted(set(given) - known)
+        if bad:
+            raise ValueError(f"unknown MQM weight(s): {', '.join(bad)}; known: {', '.join(sorted(known))}")
+        if "classic" in options:
+            given["classic"] = bool(options["classic"])
+        for k, v in given.items():
+            if k == "classic":
+                given[k] = bool(v)
+            elif k == "max_errors":
+                given[k] = int(v)
+            else:
+                given[k] = float(v)
+        return replace(w, **given)
+
+    def signature(self) -> str:
+        """Compact text for run signatures (changes whenever a score would)."""
+        base = (f"{self.critical:g}/{self.major:g}/{self.minor:g}/p{self.minor_punctuation:g}"
+                f"/nt{self.non_translation:g}/n{self.neutral:g}")
+        return base + (f"/classic{self.max_errors}c{self.cap:g}" if self.classic else "")
+
+    def error_points(self, severity: str, error_type: str) -> float:
+        """Points of one error; raises ``KeyError`` for an unknown severity."""
+        sev = severity.strip().lower()
+        typ = _norm_type(error_type)
+        if typ.startswith("non-translation"):
+            return self.non_translation
+        if sev == "minor" and typ == "fluency/punctuation":
+            return self.minor_punctuation
+        if sev == "critical":
+            return self.critical
+        if sev == "major":
+            return self.major
+        if sev == "minor":
+            return self.minor
+        if sev in ("neutral", "no-error"):
+            return self.neutral
+        raise KeyError(f"unknown MQM severity '{severity}'")
+
+
+DEFAULT_WEIGHTS = MQMWeights()
+
+_RANK = {"critical": 0, "major": 1, "minor": 2}
+
+
+def mqm_points(errors: Iterable[tuple[str, str]], weights: MQMWeights = DEFAULT_WEIGHTS) -> float:
+    """Weighted sum of ``(severity, type)`` pairs (positive error points).
+
+    In classic mode only the ``max_errors`` most severe errors count (stable
+    order otherwise) and the sum is capped at ``weights.cap``.
+    """
+    errs = list(errors)
+    if weights.classic:
+        errs = sorted(errs, key=lambda e: _RANK.get(e[0].strip().lower(), 3))[: weights.max_errors]
+    total = sum(weights.error_points(sev, typ) for sev, typ in errs)
+    if weights.classic:
+        total = min(total, weights.cap)
+    return float(total)
+
+
+def annotation_errors(annotation: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(severity, type)`` pairs of a parsed LLM answer
+    ``{"errors": {"critical": [{"type":..,"desc":..}], "major": [...], "minor": [...]}}``."""
+    errors = annotation.get("errors", {})
+    out: list[tuple[str, str]] = []
+    for sev in SEVERITIES:
+        for err in errors.get(sev, []) or []:
+            out.append((sev, str(err.get("type", "")) if isinstance(err, Mapping) else ""))
+    return out
+
+
+def llm_mqm_score(annotation: Mapping[str, Any], weights: MQMWeights = DEFAULT_WEIGHTS) -> float:
+    """Score of one run's annotation: the negated MQM points (higher is better)."""
+    return -mqm_points(annotation_errors(annotation), weights)
+
+
+# -- human annotations ---------------------------------------------------------
+
+def human_error_points(err: MQMError, weights: MQMWeights = DEFAULT_WEIGHTS) -> float:
+    """Points of one human error row (Freitag et al. weighting)."""
+    return weights.error_points(err.severity, err.category.rstrip("!"))
+
+
+@dataclass(frozen=True)
+class SegmentMQM:
+    """Human MQM of one system's translation of one segment (mean over raters)."""
+
+    system: str
+    doc: str
+    seg_id: str
+    points: float  # positive error points, lower is better
+    n_raters: int
+
+    @property
+    def score(self) -> float:
+        """Negated points: higher is better, like every protocol score."""
+        return -self.points
+
+
+@dataclass
+class HumanMQMScores:
+    """Segment and system MQM from a WMT TSV. ``systems`` holds positive error
+    points (as published); use :meth:`system_scores` for higher-is-better."""
+
+    segments: list[SegmentMQM]
+    systems: dict[str, float]
+    n_segments: dict[str, int] = field(default_factory=dict)
+
+    def ranking(self) -> list[tuple[str, float]]:
+        """Systems best first (fewest error points), ties by name."""
+        return sorted(self.systems.items(), key=lambda kv: (kv[1], kv[0]))
+
+    def system_scores(self) -> dict[str, float]:
+        return {k: -v for k, v in self.systems.items()}
+
+    def segment_scores(self) -> dict[tuple[str, str], float]:
+        """(system, seg_id) -> negated points."""
+        return {(s.system, s.seg_id): s.score for s in self.segments}
+
+
+def score_human_annotations(annotations: list[MQMAnnotation],
+                            weights: MQMWeights = DEFAULT_WEIGHTS) -> HumanMQMScores:
+    """Mean over raters per (system, segment), then mean over segments per system."""
+    per_seg: dict[tuple[str, str], list[float]] = {}
+    docs: dict[tuple[str, str], str] = {}
+    for ann in annotations:
+        key = (ann.system, ann.seg_id)
+        pts = sum(human_error_points(e, weights) for e in ann.errors)
+        if weights.classic:
+            pts = mqm_points([(e.severity, e.category.rstrip("!")) for e in ann.errors], weights)
+        per_seg.setdefault(key, []).append(pts)
+        docs.setdefault(key, ann.doc)
+    segments = [SegmentMQM(system=k[0], doc=docs[k], seg_id=k[1], points=sum(v) / len(v),
+                           n_raters=len(v)) for k, v in per_seg.items()]
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for s in segments:
+        sums[s.system] = sums.get(s.system, 0.0) + s.points
+        counts[s.system] = counts.get(s.system, 0) + 1
+    systems = {k: sums[k] / counts[k] for k in sums}
+    return HumanMQMScores(segments=segments, systems=systems, n_segments=counts)
+
+
+def human_mqm_scores(path: str | Path, weights: MQMWeights = DEFAULT_WEIGHTS) -> HumanMQMScores:
+    """Read a WMT MQM TSV and score it (segment and system level)."""
+    return score_human_annotations(read_wmt_mqm(path), weights)
+
+
+__all__ = ["DEFAULT_WEIGHTS", "HumanMQMScores", "MQMWeights", "SegmentMQM", "annotation_errors",
+           "human_error_points", "human_mqm_scores", "llm_mqm_score", "mqm_points",
+           "score_human_annotations"]

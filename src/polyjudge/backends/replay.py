@@ -1,0 +1,91 @@
+"""Recording and replaying judge answers.
+
+``RecordingBackend`` wraps any backend and appends each request/answer pair
+to a JSONL file; ``ReplayBackend`` answers from such a file, so a published or
+shared run can be re-scored exactly and tests run without a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict, deque
+from pathlib import Path
+from typing import Any
+
+from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
+from polyjudge.data.errors import InputError
+
+
+def request_fingerprint(request: GenerateRequest | dict[str, Any]) -> str:
+    canonical = request.canonical() if isinstance(request, GenerateRequest) else request
+    blob = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class RecordingBackend:
+    """Passes requests to ``inner`` and appends every answer to ``path``."""
+
+    def __init__(self, inner: Backend, path: str | Path) -> None:
+        self.inner, self.model = inner, inner.model
+        self._fh = open(path, "a", encoding="utf-8")
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        result = await self.inner.generate(request)
+        self._fh.write(json.dumps({
+            "model": self.model, "request": request.canonical(),
+            "response": {"text": result.text, "finish_reason": result.finish_reason,
+                         "usage": {"prompt_tokens": result.usage.prompt_tokens,
+                                   "completion_tokens": result.usage.completion_tokens},
+                         "latency_s": result.latency_s},
+        }, ensure_ascii=False) + "\n")
+        self._fh.flush()
+        return result
+
+    async def aclose(self) -> None:
+        self._fh.close()
+        await self.inner.aclose()
+
+
+class ReplayBackend:
+    """Answers requests from a recording; an unknown request is a (non-retryable) failure.
+
+    Identical requests recorded several times are answered in recorded order.
+    ``model`` defaults to the recorded model name so cache keys and signatures match.
+    """
+
+    def __init__(self, path: str | Path, model: str | None = None) -> None:
+        self._answers: dict[str, deque[dict[str, Any]]] = defaultdict(deque)
+        models: set[str] = set()
+        try:
+            fh = open(path, encoding="utf-8")
+        except FileNotFoundError:
+            raise InputError("recording not found", path=str(path)) from None
+        with fh:
+            for n, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                    fp = request_fingerprint(rec["request"])
+                    resp = rec["response"]
+                    resp["text"]
+                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                    raise InputError(f"not a recorded request/response ({type(exc).__name__}: {exc})",
+                                     path=str(path), line=n) from None
+                self._answers[fp].append(resp)
+                models.add(rec.get("model", "replay"))
+        self.model = model or (models.pop() if len(models) == 1 else "replay")
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        queue = self._answers.get(request_fingerprint(request))
+        if not queue:
+            raise BackendError("no recorded answer for this request", retryable=False)
+        resp = queue.popleft() if len(queue) > 1 else queue[0]
+        usage = resp.get("usage") or {}
+        return GenerateResult(text=resp["text"], finish_reason=resp.get("finish_reason", "stop"),
+                              usage=Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
+                              latency_s=0.0, model=self.model)
+
+    async def aclose(self) -> None:
+        return None

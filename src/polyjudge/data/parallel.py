@@ -1,0 +1,198 @@
+"""Parallel judging sets: the same judged content in several languages.
+
+Following Fu & Liu (2025), each question is judged with its gold answer in
+every language; because a judge that always says "correct" would look
+perfect on gold answers alone, each question is also paired with a
+deliberately wrong answer (another question's gold answer), so accuracy is
+measured in both directions.
+
+The wrong answer is chosen once per question, identically for every
+language (a seeded single cycle over the selected questions, skipping donors
+whose answer equals this question's answer in any selected language), so
+the wrong items are parallel too.
+
+Every :class:`Item` has ``src`` = question, ``tgt`` = judged answer,
+``src_lang`` = ``tgt_lang`` = language, ``system`` = ``"gold"`` or
+``"wrong"``, ``seg_id`` = the aligned item id, and in ``extra``:
+``item_id``, ``language``, ``dataset``, ``answer_kind``, ``gold_label``
+(``"correct"``/``"incorrect"``), ``question``, ``gold_answer``, ``donor_id``
+(for wrong answers) and, for XQuAD, ``context``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from polyjudge.data.errors import InputError
+from polyjudge.data.records import Item
+
+XQUAD_LANGUAGES = ("ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh")
+MGSM_LANGUAGES = ("bn", "de", "en", "es", "fr", "ja", "ru", "sw", "te", "th", "zh")
+
+
+@dataclass(frozen=True, slots=True)
+class _Question:
+    item_id: str
+    question: str
+    answer: str
+    context: str | None = None
+    title: str | None = None
+
+
+def _norm(ans: str) -> str:
+    return " ".join(ans.strip().lower().split()).rstrip(".")
+
+
+def _donors(ids: list[str], answers: dict[str, dict[str, str]], seed: int) -> dict[str, str]:
+    """For each id, the id whose answer serves as its wrong answer.
+
+    Walks a seeded random cycle over ``ids`` and takes the next element whose
+    answer differs from this one's in every language (``answers[lang][id]``).
+    """
+    n = len(ids)
+    if n < 2:
+        raise InputError("wrong answers need at least two questions")
+    order = [ids[i] for i in np.random.default_rng(seed).permutation(n)]
+    out: dict[str, str] = {}
+    for k, qid in enumerate(order):
+        for step in range(1, n):
+            cand = order[(k + step) % n]
+            if all(_norm(a[cand]) != _norm(a[qid]) for a in answers.values()):
+                out[qid] = cand
+                break
+        else:
+            raise InputError(f"no question has an answer different from question {qid}")
+    return out
+
+
+def _build(dataset: str, per_lang: dict[str, dict[str, _Question]], ids: list[str],
+           wrong: bool, seed: int) -> list[Item]:
+    answers = {lang: {q: per_lang[lang][q].answer for q in ids} for lang in per_lang}
+    donors = _donors(ids, answers, seed) if wrong else {}
+    items: list[Item] = []
+    for lang, qs in per_lang.items():
+        for qid in ids:
+            q = qs[qid]
+            kinds = [("gold", q.answer, "correct", None)]
+            if wrong:
+                d = donors[qid]
+                kinds.append(("wrong", qs[d].answer, "incorrect", d))
+            for kind, answer, label, donor in kinds:
+                extra = {"item_id": qid, "language": lang, "dataset": dataset,
+                         "answer_kind": kind, "gold_label": label, "question": q.question,
+                         "gold_answer": q.answer}
+                if donor is not None:
+                    extra["donor_id"] = donor
+                if q.context is not None:
+                    extra["context"] = q.context
+                items.append(Item(src=q.question, tgt=answer, src_lang=lang, tgt_lang=lang,
+                                  doc_id=q.title, seg_id=qid, system=kind, extra=extra,
+                                  origin=f"{dataset}:{lang}:{qid}"))
+    return items
+
+
+def _check_languages(languages: list[str]) -> list[str]:
+    langs = [lang.strip() for lang in languages if lang.strip()]
+    if not langs:
+        raise InputError("no languages given", field="languages")
+    if len(set(langs)) != len(langs):
+        raise InputError(f"a language is listed twice: {','.join(langs)}", field="languages")
+    return langs
+
+
+def _limit(ids: list[str], limit: int | None) -> list[str]:
+    if limit is not None:
+        if limit < 1:
+            raise InputError("limit must be at least 1", field="limit")
+        ids = ids[:limit]
+    return ids
+
+
+def read_xquad(path: Path) -> dict[str, _Question]:
+    """One XQuAD (SQuAD v1.1) file as ``question id -> question``, file order."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("XQuAD file not found", path=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
+    out: dict[str, _Question] = {}
+    try:
+        for article in data["data"]:
+            for para in article["paragraphs"]:
+                for qa in para["qas"]:
+                    if not qa["answers"]:
+                        raise InputError(f"question {qa['id']} has no answer", path=str(path),
+                                         field="answers")
+                    out[qa["id"]] = _Question(qa["id"], qa["question"], qa["answers"][0]["text"],
+                                              para["context"], article.get("title"))
+    except (KeyError, TypeError) as exc:
+        raise InputError(f"not in SQuAD v1.1 layout (missing {exc})", path=str(path)) from None
+    return out
+
+
+def load_xquad_parallel(root: str | Path, languages: list[str], *, limit: int | None = None,
+                        wrong: bool = True, seed: int = 0) -> list[Item]:
+    """XQuAD judging set aligned by question id (``root/xquad.LANG.json``).
+
+    Questions are those present in every selected language, in the first
+    language's file order; ``limit`` keeps the first N of them.
+    """
+    langs = _check_languages(languages)
+    per_lang = {lang: read_xquad(Path(root) / f"xquad.{lang}.json") for lang in langs}
+    common = set.intersection(*(set(q) for q in per_lang.values()))
+    ids = _limit([q for q in per_lang[langs[0]] if q in common], limit)
+    return _build("xquad", per_lang, ids, wrong, seed)
+
+
+def read_mgsm(path: Path) -> list[_Question]:
+    """One MGSM TSV file (``question<TAB>answer``, no header), one question per line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InputError("MGSM file not found", path=str(path)) from None
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2 or not parts[1].strip():
+            raise InputError(f"expected 'question<TAB>answer', got {len(parts)} field(s)",
+                             path=str(path), line=n)
+        out.append(_Question(f"mgsm-{n:03d}", parts[0].strip(), parts[1].strip()))
+    return out
+
+
+def load_mgsm_parallel(root: str | Path, languages: list[str], *, limit: int | None = None,
+                       wrong: bool = True, seed: int = 0) -> list[Item]:
+    """MGSM judging set aligned by line (``root/mgsm_LANG.tsv``); item id ``mgsm-LLL``."""
+    langs = _check_languages(languages)
+    per_lang: dict[str, dict[str, _Question]] = {}
+    n_lines = None
+    for lang in langs:
+        path = Path(root) / f"mgsm_{lang}.tsv"
+        qs = read_mgsm(path)
+        if n_lines is not None and len(qs) != n_lines:
+            raise InputError(f"{len(qs)} problems, but {n_lines} in {langs[0]}: files are not "
+                             "line-aligned", path=str(path))
+        n_lines = len(qs)
+        per_lang[lang] = {q.item_id: q for q in qs}
+    ids = _limit(list(per_lang[langs[0]]), limit)
+    return _build("mgsm", per_lang, ids, wrong, seed)
+
+
+LOADERS = {"xquad": load_xquad_parallel, "mgsm": load_mgsm_parallel}
+TASK_OF_DATASET = {"xquad": "qa", "mgsm": "math"}
+
+
+def load_parallel(dataset: str, root: str | Path, languages: list[str], *,
+                  limit: int | None = None, wrong: bool = True, seed: int = 0) -> list[Item]:
+    """Dispatch on ``dataset`` (``xquad`` or ``mgsm``); ``root`` is the dataset folder."""
+    if dataset not in LOADERS:
+        raise InputError(f"unknown parallel dataset '{dataset}'; known: {', '.join(LOADERS)}",
+                         field="dataset")
+    return LOADERS[dataset](root, languages, limit=limit, wrong=wrong, seed=seed)

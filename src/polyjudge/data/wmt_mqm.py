@@ -1,0 +1,286 @@
+"""Reader for the WMT expert MQM annotation TSV (Freitag et al. 2021).
+
+The files (google/wmt-mqm-human-evaluation) have one row per annotated error,
+a header ``system doc doc_id seg_id rater source target category severity
+[comment]`` and no CSV quoting: fields are split on tabs only and quote
+characters are literal text. The error span is marked inline in ``target``
+(or, for omissions, in ``source``) with ``<v>...</v>``. A row with severity
+``No-error`` says that the rater found nothing in that segment.
+
+Column meanings, as found in the TED files: ``doc`` names the document
+(``talk.1``), ``doc_id`` is the segment's 1-based position inside that
+document and ``seg_id`` is a global segment number. Items built by
+:func:`wmt_mqm_items` therefore use ``doc`` as their ``doc_id`` (so document
+context groups the talk) and keep the TSV's ``doc_id`` in ``extra["doc_pos"]``.
+
+Quirks of the real files, handled here and counted in :class:`MQMReadReport`:
+an unclosed ``<v>`` (span runs to the end of the text), a ``</v>`` without
+opening tag (span starts at 0), several ``<v>`` pairs in one row (span covers
+first opening to last closing tag), and span markup in the source instead of
+the target (omissions: ``start``/``end`` are None, ``source_start``/
+``source_end`` are set).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from polyjudge.data.errors import InputError
+from polyjudge.data.records import Item
+
+REQUIRED_COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target",
+                    "category", "severity")
+# Severities seen in the WMT MQM releases (compared case-insensitively).
+KNOWN_SEVERITIES = ("critical", "major", "minor", "neutral", "no-error")
+NO_ERROR = "no-error"
+
+_TAG = re.compile(r"</?v>")
+
+
+@dataclass(frozen=True)
+class MQMError:
+    """One annotated error. ``start``/``end`` are code-point offsets into the
+    markup-free target (end exclusive), None when the row marks no target span."""
+
+    category: str
+    severity: str
+    start: int | None
+    end: int | None
+    comment: str | None
+    # Span marked in the markup-free source instead (omissions), else None.
+    source_start: int | None = None
+    source_end: int | None = None
+
+    @property
+    def is_no_error(self) -> bool:
+        return self.severity.lower() == NO_ERROR
+
+
+@dataclass
+class MQMAnnotation:
+    """Everything one rater said about one system's translation of one segment."""
+
+    system: str
+    doc: str
+    doc_id: str  # the TSV's doc_id column (position of the segment in its document)
+    seg_id: str
+    rater: str
+    source: str  # markup removed
+    target: str  # markup removed
+    errors: list[MQMError]
+    line: int  # 1-based line of the first row of this annotation
+
+
+@dataclass
+class MQMReadReport:
+    """How often each quirk of the files occurred (for logs and the issue notes)."""
+
+    rows: int = 0
+    no_error_rows: int = 0
+    unclosed_spans: int = 0
+    unopened_spans: int = 0
+    multiple_spans: int = 0
+    source_spans: int = 0
+    rows_without_span: int = 0  # error rows with no span on either side
+    # Rows whose markup-free target differs from the first row of the same
+    # (system, seg_id); their target span is dropped (offsets would not fit).
+    target_mismatches: int = 0
+    source_mismatches: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def strip_markup(text: str) -> tuple[str, tuple[int, int] | None, str | None]:
+    """Remove ``<v>``/``</v>`` and return (clean text, span, quirk).
+
+    ``quirk`` is None for zero or one well-formed pair, else one of
+    ``"unclosed"``, ``"unopened"``, ``"multiple"``.
+    """
+    if "<v>" not in text and "</v>" not in text:
+        return text, None, None
+    pieces: list[str] = []
+    opens: list[int] = []
+    closes: list[int] = []
+    pos = 0
+    length = 0
+    for m in _TAG.finditer(text):
+        chunk = text[pos:m.start()]
+        pieces.append(chunk)
+        length += len(chunk)
+        (closes if m.group() == "</v>" else opens).append(length)
+        pos = m.end()
+    pieces.append(text[pos:])
+    clean = "".join(pieces)
+    quirk: str | None = None
+    if opens and not closes:
+        start, end = opens[0], len(clean)
+        quirk = "unclosed" if len(opens) == 1 else "multiple"
+    elif closes and not opens:
+        start, end = 0, closes[-1]
+        quirk = "unopened" if len(closes) == 1 else "multiple"
+    else:
+        start, end = opens[0], closes[-1]
+        if len(opens) > 1 or len(closes) > 1:
+            quirk = "multiple"
+        if end < start:  # "</v> ... <v>": take the text between, ordered
+            start, end = end, start
+            quirk = "multiple"
+    return clean, (start, end), quirk
+
+
+def _split_lines(path: Path) -> list[str]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", path=str(path)) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InputError("not valid UTF-8", path=str(path), line=line) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    # Only \n separates rows: a stray \r or U+2028 inside a field is text.
+    lines = text.split("\n")
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+def read_wmt_mqm_report(path: str | Path) -> tuple[list[MQMAnnotation], MQMReadReport]:
+    """Read a WMT MQM TSV into annotations, plus counts of the quirks met."""
+    path = Path(path)
+    name = str(path)
+    lines = _split_lines(path)
+    if not lines or not lines[0].strip():
+        raise InputError("empty file: expected a header line", path=name, line=1)
+    header = lines[0].split("\t")
+    for col in REQUIRED_COLUMNS:
+        if col not in header:
+            raise InputError(f"missing column '{col}' in header "
+                             f"(have: {', '.join(header)})", path=name, line=1, field=col)
+    idx = {c: header.index(c) for c in header}
+    has_comment = "comment" in idx
+    report = MQMReadReport()
+    groups: dict[tuple[str, str, str, str], MQMAnnotation] = {}
+    first_target: dict[tuple[str, str], str] = {}
+    first_source: dict[str, str] = {}
+    no_error_keys: set[tuple[str, str, str, str]] = set()
+
+    for lineno, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) != len(header):
+            # A missing trailing comment column is tolerated (empty comment).
+            if has_comment and len(parts) == len(header) - 1 and idx["comment"] == len(header) - 1:
+                parts.append("")
+            else:
+                raise InputError(f"expected {len(header)} tab-separated fields, found {len(parts)}",
+                                 path=name, line=lineno,
+                                 field=header[min(len(parts), len(header) - 1)])
+        get = {c: parts[i] for c, i in idx.items()}
+        for col in ("system", "seg_id", "rater", "severity"):
+            if not get[col].strip():
+                raise InputError("empty value", path=name, line=lineno, field=col)
+        severity = get["severity"].strip()
+        if severity.lower() not in KNOWN_SEVERITIES:
+            raise InputError(f"unknown severity '{severity}' (known: Critical, Major, Minor, "
+                             "Neutral, No-error)", path=name, line=lineno, field="severity")
+        report.rows += 1
+        target, tspan, tquirk = strip_markup(get["target"])
+        source, sspan, squirk = strip_markup(get["source"])
+        for quirk in (tquirk, squirk):
+            if quirk == "unclosed":
+                report.unclosed_spans += 1
+            elif quirk == "unopened":
+                report.unopened_spans += 1
+            elif quirk == "multiple":
+                report.multiple_spans += 1
+            if quirk:
+                report.notes.append(f"{name}:{lineno}: {quirk} <v> markup")
+        system, seg_id, rater = get["system"], get["seg_id"], get["rater"]
+        tkey = (system, seg_id)
+        if tkey not in first_target:
+            first_target[tkey] = target
+        elif first_target[tkey] != target:
+            report.target_mismatches += 1
+            report.notes.append(f"{name}:{lineno}: target differs from the first row of "
+                                f"system {system} segment {seg_id}")
+            tspan = None  # offsets refer to a different string
+        if seg_id not in first_source:
+            first_source[seg_id] = source
+        elif first_source[seg_id] != source:
+            report.source_mismatches += 1
+            sspan = None
+        key = (system, get["doc_id"], seg_id, rater)
+        ann = groups.get(key)
+        if ann is None:
+            ann = groups[key] = MQMAnnotation(system=system, doc=get["doc"], doc_id=get["doc_id"],
+                                              seg_id=seg_id, rater=rater, source=source,
+                                              target=first_target[tkey], errors=[], line=lineno)
+        is_no_error = severity.lower() == NO_ERROR
+        if is_no_error:
+            report.no_error_rows += 1
+            if ann.errors:
+                raise InputError("No-error row for a segment that already has errors from "
+                                 "the same rater", path=name, line=lineno, field="severity")
+            no_error_keys.add(key)
+            continue
+        if key in no_error_keys:
+            raise InputError("error row for a segment this rater marked No-error",
+                             path=name, line=lineno, field="severity")
+        if tspan is None and sspan is None:
+            report.rows_without_span += 1
+        if tspan is None and sspan is not None:
+            report.source_spans += 1
+        comment = get["comment"] if has_comment else None
+        ann.errors.append(MQMError(
+            category=get["category"].strip(), severity=severity,
+            start=tspan[0] if tspan else None, end=tspan[1] if tspan else None,
+            comment=comment if comment else None,
+            source_start=sspan[0] if sspan else None, source_end=sspan[1] if sspan else None))
+    return list(groups.values()), report
+
+
+def read_wmt_mqm(path: str | Path) -> list[MQMAnnotation]:
+    """One :class:`MQMAnnotation` per (system, doc_id, seg_id, rater), file order."""
+    return read_wmt_mqm_report(path)[0]
+
+
+_PAIR = re.compile(r"([a-z]{2})-?([a-z]{2})")
+
+
+def guess_language_pair(path: str | Path) -> tuple[str, str] | None:
+    """Language codes from a WMT file name such as ``mqm_ted_ende.tsv`` or
+    ``mqm_newstest2020_en-de.tsv``; None when the name does not tell."""
+    stem = Path(path).name.lower()
+    for part in reversed(re.split(r"[_.]", stem)):
+        m = _PAIR.fullmatch(part)
+        if m:
+            return m.group(1), m.group(2)
+    return None
+
+
+def wmt_mqm_items(annotations: list[MQMAnnotation], src_lang: str | None = None,
+                  tgt_lang: str | None = None) -> list[Item]:
+    """One :class:`Item` per (system, segment), in first-appearance order.
+
+    ``doc_id`` of the item is the document name (``doc`` column) so that
+    document context covers the whole talk; the TSV's ``doc_id`` (position in
+    the document) is kept as ``extra["doc_pos"]``.
+    """
+    items: list[Item] = []
+    seen: set[tuple[str, str]] = set()
+    for ann in annotations:
+        key = (ann.system, ann.seg_id)
+        if key in seen:
+            continue
+        seen.add(key)
+        items.append(Item(src=ann.source, tgt=ann.target, src_lang=src_lang, tgt_lang=tgt_lang,
+                          doc_id=ann.doc, seg_id=ann.seg_id, system=ann.system,
+                          extra={"doc_pos": ann.doc_id}, origin=f"line {ann.line}"))
+    return items
+
+
+__all__ = ["MQMAnnotation", "MQMError", "MQMReadReport", "guess_language_pair", "read_wmt_mqm",
+           "read_wmt_mqm_report", "strip_markup", "wmt_mqm_items"]

@@ -1,0 +1,693 @@
+"""Character-level error-span precision, recall and F1 (WMT25 task 2).
+
+The rules follow the official WMT25 task-2 scorer (wmt-conference/wmt25-mteval,
+``scripts/scoring/task2/scoring_esa.py``); this is our own vectorised
+implementation of them:
+
+* Every span adds 1 to a per-character counter of its severity over
+  ``hyp[start:end]`` (Python slice semantics, so spans running past the end are
+  cut at the hypothesis length). ``critical`` counts as ``major``; spans whose
+  start is ``"missing"`` and spans of severity ``undecided`` add nothing, and
+  so do zero-length spans. Any other severity is an error.
+* The hypothesis length comes from the *gold* segment.
+* Per character: ``tp = min(gM, pM) + min(gm, pm) + 0.5 * min(ug, up)`` where
+  ``ug``/``up`` are the gold/predicted counts left unmatched after the
+  same-severity matches (partial credit for a right location, wrong severity).
+* Per language pair, tp and the gold/predicted character totals are summed over
+  all segments (micro): ``P = tp / pred`` (1 when nothing is predicted),
+  ``R = tp / gold`` (1 when the gold is empty), ``F1 = 2PR / (P + R)`` (0 when
+  both are 0). The reported averages are plain means over language pairs.
+* Only language pairs present in both gold and prediction are scored, and in
+  task-2 TSV files only rows with ``set_id == "official"`` (by default).
+
+Deviation, on purpose: severities are matched case-insensitively (the official
+script raises on ``Major``); it prints its averaged precision and recall under
+swapped labels, we do not.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from polyjudge.data.errors import InputError
+
+MISSING = "missing"
+NO_ERROR = "no-error"
+PARTIAL_CREDIT = 0.5
+# severity -> counter row (0 major, 1 minor); None means "skip this span"
+_SEVERITY_ROW: dict[str, int | None] = {"major": 0, "critical": 0, "minor": 1, "undecided": None}
+
+TASK2_FIELDS = ("doc_id", "segment_id", "source_lang", "target_lang", "set_id", "system_id",
+                "source_segment", "hypothesis_segment", "reference_segment", "domain_name",
+                "method", "start_indices", "end_indices", "error_types")
+
+__all__ = [
+    "Span", "SpanSegment", "SpanScore", "SpanF1Result", "char_counts", "score_lp", "span_f1",
+    "char_f1_reference", "read_task2_tsv", "write_task2_tsv", "read_span_jsonl",
+    "segments_from_mqm", "read_run_predictions", "read_spans", "normalise_severity",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One error span in code-point offsets of the hypothesis, end exclusive.
+
+    ``start``/``end`` are None for an omission without a location ("missing").
+    """
+
+    start: int | None
+    end: int | None
+    severity: str  # "major" | "minor" | "critical" | "undecided"
+
+    @property
+    def missing(self) -> bool:
+        return self.start is None
+
+
+@dataclass(slots=True)
+class SpanSegment:
+    """The spans of one hypothesis plus the identifiers used to pair gold and prediction.
+
+    Identifier fields left as None match anything (a run directory knows no
+    language pair; the gold does).
+    """
+
+    system: str | None
+    doc_id: str | None
+    seg_id: str | None
+    spans: tuple[Span, ...]
+    lp: str | None = None  # "en-de"
+    hypothesis: str | None = None
+    length: int | None = None  # code points; defaults to len(hypothesis)
+    set_id: str | None = None
+    domain: str | None = None
+    method: str | None = None
+    source: str | None = None
+    reference: str | None = None
+    origin: str | None = field(default=None, compare=False)
+
+    @property
+    def hyp_length(self) -> int | None:
+        if self.length is not None:
+            return self.length
+        return None if self.hypothesis is None else len(self.hypothesis)
+
+
+@dataclass(frozen=True, slots=True)
+class SpanScore:
+    precision: float
+    recall: float
+    f1: float
+    tp: float
+    gold_chars: float
+    pred_chars: float
+    segments: int
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {"precision": self.precision, "recall": self.recall, "f1": self.f1,
+                "tp": self.tp, "gold_chars": self.gold_chars, "pred_chars": self.pred_chars,
+                "segments": self.segments}
+
+
+@dataclass(slots=True)
+class SpanF1Result:
+    per_lp: dict[str, SpanScore]
+    # gold segments of a scored pair that had no prediction (left out, see span_f1)
+    missing_predictions: dict[str, int] = field(default_factory=dict)
+    unmatched_predictions: int = 0
+    lps_without_predictions: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def avg_precision(self) -> float:
+        return _mean([s.precision for s in self.per_lp.values()])
+
+    @property
+    def avg_recall(self) -> float:
+        return _mean([s.recall for s in self.per_lp.values()])
+
+    @property
+    def avg_f1(self) -> float:
+        return _mean([s.f1 for s in self.per_lp.values()])
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for lp, s in sorted(self.per_lp.items()):
+            d: dict[str, Any] = s.as_dict()
+            d["missing_predictions"] = self.missing_predictions.get(lp, 0)
+            out[lp] = d
+        out["avg_precision"] = self.avg_precision
+        out["avg_recall"] = self.avg_recall
+        out["avg_f1"] = self.avg_f1
+        out["unmatched_predictions"] = self.unmatched_predictions
+        out["lps_without_predictions"] = list(self.lps_without_predictions)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
+
+
+def _mean(xs: list[float]) -> float:
+    return float(np.mean(xs)) if xs else math.nan
+
+
+def normalise_severity(value: object, *, where: str = "") -> str:
+    """Lower-cased severity; raises InputError on one the scorer does not know."""
+    sev = str(value).strip().lower()
+    if sev not in _SEVERITY_ROW:
+        raise InputError(f"unknown severity {value!r}{where}; expected major, minor, critical "
+                         "or undecided", field="severity")
+    return sev
+
+
+# --------------------------------------------------------------------------- scoring
+def char_counts(lengths: Sequence[int], spans: Sequence[Sequence[Span]]) -> np.ndarray:
+    """Per-character span counts, shape ``(2, sum(lengths))`` (row 0 major, row 1 minor).
+
+    All segments are laid end to end; each span becomes +1/-1 events at its
+    clipped boundaries and one cumulative sum gives every counter at once.
+    """
+    lens = np.asarray(lengths, dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(lens)))
+    total = int(offsets[-1])
+    seg_i: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    rows: list[int] = []
+    for i, seg_spans in enumerate(spans):
+        for sp in seg_spans:
+            if sp.start is None:
+                continue
+            row = _SEVERITY_ROW.get(sp.severity)
+            if row is None:
+                if sp.severity not in _SEVERITY_ROW:
+                    raise InputError(f"unknown severity {sp.severity!r}", field="severity")
+                continue
+            seg_i.append(i)
+            starts.append(sp.start)
+            ends.append(sp.end if sp.end is not None else sp.start)
+            rows.append(row)
+    counts = np.zeros((2, total), dtype=np.int64)
+    if not seg_i:
+        return counts
+    si = np.asarray(seg_i, dtype=np.int64)
+    L = lens[si]
+    s = _clip_slice_bound(np.asarray(starts, dtype=np.int64), L)
+    e = _clip_slice_bound(np.asarray(ends, dtype=np.int64), L)
+    keep = e > s
+    r = np.asarray(rows, dtype=np.int64)[keep]
+    gs = (offsets[si] + s)[keep]
+    ge = (offsets[si] + e)[keep]
+    for row in (0, 1):
+        m = r == row
+        if not m.any():
+            continue
+        diff = (np.bincount(gs[m], minlength=total + 1)
+                - np.bincount(ge[m], minlength=total + 1))
+        counts[row] = np.cumsum(diff[:total])
+    return counts
+
+
+def _clip_slice_bound(x: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """What Python's ``seq[a:b]`` does to a bound: negatives count from the end."""
+    neg = np.maximum(x + length, 0)
+    return np.where(x < 0, neg, np.minimum(x, length))
+
+
+def score_lp(lengths: Sequence[int], gold: Sequence[Sequence[Span]], pred: Sequence[Sequence[Span]],
+             partial_credit: float = PARTIAL_CREDIT) -> SpanScore:
+    """Micro-averaged character P/R/F1 over the segments of one language pair."""
+    if not (len(lengths) == len(gold) == len(pred)):
+        raise ValueError("lengths, gold and pred must have one entry per segment")
+    g = char_counts(lengths, gold)
+    p = char_counts(lengths, pred)
+    same = np.minimum(g, p)
+    tp_full = same.sum()
+    un_g = (g - same).sum(axis=0)
+    un_p = (p - same).sum(axis=0)
+    tp = float(tp_full) + partial_credit * float(np.minimum(un_g, un_p).sum())
+    gold_total, pred_total = float(g.sum()), float(p.sum())
+    prec, rec, f1 = _prf(tp, gold_total, pred_total)
+    return SpanScore(prec, rec, f1, tp, gold_total, pred_total, len(lengths))
+
+
+def _prf(tp: float, gold: float, pred: float) -> tuple[float, float, float]:
+    p = tp / pred if pred else 1.0
+    r = tp / gold if gold else 1.0
+    f1 = 2 * p * r / (p + r) if p + r else 0.0
+    return p, r, f1
+
+
+def char_f1_reference(lengths: Sequence[int], gold: Sequence[Sequence[Span]],
+                      pred: Sequence[Sequence[Span]],
+                      partial_credit: float = PARTIAL_CREDIT) -> tuple[float, float, float]:
+    """Straightforward per-character loop; the cross-check for :func:`score_lp`."""
+    tp = gold_total = pred_total = 0.0
+
+    def counts(spans: Sequence[Span], n: int) -> tuple[list[int], list[int]]:
+        major, minor = [0] * n, [0] * n
+        for sp in spans:
+            if sp.start is None or sp.severity == "undecided":
+                continue
+            target = major if sp.severity in ("major", "critical") else minor
+            for k in range(n)[sp.start:sp.end]:
+                target[k] += 1
+        return major, minor
+
+    for n, gs, ps in zip(lengths, gold, pred):
+        gM, gm = counts(gs, n)
+        pM, pm = counts(ps, n)
+        gold_total += sum(gM) + sum(gm)
+        pred_total += sum(pM) + sum(pm)
+        for a, b, c, d in zip(gM, pM, gm, pm):
+            tp += min(a, b) + min(c, d)
+            ug = max(0, a - b) + max(0, c - d)
+            up = max(0, b - a) + max(0, d - c)
+            tp += min(ug, up) * partial_credit
+    return _prf(tp, gold_total, pred_total)
+
+
+MissingPolicy = str  # "skip" | "empty" | "error"
+
+
+def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
+            set_ids: Sequence[str] | None = ("official",), missing: MissingPolicy = "skip",
+            partial_credit: float = PARTIAL_CREDIT) -> SpanF1Result:
+    """Pair predictions with gold segments and score every language pair.
+
+    A prediction pairs with a gold segment when system, doc_id and seg_id are
+    equal and every other identifier the prediction carries (lp, set_id,
+    domain, method) is equal too. Segments whose ``set_id`` is set and not in
+    ``set_ids`` are left out (``None`` keeps all). A language pair is scored
+    when at least one of its gold segments has a prediction; gold segments
+    without one are left out and counted (``missing="skip"``), scored as
+    "no errors predicted" (``"empty"``), or raise (``"error"``).
+    """
+    if missing not in ("skip", "empty", "error"):
+        raise ValueError(f"unknown missing-prediction policy {missing!r}")
+    keep = (lambda s: s.set_id is None or s.set_id in set_ids) if set_ids is not None else (lambda s: True)
+    gold = [g for g in gold if keep(g)]
+    pred = [p for p in pred if keep(p)]
+    index: dict[tuple, list[int]] = defaultdict(list)
+    for k, p in enumerate(pred):
+        index[(p.system, p.doc_id, p.seg_id)].append(k)
+    used = np.zeros(len(pred), dtype=bool)
+    by_lp: dict[str, list[tuple[SpanSegment, SpanSegment | None]]] = defaultdict(list)
+    seen_gold: set[tuple] = set()
+    for g in gold:
+        gkey = (g.lp, g.system, g.doc_id, g.seg_id, g.set_id, g.domain, g.method)
+        if gkey in seen_gold:
+            raise InputError(f"gold segment {gkey} appears twice", path=g.origin)
+        seen_gold.add(gkey)
+        if g.hyp_length is None:
+            raise InputError("gold segment has no hypothesis text or length", path=g.origin,
+                             field="hypothesis")
+        cands = [k for k in index.get((g.system, g.doc_id, g.seg_id), ()) if _compatible(pred[k], g)]
+        if len(cands) > 1:
+            raise InputError(f"{len(cands)} predictions match gold segment system={g.system!r} "
+                             f"doc_id={g.doc_id!r} seg_id={g.seg_id!r}", path=pred[cands[0]].origin)
+        match = pred[cands[0]] if cands else None
+        if cands:
+            used[cands[0]] = True
+        by_lp[g.lp or "all"].append((g, match))
+    result = SpanF1Result(per_lp={}, unmatched_predictions=int((~used).sum()))
+    for lp, pairs in sorted(by_lp.items()):
+        if not any(m is not None for _, m in pairs):
+            result.lps_without_predictions.append(lp)
+            continue
+        lengths, gs, ps = [], [], []
+        n_missing = 0
+        for g, m in pairs:
+            if m is None:
+                n_missing += 1
+                if missing == "error":
+                    raise InputError(f"no prediction for gold segment system={g.system!r} "
+                                     f"doc_id={g.doc_id!r} seg_id={g.seg_id!r} ({lp})", path=g.origin)
+                if missing == "skip":
+                    continue
+            lengths.append(g.hyp_length)
+            gs.append(g.spans)
+            ps.append(m.spans if m is not None else ())
+        result.per_lp[lp] = score_lp(lengths, gs, ps, partial_credit)
+        result.missing_predictions[lp] = n_missing
+    return result
+
+
+def _compatible(p: SpanSegment, g: SpanSegment) -> bool:
+    for a, b in ((p.lp, g.lp), (p.set_id, g.set_id), (p.domain, g.domain), (p.method, g.method)):
+        if a is not None and b is not None and a != b:
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------- task-2 TSV
+def _task2_errors(starts: str, ends: str, types: str, where: str,
+                  warnings: list[str]) -> tuple[Span, ...]:
+    """The spans of one task-2 row, read as the official scorer reads them."""
+    if types == NO_ERROR:
+        return ()
+    out = []
+    for a, b, t in zip(starts.split(" "), ends.split(" "), types.split(" ")):
+        if not a or not b or not t:
+            # The official scorer drops every span of such a row (with a warning).
+            warnings.append(f"{where}: empty start/end/type entry; row read as having no spans")
+            return ()
+        if a == MISSING:
+            out.append(Span(None, None, t.lower()))
+            continue
+        sev = normalise_severity(t, where=f" at {where}")
+        try:
+            out.append(Span(int(a), int(b), sev))
+        except ValueError:
+            raise InputError(f"span bounds must be integers or 'missing', got {a!r}/{b!r}",
+                             path=where, field="start_indices") from None
+    return tuple(out)
+
+
+def read_task2_tsv(path: str | Path) -> tuple[list[SpanSegment], list[str]]:
+    """Read a WMT25 task-2 TSV (gold or predictions). Returns segments and warnings."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("file not found", path=str(path))
+    csv.field_size_limit(2**31 - 1)
+    warnings: list[str] = []
+    segs: list[SpanSegment] = []
+    with path.open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh, delimiter="\t")
+        header = reader.fieldnames or []
+        need = ("doc_id", "segment_id", "source_lang", "target_lang", "system_id",
+                "start_indices", "end_indices", "error_types")
+        lacking = [c for c in need if c not in header]
+        if lacking:
+            raise InputError(f"missing column(s) {', '.join(lacking)}", path=str(path), line=1)
+        for row in reader:
+            line = reader.line_num
+            where = f"{path}:{line}"
+            if None in row or any(v is None for v in row.values()):
+                raise InputError("wrong number of fields", path=str(path), line=line)
+            spans = _task2_errors(row["start_indices"], row["end_indices"], row["error_types"],
+                                  where, warnings)
+            segs.append(SpanSegment(
+                system=row["system_id"], doc_id=row["doc_id"], seg_id=row["segment_id"],
+                spans=spans, lp=f"{row['source_lang']}-{row['target_lang']}",
+                hypothesis=row.get("hypothesis_segment"), set_id=row.get("set_id"),
+                domain=row.get("domain_name"), method=row.get("method"),
+                source=row.get("source_segment"), reference=row.get("reference_segment"),
+                origin=where))
+    return segs, warnings
+
+
+def write_task2_tsv(path: str | Path, segments: Iterable[SpanSegment], *,
+                    set_id: str = "official", method: str = "") -> None:
+    """Write segments in the task-2 layout (spans as space-separated lists).
+
+    A segment without spans is written as ``-1 / -1 / no-error``, a span
+    without location as ``missing``, as in the task's data files.
+    """
+    with Path(path).open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh, delimiter="\t", lineterminator="\n")
+        w.writerow(TASK2_FIELDS)
+        for s in segments:
+            src_l, _, tgt_l = (s.lp or "-").partition("-")
+            if s.spans:
+                starts = " ".join(MISSING if x.start is None else str(x.start) for x in s.spans)
+                ends = " ".join(MISSING if x.end is None else str(x.end) for x in s.spans)
+                types = " ".join(x.severity for x in s.spans)
+            else:
+                starts, ends, types = "-1", "-1", NO_ERROR
+            w.writerow([s.doc_id or "", s.seg_id or "", src_l, tgt_l, s.set_id or set_id,
+                        s.system or "", s.source or "", s.hypothesis or "", s.reference or "",
+                        s.domain or "", s.method or method, starts, ends, types])
+
+
+# --------------------------------------------------------------------------- JSONL
+def _first(d: dict[str, Any], *names: str) -> Any:
+    for n in names:
+        if n in d and d[n] is not None:
+            return d[n]
+    return None
+
+
+def _opt_str(x: Any) -> str | None:
+    return None if x is None else str(x)
+
+
+def _bound(x: Any, where: str, name: str) -> int | None:
+    if x is None or x == MISSING:
+        return None
+    if isinstance(x, bool) or not isinstance(x, (int, str)):
+        raise InputError(f"span {name} must be an integer or 'missing', got {x!r}", path=where, field=name)
+    try:
+        return int(x)
+    except ValueError:
+        raise InputError(f"span {name} must be an integer or 'missing', got {x!r}", path=where,
+                         field=name) from None
+
+
+def read_span_jsonl(path: str | Path, *, lp: str | None = None) -> list[SpanSegment]:
+    """Read spans from JSONL: our layout or WMT24 ESA records.
+
+    Each line is an object with identifiers (``system``/``system_id``,
+    ``doc_id``, ``seg_id``/``segment_id``/``line_id``, ``lp``/``langs`` or
+    ``source_lang``+``target_lang``), optionally the hypothesis
+    (``hypothesis``/``tgt``/``hypothesis_segment``) or its ``length``, and
+    spans under ``spans`` (``start``, ``end``, ``severity``) or ``esa_spans``
+    (``start_i``, ``end_i``, ``severity``); bounds may be ``"missing"``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("file not found", path=str(path))
+    out: list[SpanSegment] = []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{n}"
+            try:
+                d = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=n) from None
+            if not isinstance(d, dict):
+                raise InputError("each line must be a JSON object", path=str(path), line=n)
+            raw = _first(d, "spans", "esa_spans", "errors")
+            if raw is None:
+                raw = []
+            if not isinstance(raw, list):
+                raise InputError("spans must be a list", path=str(path), line=n, field="spans")
+            spans = []
+            for sp in raw:
+                if not isinstance(sp, dict):
+                    raise InputError("each span must be an object", path=str(path), line=n, field="spans")
+                sev = _first(sp, "severity")
+                if sev is None:
+                    raise InputError("span without severity", path=str(path), line=n, field="severity")
+                s = _bound(_first(sp, "start", "start_i"), where, "start")
+                e = _bound(_first(sp, "end", "end_i"), where, "end")
+                if s is None:
+                    spans.append(Span(None, None, str(sev).lower()))
+                    continue
+                try:
+                    sev = normalise_severity(sev, where=f" at {where}")
+                except InputError as exc:
+                    raise InputError(exc.reason, path=str(path), line=n, field="severity") from None
+                spans.append(Span(s, e if e is not None else s, sev))
+            pair = _first(d, "lp", "langs")
+            if pair is None and _first(d, "source_lang") is not None:
+                pair = f"{d['source_lang']}-{_first(d, 'target_lang')}"
+            length = _first(d, "length")
+            out.append(SpanSegment(
+                system=_opt_str(_first(d, "system", "system_id")), doc_id=_opt_str(_first(d, "doc_id")),
+                seg_id=_opt_str(_first(d, "seg_id", "segment_id", "line_id")), spans=tuple(spans),
+                lp=_opt_str(pair) or lp, hypothesis=_first(d, "hypothesis", "tgt", "hypothesis_segment"),
+                length=int(length) if length is not None else None, set_id=_opt_str(_first(d, "set_id")),
+                domain=_opt_str(_first(d, "domain", "domain_name")), method=_opt_str(_first(d, "method")),
+                source=_first(d, "source", "src", "source_segment"), origin=where))
+    return out
+
+
+# --------------------------------------------------------------------------- WMT MQM
+_MQM_SEVERITY = {"major": "major", "critical": "major", "minor": "minor"}
+_LP_FROM_NAME = re.compile(r"_([a-z]{2})([a-z]{2})\.tsv$")
+
+
+def lp_from_filename(path: str | Path) -> str | None:
+    """``mqm_ted_ende.tsv`` -> ``en-de`` (the WMT MQM file naming)."""
+    m = _LP_FROM_NAME.search(Path(path).name)
+    return f"{m.group(1)}-{m.group(2)}" if m else None
+
+
+def segments_from_mqm(annotations: Iterable[Any], *, lp: str | None = None,
+                      raters: str = "first") -> list[SpanSegment]:
+    """Gold span segments from WMT MQM annotations (``read_wmt_mqm`` records).
+
+    One segment per (system, doc, seg_id); the segment's ``doc_id`` is the
+    document name, as in items made by ``wmt_mqm_items``. Major/Critical spans count as
+    major, Minor as minor; Neutral and no-error rows add no span, and errors
+    without a ``<v>`` span become "missing" spans (ignored by the scorer).
+    ``raters="first"`` keeps the first rater seen for a segment (the TED
+    files have one rater per segment); ``"all"`` pools every rater's spans.
+    """
+    if raters not in ("first", "all"):
+        raise ValueError("raters must be 'first' or 'all'")
+    segs: dict[tuple, SpanSegment] = {}
+    rater_of: dict[tuple, str] = {}
+    spans: dict[tuple, list[Span]] = defaultdict(list)
+    for a in annotations:
+        # The document name (``doc``) is the item doc_id in polyjudge runs of these files.
+        doc = str(getattr(a, "doc", None) or a.doc_id)
+        key = (a.system, doc, str(a.seg_id))
+        if key not in segs:
+            segs[key] = SpanSegment(system=a.system, doc_id=doc, seg_id=str(a.seg_id),
+                                    spans=(), lp=lp, hypothesis=a.target, source=a.source,
+                                    origin=f"line {getattr(a, 'line', '?')}")
+            rater_of[key] = a.rater
+        elif raters == "first" and a.rater != rater_of[key]:
+            continue
+        for err in a.errors:
+            sev = _MQM_SEVERITY.get(str(err.severity).strip().lower())
+            if sev is None:
+                continue
+            if err.start is None:
+                spans[key].append(Span(None, None, sev))
+            else:
+                spans[key].append(Span(int(err.start), int(err.end), sev))
+    for key, seg in segs.items():
+        seg.spans = tuple(spans.get(key, ()))
+    return list(segs.values())
+
+
+# --------------------------------------------------------------------------- run directories
+SpanMerger = Callable[[list[dict[str, Any]]], dict[str, Any] | None]
+
+
+def spans_from_annotation(annotation: Any, where: str = "") -> tuple[Span, ...]:
+    """Spans of a polyjudge span annotation (``{"spans": [{start, end, severity}, ...]}``)."""
+    if not isinstance(annotation, dict) or not isinstance(annotation.get("spans"), list):
+        raise InputError("annotation has no 'spans' list (was this run made with a span protocol?)",
+                         path=where, field="annotation")
+    out = []
+    for sp in annotation["spans"]:
+        s, e = sp.get("start"), sp.get("end")
+        sev = normalise_severity(sp.get("severity"), where=f" at {where}")
+        out.append(Span(None, None, sev) if s is None else Span(int(s), int(e), sev))
+    return tuple(out)
+
+
+def read_run_predictions(run_dir: str | Path, *, judge: str | None = None,
+                         merge: SpanMerger | None = None, run_index: int | None = None,
+                         lp: str | None = None) -> tuple[list[SpanSegment], dict[str, int]]:
+    """Predicted spans from a run directory's ``judgments.jsonl``.
+
+    Only ``ok`` judgments count; items without one get no prediction (so the
+    scorer reports them instead of treating a failure as "no error"). With
+    several ok runs per item, ``merge`` combines them (character voting), or
+    ``run_index`` picks one; otherwise the lowest run index is used.
+    Returns the segments and counts of judgments by status.
+    """
+    run_dir = Path(run_dir)
+    path = run_dir / "judgments.jsonl" if run_dir.is_dir() else run_dir
+    if not path.is_file():
+        raise InputError("judgments.jsonl not found", path=str(path))
+    judges: set[str] = set()
+    rows: dict[int, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    ident: dict[int, dict[str, Any]] = {}
+    status: dict[str, int] = defaultdict(int)
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                d = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=n) from None
+            judges.add(d.get("judge"))
+            if judge is not None and d.get("judge") != judge:
+                continue
+            status[str(d.get("status"))] += 1
+            idx = int(d.get("item_index", -1))
+            ident.setdefault(idx, d)
+            if d.get("status") != "ok":
+                continue
+            if run_index is not None and int(d.get("run_index", 0)) != run_index:
+                continue
+            rows[idx].append((int(d.get("run_index", 0)), d))
+    if judge is None and len(judges) > 1:
+        raise InputError(f"run has several judges ({', '.join(sorted(map(str, judges)))}); "
+                         "choose one with --judge", path=str(path))
+    out = []
+    for idx in sorted(ident):
+        d0 = ident[idx]
+        runs = sorted(rows.get(idx, []), key=lambda t: t[0])
+        if not runs:
+            continue
+        where = f"{path} item {idx}"
+        if merge is not None and len(runs) > 1:
+            ann = merge([r[1]["annotation"] for r in runs])
+            if ann is None:
+                continue
+        else:
+            ann = runs[0][1]["annotation"]
+        out.append(SpanSegment(system=_opt_str(d0.get("system")), doc_id=_opt_str(d0.get("doc_id")),
+                               seg_id=_opt_str(d0.get("seg_id")),
+                               spans=spans_from_annotation(ann, where), lp=lp, origin=where))
+    return out, dict(status)
+
+
+def read_spans(path: str | Path, *, fmt: str = "auto", lp: str | None = None,
+               raters: str = "first", judge: str | None = None,
+               merge: SpanMerger | None = None) -> tuple[list[SpanSegment], list[str]]:
+    """Read spans from any supported source; ``fmt`` is auto-detected from the path.
+
+    Formats: ``task2`` (WMT25 TSV), ``mqm`` (WMT MQM TSV with ``<v>`` markup),
+    ``jsonl`` (ours or ESA), ``run`` (a polyjudge run directory).
+    """
+    p = Path(path)
+    if fmt == "auto":
+        fmt = _detect_format(p)
+    warnings: list[str] = []
+    if fmt == "task2":
+        segs, warnings = read_task2_tsv(p)
+        if lp is not None:
+            segs = [replace(s, lp=lp) for s in segs]
+        return segs, warnings
+    if fmt == "mqm":
+        from polyjudge.data.wmt_mqm import guess_language_pair, read_wmt_mqm
+        pair = guess_language_pair(p)
+        lp = lp or ("-".join(pair) if pair else lp_from_filename(p))
+        return segments_from_mqm(read_wmt_mqm(p), lp=lp, raters=raters), warnings
+    if fmt == "jsonl":
+        return read_span_jsonl(p, lp=lp), warnings
+    if fmt == "run":
+        segs, status = read_run_predictions(p, judge=judge, merge=merge, lp=lp)
+        bad = {k: v for k, v in status.items() if k != "ok"}
+        if bad:
+            warnings.append("judgments not ok (items left without prediction): "
+                            + ", ".join(f"{k}={v}" for k, v in sorted(bad.items())))
+        return segs, warnings
+    raise InputError(f"unknown span file format {fmt!r}", path=str(p))
+
+
+def _detect_format(p: Path) -> str:
+    if p.is_dir() or p.name == "judgments.jsonl":
+        return "run"
+    if not p.is_file():
+        raise InputError("file not found", path=str(p))
+    if p.suffix in (".jsonl", ".json"):
+        return "jsonl"
+    with p.open(encoding="utf-8") as fh:
+        header = fh.readline().rstrip("\r\n").split("\t")
+    if "start_indices" in header:
+        return "task2"
+    if "target" in header and "severity" in header:
+        return "mqm"
+    raise InputError("cannot tell the format (task-2 TSV, WMT MQM TSV, JSONL or run directory); "
+                     "pass --gold-format/--pred-format", path=str(p), line=1)

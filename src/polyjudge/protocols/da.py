@@ -1,0 +1,67 @@
+"""Direct assessment: one 0–100 quality score per segment (GEMBA-DA style).
+
+The smallest complete protocol; it exercises the whole pipeline and is the
+default of ``polyjudge score`` and ``polyjudge demo``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from polyjudge.backends.base import Message
+from polyjudge.data.languages import language_name
+from polyjudge.data.records import DocumentContext, Item
+from polyjudge.protocols.base import JudgeProtocol, ParseFailure
+from polyjudge.protocols.jsonparse import find_json_object, parse_json_object
+from polyjudge.protocols.templates import PromptTemplate
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+
+
+class DirectAssessment(JudgeProtocol):
+    name = "da"
+    default_runs = 1
+    default_temperature = 0.0
+    max_tokens = 24
+
+    def __init__(self, options=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(options)
+        self.template = PromptTemplate.load(self.options.template, "da/da.jinja")
+
+    @property
+    def template_hash(self) -> str:
+        return self.template.hash
+
+    def messages(self, item: Item, context: DocumentContext) -> list[Message]:
+        return self.template.render(
+            src=item.src, tgt=item.tgt, ref=item.ref, src_lang=item.src_lang, tgt_lang=item.tgt_lang,
+            src_lang_name=language_name(item.src_lang) or "source-language",
+            tgt_lang_name=language_name(item.tgt_lang) or "target-language", extra=item.extra)
+
+    def output_schema(self, item: Item) -> dict[str, Any]:
+        return {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 100}},
+                "required": ["score"], "additionalProperties": False}
+
+    def parse(self, text: str, item: Item) -> dict[str, Any]:
+        """``{"score": N}``; without JSON, a text holding exactly one number.
+
+        Several different numbers, or a number outside 0–100, is a failure.
+        """
+        if find_json_object(text) is not None:
+            obj = parse_json_object(text)
+            value = obj.get("score")
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ParseFailure("JSON answer has no numeric 'score'")
+        else:
+            numbers = {float(m) for m in _NUMBER.findall(text)}
+            if len(numbers) != 1:
+                raise ParseFailure("no score in the answer" if not numbers
+                                   else f"ambiguous answer: {len(numbers)} different numbers")
+            value = numbers.pop()
+        if not 0 <= value <= 100:
+            raise ParseFailure(f"score {value} outside 0–100")
+        return {"score": float(value)}
+
+    def score(self, annotation: dict[str, Any], item: Item) -> float:
+        return float(annotation["score"])

@@ -1,0 +1,59 @@
+"""Strict extraction of one JSON object from a model's text.
+
+Models often wrap JSON in code fences or add a sentence around it. We accept
+exactly one top-level JSON object found by bracket matching (strings and
+escapes respected) and parse it with the standard library, so nothing that
+is not valid JSON is ever "repaired" into an answer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from polyjudge.protocols.base import ParseFailure
+
+
+def find_json_object(text: str) -> str | None:
+    """The first balanced ``{...}`` span in ``text``, or None."""
+    start = text.find("{")
+    while start != -1:
+        depth, in_str, esc = 0, False, False
+        for i in range(start, len(text)):
+            c = text[i]
+            if in_str:
+                if esc:
+                    esc = False
+                elif c == "\\":
+                    esc = True
+                elif c == '"':
+                    in_str = False
+            elif c == '"':
+                in_str = True
+            elif c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    return text[start:i + 1]
+        return None  # unbalanced from the first "{": truncated JSON
+    return None
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """Parse the single JSON object in ``text`` or raise ParseFailure with why."""
+    stripped = text.strip()
+    try:
+        value = json.loads(stripped)
+    except json.JSONDecodeError:
+        span = find_json_object(stripped)
+        if span is None:
+            raise ParseFailure("no complete JSON object in the answer"
+                               + (" (truncated?)" if "{" in stripped else "")) from None
+        try:
+            value = json.loads(span)
+        except json.JSONDecodeError as exc:
+            raise ParseFailure(f"invalid JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise ParseFailure(f"expected a JSON object, got {type(value).__name__}")
+    return value

@@ -1,0 +1,265 @@
+"""Pointwise judging of one candidate in any language (Fu & Liu, 2025).
+
+The judge gets an English instruction that names the evaluation language, a
+task-specific input block and the candidate, and answers with a short
+justification followed by a verdict: ``correct``/``incorrect`` (``scale:
+binary``) or a whole grade from 1 to 5 (``scale: grade``).
+
+Options (``ProtocolOptions.extra``):
+
+- ``task``: ``qa`` (extractive QA), ``math`` (math QA), ``translation``
+  (default), ``summarization`` or ``dialogue``. Aliases: ``xquad``,
+  ``extractive-qa``, ``mgsm``, ``math-qa``, ``mt``, ``summary``, ``dialog``.
+- ``scale``: ``binary`` (default) or ``grade``.
+- ``language``: the evaluation language's name, overriding the item's.
+
+Which item field feeds which template slot (``src``/``tgt`` are the main
+input/output; the rest comes from ``Item.extra``):
+
+=============  ==========================================  ============
+task           input                                        candidate
+=============  ==========================================  ============
+qa             ``extra["context"]`` (required) and           ``tgt``
+               ``extra["question"]`` (default ``src``)
+math           ``extra["question"]`` (default ``src``)       ``tgt``
+translation    ``src`` (in ``src_lang``)                     ``tgt``
+summarization  ``extra["document"]`` (default ``src``)       ``tgt``
+dialogue       ``extra["history"]`` (default ``src``; a      ``tgt``
+               list of turns is joined one per line)
+=============  ==========================================  ============
+
+A user template (``ProtocolOptions.template``) sees all of these variables
+plus ``src``, ``tgt``, ``ref``, ``src_lang``, ``tgt_lang``, ``language``,
+``language_code``, ``source_language``, ``scale``, ``task`` and ``extra``
+(every ``Item.extra`` key is also available by its own name).
+
+Parsing accepts the verdict in ``<verdict>``/``<grade>``/``<answer>`` tags,
+a JSON object, or a ``Verdict: ...`` line, with markdown decoration; the
+verdict itself must be exactly one allowed value, otherwise the answer is a
+:class:`ParseFailure`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from polyjudge.backends.base import Message
+from polyjudge.data.errors import InputError
+from polyjudge.data.records import DocumentContext, Item
+from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
+from polyjudge.protocols.templates import PromptTemplate
+
+TASKS = ("qa", "math", "translation", "summarization", "dialogue")
+_TASK_ALIASES = {
+    "xquad": "qa", "extractive-qa": "qa", "extractive_qa": "qa",
+    "mgsm": "math", "math-qa": "math", "math_qa": "math",
+    "mt": "translation", "wmt": "translation",
+    "summary": "summarization", "summarisation": "summarization", "wikilingua": "summarization",
+    "dialog": "dialogue", "xdailydialog": "dialogue",
+}
+SCALES = ("binary", "grade")
+BINARY_LABELS = ("correct", "incorrect")
+GRADES = (1, 2, 3, 4, 5)
+
+# ISO 639-1 codes -> English names, so the instruction can name the language.
+LANGUAGE_NAMES = {
+    "ar": "Arabic", "bn": "Bengali", "ca": "Catalan", "cs": "Czech", "de": "German",
+    "el": "Greek", "en": "English", "es": "Spanish", "et": "Estonian", "fi": "Finnish",
+    "fr": "French", "gu": "Gujarati", "he": "Hebrew", "hi": "Hindi", "hr": "Croatian",
+    "id": "Indonesian", "is": "Icelandic", "it": "Italian", "ja": "Japanese",
+    "kk": "Kazakh", "km": "Khmer", "ko": "Korean", "lt": "Lithuanian", "lv": "Latvian",
+    "nl": "Dutch", "pl": "Polish", "ps": "Pashto", "pt": "Portuguese",
+    "pt-br": "Brazilian Portuguese", "ro": "Romanian", "ru": "Russian", "sw": "Swahili",
+    "ta": "Tamil", "te": "Telugu", "th": "Thai", "tr": "Turkish", "uk": "Ukrainian",
+    "vi": "Vietnamese", "zh": "Chinese",
+}
+
+
+def load_template(user_path: str | None, builtin: str) -> PromptTemplate:
+    """The user's template file, else the packaged one.
+
+    Reads packaged files next to this module rather than through
+    ``importlib.resources``, which fails while ``polyjudge`` has no
+    ``__init__.py`` (a namespace package); same text, same hash.
+    """
+    if user_path:
+        return PromptTemplate.load(user_path, builtin)
+    path = Path(__file__).resolve().parents[1] / "templates" / builtin
+    return PromptTemplate(path.read_text(encoding="utf-8"), f"polyjudge:templates/{builtin}")
+
+
+def language_name(code: str | None) -> str:
+    """English name of a language code (``de`` -> German); unknown codes pass through."""
+    if not code:
+        return "the language of the text"
+    key = code.strip().lower().replace("_", "-")
+    return LANGUAGE_NAMES.get(key) or LANGUAGE_NAMES.get(key.split("-")[0]) or code
+
+
+def normalise_task(task: str) -> str:
+    t = task.strip().lower()
+    t = _TASK_ALIASES.get(t, t)
+    if t not in TASKS:
+        raise InputError(f"unknown pointwise task '{task}'; known: {', '.join(TASKS)}",
+                         field="task")
+    return t
+
+
+# -- parsing ------------------------------------------------------------------
+
+_VERDICT_KEYS = ("verdict", "grade", "answer", "score", "judgment", "judgement", "rating")
+_TAG_RE = re.compile(
+    r"<\s*(verdict|grade|answer|score|judg(?:e)?ment|rating)\s*>(.*?)<\s*/\s*\1\s*>",
+    re.IGNORECASE | re.DOTALL)
+_JUST_TAG_RE = re.compile(r"<\s*justification\s*>(.*?)<\s*/\s*justification\s*>",
+                          re.IGNORECASE | re.DOTALL)
+_LABEL_RE = re.compile(
+    r"^[ \t>#*_\-]*(verdict|grade|answer|score|judg(?:e)?ment|rating|final verdict|final grade)"
+    r"[ \t*_]*[:=][ \t]*(.+?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_JUST_LABEL_RE = re.compile(r"^[ \t>#*_\-]*(?:justification|reason|explanation)[ \t*_]*:[ \t]*(.+)$",
+                            re.IGNORECASE | re.MULTILINE)
+_JSON_RE = re.compile(r"\{.*\}", re.DOTALL)
+_DECOR = " \t\r\n*_`'\"[](){}.!,;:"
+_GRADE_RE = re.compile(r"^([0-9]+)(?:\.0+)?(?:\s*(?:/|out of|of)\s*5)?$", re.IGNORECASE)
+
+
+def _clean(value: str) -> str:
+    return re.sub(r"\s+", " ", value.strip(_DECOR)).strip(_DECOR).lower()
+
+
+_SECONDARY = ("answer", "score")
+
+
+def _prefer(found: list[tuple[str, str]]) -> list[str]:
+    """Values under verdict-like names win over ``answer``/``score``, which a
+    judge may also use for the judged answer itself."""
+    primary = [v for k, v in found if k.lower() not in _SECONDARY]
+    return primary or [v for _, v in found]
+
+
+def _candidates(text: str) -> tuple[list[str], str | None]:
+    """Verdict strings in priority order of source (tags, JSON, labelled lines,
+    bare answer) plus a justification if one is found."""
+    just_m = _JUST_TAG_RE.search(text)
+    justification = just_m.group(1).strip() if just_m else None
+    tags = _prefer([(m.group(1), m.group(2)) for m in _TAG_RE.finditer(text)])
+    if tags:
+        return tags, justification
+    jm = _JSON_RE.search(text)
+    if jm:
+        try:
+            obj = json.loads(jm.group(0))
+        except json.JSONDecodeError:
+            obj = None
+        if isinstance(obj, dict):
+            vals = [str(obj[k]) for k in obj if str(k).lower() in _VERDICT_KEYS
+                    and isinstance(obj[k], (str, int, float)) and not isinstance(obj[k], bool)]
+            if vals:
+                just = obj.get("justification") or obj.get("reason") or obj.get("explanation")
+                return vals, (str(just) if just is not None else justification)
+    labels = _prefer([(m.group(1), m.group(2)) for m in _LABEL_RE.finditer(text)])
+    if justification is None:
+        jl = _JUST_LABEL_RE.search(text)
+        justification = jl.group(1).strip() if jl else None
+    if labels:
+        return labels, justification
+    stripped = text.strip()
+    if stripped and "\n" not in stripped and len(stripped) <= 20:
+        return [stripped], justification
+    return [], justification
+
+
+def parse_verdict(text: str, scale: str) -> tuple[str | int, str | None]:
+    """The verdict (``correct``/``incorrect`` or a grade 1-5) and justification.
+
+    Raises ParseFailure when no verdict is found, when it is not an allowed
+    value, or when the answer states two different verdicts.
+    """
+    raw, justification = _candidates(text)
+    if not raw:
+        raise ParseFailure("no verdict found in the answer")
+    values: list[str | int] = []
+    for r in raw:
+        c = _clean(r)
+        if scale == "binary":
+            if c in ("correct", "incorrect"):
+                values.append(c)
+            elif c == "not correct":
+                values.append("incorrect")
+            else:
+                raise ParseFailure(f"verdict '{r.strip()[:40]}' is not 'correct' or 'incorrect'")
+        else:
+            m = _GRADE_RE.match(c)
+            if not m or int(m.group(1)) not in GRADES:
+                raise ParseFailure(f"grade '{r.strip()[:40]}' is not a whole number from 1 to 5")
+            values.append(int(m.group(1)))
+    if len(set(values)) > 1:
+        raise ParseFailure(f"conflicting verdicts: {', '.join(map(str, values))}")
+    return values[0], justification
+
+
+class Pointwise(JudgeProtocol):
+    """One candidate, one verdict: binary correct/incorrect or a 1-5 grade."""
+
+    name = "pointwise"
+    default_runs = 1
+    default_temperature = 0.0
+    default_aggregator = "mean"
+    max_tokens = 256
+
+    def __init__(self, options: ProtocolOptions | None = None) -> None:
+        super().__init__(options)
+        extra = self.options.extra
+        self.task = normalise_task(str(extra.get("task", "translation")))
+        self.scale = str(extra.get("scale", "binary")).lower()
+        if self.scale not in SCALES:
+            raise InputError(f"unknown scale '{self.scale}'; use binary or grade", field="scale")
+        self.language_override: str | None = extra.get("language")
+        self.template = load_template(self.options.template, f"pointwise/{self.task}.jinja")
+
+    @property
+    def template_hash(self) -> str:
+        return self.template.hash
+
+    def signature_fields(self) -> dict[str, str]:
+        return {"task": self.task, "scale": self.scale}
+
+    def variables(self, item: Item) -> dict[str, Any]:
+        """Template variables for one item (documented in the module docstring)."""
+        extra = dict(item.extra)
+        lang_code = item.tgt_lang or item.src_lang or extra.get("language")
+        history = extra.get("history", item.src)
+        if isinstance(history, (list, tuple)):
+            history = "\n".join(str(t) for t in history)
+        where = item.origin
+        if self.task == "qa" and not extra.get("context"):
+            raise InputError("extractive QA items need a 'context'", path=where, field="context")
+        out: dict[str, Any] = {k: v for k, v in extra.items() if k.isidentifier()}
+        out.update(
+            src=item.src, tgt=item.tgt, ref=item.ref, src_lang=item.src_lang,
+            tgt_lang=item.tgt_lang, extra=extra, task=self.task, scale=self.scale,
+            language=self.language_override or language_name(lang_code),
+            language_code=lang_code, source_language=language_name(item.src_lang),
+            context=extra.get("context", ""), question=extra.get("question", item.src),
+            document=extra.get("document", item.src), history=history,
+        )
+        return out
+
+    def messages(self, item: Item, context: DocumentContext) -> list[Message]:
+        return self.template.render(**self.variables(item))
+
+    def parse(self, text: str, item: Item) -> dict[str, Any]:
+        verdict, justification = parse_verdict(text, self.scale)
+        return {"scale": self.scale, "verdict": verdict, "justification": justification}
+
+    def score(self, annotation: Any, item: Item) -> float | None:
+        """1/0 for correct/incorrect; the grade itself on the 1-5 scale."""
+        verdict = annotation.get("verdict") if isinstance(annotation, dict) else None
+        if verdict is None:
+            return None
+        if annotation.get("scale", self.scale) == "binary":
+            return 1.0 if verdict == "correct" else 0.0
+        return float(verdict)

@@ -1,0 +1,180 @@
+"""The numbers behind the report's plots, vectorised with numpy.
+
+Kept apart from the HTML so each one is tested against an independent
+reference (scipy's bootstrap, hand-computed ties, ...).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from polyjudge.report.load import RunData
+
+
+@dataclass(frozen=True, slots=True)
+class SystemScore:
+    system: str
+    mean: float
+    lo: float
+    hi: float
+    n: int
+
+
+def bootstrap_mean_ci(x: np.ndarray, *, n_boot: int = 1000, level: float = 0.95,
+                      seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean, resampling segments with replacement."""
+    x = np.asarray(x, dtype=float)
+    if x.size == 0:
+        return math.nan, math.nan
+    if x.size == 1:
+        return float(x[0]), float(x[0])
+    rng = np.random.default_rng(seed)
+    # Draw in chunks so 10,000 segments x 1,000 resamples stays small in memory.
+    means = np.empty(n_boot)
+    chunk = max(1, 2_000_000 // x.size)
+    for s in range(0, n_boot, chunk):
+        e = min(n_boot, s + chunk)
+        means[s:e] = x[rng.integers(0, x.size, size=(e - s, x.size))].mean(axis=1)
+    a = (1 - level) / 2
+    lo, hi = np.quantile(means, [a, 1 - a])
+    return float(lo), float(hi)
+
+
+def final_scores(run: RunData) -> np.ndarray:
+    """Per-item final score: ``segments.tsv`` when it has one, else the panel mean
+    of each judge's aggregate over its successful runs."""
+    s = np.array([seg.score for seg in run.segments], dtype=float)
+    if np.isfinite(s).any():
+        return s
+    per_judge = [aggregate_matrix(run.score_matrix(j), run.aggregator) for j in run.judges]
+    if not per_judge:
+        return s
+    stack = np.vstack(per_judge)
+    with np.errstate(all="ignore"):
+        cnt = np.isfinite(stack).sum(axis=0)
+        tot = np.nansum(stack, axis=0)
+    return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
+
+
+def system_ranking(systems: Sequence[str], scores: np.ndarray, *, n_boot: int = 1000,
+                   seed: int = 0, higher_is_better: bool = True) -> list[SystemScore]:
+    """Mean segment score per system with a bootstrap CI, best first; unscored items left out."""
+    sys_arr = np.asarray(systems, dtype=object)
+    out = []
+    for k, name in enumerate(dict.fromkeys(systems)):
+        x = scores[(sys_arr == name) & np.isfinite(scores)]
+        if x.size == 0:
+            continue
+        lo, hi = bootstrap_mean_ci(x, n_boot=n_boot, seed=seed + k)
+        out.append(SystemScore(str(name), float(x.mean()), lo, hi, int(x.size)))
+    out.sort(key=lambda s: -s.mean if higher_is_better else s.mean)
+    return out
+
+
+def run_deltas(matrix: np.ndarray) -> np.ndarray:
+    """Δ = max − min over the successful runs of each item (items with < 2 runs left out)."""
+    ok = np.isfinite(matrix)
+    keep = ok.sum(axis=1) >= 2
+    m = matrix[keep]
+    return np.nanmax(m, axis=1) - np.nanmin(m, axis=1) if m.size else np.empty(0)
+
+
+def tie_stats(scores: np.ndarray) -> tuple[int, int, float]:
+    """(n scored, distinct values, share of segment pairs whose scores are tied)."""
+    x = scores[np.isfinite(scores)]
+    n = x.size
+    if n < 2:
+        return n, n, math.nan
+    _, counts = np.unique(x, return_counts=True)
+    tied = float((counts * (counts - 1) // 2).sum())
+    return n, int(counts.size), tied / (n * (n - 1) / 2)
+
+
+def first_run(matrix: np.ndarray) -> np.ndarray:
+    """Score of the first successful run per item: the single-judgment baseline."""
+    ok = np.isfinite(matrix)
+    idx = np.argmax(ok, axis=1)
+    out = matrix[np.arange(matrix.shape[0]), idx]
+    return np.where(ok.any(axis=1), out, np.nan)
+
+
+def aggregate_matrix(matrix: np.ndarray, name: str) -> np.ndarray:
+    """Aggregate each item's successful runs with a registered aggregator (NaN if none)."""
+    ok = np.isfinite(matrix)
+    has = ok.any(axis=1)
+    out = np.full(matrix.shape[0], np.nan)
+    if not has.any():
+        return out
+    with np.errstate(all="ignore"):
+        if name == "mean":
+            out[has] = np.nanmean(matrix[has], axis=1)
+            return out
+        if name == "median":
+            out[has] = np.nanmedian(matrix[has], axis=1)
+            return out
+    if name == "first":
+        return first_run(matrix)
+    from polyjudge.aggregate.runs import get_aggregator
+    fn: Callable[[Sequence[float]], float] = get_aggregator(name)
+    for i in np.flatnonzero(has):
+        out[i] = fn(matrix[i][ok[i]].tolist())
+    return out
+
+
+def available_run_aggregators() -> list[str]:
+    """Aggregators that import cleanly (lazy ones may not be installed yet)."""
+    from polyjudge.aggregate.runs import available_aggregators, get_aggregator
+    names = []
+    for n in available_aggregators():
+        try:
+            get_aggregator(n)
+        except (KeyError, ImportError):
+            continue
+        names.append(n)
+    return names
+
+
+@dataclass(frozen=True, slots=True)
+class AggregatorRow:
+    aggregator: str
+    n: int
+    distinct: int
+    tie_rate: float
+    mean: float
+    pearson_vs_mean: float
+    kendall_sys_vs_mean: float
+
+
+def compare_aggregators(matrix: np.ndarray, systems: Sequence[str],
+                        names: Sequence[str]) -> list[AggregatorRow]:
+    """Each aggregator's ties and agreement with the plain mean (segment r, system τ)."""
+    from scipy.stats import kendalltau, pearsonr
+    base = aggregate_matrix(matrix, "mean")
+    sys_arr = np.asarray(systems, dtype=object)
+    sys_names = list(dict.fromkeys(systems))
+
+    def sys_means(v: np.ndarray) -> np.ndarray:
+        return np.array([np.nanmean(v[sys_arr == s]) if np.isfinite(v[sys_arr == s]).any() else np.nan
+                         for s in sys_names])
+
+    base_sys = sys_means(base)
+    rows = []
+    for name in names:
+        v = aggregate_matrix(matrix, name)
+        n, distinct, tie = tie_stats(v)
+        both = np.isfinite(v) & np.isfinite(base)
+        r = math.nan
+        if both.sum() >= 3 and np.ptp(v[both]) > 0 and np.ptp(base[both]) > 0:
+            r = float(pearsonr(v[both], base[both])[0])
+        tau = math.nan
+        sv = sys_means(v)
+        okk = np.isfinite(sv) & np.isfinite(base_sys)
+        if okk.sum() >= 2:
+            tau = float(kendalltau(sv[okk], base_sys[okk])[0])
+        rows.append(AggregatorRow(name, n, distinct, tie,
+                                  float(np.nanmean(v)) if n else math.nan, r, tau))
+    return rows

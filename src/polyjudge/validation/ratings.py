@@ -1,0 +1,296 @@
+"""Rating data: counts per item, the distributions derived from them, and file readers.
+
+Ratings file formats (humans and judges alike; one rater's rating per entry):
+
+* **JSONL**, one object per line, lines with the same ``item`` accumulate::
+
+      {"item": "doc1:3", "forced_choice": ["A", "B", "A"]}
+      {"item": "doc1:3", "response_sets": ["AB", "A"]}
+      {"item": "doc1:4", "fc_counts": [2, 1, 0], "rs_counts": [0, 0, 0, 1, 0, 0, 0]}
+
+  Answers are letters (``"AB"``) or option labels (``"Toxic"``; a response
+  set as a list of labels). Counts follow the task's option / set order.
+* **TSV** with header ``item<TAB>protocol<TAB>answer``; protocol is ``fc`` or
+  ``rs`` (also ``forced-choice`` / ``response-set``); one rating per row.
+* **Run directory** of ``polyjudge judge`` with the ``forced-choice`` or
+  ``response-set`` protocol: ``judgments.jsonl`` rows with status ``ok`` count;
+  failed rows are counted and reported, never used. The item key is the
+  annotation's ``item_id`` (the item's ``extra['item_id']`` or ``id``, else
+  ``system:doc_id:seg_id`` of the non-empty parts, else the item index).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from polyjudge.data.errors import InputError
+from polyjudge.validation.rating_model import recover_theta
+from polyjudge.validation.task import RatingTask
+
+__all__ = ["RatingCounts", "Distributions", "read_ratings", "human_distributions",
+           "judge_distributions", "uniform_forced_choice"]
+
+
+@dataclass
+class RatingCounts:
+    """Per-item forced-choice counts (``items x |O|``) and response-set counts
+    (``items x |Q|``) for one rater population (the humans, or one judge)."""
+
+    name: str
+    items: list[str]
+    fc: np.ndarray
+    rs: np.ndarray
+    failures: int = 0  # judgments that failed (parse/request) and were left out
+    failure_reasons: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def has_fc(self) -> bool:
+        return bool(self.fc.sum() > 0)
+
+    @property
+    def has_rs(self) -> bool:
+        return bool(self.rs.sum() > 0)
+
+    def subset(self, items: list[str]) -> "RatingCounts":
+        pos = {k: i for i, k in enumerate(self.items)}
+        idx = [pos[k] for k in items]
+        return RatingCounts(self.name, list(items), self.fc[idx], self.rs[idx],
+                            self.failures, dict(self.failure_reasons))
+
+
+@dataclass(frozen=True)
+class Distributions:
+    """O (forced choice), θ (response sets, after rater-error correction) and Ω = Λθ."""
+
+    O: np.ndarray
+    theta: np.ndarray
+    omega: np.ndarray
+
+
+def _normalise(c: np.ndarray) -> np.ndarray:
+    s = c.sum(1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(s > 0, c / np.where(s > 0, s, 1), np.nan)
+
+
+def uniform_forced_choice(task: RatingTask) -> np.ndarray:
+    """F with every option of a set equally likely to be picked (no selection effects)."""
+    lam = task.membership
+    return lam / lam.sum(0, keepdims=True)
+
+
+def human_distributions(counts: RatingCounts, task: RatingTask, F_rev: np.ndarray,
+                        E_rev: np.ndarray | None = None) -> Distributions:
+    """Human side: ``O`` from forced-choice votes and ``θ* = E'(F'O)``; where
+    response-set ratings exist they are used for θ directly (``θ* = E'θ``)."""
+    O = _normalise(counts.fc)
+    theta = recover_theta(O, F_rev)  # NaN rows where an item has no forced choices
+    direct = _normalise(counts.rs)
+    have = ~np.isnan(direct).any(1)
+    theta[have] = direct[have]
+    if E_rev is not None:
+        theta = recover_theta(theta, np.eye(task.n_sets), E_rev)
+    miss = np.isnan(O).any(1) & have  # response sets only: O from a uniform pick
+    O[miss] = theta[miss] @ uniform_forced_choice(task).T
+    return Distributions(O, theta, theta @ task.membership.T)
+
+
+def judge_distributions(counts: RatingCounts, task: RatingTask,
+                        F_rev: np.ndarray | None = None) -> Distributions:
+    """Judge side: ``O`` from forced-choice samples, ``θ`` from response-set samples
+    (judges are assumed free of rater error). A judge with forced-choice samples
+    only gets θ through ``F_rev``; one with response sets only gets O through a
+    uniform pick within the set."""
+    O = _normalise(counts.fc)
+    theta = _normalise(counts.rs)
+    if not counts.has_rs:
+        if F_rev is None:
+            raise InputError(f"judge '{counts.name}' has no response-set ratings; give a reverse "
+                             f"forced-choice matrix to derive them")
+        theta = recover_theta(O, F_rev)
+    if not counts.has_fc:
+        O = theta @ uniform_forced_choice(task).T
+    return Distributions(O, theta, theta @ task.membership.T)
+
+
+# -- readers -----------------------------------------------------------------------
+def _answer_fc(task: RatingTask, ans: Any, where: dict[str, Any]) -> int:
+    if isinstance(ans, str):
+        if ans in task.options:
+            return task.options.index(ans)
+        try:
+            return task.option_of_letter(ans)
+        except InputError as exc:
+            raise InputError(exc.reason, **where) from None
+    raise InputError(f"forced-choice answer must be a letter or label, got {ans!r}", **where)
+
+
+def _answer_rs(task: RatingTask, ans: Any, where: dict[str, Any]) -> int:
+    try:
+        if isinstance(ans, list):
+            ks = []
+            for a in ans:
+                ks.append(task.options.index(a) if a in task.options else task.option_of_letter(a))
+            return task.set_of_letters("".join(task.letters[k] for k in ks))
+        if isinstance(ans, str):
+            if ans in task.options:
+                return task.set_of_letters(task.letters[task.options.index(ans)])
+            return task.set_of_letters(ans)
+    except InputError as exc:
+        raise InputError(exc.reason, **where) from None
+    raise InputError(f"response-set answer must be letters or a list of labels, got {ans!r}", **where)
+
+
+class _Acc:
+    def __init__(self, task: RatingTask) -> None:
+        self.task = task
+        self.order: list[str] = []
+        self.fc: dict[str, np.ndarray] = {}
+        self.rs: dict[str, np.ndarray] = {}
+        self.failures = 0
+        self.reasons: dict[str, int] = {}
+
+    def _row(self, item: str) -> None:
+        if item not in self.fc:
+            self.order.append(item)
+            self.fc[item] = np.zeros(self.task.n_options)
+            self.rs[item] = np.zeros(self.task.n_sets)
+
+    def add_fc(self, item: str, k: int, n: float = 1.0) -> None:
+        self._row(item)
+        self.fc[item][k] += n
+
+    def add_rs(self, item: str, v: int, n: float = 1.0) -> None:
+        self._row(item)
+        self.rs[item][v] += n
+
+    def result(self, name: str) -> RatingCounts:
+        fc = np.array([self.fc[k] for k in self.order]).reshape(len(self.order), self.task.n_options)
+        rs = np.array([self.rs[k] for k in self.order]).reshape(len(self.order), self.task.n_sets)
+        return RatingCounts(name, list(self.order), fc, rs, self.failures, dict(self.reasons))
+
+
+def _counts(vals: Any, size: int, where: dict[str, Any]) -> np.ndarray:
+    if (not isinstance(vals, list) or len(vals) != size
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in vals)):
+        raise InputError(f"expected a list of {size} non-negative counts", **where)
+    return np.asarray(vals, dtype=float)
+
+
+def _read_jsonl(path: Path, task: RatingTask, acc: _Acc) -> None:
+    with path.open(encoding="utf-8") as fh:
+        for ln, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=ln) from None
+            if not isinstance(obj, dict) or "item" not in obj:
+                raise InputError("each line needs an 'item' key", path=str(path), line=ln, field="item")
+            item = str(obj["item"])
+            known = False
+            for key, adder, parser in (("forced_choice", acc.add_fc, _answer_fc),
+                                       ("response_sets", acc.add_rs, _answer_rs)):
+                if key in obj:
+                    known = True
+                    vals = obj[key]
+                    if not isinstance(vals, list):
+                        vals = [vals]
+                    for a in vals:
+                        adder(item, parser(task, a, {"path": str(path), "line": ln, "field": key}))
+            for key, size, adder in (("fc_counts", task.n_options, acc.add_fc),
+                                     ("rs_counts", task.n_sets, acc.add_rs)):
+                if key in obj:
+                    known = True
+                    c = _counts(obj[key], size, {"path": str(path), "line": ln, "field": key})
+                    for i, n in enumerate(c):
+                        adder(item, i, n)
+            if not known:
+                raise InputError("no ratings (forced_choice, response_sets, fc_counts or rs_counts)",
+                                 path=str(path), line=ln)
+
+
+def _read_tsv(path: Path, task: RatingTask, acc: _Acc) -> None:
+    with path.open(encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh, delimiter="\t")
+        header = next(reader, None)
+        if header is None or [h.strip() for h in header[:3]] != ["item", "protocol", "answer"]:
+            raise InputError("TSV header must be: item, protocol, answer", path=str(path), line=1)
+        for ln, row in enumerate(reader, 2):
+            if not row or not any(c.strip() for c in row):
+                continue
+            if len(row) < 3:
+                raise InputError("expected 3 columns", path=str(path), line=ln)
+            item, proto, ans = row[0].strip(), row[1].strip().lower(), row[2].strip()
+            where = {"path": str(path), "line": ln, "field": "answer"}
+            if proto in ("fc", "forced-choice", "forced_choice"):
+                acc.add_fc(item, _answer_fc(task, ans, where))
+            elif proto in ("rs", "response-set", "response_set"):
+                acc.add_rs(item, _answer_rs(task, ans, where))
+            else:
+                raise InputError(f"protocol must be fc or rs, got {proto!r}", path=str(path),
+                                 line=ln, field="protocol")
+
+
+def run_item_key(row: dict[str, Any]) -> str:
+    """Item key of a judgments.jsonl row (see module docstring)."""
+    ann = row.get("annotation")
+    if isinstance(ann, dict) and ann.get("item_id") is not None:
+        return str(ann["item_id"])
+    parts = [str(row[k]) for k in ("system", "doc_id", "seg_id") if row.get(k) not in (None, "")]
+    return ":".join(parts) if parts else str(row.get("item_index"))
+
+
+def _read_run_dir(path: Path, task: RatingTask, acc: _Acc) -> None:
+    jpath = path / "judgments.jsonl"
+    if not jpath.is_file():
+        raise InputError("not a run directory (no judgments.jsonl)", path=str(path))
+    with jpath.open(encoding="utf-8") as fh:
+        for ln, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc.msg}", path=str(jpath), line=ln) from None
+            if row.get("status") != "ok":
+                acc.failures += 1
+                reason = str(row.get("status"))
+                acc.reasons[reason] = acc.reasons.get(reason, 0) + 1
+                continue
+            ann = row.get("annotation")
+            item = run_item_key(row)
+            where = {"path": str(jpath), "line": ln, "field": "annotation"}
+            if not isinstance(ann, dict) or ("option" not in ann and "set" not in ann):
+                raise InputError("annotation is not an elicitation answer ('option' or 'set')", **where)
+            if "option" in ann:
+                acc.add_fc(item, _answer_fc(task, ann.get("letter", ann["option"]), where))
+            else:
+                acc.add_rs(item, _answer_rs(task, ann.get("letters", ann["set"]), where))
+
+
+def read_ratings(path: str | Path, task: RatingTask, name: str | None = None) -> RatingCounts:
+    """Read one ratings source: a ``.jsonl``/``.json`` file, a ``.tsv`` file, or a run
+    directory (or several run directories joined with ``+``, e.g. a judge's
+    forced-choice run plus its response-set run)."""
+    parts = [Path(p) for p in str(path).split("+")]
+    acc = _Acc(task)
+    for p in parts:
+        if p.is_dir():
+            _read_run_dir(p, task, acc)
+        elif not p.is_file():
+            raise InputError("ratings file not found", path=str(p))
+        elif p.suffix.lower() == ".tsv":
+            _read_tsv(p, task, acc)
+        else:
+            _read_jsonl(p, task, acc)
+    if not acc.order:
+        raise InputError("no ratings found", path=str(path))
+    return acc.result(name or (parts[0].name if parts[0].is_dir() else parts[0].stem))
