@@ -36,6 +36,7 @@ class LlamaCppBackend:
         params.cpuparams_batch.n_threads = threads
         params.cache_prompt = True
         params.warmup = False
+        params.verbosity = int(os.environ.get("POLYJUDGE_LLAMA_VERBOSITY", "-1"))  # llama.cpp logs off
         self._server = xllamacpp.Server(params)
         self._slots = asyncio.Semaphore(n_parallel)
 

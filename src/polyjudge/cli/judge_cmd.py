@@ -209,7 +209,7 @@ def demo(out: str, **kw: Any) -> None:
     """Judge the bundled example (two systems, en→de) with the embedded judge."""
     from polyjudge.data.readers import read_items
 
-    example = resources.files("polyjudge").joinpath("examples", "demo_ende.jsonl")
+    example = resources.files("polyjudge").joinpath("examples").joinpath("demo_ende.jsonl")
     with resources.as_file(example) as path:
         items = read_items(path)
     click.echo(f"polyjudge demo: {len(items)} segments, protocol {kw['protocol']}, "

@@ -16,7 +16,7 @@ from polyjudge.protocols.base import JudgeProtocol, ParseFailure
 from polyjudge.protocols.jsonparse import find_json_object, parse_json_object
 from polyjudge.protocols.templates import PromptTemplate
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w|\.\d)")
 
 
 class DirectAssessment(JudgeProtocol):

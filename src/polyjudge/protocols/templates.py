@@ -42,7 +42,7 @@ class PromptTemplate:
             if not path.is_file():
                 raise InputError("prompt template not found", path=str(path))
             return cls(path.read_text(encoding="utf-8"), str(path))
-        res = resources.files("polyjudge").joinpath("templates", builtin)
+        res = resources.files("polyjudge").joinpath("templates").joinpath(builtin)
         return cls(res.read_text(encoding="utf-8"), f"polyjudge:templates/{builtin}")
 
     def render(self, **variables: object) -> list[Message]:

@@ -1,0 +1,89 @@
+"""``polyjudge human-mqm`` (human MQM scores from a WMT TSV) and
+``polyjudge variability`` (run-to-run spread of a run directory).
+
+``human-mqm`` prints one ``system<TAB>points`` line per system, best first,
+in positive MQM error points as WMT publishes them (lower is better). With
+``--out DIR`` it writes ``DIR/segments.tsv`` (``system doc seg_id points
+score n_raters``; ``score`` = −points, higher is better) and
+``DIR/systems.tsv`` (``system points score n_segments``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6f}".rstrip("0").rstrip(".") if x == x else ""
+
+
+@click.command("human-mqm")
+@click.argument("tsv", type=click.Path(dir_okay=False))
+@click.option("--out", "-O", "out", type=click.Path(file_okay=False), default=None,
+              help="Directory for segments.tsv and systems.tsv.")
+@click.option("--classic", is_flag=True, help="Classic GEMBA scoring: at most 5 errors, capped at 25.")
+@click.option("--quirks", is_flag=True, help="Also report markup quirks of the file on stderr.")
+def human_mqm(tsv: str, out: str | None, classic: bool, quirks: bool) -> None:
+    """Score a WMT MQM annotation TSV: mean over raters, then over segments."""
+    from polyjudge.aggregate.mqm import MQMWeights, score_human_annotations
+    from polyjudge.data.wmt_mqm import read_wmt_mqm_report
+
+    annotations, report = read_wmt_mqm_report(tsv)
+    res = score_human_annotations(annotations, MQMWeights(classic=classic))
+    for system, points in res.ranking():
+        click.echo(f"{system}\t{points:.3f}")
+    if quirks:
+        click.echo(f"{report.rows} rows, {report.no_error_rows} no-error rows, "
+                   f"{report.unclosed_spans} unclosed / {report.unopened_spans} unopened / "
+                   f"{report.multiple_spans} multiple <v> spans, {report.source_spans} source-side spans, "
+                   f"{report.target_mismatches} target mismatches", err=True)
+    if out:
+        d = Path(out)
+        d.mkdir(parents=True, exist_ok=True)
+        seg_lines = ["system\tdoc\tseg_id\tpoints\tscore\tn_raters"]
+        seg_lines += [f"{s.system}\t{s.doc}\t{s.seg_id}\t{_fmt(s.points)}\t{_fmt(s.score)}\t{s.n_raters}"
+                      for s in res.segments]
+        (d / "segments.tsv").write_text("\n".join(seg_lines) + "\n", encoding="utf-8")
+        sys_lines = ["system\tpoints\tscore\tn_segments"]
+        sys_lines += [f"{k}\t{_fmt(v)}\t{_fmt(-v)}\t{res.n_segments[k]}" for k, v in res.ranking()]
+        (d / "systems.tsv").write_text("\n".join(sys_lines) + "\n", encoding="utf-8")
+        click.echo(f"wrote {d / 'segments.tsv'} and {d / 'systems.tsv'}", err=True)
+
+
+@click.command("variability")
+@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.option("--aggregator", default="rrwa", show_default=True,
+              help="Aggregate the single runs are compared with.")
+@click.option("--out", "-O", "out", type=click.Path(dir_okay=False), default=None,
+              help="Write per-item delta / distinct / aggregates as TSV.")
+def variability(run_dir: str, aggregator: str, out: str | None) -> None:
+    """Run-to-run spread of a judged run directory (delta, ties, ranking stability)."""
+    import numpy as np
+
+    from polyjudge.aggregate.rrwa import COMPARISON
+    from polyjudge.aggregate.variability import (
+        aggregate_table,
+        distinct_counts,
+        load_run_matrices,
+        segment_deltas,
+        variability_report,
+    )
+
+    mats = load_run_matrices(run_dir)
+    lines: list[str] = []
+    for judge, m in mats.items():
+        click.echo(variability_report(m, stability_aggregator=aggregator).to_text())
+        if out:
+            table = aggregate_table(m.scores, COMPARISON)
+            d, k = segment_deltas(m.scores), distinct_counts(m.scores)
+            if not lines:
+                lines.append("\t".join(["judge", "item_index", "system", "seg_id", "runs_ok", "delta",
+                                        "distinct", *COMPARISON]))
+            for i in range(m.scores.shape[0]):
+                ok = int(np.sum(~np.isnan(m.scores[i])))
+                lines.append("\t".join([judge, str(i), m.systems[i], m.seg_ids[i], str(ok), _fmt(d[i]),
+                                        str(k[i]), *(_fmt(table[n][i]) for n in COMPARISON)]))
+    if out:
+        Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")

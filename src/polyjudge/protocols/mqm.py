@@ -1,0 +1,222 @@
+"""GEMBA-MQM V2: MQM error annotation as JSON, judged segment by segment.
+
+The judge gets a system instruction (severities, error typology, a one-shot
+example, and the full source document as context) and then one user message
+per segment holding a JSON object with the source, the target and the
+language names. It answers ``{"errors": {"critical": [...], "major": [...],
+"minor": [...]}}`` with ``{"type", "desc"}`` objects. Every segment is sent
+with the same system message and no history of earlier segments, as in the
+paper. Published defaults: temperature 0.4, ten runs merged with ``rrwa``.
+
+Parsing policy (what is accepted vs. a :class:`ParseFailure`), chosen so that
+every accepted answer has an unambiguous MQM score and nothing is guessed:
+
+accepted
+  * text around the object, code fences (the first complete JSON object is used);
+  * extra top-level keys (the paper's format echoes source/target and
+    languages; anything else is ignored);
+  * severity lists at the top level instead of under ``"errors"``;
+  * ``"errors"`` as a list of objects that each carry a ``"severity"``;
+  * severity keys in any letter case; ``null`` for an empty list;
+  * a ``"neutral"`` or ``"no-error"`` list (weight 0, dropped);
+  * extra keys inside an error object (ignored); a missing ``"desc"``;
+    ``"category"`` instead of ``"type"``; a missing type (scored as ``other``);
+  * a plain string instead of an error object: the severity list it sits in
+    decides its weight; its type is the leading known type name if it starts
+    with one (``"fluency/punctuation: comma missing"``), else ``other``.
+
+a failure
+  * no JSON object, or a truncated one (a cut answer may have lost errors, so
+    scoring it would understate them);
+  * a JSON value that is not an object, or an object with no errors at all
+    (neither ``"errors"`` nor a severity key);
+  * an unknown severity key (``"severe"``, ``"blocker"``): its weight is unknown;
+  * an error that is neither an object nor a string (number, nested list...),
+    a severity value that is not a list, an error type that is not a string.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import polyjudge.aggregate.rrwa  # noqa: F401  (registers rrwa, geo, ... as run aggregators)
+from polyjudge.aggregate.mqm import SEVERITIES, MQMWeights, llm_mqm_score
+from polyjudge.backends.base import Message
+from polyjudge.data.languages import language_name
+from polyjudge.data.records import DocumentContext, Item
+from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
+from polyjudge.protocols.jsonparse import parse_json_object
+from polyjudge.protocols.templates import PromptTemplate
+
+ERROR_TYPES = (
+    "accuracy/addition", "accuracy/mistranslation", "accuracy/omission",
+    "accuracy/untranslated text",
+    "fluency/character encoding", "fluency/grammar", "fluency/inconsistency",
+    "fluency/punctuation", "fluency/register", "fluency/spelling",
+    "style/awkward",
+    "terminology/inappropriate for context", "terminology/inconsistent use",
+    "non-translation", "other",
+)
+# Severity keys that carry no weight and are dropped when present.
+IGNORED_SEVERITIES = ("neutral", "no-error", "no_error", "none")
+# Bounds of the JSON schema: small enough for grammar-constrained decoders.
+MAX_ERRORS_PER_SEVERITY = 8
+MAX_DESC_CHARS = 240
+_ECHO_KEYS = {"source", "target", "source_language", "target_language"}
+_TYPES_LONGEST_FIRST = sorted(ERROR_TYPES, key=len, reverse=True)
+
+
+def normalise_type(value: str) -> str:
+    """``" Fluency / Punctuation "`` -> ``"fluency/punctuation"``."""
+    t = re.sub(r"\s*/\s*", "/", value.strip().lower())
+    return re.sub(r"\s+", " ", t)
+
+
+def _error_from_string(text: str) -> dict[str, str]:
+    low = normalise_type(text)
+    for t in _TYPES_LONGEST_FIRST:
+        if low.startswith(t) and (len(low) == len(t) or not low[len(t)].isalnum()):
+            return {"type": t, "desc": text.strip()}
+    return {"type": "other", "desc": text.strip()}
+
+
+def _error_from_value(value: Any, where: str) -> dict[str, str]:
+    if isinstance(value, str):
+        return _error_from_string(value)
+    if not isinstance(value, dict):
+        raise ParseFailure(f"{where}: an error must be an object or a string, "
+                           f"got {type(value).__name__}")
+    typ = value.get("type", value.get("category"))
+    if typ is None:
+        typ = "other"
+    if not isinstance(typ, str):
+        raise ParseFailure(f"{where}: error type must be a string, got {type(typ).__name__}")
+    desc = value.get("desc", value.get("description", ""))
+    return {"type": normalise_type(typ) or "other", "desc": desc if isinstance(desc, str) else json.dumps(desc)}
+
+
+def parse_mqm_answer(text: str) -> dict[str, Any]:
+    """Normalise a judge's answer to ``{"errors": {sev: [{"type","desc"}]}}`` (policy above)."""
+    obj = parse_json_object(text)
+    raw: Any
+    if "errors" in obj:
+        raw = obj["errors"]
+    else:
+        sev_keys = {k for k in obj if k.lower() in SEVERITIES or k.lower() in IGNORED_SEVERITIES}
+        if not sev_keys:
+            raise ParseFailure("the answer has no 'errors' object")
+        raw = {k: v for k, v in obj.items() if k not in _ECHO_KEYS}
+    out: dict[str, list[dict[str, str]]] = {s: [] for s in SEVERITIES}
+    if raw is None:
+        return {"errors": out}
+    if isinstance(raw, list):  # [{"severity": "major", "type": ..., "desc": ...}, ...]
+        for i, err in enumerate(raw):
+            if not isinstance(err, dict) or not isinstance(err.get("severity"), str):
+                raise ParseFailure(f"errors[{i}]: a list of errors needs objects with a 'severity'")
+            sev = err["severity"].strip().lower()
+            if sev in IGNORED_SEVERITIES:
+                continue
+            if sev not in SEVERITIES:
+                raise ParseFailure(f"errors[{i}]: unknown severity '{err['severity']}'")
+            out[sev].append(_error_from_value(err, f"errors[{i}]"))
+        return {"errors": out}
+    if not isinstance(raw, dict):
+        raise ParseFailure(f"'errors' must be an object, got {type(raw).__name__}")
+    for key, items in raw.items():
+        sev = key.strip().lower()
+        if sev in IGNORED_SEVERITIES:
+            continue
+        if sev not in SEVERITIES:
+            raise ParseFailure(f"unknown severity '{key}'")
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise ParseFailure(f"'{key}' must be a list, got {type(items).__name__}")
+        out[sev].extend(_error_from_value(v, f"{key}[{i}]") for i, v in enumerate(items))
+    return {"errors": out}
+
+
+class GembaMQM(JudgeProtocol):
+    """MQM error annotation (GEMBA-MQM V2). ``options.extra`` may hold
+    ``weights`` (mapping of :class:`MQMWeights` fields) and ``classic`` (bool)."""
+
+    name = "mqm"
+    default_runs = 10
+    default_temperature = 0.4
+    default_aggregator = "rrwa"
+    max_tokens = 1536
+
+    def __init__(self, options: ProtocolOptions | None = None) -> None:
+        super().__init__(options)
+        self.template = PromptTemplate.load(self.options.template, "mqm/mqm.jinja")
+        self.weights = MQMWeights.from_options(self.options.extra)
+
+    @property
+    def template_hash(self) -> str:
+        return self.template.hash
+
+    def signature_fields(self) -> dict[str, str]:
+        return {"weights": self.weights.signature(),
+                "context": "doc" if self.options.use_context else "none"}
+
+    # -- prompt ------------------------------------------------------------
+    def segment_payload(self, item: Item) -> dict[str, str]:
+        """The JSON object sent for one segment (languages omitted when unknown)."""
+        payload: dict[str, str] = {}
+        src_name, tgt_name = language_name(item.src_lang), language_name(item.tgt_lang)
+        if src_name:
+            payload["source_language"] = src_name
+        payload["source"] = item.src
+        if tgt_name:
+            payload["target_language"] = tgt_name
+        payload["target"] = item.tgt
+        return payload
+
+    def messages(self, item: Item, context: DocumentContext) -> list[Message]:
+        # A one-sentence "document" is the segment itself: no context section.
+        document = ""
+        if self.options.use_context and len(context.sources) > 1:
+            document = context.text
+        payload = self.segment_payload(item)
+        return self.template.render(
+            segment_json=json.dumps(payload, ensure_ascii=False, indent=2),
+            document=document, use_context=self.options.use_context,
+            source=item.src, target=item.tgt,
+            source_language=payload.get("source_language"),
+            target_language=payload.get("target_language"),
+            src_lang=item.src_lang, tgt_lang=item.tgt_lang, extra=item.extra)
+
+    def output_schema(self, item: Item) -> dict[str, Any]:
+        error = {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "enum": list(ERROR_TYPES)},
+                "desc": {"type": "string", "maxLength": MAX_DESC_CHARS},
+            },
+            "required": ["type", "desc"],
+            "additionalProperties": False,
+        }
+        severity_list = {"type": "array", "items": error, "maxItems": MAX_ERRORS_PER_SEVERITY}
+        return {
+            "type": "object",
+            "properties": {"errors": {
+                "type": "object",
+                "properties": {s: severity_list for s in SEVERITIES},
+                "required": list(SEVERITIES),
+                "additionalProperties": False,
+            }},
+            "required": ["errors"],
+            "additionalProperties": False,
+        }
+
+    # -- answer ------------------------------------------------------------
+    def parse(self, text: str, item: Item) -> dict[str, Any]:
+        return parse_mqm_answer(text)
+
+    def score(self, annotation: dict[str, Any], item: Item) -> float:
+        return llm_mqm_score(annotation, self.weights)
+
+
+__all__ = ["ERROR_TYPES", "GembaMQM", "normalise_type", "parse_mqm_answer"]

@@ -1,0 +1,99 @@
+"""One self-contained HTML file per study: inline CSS, SVG and script, no network.
+
+Safety: the page is rendered by Jinja2 with autoescaping on, the data for the
+span browser is embedded as JSON in ``<script type="application/json">`` with
+every ``<``, ``>`` and ``&`` written as a ``\\u`` escape (so neither ``</script>``
+nor ``<!--`` can end the block), the script builds the table with
+``textContent`` only, and a Content-Security-Policy allows no network and no
+script other than the page's own (by hash): even a missed escape could not
+run injected code.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from polyjudge._version import __version__
+from polyjudge.report import svg
+from polyjudge.report.load import RunData, load_run
+from polyjudge.report.sections import Figure, Section, build_sections
+
+_TEMPLATE_PKG = "polyjudge"
+
+
+def _asset(name: str) -> str:
+    return resources.files(_TEMPLATE_PKG).joinpath("templates", "report", name).read_text(encoding="utf-8")
+
+
+def json_for_script(obj: Any) -> Markup:
+    """JSON safe to place inside a ``<script>`` element (and readable by JSON.parse)."""
+    s = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    s = (s.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+         .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return Markup(s)
+
+
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FunctionLoader(lambda n: _asset(n)),
+                              autoescape=True, undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True)
+
+
+@dataclass(slots=True)
+class Report:
+    html: str
+    sections: list[Section]
+    figures: list[tuple[str, Figure]]  # (file stem, figure)
+    seconds: float
+
+
+def render(runs: list[RunData], *, title: str | None = None, n_boot: int = 1000) -> Report:
+    """Build the report for already loaded runs."""
+    t0 = time.perf_counter()
+    sections, data = build_sections(runs, n_boot=n_boot)
+    script = _asset("report.js")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
+           "img-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'")
+    title = title or "polyjudge report: " + ", ".join(r.name for r in runs)
+    html = _env().get_template("report.html.j2").render(
+        title=title, sections=sections, css=Markup(_asset("report.css")), script=Markup(script),
+        csp=csp, data={k: json_for_script(v) for k, v in data.items()}, version=__version__,
+        generated=time.strftime("%Y-%m-%d %H:%M:%S"))
+    figures = []
+    multi = len(runs) > 1
+    for sec in sections:
+        for b in sec.blocks:
+            if isinstance(b, Figure):
+                stem = (f"{sec.run}-{b.name}" if multi and sec.run else b.name)
+                figures.append(("".join(c if c.isalnum() or c in "-_." else "-" for c in stem), b))
+    return Report(html, sections, figures, time.perf_counter() - t0)
+
+
+def write_report(run_dirs: list[str | Path], out: str | Path, *, plots_dir: str | Path | None = None,
+                 title: str | None = None, n_boot: int = 1000) -> Report:
+    """Load run directories, write the HTML file (and each plot as SVG when asked)."""
+    runs = [load_run(p) for p in run_dirs]
+    rep = render(runs, title=title, n_boot=n_boot)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(rep.html, encoding="utf-8")
+    if plots_dir is not None:
+        pdir = Path(plots_dir)
+        pdir.mkdir(parents=True, exist_ok=True)
+        seen: dict[str, int] = {}
+        for stem, fig in rep.figures:
+            seen[stem] = seen.get(stem, 0) + 1
+            name = stem if seen[stem] == 1 else f"{stem}-{seen[stem]}"
+            (pdir / f"{name}.svg").write_text(svg.standalone(fig.svg), encoding="utf-8")
+    return rep

@@ -1,0 +1,537 @@
+"""Report sections built from run directories; each appears only when its data exists.
+
+A section is plain data (tables, figures, key/value lists); the HTML template
+renders it with autoescaping, so user text can never become markup. Figures
+are SVG built by :mod:`polyjudge.report.svg`, which escapes its own labels.
+
+Shapes read from other commands' JSON outputs (placed in a run directory):
+
+``metaeval.json`` (``polyjudge meta-eval --format json``)::
+
+    {"results": [{"metric": "judge or metric name", "lp": "en-de",
+                  "level": "seg" | "sys", "statistic": "pearson",
+                  "value": 0.41, "ci": [0.33, 0.48]}, ...]}
+
+  (a bare list of such result objects is accepted too; ``ci`` is optional).
+
+``consistency.json`` (``polyjudge consistency``)::
+
+    {"reference": "en",
+     "results": [{"judge": "m", "language": "de", "kappa": 0.31,
+                  "task": "xquad", "criterion": "yes/no"}, ...],
+     "fleiss": [{"judge": "m", "task": "xquad", "criterion": "yes/no",
+                 "kappa": 0.22}, ...]}
+
+  (``task``, ``criterion`` and ``fleiss`` are optional; one radar chart is
+  drawn per task and criterion, one polygon per judge.)
+
+``validation.json`` (``polyjudge validate --format json``)::
+
+    {"class_distribution": [{"case": "full", "rater": "human", "class": "2",
+                             "count": 90, "group": "es"}, ...],
+     "selection": {"target": "decision consistency", "higher_is_better": true,
+                   "target_values": {"judge-a": 0.84, "judge-b": 0.61},
+                   "rows": [{"metric": "hit rate (h/h)", "selected": "judge-b",
+                             "metric_values": {"judge-a": 0.7, "judge-b": 0.8}}]}}
+
+  (``group`` is optional, e.g. a language; a row may give ``loss`` itself,
+  otherwise it is best target value minus the selected judge's.)
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from markupsafe import Markup
+
+from polyjudge.report import stats, svg
+from polyjudge.report.load import STATUSES, RunData
+from polyjudge.report.svg import fmt
+
+# --------------------------------------------------------------------------- blocks
+
+
+@dataclass(slots=True)
+class Cell:
+    """A table cell with a CSS class (``loss``, ``best``, ``bad``) and an optional tooltip."""
+
+    text: str
+    cls: str = ""
+    title: str = ""
+
+
+@dataclass(slots=True)
+class Table:
+    columns: list[str]
+    rows: list[list[Any]]
+    caption: str = ""
+    kind: str = "table"
+
+
+@dataclass(slots=True)
+class Figure:
+    name: str  # file stem for --plots-dir
+    svg: Markup
+    caption: str = ""
+    kind: str = "figure"
+
+
+@dataclass(slots=True)
+class Para:
+    text: str
+    kind: str = "para"
+
+
+@dataclass(slots=True)
+class KeyValues:
+    items: list[tuple[str, str]]
+    kind: str = "kv"
+
+
+@dataclass(slots=True)
+class SpanBrowser:
+    data_id: str  # id of the <script type="application/json"> holding the rows
+    kind: str = "spans"
+
+
+@dataclass(slots=True)
+class Section:
+    id: str
+    title: str
+    blocks: list[Any] = field(default_factory=list)
+    run: str | None = None
+
+
+def _n(x: Any) -> str:
+    return fmt(float(x)) if isinstance(x, int | float) and not isinstance(x, bool) else str(x)
+
+
+def _pct(x: float) -> str:
+    return "n/a" if not math.isfinite(x) else f"{100 * x:.1f}%"
+
+
+def _slug(s: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in s).strip("-").lower() or "run"
+
+
+# --------------------------------------------------------------------------- summary
+
+def _costs(run: RunData) -> dict[str, float] | None:
+    try:
+        from polyjudge.engine.pricing import DEFAULT_PRICES, cost_usd
+    except ImportError:  # pragma: no cover - engine is part of the package
+        return None
+    j = run.judgments
+    out: dict[str, float] = {}
+    for judge in run.judges:
+        m = np.fromiter((x == judge for x in j.judge), bool, len(j))
+        out[judge] = cost_usd(DEFAULT_PRICES, judge, int(j.prompt_tokens[m].sum()),
+                              int(j.completion_tokens[m].sum()))
+    return out
+
+
+def summary_section(run: RunData) -> Section:
+    j = run.judgments
+    status = Counter(j.status)
+    n_fail = len(j) - status.get("ok", 0)
+    costs = _costs(run)
+    cost = run.cost_usd
+    cost_txt = (f"${cost:.4f}" if cost is not None else
+                (f"${sum(costs.values()):.4f} (estimated from the default price table)"
+                 if costs is not None else "not recorded"))
+    wall = run.wall_time_s
+    lat = j.latency_s[np.isfinite(j.latency_s)]
+    kv = [
+        ("signature", run.signature or "not recorded"),
+        ("protocol", run.protocol or "not recorded"),
+        ("judges", ", ".join(run.judges) or "none"),
+        ("runs per item", str(run.n_runs)),
+        ("aggregator", run.aggregator),
+        ("items", str(len(run.segments))),
+        ("systems", str(len({s.system for s in run.segments}))),
+        ("judgments", f"{len(j)} ({status.get('ok', 0)} ok, {n_fail} failed)"),
+        ("tokens", f"{int(j.prompt_tokens.sum())} prompt + {int(j.completion_tokens.sum())} completion"),
+        ("cost", cost_txt),
+        ("wall time", f"{wall:.1f} s" if wall is not None else "not recorded"),
+        ("latency per request", f"mean {lat.mean():.2f} s, p95 {np.quantile(lat, 0.95):.2f} s"
+         if lat.size else "not recorded"),
+    ]
+    temp = run.config.get("temperature")
+    if temp is not None:
+        kv.insert(4, ("temperature", str(temp)))
+    blocks: list[Any] = [KeyValues(kv)]
+
+    rows = []
+    for judge in run.judges:
+        m = np.fromiter((x == judge for x in j.judge), bool, len(j))
+        st = Counter(s for s, keep in zip(j.status, m) if keep)
+        rows.append([judge, int(m.sum())] + [
+            Cell(str(st.get(s, 0)), "bad" if s != "ok" and st.get(s, 0) else "") for s in STATUSES]
+            + [int(j.prompt_tokens[m].sum()), int(j.completion_tokens[m].sum()),
+               f"${costs[judge]:.4f}" if costs else "n/a",
+               fmt(float(np.nanmean(j.latency_s[m]))) if np.isfinite(j.latency_s[m]).any() else "n/a"])
+    blocks.append(Table(["judge", "judgments", *STATUSES, "prompt tokens", "completion tokens",
+                         "cost", "mean latency (s)"], rows, "Per judge"))
+
+    if n_fail:
+        reasons: dict[tuple[str, str], list[int]] = {}
+        for k, (s, e) in enumerate(zip(j.status, j.error)):
+            if s != "ok":
+                reasons.setdefault((s, str(e or "no reason recorded")[:300]), []).append(k)
+        frows = []
+        for (s, e), ks in sorted(reasons.items(), key=lambda kv: -len(kv[1]))[:50]:
+            k = ks[0]
+            seg = run.segments[j.item_index[k]] if j.item_index[k] < len(run.segments) else None
+            where = (f"{seg.system} / {seg.doc_id} / {seg.seg_id}, run {j.run_index[k]}, {j.judge[k]}"
+                     if seg else f"item {j.item_index[k]}")
+            frows.append([Cell(s, "bad"), e, len(ks), where, j.raw_text[k][:200]])
+        blocks.append(Table(["status", "reason", "count", "first example", "raw answer (start)"],
+                            frows, f"Failures ({n_fail}); none of them became a score"))
+    return Section(f"summary-{_slug(run.name)}", "Summary", blocks, run.name)
+
+
+# --------------------------------------------------------------------------- scores
+
+def distribution_section(run: RunData, scores: np.ndarray) -> Section | None:
+    if not np.isfinite(scores).any():
+        return None
+    systems = [s.system for s in run.segments]
+    sys_arr = np.asarray(systems, dtype=object)
+    groups = [(name, scores[sys_arr == name]) for name in dict.fromkeys(systems)]
+    blocks: list[Any] = [Figure("score-distribution", svg.box_plot(groups, title="Segment scores per system"),
+                                "Segment scores per system: box = quartiles, whiskers = 1.5 IQR, "
+                                "diamond = mean.")]
+    rows = []
+    for name, v in groups:
+        v = v[np.isfinite(v)]
+        if v.size:
+            q = np.quantile(v, [0.25, 0.5, 0.75])
+            rows.append([name, v.size, fmt(v.mean()), fmt(v.std(ddof=1)) if v.size > 1 else "n/a",
+                         fmt(v.min()), fmt(q[0]), fmt(q[1]), fmt(q[2]), fmt(v.max())])
+    blocks.append(Table(["system", "n", "mean", "sd", "min", "q1", "median", "q3", "max"], rows))
+    return Section(f"dist-{_slug(run.name)}", "Score distributions", blocks, run.name)
+
+
+def ranking_section(run: RunData, scores: np.ndarray, *, n_boot: int = 1000) -> Section | None:
+    systems = [s.system for s in run.segments]
+    if len(set(systems)) < 1 or not np.isfinite(scores).any():
+        return None
+    ranking = stats.system_ranking(systems, scores, n_boot=n_boot)
+    rows = [[i + 1, r.system, fmt(r.mean), f"[{fmt(r.lo)}, {fmt(r.hi)}]", r.n]
+            for i, r in enumerate(ranking)]
+    fig = svg.ci_plot([(r.system, r.mean, r.lo, r.hi) for r in ranking], title="System ranking")
+    return Section(f"rank-{_slug(run.name)}", "System ranking", [
+        Figure("system-ranking", fig, f"Mean segment score per system with 95% percentile bootstrap "
+               f"confidence intervals ({n_boot} resamples of segments). Higher is better."),
+        Table(["rank", "system", "mean", "95% CI", "segments"], rows)], run.name)
+
+
+# --------------------------------------------------------------------------- variability
+
+def _variability_module() -> Any:
+    """The shared variability helpers when they exist (another issue writes them)."""
+    try:
+        from polyjudge.aggregate import variability
+    except ImportError:
+        return None
+    return variability
+
+
+def variability_section(run: RunData) -> Section | None:
+    if run.n_runs < 2:
+        return None
+    judges = run.judges
+    mats = {jd: run.score_matrix(jd) for jd in judges}
+    deltas = [(jd, stats.run_deltas(m)) for jd, m in mats.items()]
+    deltas = [(jd, d) for jd, d in deltas if d.size]
+    if not deltas:
+        return None
+    allv = np.concatenate([d for _, d in deltas])
+    cap = float(np.quantile(allv, 0.999)) if allv.size > 1000 else None
+    fig = svg.sorted_curves(deltas, ylabel="Δ = max − min", xlabel="segments, sorted by Δ",
+                            cap=cap if cap and cap < allv.max() else None,
+                            title="Per-segment variability across runs")
+    blocks: list[Any] = [Figure("variability", fig,
+                                f"Δ = max − min of each segment's score over its successful runs "
+                                f"(up to {run.n_runs}), sorted from largest to smallest, one line per "
+                                "judge." + (f" y axis capped at {fmt(cap)}." if cap and cap < allv.max()
+                                            else ""))]
+    rows = [[jd, d.size, fmt(d.mean()), fmt(float(np.median(d))), fmt(d.max()), _pct(float((d == 0).mean()))]
+            for jd, d in deltas]
+    blocks.append(Table(["judge", "segments (≥2 ok runs)", "mean Δ", "median Δ", "max Δ", "Δ = 0"], rows))
+
+    systems = [s.system for s in run.segments]
+    trows = []
+    for jd, m in mats.items():
+        n1, d1, t1 = stats.tie_stats(stats.first_run(m))
+        n2, d2, t2 = stats.tie_stats(stats.aggregate_matrix(m, run.aggregator))
+        trows.append([jd, d1, _pct(t1), d2, _pct(t2)])
+    blocks.append(Table(["judge", "distinct scores, one run", "tied pairs, one run",
+                         f"distinct scores, {run.aggregator} of runs", f"tied pairs, {run.aggregator} of runs"],
+                        trows, "Ties before and after aggregating runs (share of segment pairs with "
+                               "equal scores)"))
+    names = stats.available_run_aggregators()
+    arows = []
+    for jd, m in mats.items():
+        for r in stats.compare_aggregators(m, systems, names):
+            arows.append([jd, r.aggregator, r.distinct, _pct(r.tie_rate), fmt(r.mean),
+                          fmt(r.pearson_vs_mean), fmt(r.kendall_sys_vs_mean)])
+    blocks.append(Table(["judge", "aggregator", "distinct scores", "tied pairs", "mean score",
+                         "segment r vs mean", "system τ vs mean"], arows, "Aggregators compared"))
+    return Section(f"var-{_slug(run.name)}", "Variability across runs", blocks, run.name)
+
+
+# --------------------------------------------------------------------------- spans
+
+def spans_data(run: RunData, scores: np.ndarray) -> dict[str, Any] | None:
+    """Compact rows for the JavaScript span browser, or None when no judgment has spans."""
+    j = run.judgments
+    if not any(s is not None for s in j.spans):
+        return None
+    systems = list(dict.fromkeys(s.system for s in run.segments))
+    sys_idx = {s: i for i, s in enumerate(systems)}
+    judges = run.judges
+    judge_idx = {s: i for i, s in enumerate(judges)}
+    sev_counts = Counter(sp.severity for spans in j.spans if spans for sp in spans)
+    order = ["critical", "major", "minor", "neutral"]
+    sevs = [s for s in order if s in sev_counts] + sorted(s for s in sev_counts if s not in order)
+    sev_idx = {s: i for i, s in enumerate(sevs)}
+    cats = sorted({sp.category for spans in j.spans if spans for sp in spans})
+    cat_idx = {s: i for i, s in enumerate(cats)}
+    st_idx = {s: i for i, s in enumerate(STATUSES)}
+    segs = [[sys_idx[s.system], s.doc_id, s.seg_id, s.src or "", s.tgt or "",
+             None if not math.isfinite(float(scores[i])) else round(float(scores[i]), 4)]
+            for i, s in enumerate(run.segments)]
+    rows = []
+    for k in range(len(j)):
+        spans = j.spans[k] or []
+        sc = float(j.score[k])
+        rows.append([int(j.item_index[k]), judge_idx.get(j.judge[k], 0), int(j.run_index[k]),
+                     st_idx.get(j.status[k], len(STATUSES)), round(sc, 4) if math.isfinite(sc) else None,
+                     [[sp.start, sp.end, sev_idx[sp.severity], cat_idx[sp.category], sp.description]
+                      for sp in spans]])
+    return {"systems": systems, "judges": judges, "statuses": list(STATUSES) + ["other"],
+            "severities": sevs, "categories": cats, "segs": segs, "rows": rows,
+            "has_text": any(s.tgt for s in run.segments)}
+
+
+def spans_section(run: RunData, data_id: str, data: dict[str, Any]) -> Section:
+    blocks: list[Any] = []
+    sev_n = Counter()
+    cat_sev = Counter()
+    omissions = 0
+    for spans in run.judgments.spans:
+        for sp in spans or []:
+            sev_n[sp.severity] += 1
+            cat_sev[(sp.category, sp.severity)] += 1
+            omissions += sp.start == sp.end
+    sevs = data["severities"]
+    cats = sorted({c for c, _ in cat_sev}, key=lambda c: -sum(cat_sev[(c, s)] for s in sevs))
+    blocks.append(Para(f"{sum(sev_n.values())} spans in {len(run.judgments)} judgments "
+                       f"({omissions} omissions, shown as ⌀ markers). Hover a highlighted span for its "
+                       "category and description."))
+    if cats:
+        top = cats[:20]
+        blocks.append(Figure("span-categories", svg.grouped_bars(
+            top, [(s, [cat_sev[(c, s)] for c in top]) for s in sevs], ylabel="spans",
+            title="Error spans by category and severity"), "Spans per category (top 20) and severity."))
+        blocks.append(Table(["category", *sevs, "total"],
+                            [[c, *[cat_sev[(c, s)] for s in sevs], sum(cat_sev[(c, s)] for s in sevs)]
+                             for c in cats]))
+    if not data["has_text"]:
+        blocks.append(Para("The run directory does not record the translations, so spans are listed "
+                           "by position only."))
+    blocks.append(SpanBrowser(data_id))
+    return Section(f"spans-{_slug(run.name)}", "Error spans", blocks, run.name)
+
+
+# --------------------------------------------------------------------------- study outputs
+
+def _records(obj: Any, key: str) -> list[dict[str, Any]]:
+    if isinstance(obj, list):
+        return [r for r in obj if isinstance(r, dict)]
+    if isinstance(obj, dict) and isinstance(obj.get(key), list):
+        return [r for r in obj[key] if isinstance(r, dict)]
+    return []
+
+
+def _num(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def metaeval_section(run: RunData) -> Section | None:
+    res = _records(run.extras.get("metaeval.json"), "results")
+    if not res:
+        return None
+    blocks: list[Any] = []
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in res:
+        groups.setdefault((str(r.get("level", "")), str(r.get("statistic", "value"))), []).append(r)
+    for (level, stat), rs in groups.items():
+        lps = list(dict.fromkeys(str(r.get("lp", "all")) for r in rs))
+        metrics = list(dict.fromkeys(str(r.get("metric", r.get("judge", "?"))) for r in rs))
+        val = {(str(r.get("metric", r.get("judge", "?"))), str(r.get("lp", "all"))): r for r in rs}
+        best = {}
+        for lp in lps:
+            vs = [_num(val[(m, lp)].get("value")) for m in metrics if (m, lp) in val]
+            vs = [v for v in vs if math.isfinite(v)]
+            best[lp] = max(vs) if vs else math.nan
+        rows = []
+        for m in metrics:
+            row: list[Any] = [m]
+            for lp in lps:
+                r = val.get((m, lp))
+                if r is None:
+                    row.append("")
+                    continue
+                v = _num(r.get("value"))
+                ci = r.get("ci")
+                txt = fmt(v) + (f" [{fmt(_num(ci[0]))}, {fmt(_num(ci[1]))}]"
+                                if isinstance(ci, list | tuple) and len(ci) == 2 else "")
+                row.append(Cell(txt, "best" if v == best[lp] else ""))
+            rows.append(row)
+        label = " ".join(x for x in (level, stat) if x)
+        blocks.append(Table(["metric", *lps], rows, f"{label} (best per column in bold)"))
+        blocks.append(Figure(f"metaeval-{_slug(label)}", svg.grouped_bars(
+            lps, [(m, [_num(val[(m, lp)].get("value")) if (m, lp) in val else math.nan for lp in lps])
+                  for m in metrics], ylabel=stat, title=f"Meta-evaluation: {label}"),
+            f"{label} per language pair."))
+    return Section(f"metaeval-{_slug(run.name)}", "Meta-evaluation against human judgments", blocks, run.name)
+
+
+def consistency_section(run: RunData) -> Section | None:
+    obj = run.extras.get("consistency.json")
+    res = _records(obj, "results")
+    if not res:
+        return None
+    ref = str(obj.get("reference", "en")) if isinstance(obj, dict) else "en"
+    blocks: list[Any] = []
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in res:
+        groups.setdefault((str(r.get("task", "")), str(r.get("criterion", ""))), []).append(r)
+    for (task, crit), rs in groups.items():
+        langs = list(dict.fromkeys(str(r.get("language")) for r in rs))
+        judges = list(dict.fromkeys(str(r.get("judge", "judge")) for r in rs))
+        val = {(str(r.get("judge", "judge")), str(r.get("language"))): _num(r.get("kappa")) for r in rs}
+        series = [(jd, [val.get((jd, lg), math.nan) for lg in langs]) for jd in judges]
+        label = " · ".join(x for x in (task, crit) if x) or "all"
+        vals = [v for _, vs in series for v in vs if math.isfinite(v)]
+        rmin = min(0.0, min(vals)) if vals else 0.0
+        if len(langs) >= 3:
+            blocks.append(Figure(f"consistency-{_slug(label)}", svg.radar(
+                langs, series, rmin=rmin, rmax=1.0, title=f"κ with {ref}: {label}"),
+                f"Cohen's κ between each judge's verdicts in {ref} and in each other language ({label})."))
+        blocks.append(Table(["judge", *langs], [[jd, *[fmt(v) for v in vs]] for jd, vs in series],
+                            f"κ with {ref}: {label}"))
+    fl = _records(obj.get("fleiss") if isinstance(obj, dict) else None, "results")
+    if fl:
+        blocks.append(Table(["judge", "task", "criterion", "Fleiss κ across languages"],
+                            [[str(r.get("judge", "")), str(r.get("task", "")), str(r.get("criterion", "")),
+                              fmt(_num(r.get("kappa")))] for r in fl]))
+    return Section(f"consistency-{_slug(run.name)}", "Multilingual consistency", blocks, run.name)
+
+
+def validation_section(run: RunData) -> Section | None:
+    obj = run.extras.get("validation.json")
+    if not isinstance(obj, dict):
+        return None
+    blocks: list[Any] = []
+    cd = _records(obj.get("class_distribution"), "results")
+    if cd:
+        by_group: dict[str, list[dict[str, Any]]] = {}
+        for r in cd:
+            by_group.setdefault(str(r.get("group", "")), []).append(r)
+        for group, rs in by_group.items():
+            cases = list(dict.fromkeys(str(r.get("case")) for r in rs))
+            raters = list(dict.fromkeys(str(r.get("rater")) for r in rs))
+            classes = sorted({str(r.get("class")) for r in rs})
+            cnt: Counter[tuple[str, str, str]] = Counter()
+            for r in rs:
+                cnt[(str(r.get("case")), str(r.get("rater")), str(r.get("class")))] += int(_num(r.get("count")) or 0)
+            series = []
+            for rater in raters:
+                for c in classes:
+                    vals = []
+                    for case in cases:
+                        tot = sum(cnt[(case, rater, k)] for k in classes)
+                        vals.append(100 * cnt[(case, rater, c)] / tot if tot else math.nan)
+                    series.append((f"{c} {rater}", vals))
+            sizes = [sum(cnt[(case, raters[0], k)] for k in classes) for case in cases]
+            total = sum(sizes) or 1
+            cat_labels = [f"{case} ({100 * n / total:.0f}% of items)" for case, n in zip(cases, sizes)]
+            title = "Class distribution by agreement case" + (f": {group}" if group else "")
+            blocks.append(Figure(f"class-distribution-{_slug(group or 'all')}", svg.grouped_bars(
+                cat_labels, series, ylabel="% of items in the case", ymin=0, ymax=100, title=title),
+                title + ": share of each score class per rater within each case of human agreement."))
+    sel = obj.get("selection")
+    if isinstance(sel, dict) and isinstance(sel.get("rows"), list):
+        target = str(sel.get("target", "target"))
+        hib = bool(sel.get("higher_is_better", True))
+        tv = {str(k): _num(v) for k, v in (sel.get("target_values") or {}).items()}
+        finite = {k: v for k, v in tv.items() if math.isfinite(v)}
+        best_j = (max if hib else min)(finite, key=finite.get) if finite else None
+        judges = list(tv)
+        rows = []
+        for r in sel["rows"]:
+            if not isinstance(r, dict):
+                continue
+            chosen = str(r.get("selected", ""))
+            got = tv.get(chosen, math.nan)
+            loss = _num(r.get("loss")) if r.get("loss") is not None else (
+                abs(finite[best_j] - got) if best_j is not None and math.isfinite(got) else math.nan)
+            mv = r.get("metric_values") or {}
+            rows.append([str(r.get("metric", "")), chosen, fmt(got),
+                         Cell(fmt(loss), "loss" if math.isfinite(loss) and loss > 0 else "",
+                              f"best judge for {target}: {best_j}" if best_j else "")]
+                        + [fmt(_num(mv.get(jd))) if jd in mv else "" for jd in judges])
+        blocks.append(Table(["selection metric", "selected judge", target, f"loss in {target}",
+                             *[f"{jd}" for jd in judges]], rows,
+                            f"Judge selection: which judge each agreement metric picks and what it costs in "
+                            f"{target} (best: {best_j}, {fmt(finite.get(best_j, math.nan)) if best_j else 'n/a'}). "
+                            "Losses are highlighted."))
+    if not blocks:
+        return None
+    return Section(f"validation-{_slug(run.name)}", "Judge validation", blocks, run.name)
+
+
+# --------------------------------------------------------------------------- assembly
+
+def build_sections(runs: Sequence[RunData], *, n_boot: int = 1000) -> tuple[list[Section], dict[str, Any]]:
+    """All sections for these runs, plus the JSON blobs the page's script reads (id -> data)."""
+    sections: list[Section] = []
+    data: dict[str, Any] = {}
+    if len(runs) > 1:
+        rows = []
+        for r in runs:
+            sc = stats.final_scores(r)
+            ok = sum(1 for s in r.judgments.status if s == "ok")
+            rows.append([r.name, r.protocol or "", ", ".join(r.judges), len(r.segments), len(r.judgments),
+                         _pct(ok / len(r.judgments)) if len(r.judgments) else "n/a",
+                         fmt(float(np.nanmean(sc))) if np.isfinite(sc).any() else "n/a", r.signature or ""])
+        sections.append(Section("overview", "Runs in this report", [Table(
+            ["run", "protocol", "judges", "items", "judgments", "ok", "mean score", "signature"], rows)]))
+    for k, run in enumerate(runs):
+        scores = stats.final_scores(run)
+        sections.append(summary_section(run))
+        for sec in (distribution_section(run, scores), ranking_section(run, scores, n_boot=n_boot),
+                    variability_section(run)):
+            if sec is not None:
+                sections.append(sec)
+        sd = spans_data(run, scores)
+        if sd is not None:
+            data_id = f"spans-data-{k}"
+            data[data_id] = sd
+            sections.append(spans_section(run, data_id, sd))
+        for fn in (metaeval_section, consistency_section, validation_section):
+            sec = fn(run)
+            if sec is not None:
+                sections.append(sec)
+    return sections, data

@@ -1,0 +1,222 @@
+"""Judge selection under competing definitions of performance (the paper's Table 3).
+
+For each sensitivity β of the human reverse forced-choice matrix and each
+cutoff τ: every definition of performance picks a judge; we report the
+picked judge's decision consistency C and |estimation bias| B against the
+human decisions, and the loss against the judge that is best for that
+downstream goal. Downstream decisions threshold the multi-label vectors
+(``srs``) by default: option k is positive when ``Ω_k >= τ``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from polyjudge.data.errors import InputError
+from polyjudge.validation import metrics as M
+from polyjudge.validation.ppi import ppi_mean
+from polyjudge.validation.ratings import Distributions, RatingCounts, human_distributions, judge_distributions
+from polyjudge.validation.task import RatingTask
+
+__all__ = ["SelectionRow", "SelectionReport", "select_judges"]
+
+
+@dataclass
+class SelectionRow:
+    beta: float | None
+    tau: float
+    definition: str
+    selected: str
+    value: float
+    consistency: float
+    abs_bias: float
+    consistency_loss: float  # C(selected) - best C  (<= 0)
+    bias_excess: float  # |B|(selected) - best |B| (>= 0)
+
+
+@dataclass
+class SelectionReport:
+    task: str
+    k: int
+    option: str
+    n_items: int
+    judges: list[str]
+    rows: list[SelectionRow]
+    # (beta, tau) -> judge -> {"consistency", "bias", "prevalence", metric label -> value}
+    per_judge: dict[str, dict[str, dict[str, float]]]
+    human_prevalence: dict[str, float]
+    ppi: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        return _clean(d)
+
+    def to_tsv(self) -> str:
+        cols = ["beta", "tau", "definition", "selected", "value", "consistency", "abs_bias",
+                "consistency_loss", "bias_excess"]
+        lines = ["\t".join(cols)]
+        for r in self.rows:
+            lines.append("\t".join(_fmt(getattr(r, c)) for c in cols))
+        return "\n".join(lines) + "\n"
+
+    def to_text(self) -> str:
+        out = [f"task {self.task}: option '{self.option}' (k={self.k}), {self.n_items} items, "
+               f"judges: {', '.join(self.judges)}",
+               "decisions: positive when y_k >= tau; consistency loss and bias excess are "
+               "against the best judge for that goal"]
+        for (b, t) in sorted({(r.beta, r.tau) for r in self.rows}, key=lambda x: (x[0] or 0, x[1])):
+            key = _key(b, t)
+            out.append("")
+            out.append(f"beta={_fmt(b)} tau={_fmt(t)}  human prevalence={self.human_prevalence[key]:.3f}")
+            out.append(f"  {'definition':32s} {'selected':16s} {'value':>9s} {'C':>6s} {'dC':>7s} "
+                       f"{'|B|':>6s} {'d|B|':>6s}")
+            for r in self.rows:
+                if r.beta == b and r.tau == t:
+                    out.append(f"  {r.definition:32s} {r.selected:16s} {_fmt(r.value):>9s} "
+                               f"{r.consistency:6.3f} {r.consistency_loss:+7.3f} {r.abs_bias:6.3f} "
+                               f"{r.bias_excess:+6.3f}")
+            prev = ", ".join(f"{j}={self.per_judge[key][j]['prevalence']:.3f}" for j in self.judges)
+            out.append(f"  prevalence by judge: {prev}")
+            if key in self.ppi:
+                for j, p in self.ppi[key].items():
+                    out.append(f"  PPI++ with {j}: {p['estimate']:.3f} [{p['lower']:.3f}, {p['upper']:.3f}] "
+                               f"lambda={p['lam']:.2f} (n={p['n_labelled']}, N={p['n_unlabelled']}; "
+                               f"humans only {p['classical']:.3f} [{p['classical_lower']:.3f}, "
+                               f"{p['classical_upper']:.3f}])")
+        if any(self.failures.values()):
+            out.append("")
+            out.append("failed judgments left out: " + ", ".join(f"{j}={n}" for j, n in self.failures.items() if n))
+        return "\n".join(out) + "\n"
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return "nan" if math.isnan(x) else f"{x:.4g}"
+    return str(x)
+
+
+def _clean(x: Any) -> Any:
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return None
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x
+
+
+def _key(beta: float | None, tau: float) -> str:
+    return f"beta={_fmt(beta)},tau={_fmt(tau)}"
+
+
+def select_judges(task: RatingTask, human: RatingCounts, judges: list[RatingCounts], *,
+                  reverse_fc: Callable[[float | None], np.ndarray], betas: list[float | None],
+                  taus: list[float], k: int = 0,
+                  definitions: tuple[M.Definition, ...] = M.DEFAULT_DEFINITIONS,
+                  downstream_agg: str = "srs", E_rev: np.ndarray | None = None,
+                  ppi_alpha: float = 0.1, ppi_labelled_fraction: float = 0.2,
+                  seed: int = 0) -> SelectionReport:
+    """Build the selection report. ``reverse_fc(beta)`` returns the human F' for β."""
+    if not judges:
+        raise InputError("no judges to compare")
+    if not 0 <= k < task.n_options:
+        raise InputError(f"option index {k} out of range")
+    names = [j.name for j in judges]
+    if len(set(names)) != len(names):
+        raise InputError(f"judge names must be distinct: {names}")
+    human_items = [i for i, c in zip(human.items, human.fc.sum(1) + human.rs.sum(1)) if c > 0]
+    common = [i for i in human_items if all(i in set(j.items) for j in judges)]
+    if len(common) < 2:
+        raise InputError(f"only {len(common)} items are rated by the humans and every judge")
+    hum = human.subset(common)
+    jd: dict[str, Distributions] = {}
+    jd_all: dict[str, tuple[list[str], Distributions]] = {}
+    for j in judges:
+        full = judge_distributions(j, task, reverse_fc(betas[0]))
+        pos = {it: i for i, it in enumerate(j.items)}
+        idx = [pos[i] for i in common]
+        jd[j.name] = Distributions(full.O[idx], full.theta[idx], full.omega[idx])
+        jd_all[j.name] = (j.items, full)
+    rows: list[SelectionRow] = []
+    per_judge: dict[str, dict[str, dict[str, float]]] = {}
+    human_prev: dict[str, float] = {}
+    ppi: dict[str, dict[str, Any]] = {}
+    rng = np.random.default_rng(seed)
+    for beta in betas:
+        hd = human_distributions(hum, task, reverse_fc(beta), E_rev)
+        for tau in taus:
+            key = _key(beta, tau)
+            y_h = hd.omega if downstream_agg == "srs" else hd.O
+            human_prev[key] = M.prevalence(y_h, k, tau)
+            table: dict[str, dict[str, float]] = {}
+            for name, d in jd.items():
+                y_j = d.omega if downstream_agg == "srs" else d.O
+                row = {"consistency": M.decision_consistency(y_j, y_h, k, tau),
+                       "bias": M.estimation_bias(y_j, y_h, k, tau),
+                       "prevalence": M.prevalence(y_j, k, tau)}
+                for defn in definitions:
+                    row[defn.label] = M.evaluate(defn, d.O, d.omega, hd.O, hd.omega, tau)
+                table[name] = row
+            per_judge[key] = table
+            best_c = max(t["consistency"] for t in table.values())
+            best_b = min(abs(t["bias"]) for t in table.values())
+            for defn in definitions:
+                vals = np.array([table[n][defn.label] for n in names], dtype=float)
+                if np.isnan(vals).all():
+                    continue
+                pick = int(np.nanargmax(vals) if defn.higher_is_better else np.nanargmin(vals))
+                t = table[names[pick]]
+                rows.append(SelectionRow(beta, tau, defn.label, names[pick], float(vals[pick]),
+                                         t["consistency"], abs(t["bias"]), t["consistency"] - best_c,
+                                         abs(t["bias"]) - best_b))
+            for goal, fn in (("best consistency", lambda n: -table[n]["consistency"]),
+                             ("best |bias|", lambda n: abs(table[n]["bias"]))):
+                n_best = min(names, key=fn)
+                t = table[n_best]
+                rows.append(SelectionRow(beta, tau, f"[{goal}]", n_best, float("nan"), t["consistency"],
+                                         abs(t["bias"]), t["consistency"] - best_c, abs(t["bias"]) - best_b))
+            ppi[key] = _ppi_block(task, common, hd, jd_all, k, tau, downstream_agg, ppi_alpha,
+                                  ppi_labelled_fraction, rng)
+    return SelectionReport(task.name, k, task.options[k], len(common), names, rows, per_judge,
+                           human_prev, ppi, {j.name: j.failures for j in judges})
+
+
+def _ppi_block(task: RatingTask, common: list[str], hd: Distributions,
+               jd_all: dict[str, tuple[list[str], Distributions]], k: int, tau: float, agg: str,
+               alpha: float, frac: float, rng: np.random.Generator) -> dict[str, Any]:
+    """PPI++ prevalence per judge. Judge-only items (rated by the judge, not by
+    humans) are the unlabelled set; when there are fewer than two, a seeded
+    random ``frac`` of the human-rated items is kept labelled and the rest is
+    treated as unlabelled (a demonstration of the estimator on this corpus)."""
+    y_h = (hd.omega if agg == "srs" else hd.O)
+    Y_all = M.decisions(y_h, k, tau).astype(float)
+    ok = ~np.isnan(y_h).any(1)
+    out: dict[str, Any] = {}
+    split = rng.permutation(len(common))
+    for name, (items, d) in jd_all.items():
+        y_j = d.omega if agg == "srs" else d.O
+        pred = M.decisions(y_j, k, tau).astype(float)
+        pos = {it: i for i, it in enumerate(items)}
+        in_common = set(common)
+        unl = [i for i, it in enumerate(items) if it not in in_common and not np.isnan(y_j[i]).any()]
+        lab_idx = np.array([pos[c] for c in common])
+        try:
+            if len(unl) >= 2:
+                r = ppi_mean(Y_all[ok], pred[lab_idx][ok], pred[unl], alpha=alpha)
+            else:
+                n_lab = max(2, int(round(frac * len(common))))
+                lab, rest = split[:n_lab], split[n_lab:]
+                lab, rest = lab[ok[lab]], rest[ok[rest]]
+                r = ppi_mean(Y_all[lab], pred[lab_idx][lab], pred[lab_idx][rest], alpha=alpha)
+        except InputError:
+            continue
+        out[name] = asdict(r)
+    return out
+

@@ -1,0 +1,257 @@
+"""The synthetic judge-selection experiment of Guerdan et al. §6, seeded and vectorised.
+
+Per configuration:
+
+1. Human stable response sets ``θ* ~ Dir(1_|Q|)`` per item.
+2. Rater error ``E``: diagonal ``1-ε``; the ``ε`` of each column is spread over
+   the other sets with weights ``exp(η·[set contains option k])``, so η > 0
+   moves errors towards sets containing the decision option k, η < 0 away.
+3. Forced choice ``F[k, v] ∝ exp(-γ·rank_v(k))`` within each set (rank 0 = the
+   lowest-indexed option of the set), plus N(0, f_noise) jitter per item;
+   γ > 0 favours option 0 (Γ > 1), γ < 0 disfavours it (Γ < 1). We report
+   ``Γ = mean over sets containing option 0 of |S|·P(pick 0 | S)`` (1 = chance).
+4. Human forced choices ``O = F(Eθ*)``; a finite budget of ratings per item is
+   drawn from O and mapped back with the true reverse matrices,
+   ``θ̂* = E'(F'Ô)``, ``Ω̂ = Λθ̂*``.
+5. Judges: ``σ_z ~ U(σ_min, σ_max)``, ``θ_z = Π_Δ(θ* + N(0, σ_z²))`` (Euclidean
+   projection onto the simplex), their own ``F_z`` with γ_judge, no rater error.
+   Each judge is sampled ``judge_samples`` times per item under both
+   elicitations (forced choice → Ô_z, response set → θ̂_z).
+6. Every definition of performance picks a judge from the finite-sample
+   estimates; the pick is scored on the *population* downstream metrics
+   against error-free humans: consistency and bias of ``1[Ω_k >= τ]``
+   (Ω_z vs Ω*), averaged over the cutoffs τ.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from polyjudge.data.errors import InputError
+from polyjudge.validation import metrics as M
+from polyjudge.validation.rating_model import decompose, recover_theta
+from polyjudge.validation.task import all_subsets
+
+__all__ = ["SimConfig", "SimResult", "simulate", "project_simplex", "sample_forced_choice",
+           "error_matrix", "selection_effect", "default_grid", "summarise", "SIM_DEFINITIONS"]
+
+SIM_DEFINITIONS: tuple[M.Definition, ...] = (
+    M.Definition("hit_rate", "hard", "hard"),
+    M.Definition("cohen_kappa", "hard", "hard"),
+    M.Definition("krippendorff_alpha", "hard", "hard"),
+    M.Definition("kl_hj", "soft", "soft"),
+    M.Definition("kl_jh", "soft", "soft"),
+    M.Definition("js_divergence", "soft", "soft"),
+    M.Definition("coverage", "hard", "hrs"),
+    M.Definition("bce", "srs", "hrs"),
+    M.Definition("mse", "srs", "srs"),
+)
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    n_options: int = 3
+    n_sets: int | None = None  # first n_sets of all subsets (size, then order); None = all
+    n_items: int = 100
+    n_judges: int = 50
+    sigma_min: float = 0.02
+    sigma_max: float = 0.4
+    gamma_human: float = 0.0
+    gamma_judge: float = 0.0
+    f_noise: float = 0.05
+    error_rate: float = 0.0
+    skew: float = 0.0
+    human_ratings: int = 3
+    judge_samples: int | None = 10  # None = population distributions
+    taus: tuple[float, ...] = (0.3, 0.5, 0.7)
+    k: int = 0
+
+    def validate(self) -> None:
+        q = self.n_options
+        n_sets = self.n_sets or 2 ** q - 1
+        if q < 2 or not q <= n_sets <= 2 ** q - 1:
+            raise InputError(f"need 2 <= |O| <= |Q| <= 2^|O|-1, got |O|={q}, |Q|={n_sets}")
+        if not 0 <= self.sigma_min <= self.sigma_max:
+            raise InputError("need 0 <= sigma_min <= sigma_max")
+        if not 0 <= self.error_rate < 1:
+            raise InputError("error_rate must be in [0, 1)")
+        if self.human_ratings < 1 or self.n_items < 2 or self.n_judges < 2:
+            raise InputError("need >= 1 human rating per item, >= 2 items and >= 2 judges")
+
+
+@dataclass
+class SimResult:
+    config: dict[str, Any]
+    seed: int
+    gamma_human_effect: float  # Γ^h
+    gamma_judge_effect: float  # mean Γ^z
+    # definition label -> {"consistency", "abs_bias", "regret", "bias_excess"} (means over τ)
+    selection: dict[str, dict[str, float]]
+    best: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def project_simplex(x: np.ndarray) -> np.ndarray:
+    """Euclidean projection of each row (last axis) onto the probability simplex."""
+    u = -np.sort(-x, axis=-1)
+    css = np.cumsum(u, axis=-1) - 1.0
+    idx = np.arange(1, x.shape[-1] + 1)
+    cond = u - css / idx > 0
+    rho = x.shape[-1] - 1 - np.argmax(cond[..., ::-1], axis=-1)
+    theta = np.take_along_axis(css, rho[..., None], axis=-1) / (rho[..., None] + 1)
+    return np.maximum(x - theta, 0.0)
+
+
+def _ranks(sets: list[frozenset[int]], q: int) -> np.ndarray:
+    r = np.zeros((q, len(sets)))
+    for v, s in enumerate(sets):
+        for rank, k in enumerate(sorted(s)):
+            r[k, v] = rank
+    return r
+
+
+def sample_forced_choice(rng: np.random.Generator, shape: tuple[int, ...], lam: np.ndarray,
+                         ranks: np.ndarray, gamma: float, noise: float) -> np.ndarray:
+    """F matrices of shape ``shape + (|O|, |Q|)`` with exponential-decay selection."""
+    base = lam * np.exp(-gamma * ranks)
+    base = base / base.sum(0, keepdims=True)
+    f = base + (rng.normal(0.0, noise, shape + lam.shape) if noise > 0 else 0.0)
+    f = np.where(lam > 0, np.maximum(f, 1e-6), 0.0)
+    return f / f.sum(-2, keepdims=True)
+
+
+def selection_effect(F: np.ndarray, lam: np.ndarray) -> float:
+    """Γ: mean over sets containing option 0 of |S|·P(pick option 0 | S)."""
+    plus = lam[0] > 0
+    sizes = lam.sum(0)
+    return float(np.mean(F[..., 0, plus] * sizes[plus]))
+
+
+def error_matrix(lam: np.ndarray, rate: float, skew: float, k: int = 0) -> np.ndarray:
+    """Column-stochastic E with 1-ε on the diagonal and skewed off-diagonal mass."""
+    n = lam.shape[1]
+    w = np.exp(skew * (lam[k] > 0))
+    off = np.tile(w[:, None], (1, n))
+    np.fill_diagonal(off, 0.0)
+    off = off / np.maximum(off.sum(0, keepdims=True), 1e-300)
+    return (1 - rate) * np.eye(n) + rate * off
+
+
+def _multinomial(rng: np.random.Generator, n: int, p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 0, None)
+    p = p / p.sum(-1, keepdims=True)
+    return rng.multinomial(n, p) / n
+
+
+def simulate(config: SimConfig, seed: int = 0,
+             definitions: tuple[M.Definition, ...] = SIM_DEFINITIONS) -> SimResult:
+    """Run one configuration of the selection experiment."""
+    config.validate()
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    q = config.n_options
+    sets = all_subsets(q)[: (config.n_sets or 2 ** q - 1)]
+    Q = len(sets)
+    lam = np.zeros((q, Q))
+    for v, s in enumerate(sets):
+        lam[list(s), v] = 1.0
+    ranks = _ranks(sets, q)
+    n, J, k = config.n_items, config.n_judges, config.k
+
+    # humans
+    theta_star = rng.dirichlet(np.ones(Q), size=n)
+    E = np.broadcast_to(error_matrix(lam, config.error_rate, config.skew, k), (n, Q, Q))
+    F_h = sample_forced_choice(rng, (n,), lam, ranks, config.gamma_human, config.f_noise)
+    dec = decompose(theta_star, F_h, E, lam)
+    O_hat = _multinomial(rng, config.human_ratings, dec.O)
+    omega_hat = recover_theta(O_hat, dec.F_rev, dec.E_rev) @ lam.T
+
+    # judges
+    sigma = rng.uniform(config.sigma_min, config.sigma_max, size=J)
+    theta_j = project_simplex(theta_star[None] + rng.normal(size=(J, n, Q)) * sigma[:, None, None])
+    F_j = sample_forced_choice(rng, (J, n), lam, ranks, config.gamma_judge, config.f_noise)
+    O_j = np.einsum("znkv,znv->znk", F_j, theta_j)
+    omega_j = theta_j @ lam.T
+    if config.judge_samples is None:
+        O_j_hat, omega_j_hat = O_j, omega_j
+    else:
+        O_j_hat = _multinomial(rng, config.judge_samples, O_j)
+        omega_j_hat = _multinomial(rng, config.judge_samples, theta_j) @ lam.T
+
+    # downstream truth (population, error-free humans)
+    truth_h = dec.omega_star
+    sel: dict[str, dict[str, list[float]]] = {d.label: {"consistency": [], "abs_bias": [], "regret": [],
+                                                        "bias_excess": []} for d in definitions}
+    best_c, best_b = [], []
+    for tau in config.taus:
+        dh = M.decisions(truth_h, k, tau)
+        dj = M.decisions(omega_j, k, tau)  # (J, n)
+        cons = (dj == dh[None]).mean(1)
+        bias = np.abs(dj.mean(1) - dh.mean())
+        best_c.append(cons.max())
+        best_b.append(bias.min())
+        for d in definitions:
+            vals = _metric_values(d, O_j_hat, omega_j_hat, O_hat, omega_hat, tau)
+            pick = int(np.nanargmax(vals) if d.higher_is_better else np.nanargmin(vals))
+            s = sel[d.label]
+            s["consistency"].append(cons[pick])
+            s["abs_bias"].append(bias[pick])
+            s["regret"].append(cons.max() - cons[pick])
+            s["bias_excess"].append(bias[pick] - bias.min())
+    out = {lab: {m: float(np.mean(v)) for m, v in d.items()} for lab, d in sel.items()}
+    return SimResult(asdict(config), seed, selection_effect(F_h, lam), selection_effect(F_j, lam), out,
+                     {"consistency": float(np.mean(best_c)), "abs_bias": float(np.mean(best_b))},
+                     time.perf_counter() - t0)
+
+
+def _metric_values(d: M.Definition, O_j: np.ndarray, om_j: np.ndarray, O_h: np.ndarray,
+                   om_h: np.ndarray, tau: float) -> np.ndarray:
+    """Metric value for every judge; the common per-item metrics are vectorised
+    over judges, the rest loop over judges."""
+    J = O_j.shape[0]
+    jv = M.aggregate(d.judge_agg, O_j.reshape(-1, O_j.shape[-1]), om_j.reshape(-1, om_j.shape[-1]), tau)
+    jv = jv.reshape(J, -1, O_j.shape[-1])
+    hv = M.aggregate(d.human_agg, O_h, om_h, tau)
+    if d.metric == "hit_rate":
+        return (jv.argmax(-1) == hv.argmax(-1)[None]).mean(1)
+    if d.metric == "mse":
+        return ((jv - hv[None]) ** 2).sum(-1).mean(1)
+    if d.metric in ("kl_hj", "kl_jh", "js_divergence"):
+        flat = jv.reshape(-1, jv.shape[-1])
+        hh = np.tile(hv, (J, 1))
+        if d.metric == "kl_hj":
+            v = M.kl(hh, flat)
+        elif d.metric == "kl_jh":
+            v = M.kl(flat, hh)
+        else:
+            v = M.js_divergence(flat, hh)
+        return v.reshape(J, -1).mean(1)
+    fn = M.METRICS[d.metric].fn
+    return np.array([fn(jv[z], hv) for z in range(J)], dtype=float)
+
+
+def default_grid() -> list[SimConfig]:
+    """20 configurations: 5 task shapes x {symmetric, asymmetric selection} x {1, 5} ratings."""
+    shapes = [(2, 2), (2, 3), (3, 3), (3, 7), (4, 10)]
+    out = []
+    for q, nq in shapes:
+        for gh, gj in ((1.0, 1.0), (1.0, -1.0)):
+            for budget in (1, 5):
+                out.append(SimConfig(n_options=q, n_sets=nq, gamma_human=gh, gamma_judge=gj,
+                                     human_ratings=budget))
+    return out
+
+
+def summarise(results: list[SimResult]) -> dict[str, dict[str, float]]:
+    """Mean selection outcome per definition over several results."""
+    labels = list(results[0].selection)
+    return {lab: {m: float(np.mean([r.selection[lab][m] for r in results]))
+                  for m in results[0].selection[lab]} for lab in labels}
+
+
+def with_overrides(config: SimConfig, **kw: Any) -> SimConfig:
+    return replace(config, **{k: v for k, v in kw.items() if v is not None})

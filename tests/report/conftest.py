@@ -1,0 +1,8 @@
+"""Make ``tests.report.fixtures`` importable however pytest was started."""
+
+import sys
+from pathlib import Path
+
+_ROOT = str(Path(__file__).resolve().parents[2])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
