@@ -175,6 +175,11 @@ class GembaMQM(JudgeProtocol):
         return payload
 
     def messages(self, item: Item, context: DocumentContext) -> list[Message]:
+        """Render the template. Variables a replacement template can use:
+        ``segment_json`` (the payload as indented JSON), ``document`` (source
+        document, "" without context), ``use_context``, ``source``, ``target``,
+        ``source_language``/``target_language`` (names or None), ``src_lang``/
+        ``tgt_lang`` (codes) and ``extra`` (the item's extra fields)."""
         # A one-sentence "document" is the segment itself: no context section.
         document = ""
         if self.options.use_context and len(context.sources) > 1:

@@ -137,6 +137,23 @@ def load_metrics(path: str | Path) -> dict[str, Metric]:
 BUILTIN_METRICS = load_metrics(_TEMPLATES / "metrics.json")
 
 
+def _first_json(text: str) -> Any:
+    """The first JSON object or array in the text; code fences and prose
+    around it (even prose with brackets) are ignored."""
+    decoder = json.JSONDecoder()
+    error = "no JSON object in the answer"
+    for m in list(re.finditer(r"[{\[]", text))[:64]:
+        try:
+            obj, _ = decoder.raw_decode(text, m.start())
+        except json.JSONDecodeError as exc:
+            error = f"invalid JSON: {exc.msg}"
+            continue
+        if (isinstance(obj, dict) and obj) or (
+                isinstance(obj, list) and obj and all(isinstance(e, dict) for e in obj)):
+            return obj
+    raise ParseFailure(error)
+
+
 def _key(s: str) -> str:
     return re.sub(r"[\s_\-]+", "_", s.strip().lower())
 
@@ -271,13 +288,7 @@ class Rubric(JudgeProtocol):
 
     # -- answer -------------------------------------------------------------
     def parse(self, text: str, item: Item) -> dict[str, Any]:
-        start, end = text.find("{"), text.rfind("}")
-        if start < 0 or end < start:
-            raise ParseFailure("no JSON object in the answer")
-        try:
-            obj = json.loads(text[start:end + 1])
-        except json.JSONDecodeError as exc:
-            raise ParseFailure(f"invalid JSON: {exc.msg}") from None
+        obj = _first_json(text)
         if isinstance(obj, dict) and isinstance(obj.get("metrics"), (dict, list)):
             obj = obj["metrics"]
         if isinstance(obj, list):  # [{"name": ..., "score": ...}, ...]

@@ -47,6 +47,7 @@ class Extraction:
     fatal: list[str] = field(default_factory=list)
     exact: bool = True  # untagged text equals the translation
     similarity: float = 1.0  # alignment quality when not exact
+    aligned: bool = True  # False when the alignment was too poor to project spans
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +272,7 @@ def extract_tagged_spans(annotated: str, translation: str, n_errors: int, *,
     al = Alignment(untagged, translation)
     result.exact, result.similarity = False, al.similarity
     if al.similarity < min_similarity:
+        result.aligned = False
         result.fatal.append(f"untagged text differs from the translation (similarity "
                             f"{al.similarity:.2f} < {min_similarity:.2f}); spans cannot be "
                             "projected reliably")

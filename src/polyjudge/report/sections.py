@@ -233,15 +233,6 @@ def ranking_section(run: RunData, scores: np.ndarray, *, n_boot: int = 1000) -> 
 
 # --------------------------------------------------------------------------- variability
 
-def _variability_module() -> Any:
-    """The shared variability helpers when they exist (another issue writes them)."""
-    try:
-        from polyjudge.aggregate import variability
-    except ImportError:
-        return None
-    return variability
-
-
 def variability_section(run: RunData) -> Section | None:
     if run.n_runs < 2:
         return None
@@ -279,6 +270,9 @@ def variability_section(run: RunData) -> Section | None:
     arows = []
     for jd, m in mats.items():
         for r in stats.compare_aggregators(m, systems, names):
+            if r.error:
+                arows.append([jd, r.aggregator, Cell("not applicable", "bad", r.error), "", "", "", ""])
+                continue
             arows.append([jd, r.aggregator, r.distinct, _pct(r.tie_rate), fmt(r.mean),
                           fmt(r.pearson_vs_mean), fmt(r.kendall_sys_vs_mean)])
     blocks.append(Table(["judge", "aggregator", "distinct scores", "tied pairs", "mean score",
@@ -287,6 +281,9 @@ def variability_section(run: RunData) -> Section | None:
 
 
 # --------------------------------------------------------------------------- spans
+
+# Same colours as the highlighting in the span table (report.css).
+SEVERITY_COLOURS = {"critical": "#7f0000", "major": "#e8605a", "minor": "#f2c12e", "neutral": "#a0a0a0"}
 
 def spans_data(run: RunData, scores: np.ndarray) -> dict[str, Any] | None:
     """Compact rows for the JavaScript span browser, or None when no judgment has spans."""
@@ -339,7 +336,9 @@ def spans_section(run: RunData, data_id: str, data: dict[str, Any]) -> Section:
         top = cats[:20]
         blocks.append(Figure("span-categories", svg.grouped_bars(
             top, [(s, [cat_sev[(c, s)] for c in top]) for s in sevs], ylabel="spans",
-            title="Error spans by category and severity"), "Spans per category (top 20) and severity."))
+            title="Error spans by category and severity",
+            colours=[SEVERITY_COLOURS.get(s, "#6baed6") for s in sevs]),
+            "Spans per category (top 20) and severity."))
         blocks.append(Table(["category", *sevs, "total"],
                             [[c, *[cat_sev[(c, s)] for s in sevs], sum(cat_sev[(c, s)] for s in sevs)]
                              for c in cats]))
@@ -456,20 +455,24 @@ def validation_section(run: RunData) -> Section | None:
             cnt: Counter[tuple[str, str, str]] = Counter()
             for r in rs:
                 cnt[(str(r.get("case")), str(r.get("rater")), str(r.get("class")))] += int(_num(r.get("count")) or 0)
-            series = []
-            for rater in raters:
-                for c in classes:
+            # As in Hada et al.: for each class, the humans' bar then each judge's, same colour.
+            series, colours, opac = [], [], []
+            for ci, c in enumerate(classes):
+                for ri, rater in enumerate(raters):
                     vals = []
                     for case in cases:
                         tot = sum(cnt[(case, rater, k)] for k in classes)
                         vals.append(100 * cnt[(case, rater, c)] / tot if tot else math.nan)
                     series.append((f"{c} {rater}", vals))
+                    colours.append(svg.colour(ci))
+                    opac.append(1.0 if ri == 0 else max(0.25, 0.55 - 0.15 * (ri - 1)))
             sizes = [sum(cnt[(case, raters[0], k)] for k in classes) for case in cases]
             total = sum(sizes) or 1
             cat_labels = [f"{case} ({100 * n / total:.0f}% of items)" for case, n in zip(cases, sizes)]
             title = "Class distribution by agreement case" + (f": {group}" if group else "")
             blocks.append(Figure(f"class-distribution-{_slug(group or 'all')}", svg.grouped_bars(
-                cat_labels, series, ylabel="% of items in the case", ymin=0, ymax=100, title=title),
+                cat_labels, series, ylabel="% of items in the case", ymin=0, ymax=100, title=title,
+                colours=colours, opacities=opac),
                 title + ": share of each score class per rater within each case of human agreement."))
     sel = obj.get("selection")
     if isinstance(sel, dict) and isinstance(sel.get("rows"), list):
@@ -493,7 +496,7 @@ def validation_section(run: RunData) -> Section | None:
                               f"best judge for {target}: {best_j}" if best_j else "")]
                         + [fmt(_num(mv.get(jd))) if jd in mv else "" for jd in judges])
         blocks.append(Table(["selection metric", "selected judge", target, f"loss in {target}",
-                             *[f"{jd}" for jd in judges]], rows,
+                             *[f"metric value: {jd}" for jd in judges]], rows,
                             f"Judge selection: which judge each agreement metric picks and what it costs in "
                             f"{target} (best: {best_j}, {fmt(finite.get(best_j, math.nan)) if best_j else 'n/a'}). "
                             "Losses are highlighted."))

@@ -128,6 +128,11 @@ def aggregate_matrix(matrix: np.ndarray, name: str) -> np.ndarray:
 def available_run_aggregators() -> list[str]:
     """Aggregators that import cleanly (lazy ones may not be installed yet)."""
     from polyjudge.aggregate.runs import available_aggregators, get_aggregator
+    for n in available_aggregators():  # importing a lazy module may register more
+        try:
+            get_aggregator(n)
+        except (KeyError, ImportError):
+            continue
     names = []
     for n in available_aggregators():
         try:
@@ -147,6 +152,7 @@ class AggregatorRow:
     mean: float
     pearson_vs_mean: float
     kendall_sys_vs_mean: float
+    error: str | None = None  # why the aggregator does not apply to these scores
 
 
 def compare_aggregators(matrix: np.ndarray, systems: Sequence[str],
@@ -164,7 +170,11 @@ def compare_aggregators(matrix: np.ndarray, systems: Sequence[str],
     base_sys = sys_means(base)
     rows = []
     for name in names:
-        v = aggregate_matrix(matrix, name)
+        try:
+            v = aggregate_matrix(matrix, name)
+        except (ValueError, ArithmeticError) as exc:  # e.g. a geometric mean of negative scores
+            rows.append(AggregatorRow(name, 0, 0, math.nan, math.nan, math.nan, math.nan, str(exc)))
+            continue
         n, distinct, tie = tie_stats(v)
         both = np.isfinite(v) & np.isfinite(base)
         r = math.nan

@@ -68,17 +68,35 @@ def _text(x: float, y: float, s: object, anchor: str = "start", extra: str = "")
     return f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" {extra}>{escape(str(s))}</text>'
 
 
-def _legend(names: Sequence[str], x: float, y: float) -> list[str]:
+def _legend(names: Sequence[str], x: float, y: float, colours: Sequence[str] | None = None,
+            opacities: Sequence[str] | None = None) -> list[str]:
     out = []
     for i, n in enumerate(names):
         yy = y + 14 * i
-        out.append(f'<rect x="{_f(x)}" y="{_f(yy - 8)}" width="10" height="10" fill="{colour(i)}"/>')
-        out.append(_text(x + 14, yy + 1, n))
+        c = colours[i] if colours else colour(i)
+        o = opacities[i] if opacities else "1"
+        out.append(f'<rect x="{_f(x)}" y="{_f(yy - 8)}" width="10" height="10" fill="{c}" fill-opacity="{o}"/>')
+        out.append(_label(x + 14, yy + 1, n, "start"))
     return out
 
 
+MAX_LABEL = 28
+
+
+def short(s: object, n: int = MAX_LABEL) -> str:
+    """A label cut to n characters (the full text stays in a tooltip)."""
+    t = str(s)
+    return t if len(t) <= n else t[: n - 1] + "…"
+
+
 def _label_width(labels: Sequence[str]) -> int:
-    return int(min(220, max([40] + [6.2 * len(str(s)) for s in labels]) + 10))
+    return int(max([40] + [7.0 * len(short(s)) for s in labels]) + 16)
+
+
+def _label(x: float, y: float, s: object, anchor: str = "end", extra: str = "") -> str:
+    """A possibly shortened label that shows its full text on hover."""
+    return (f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" {extra}>'
+            f"<title>{escape(str(s))}</title>{escape(short(s))}</text>")
 
 
 def _x_axis(x0: float, x1: float, y: float, lo: float, hi: float, label: str,
@@ -139,7 +157,7 @@ def box_plot(groups: Sequence[tuple[str, np.ndarray]], *, xlabel: str = "score",
         lo_w = float(v[v >= q1 - 1.5 * iqr].min())
         hi_w = float(v[v <= q3 + 1.5 * iqr].max())
         c = colour(i)
-        body.append(_text(lw - 6, yc + 4, name, "end"))
+        body.append(_label(lw - 6, yc + 4, name))
         body.append(f'<line x1="{_f(sx(lo_w))}" y1="{_f(yc)}" x2="{_f(sx(hi_w))}" y2="{_f(yc)}" stroke="{c}"/>')
         body.append(f'<rect x="{_f(sx(q1))}" y="{_f(yc - 7)}" width="{_f(max(sx(q3) - sx(q1), 1))}" '
                     f'height="14" fill="{c}" fill-opacity="0.25" stroke="{c}"/>')
@@ -162,7 +180,7 @@ def ci_plot(rows: Sequence[tuple[str, float, float, float]], *, xlabel: str = "m
     body, sx = _x_axis(lw, width - 20, height - 40, min(vals), max(vals), xlabel, grid_top=8)
     for i, (name, m, lo, hi) in enumerate(rows):
         yc = 14 + row * i + row / 2
-        body.append(_text(lw - 6, yc + 4, name, "end"))
+        body.append(_label(lw - 6, yc + 4, name))
         if math.isfinite(lo) and math.isfinite(hi):
             body.append(f'<line x1="{_f(sx(lo))}" y1="{_f(yc)}" x2="{_f(sx(hi))}" y2="{_f(yc)}" '
                         f'stroke="{colour(0)}" stroke-width="3" stroke-opacity="0.5"/>')
@@ -213,15 +231,21 @@ def sorted_curves(series: Sequence[tuple[str, np.ndarray]], *, ylabel: str, xlab
 
 def grouped_bars(categories: Sequence[str], series: Sequence[tuple[str, Sequence[float]]], *,
                  ylabel: str, title: str = "Bars", ymin: float | None = None,
-                 ymax: float | None = None) -> Markup:
-    """Vertical bars: one group per category, one bar per series."""
+                 ymax: float | None = None, colours: Sequence[str] | None = None,
+                 opacities: Sequence[float] | None = None) -> Markup:
+    """Vertical bars: one group per category, one bar per series.
+
+    ``colours``/``opacities`` (one per series) override the palette, e.g. to
+    colour by severity or to tell a judge's bars from the humans'.
+    """
     cats = [str(c) for c in categories]
     ns = max(len(series), 1)
     group_w = max(24.0, 12.0 * ns + 10)
-    x0 = 56
-    width = int(max(360, x0 + 20 + group_w * len(cats) + (160 if ns > 1 else 0)))
-    height = 280
-    y0, y1 = height - 60, 12
+    longest = max([len(short(c, 24)) for c in cats] + [1])
+    x0 = max(56, int(5.0 * longest))
+    width = int(max(360, x0 + 20 + group_w * len(cats) + (170 if ns > 1 else 0)))
+    height = 220 + int(5.0 * longest)
+    y0, y1 = height - 20 - int(5.0 * longest), 12
     vals = [float(v) for _, vs in series for v in vs if v is not None and math.isfinite(float(v))]
     lo = ymin if ymin is not None else min(vals + [0.0])
     hi = ymax if ymax is not None else max(vals + [1e-9])
@@ -229,6 +253,13 @@ def grouped_bars(categories: Sequence[str], series: Sequence[tuple[str, Sequence
     body, sy = _y_axis(x0, y0, y1, lo, hi, ylabel, grid_right=plot_right)
     zero = sy(max(lo, min(0.0, hi))) if lo <= 0 <= hi else sy(lo)
     bw = (group_w - 10) / ns
+
+    def col(i: int) -> str:
+        return colours[i] if colours and i < len(colours) else colour(i)
+
+    def op(i: int) -> str:
+        return f"{opacities[i]:.2f}" if opacities and i < len(opacities) else "1"
+
     for gi, c in enumerate(cats):
         gx = x0 + 5 + gi * group_w
         for si, (name, vs) in enumerate(series):
@@ -239,13 +270,14 @@ def grouped_bars(categories: Sequence[str], series: Sequence[tuple[str, Sequence
             yv = sy(v)
             top, h = (yv, zero - yv) if yv < zero else (zero, yv - zero)
             body.append(f'<rect x="{_f(gx + si * bw)}" y="{_f(top)}" width="{_f(max(bw - 1, 1))}" '
-                        f'height="{_f(max(h, 0.5))}" fill="{colour(si)}">'
+                        f'height="{_f(max(h, 0.5))}" fill="{col(si)}" fill-opacity="{op(si)}">'
                         f"<title>{escape(name)} · {escape(c)}: {fmt(v)}</title></rect>")
         cx = gx + (group_w - 10) / 2
-        body.append(_text(cx, y0 + 14, c, "end", f'transform="rotate(-35 {_f(cx)} {_f(y0 + 14)})"'))
+        body.append(_label(cx, y0 + 14, c, "end", f'transform="rotate(-35 {_f(cx)} {_f(y0 + 14)})"'))
     body.append(f'<line x1="{_f(x0)}" y1="{_f(zero)}" x2="{_f(plot_right)}" y2="{_f(zero)}" stroke="#444"/>')
     if ns > 1:
-        body += _legend([n for n, _ in series], plot_right + 10, y1 + 10)
+        body += _legend([n for n, _ in series], plot_right + 10, y1 + 10,
+                        [col(i) for i in range(ns)], [op(i) for i in range(ns)])
     return _svg(width, height, body, title)
 
 
@@ -254,8 +286,8 @@ def radar(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float]]], *,
     """Radar (spider) chart: one spoke per axis, one closed polygon per series."""
     axes = [str(a) for a in axes]
     k = max(len(axes), 3)
-    width, height = 420, 360
-    cx, cy, R = 170, 180, 130
+    width, height = 560, 360
+    cx, cy, R = 190, 180, 125
 
     def pt(i: int, v: float) -> tuple[float, float]:
         a = -math.pi / 2 + 2 * math.pi * i / k
@@ -274,7 +306,7 @@ def radar(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float]]], *,
         body.append(f'<line x1="{cx}" y1="{cy}" x2="{_f(x)}" y2="{_f(y)}" stroke="#ccc"/>')
         lx, ly = cx + (x - cx) * 1.1, cy + (y - cy) * 1.1
         anchor = "middle" if abs(lx - cx) < 5 else ("start" if lx > cx else "end")
-        body.append(_text(lx, ly + 4, a, anchor))
+        body.append(_label(lx, ly + 4, a, anchor))
     for si, (name, vs) in enumerate(series):
         keep = [(i, float(v)) for i, v in enumerate(vs)
                 if i < k and v is not None and math.isfinite(float(v))]
@@ -289,7 +321,7 @@ def radar(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float]]], *,
             a = axes[i] if i < len(axes) else ""
             body.append(f'<circle cx="{_f(x)}" cy="{_f(y)}" r="2.5" fill="{c}">'
                         f"<title>{escape(name)} · {escape(a)}: {fmt(v)}</title></circle>")
-    body += _legend([n for n, _ in series], 330, 20)
+    body += _legend([n for n, _ in series], 390, 20)
     return _svg(width, height, body, title)
 
 

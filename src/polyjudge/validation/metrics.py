@@ -97,7 +97,10 @@ def _labels(y: np.ndarray) -> np.ndarray:
 
 
 def hit_rate(j: np.ndarray, h: np.ndarray) -> float:
-    return float(np.mean(_labels(j) == _labels(h)))
+    """Mean over items of Σ_k j_k h_k: with one-hot (hard) vectors on both sides
+    the share of items whose labels match; with a soft judge and a hard human
+    label, the chance that one judge rating hits the human mode."""
+    return float(np.mean((j * h).sum(1)))
 
 
 def _sets(j: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

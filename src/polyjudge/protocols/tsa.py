@@ -1,0 +1,322 @@
+"""Error spans from an LLM judge: Tagged Span Annotation and its two ablations.
+
+Three protocols share one prompt body (instructions, categories, severities,
+precision emphasis, few-shot examples) and differ only in the answer format,
+as in the TSA paper's ablation (Yeom et al., WMT 2025):
+
+* ``tsa``: the translation copied with numbered inline tags ``<vk>...</vk>``
+  (an empty pair marks an omission) plus one severity/category per tag;
+* ``gemba-spans``: each error's text quoted from the translation;
+* ``direct-index``: each error's start/end character offsets.
+
+Every answer is turned into spans in code-point offsets of the *original*
+translation (see :mod:`polyjudge.protocols.spans`). The annotation is::
+
+    {"format": "tsa", "spans": [{"start", "end", "severity", "category", "text"}],
+     "problems": [...], "exact": bool, "similarity": float}
+
+A span has ``start == end`` for a located omission and ``start = end = None``
+for an error without location. An answer whose spans cannot be located (an
+error without its tag, a duplicate or unclosed tag, quoted text that does not
+occur, offsets outside the text) or whose copy of the translation aligns too
+poorly is a :class:`ParseFailure` naming the reason. Set
+``ProtocolOptions.extra["on_unlocated"] = "keep"`` to keep such errors without
+location instead (a poor alignment always fails).
+
+Options in ``ProtocolOptions.extra``: ``weights`` (``{"major": 5, "minor": 1}``),
+``min_similarity`` (0.9), ``vote_threshold`` (0.5), ``on_unlocated``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from importlib import resources
+from typing import Any, ClassVar
+
+import numpy as np
+
+from polyjudge.backends.base import Message
+from polyjudge.data.errors import InputError
+from polyjudge.data.languages import language_name
+from polyjudge.data.records import DocumentContext, Item
+from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
+from polyjudge.protocols.jsonparse import parse_json_object
+from polyjudge.protocols.spans import (Extraction, extract_tagged_spans, locate_text_spans,
+                                       tag_translation, validate_index_spans)
+from polyjudge.protocols.templates import PromptTemplate
+
+SEVERITIES = ("major", "minor")
+DEFAULT_WEIGHTS = {"major": 5.0, "minor": 1.0}
+MAX_ERRORS = 20
+_SEVERITY_ALIASES = {"major": "major", "minor": "minor", "critical": "major"}
+
+
+def _load_examples() -> list[dict[str, Any]]:
+    raw = resources.files("polyjudge").joinpath("templates", "tsa", "examples.json")
+    examples = json.loads(raw.read_text(encoding="utf-8"))
+    for ex in examples:
+        t = ex["translation"]
+        spans = []
+        for err in ex["errors"]:
+            if "span" in err:
+                s = t.index(err["span"])
+                spans.append((s, s + len(err["span"])))
+            else:
+                s = t.index(err["before"])
+                spans.append((s, s))
+        ex["spans"] = spans
+    return examples
+
+
+class _SpanProtocol(JudgeProtocol):
+    """Shared prompt, scoring and run merging; subclasses read their answer format."""
+
+    answer_format: ClassVar[str]
+    default_runs = 1
+    default_temperature = 0.0
+    default_aggregator = "mean"
+    max_tokens = 2048  # the TSA answer repeats the whole translation
+
+    def __init__(self, options: ProtocolOptions | None = None) -> None:
+        super().__init__(options)
+        self.template = PromptTemplate.load(self.options.template, "tsa/prompt.jinja")
+        extra = self.options.extra
+        weights = dict(DEFAULT_WEIGHTS)
+        weights.update({str(k).lower(): float(v) for k, v in (extra.get("weights") or {}).items()})
+        self.weights = weights
+        self.min_similarity = float(extra.get("min_similarity", 0.9))
+        self.vote_threshold = float(extra.get("vote_threshold", 0.5))
+        self.on_unlocated = str(extra.get("on_unlocated", "fail"))
+        if self.on_unlocated not in ("fail", "keep"):
+            raise InputError("on_unlocated must be 'fail' or 'keep'", field="on_unlocated")
+        if not 0.0 < self.vote_threshold <= 1.0:
+            raise InputError("vote_threshold must be in (0, 1]", field="vote_threshold")
+        self.examples = _load_examples()
+
+    @property
+    def template_hash(self) -> str:
+        return self.template.hash
+
+    def signature_fields(self) -> dict[str, str]:
+        w = ",".join(f"{k}={v:g}" for k, v in sorted(self.weights.items()))
+        return {"format": self.answer_format, "weights": w, "unlocated": self.on_unlocated,
+                "min_sim": f"{self.min_similarity:g}"}
+
+    # -- prompt ------------------------------------------------------------
+    def messages(self, item: Item, context: DocumentContext) -> list[Message]:
+        examples = [dict(ex, answer=json.dumps(self.render_answer(ex["translation"], ex["spans"],
+                                                                  ex["errors"]), ensure_ascii=False))
+                    for ex in self.examples]
+        return self.template.render(
+            format=self.answer_format, examples=examples, source=item.src, translation=item.tgt,
+            source_language=language_name(item.src_lang) or "source language",
+            target_language=language_name(item.tgt_lang) or "target language")
+
+    def render_answer(self, translation: str, spans: list[tuple[int, int]],
+                      errors: list[dict[str, Any]]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def output_schema(self, item: Item) -> dict[str, Any]:
+        return {"type": "object", "properties": self._answer_properties(item),
+                "required": list(self._answer_properties(item)), "additionalProperties": False}
+
+    def _error_schema(self, extra: dict[str, Any]) -> dict[str, Any]:
+        props = dict(extra)
+        props["severity"] = {"type": "string", "enum": list(SEVERITIES)}
+        props["category"] = {"type": "string", "maxLength": 60}
+        return {"type": "array", "maxItems": MAX_ERRORS,
+                "items": {"type": "object", "properties": props, "required": list(props),
+                          "additionalProperties": False}}
+
+    def _answer_properties(self, item: Item) -> dict[str, Any]:
+        raise NotImplementedError
+
+    # -- answer ------------------------------------------------------------
+    def _errors(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
+        errors = obj.get("errors")
+        if errors is None:
+            raise ParseFailure("answer has no 'errors' list")
+        if not isinstance(errors, list):
+            raise ParseFailure("'errors' is not a list")
+        out = []
+        for k, err in enumerate(errors):
+            if not isinstance(err, dict):
+                raise ParseFailure(f"error {k} is not an object")
+            sev = _SEVERITY_ALIASES.get(str(err.get("severity", "")).strip().lower())
+            if sev is None:
+                raise ParseFailure(f"error {k} has unknown severity {err.get('severity')!r}")
+            cat = err.get("category", "")
+            if not isinstance(cat, str):
+                raise ParseFailure(f"error {k} has a category that is not a string")
+            out.append(dict(err, severity=sev, category=cat.strip().lower()))
+        return out
+
+    def _annotation(self, x: Extraction, errors: list[dict[str, Any]], item: Item,
+                    **extra: Any) -> dict[str, Any]:
+        if x.fatal and (self.on_unlocated == "fail" or not x.aligned):
+            raise ParseFailure("; ".join(x.fatal))
+        spans = []
+        for loc, err in zip(x.spans, errors):
+            text = None if loc.start is None else item.tgt[loc.start:loc.end]
+            spans.append({"start": loc.start, "end": loc.end, "severity": err["severity"],
+                          "category": err["category"], "text": text})
+        ann = {"format": self.answer_format, "spans": spans, "problems": x.problems + x.fatal,
+               "exact": x.exact, "similarity": round(x.similarity, 4)}
+        ann.update(extra)
+        return ann
+
+    def score(self, annotation: Any, item: Item) -> float | None:
+        """Negated MQM-weighted error count (major 5, minor 1 by default)."""
+        if not isinstance(annotation, dict) or not isinstance(annotation.get("spans"), list):
+            return None
+        return -float(sum(self.weights.get(s["severity"], 0.0) for s in annotation["spans"]))
+
+    def merge_runs(self, annotations: list[Any], item: Item) -> dict[str, Any] | None:
+        """Character-level voting across runs (see :func:`vote_spans`)."""
+        anns = [a for a in annotations if isinstance(a, dict) and isinstance(a.get("spans"), list)]
+        if not anns:
+            return None
+        spans, problems = vote_spans([a["spans"] for a in anns], len(item.tgt), self.vote_threshold)
+        for s in spans:
+            s["text"] = item.tgt[s["start"]:s["end"]]
+        return {"format": self.answer_format, "spans": spans, "problems": problems,
+                "merged_runs": len(anns), "vote_threshold": self.vote_threshold}
+
+
+def vote_spans(runs: list[list[dict[str, Any]]], length: int,
+               threshold: float = 0.5) -> tuple[list[dict[str, Any]], list[str]]:
+    """Merge the spans of several runs by voting on every character.
+
+    A character is marked when at least ``threshold`` of the runs mark it
+    (a run counts once per character however many of its spans cover it).
+    Its severity is the one most of those runs gave it (major on a tie, the
+    cautious choice). Merged spans are maximal stretches of marked characters
+    of one severity; their category is the most frequent category among the
+    run spans they overlap. Omissions vote on their insertion point the same
+    way. Errors without location are not merged (counted in the problems).
+    """
+    n = len(runs)
+    major = np.zeros((n, length), dtype=bool)
+    minor = np.zeros((n, length), dtype=bool)
+    gap_major = np.zeros((n, length + 1), dtype=bool)
+    gap_minor = np.zeros((n, length + 1), dtype=bool)
+    unlocated = 0
+    for r, spans in enumerate(runs):
+        for s in spans:
+            if s.get("start") is None:
+                unlocated += 1
+                continue
+            a, b = max(0, int(s["start"])), min(length, int(s["end"]))
+            target = (major if s["severity"] == "major" else minor) if b > a else \
+                (gap_major if s["severity"] == "major" else gap_minor)
+            if b > a:
+                target[r, a:b] = True
+            elif a == b:
+                target[r, a] = True
+    need = threshold * n - 1e-9
+    out: list[dict[str, Any]] = []
+    for maj, mnr, is_gap in ((major, minor, False), (gap_major, gap_minor, True)):
+        n_maj = maj.sum(axis=0)
+        n_min = (mnr & ~maj).sum(axis=0)  # a run marking both counts once, as major
+        marked = (n_maj + n_min) >= need
+        sev = np.where(n_maj >= n_min, 0, 1)
+        label = np.where(marked, sev, -1)
+        k = 0
+        while k < len(label):
+            if label[k] < 0:
+                k += 1
+                continue
+            j = k + 1
+            if not is_gap:
+                while j < len(label) and label[j] == label[k]:
+                    j += 1
+            start, end = (k, j) if not is_gap else (k, k)
+            sev_name = "major" if label[k] == 0 else "minor"
+            cats = Counter(s.get("category", "") for run in runs for s in run
+                           if s.get("start") is not None and s["severity"] == sev_name
+                           and _overlaps(int(s["start"]), int(s["end"]), start, end))
+            out.append({"start": start, "end": end, "severity": sev_name,
+                        "category": cats.most_common(1)[0][0] if cats else ""})
+            k = j
+    out.sort(key=lambda s: (s["start"], s["end"]))
+    problems = [f"{unlocated} errors without location were not merged"] if unlocated else []
+    return out, problems
+
+
+def _overlaps(a: int, b: int, s: int, e: int) -> bool:
+    if s == e:
+        return a == b == s
+    return a < e and s < b
+
+
+class TaggedSpanAnnotation(_SpanProtocol):
+    """TSA: numbered inline tags in a copy of the translation."""
+
+    name = "tsa"
+    answer_format = "tsa"
+
+    def render_answer(self, translation, spans, errors):
+        return {"annotated_translation": tag_translation(translation, spans),
+                "errors": [{"severity": e["severity"], "category": e["category"]} for e in errors]}
+
+    def _answer_properties(self, item: Item) -> dict[str, Any]:
+        # room for the copy, its tags, and a little reformatting
+        limit = 2 * len(item.tgt) + 14 * MAX_ERRORS + 64
+        return {"annotated_translation": {"type": "string", "maxLength": limit},
+                "errors": self._error_schema({})}
+
+    def parse(self, text: str, item: Item) -> dict[str, Any]:
+        obj = parse_json_object(text)
+        annotated = obj.get("annotated_translation")
+        if not isinstance(annotated, str):
+            raise ParseFailure("answer has no 'annotated_translation' string")
+        errors = self._errors(obj)
+        x = extract_tagged_spans(annotated, item.tgt, len(errors), min_similarity=self.min_similarity)
+        return self._annotation(x, errors, item, annotated_translation=annotated)
+
+
+class GembaSpans(_SpanProtocol):
+    """Ablation: each error quoted as text and located by searching the translation."""
+
+    name = "gemba-spans"
+    answer_format = "gemba-spans"
+
+    def render_answer(self, translation, spans, errors):
+        return {"errors": [{"span": translation[s:e], "severity": err["severity"],
+                            "category": err["category"]} for (s, e), err in zip(spans, errors)]}
+
+    def _answer_properties(self, item: Item) -> dict[str, Any]:
+        return {"errors": self._error_schema({"span": {"type": "string",
+                                                       "maxLength": len(item.tgt) + 16}})}
+
+    def parse(self, text: str, item: Item) -> dict[str, Any]:
+        errors = self._errors(parse_json_object(text))
+        quotes: list[str | None] = []
+        for k, err in enumerate(errors):
+            q = err.get("span")
+            if q is not None and not isinstance(q, str):
+                raise ParseFailure(f"error {k} has a 'span' that is not a string")
+            quotes.append(q)
+        return self._annotation(locate_text_spans(quotes, item.tgt), errors, item)
+
+
+class DirectIndex(_SpanProtocol):
+    """Ablation: each error given as start/end character offsets."""
+
+    name = "direct-index"
+    answer_format = "direct-index"
+
+    def render_answer(self, translation, spans, errors):
+        return {"errors": [{"start": s, "end": e, "severity": err["severity"],
+                            "category": err["category"]} for (s, e), err in zip(spans, errors)]}
+
+    def _answer_properties(self, item: Item) -> dict[str, Any]:
+        n = len(item.tgt)
+        bound = {"type": "integer", "minimum": 0, "maximum": n}
+        return {"errors": self._error_schema({"start": bound, "end": bound})}
+
+    def parse(self, text: str, item: Item) -> dict[str, Any]:
+        errors = self._errors(parse_json_object(text))
+        bounds = [(e.get("start"), e.get("end")) for e in errors]
+        return self._annotation(validate_index_spans(bounds, item.tgt), errors, item)

@@ -1,0 +1,95 @@
+"""kill -9 in the middle of a run, then resume: same results, nothing answered sent twice."""
+
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SERVER = """
+import json, re, sys, hashlib
+sys.path.insert(0, {root!r})
+from tests.helpers.openai_server import serve_forever
+log = open({log!r}, "a")
+def responder(body):
+    user = body["messages"][-1]["content"]
+    h = int(hashlib.sha256((user + str(body.get("seed"))).encode()).hexdigest(), 16)
+    log.write(json.dumps({{"user": user, "seed": body.get("seed")}}) + "\\n"); log.flush()
+    return json.dumps({{"score": h % 101}})
+serve_forever(responder, {port}, latency_s=0.02)
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(tmp_path, name):
+    port, log = free_port(), tmp_path / f"{name}.log"
+    proc = subprocess.Popen([sys.executable, "-c", SERVER.format(root=str(ROOT), log=str(log), port=port)])
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc, port, log
+
+
+def judge_cmd(input_path, out, port):
+    return [sys.executable, "-m", "polyjudge.cli.main", "judge", str(input_path), "--out", str(out),
+            "--backend", "openai", "--model", "m", "--base-url", f"http://127.0.0.1:{port}/v1",
+            "--runs", "3", "--concurrency", "4", "-q"]
+
+
+def logged(log):
+    return [tuple(json.loads(x).values()) for x in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_kill_minus_9_then_resume(tmp_path):
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X"}) + "\n"
+                           for i in range(60)), encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    proc, port, log = start_server(tmp_path, "killed")
+    try:
+        judge = subprocess.Popen(judge_cmd(inp, tmp_path / "run", port), env=env)
+        store = tmp_path / "run" / "store.sqlite"
+        deadline = time.time() + 60
+        while time.time() < deadline:  # kill once a good part is done
+            time.sleep(0.05)
+            if len(logged(log)) >= 60:
+                break
+        os.kill(judge.pid, signal.SIGKILL)
+        judge.wait()
+        db = sqlite3.connect(store)
+        done_before = {(json.loads(rq)["messages"][-1]["content"], run)
+                       for rq, run in db.execute("SELECT p.request_json, r.run_index FROM responses r "
+                                                 "JOIN prompts p USING(prompt_hash) WHERE r.status='done'")}
+        db.close()
+        sent_before = len(logged(log))
+        assert 0 < len(done_before) < 180
+        subprocess.run(judge_cmd(inp, tmp_path / "run", port), env=env, check=True)
+        resent = logged(log)[sent_before:]
+    finally:
+        proc.kill()
+    # nothing already answered and stored was sent again; at most the in-flight ones were repeated
+    assert not {(user, seed) for user, seed in resent} & done_before
+    assert len(resent) == 180 - len(done_before)
+    assert len(resent) + sent_before - 180 <= 4
+
+    proc2, port2, _ = start_server(tmp_path, "clean")
+    try:
+        subprocess.run(judge_cmd(inp, tmp_path / "clean", port2), env=env, check=True)
+    finally:
+        proc2.kill()
+    for name in ("segments.tsv", "systems.tsv", "mtme/polyjudge-da.seg.score"):
+        assert (tmp_path / "run" / name).read_text() == (tmp_path / "clean" / name).read_text(), name
