@@ -91,6 +91,16 @@ def test_consistency_study_end_to_end(tmp_path, monkeypatch):
     e = ens[("binary", "all")]
     assert e["min_judge"] == "m3" and float(e["delta"]) == pytest.approx(1.0, abs=1e-4)
 
+    panel = {(r["criterion"], r["language"]): r for r in read_tsv(out / "panel.tsv")}
+    # Telugu: m1 disagrees with m2, m3 on the 6 wrong answers -> 2/3 agreement there
+    te = panel[("binary", "te")]
+    assert te["n_items"] == str(2 * N) and te["n_judges"] == "3" and te["no_vote"] == "0"
+    assert float(te["mean_agreement"]) == pytest.approx((6 * 1 + 6 * 2 / 3) / 12, abs=1e-4)
+    assert float(te["unanimous"]) == pytest.approx(0.5) and float(te["ties"]) == 0.0
+    # Swahili: one item has only two votes (m2 failed), both agree
+    assert float(panel[("binary", "sw")]["unanimous"]) == pytest.approx(1.0)
+    assert float(panel[("grade", "en")]["mean_agreement"]) == pytest.approx(1.0)
+
     study = json.loads((out / "study.json").read_text())
     assert study["judges"] == ["m1", "m2", "m3"] and study["n_items"] == 4 * N * 2
     assert set(study["timings_s"]) == {"binary", "grade"}

@@ -9,13 +9,13 @@ import warnings
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
-from sklearn.metrics import cohen_kappa_score
+from sklearn.metrics import cohen_kappa_score, f1_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval.consistency import (Rating, consistency_table, ensemble_report,
                                             languages_tsv, panel_ratings, spearman_across_judges,
-                                            summary_tsv)
+                                            summary_tsv, weighted_f1)
 
 LANGS = ["en", "de", "sw", "te", "zh"]
 
@@ -160,3 +160,27 @@ def test_spearman_across_judges_and_tables():
     assert tsv[0].split("\t")[:4] == ["judge", "task", "criterion", "subset"] and len(tsv) == 5
     assert len(languages_tsv(rows).splitlines()) == 1 + 4 * len(LANGS)
     json.dumps([r.to_dict() for r in rows])  # JSON-able, NaN -> null
+
+
+def gold_matrix(ratings, judge):
+    keys = sorted({(r.item_id, r.answer_kind) for r in ratings if r.judge == judge})
+    g = {(r.item_id, r.answer_kind): r.gold for r in ratings}
+    return np.array([g[k] for k in keys])
+
+
+def test_weighted_f1_per_language_matches_sklearn():
+    ratings = synthetic(seed=5)
+    row = consistency_table(ratings, subsets=False)[0]
+    m, gold = matrix(ratings, row.judge), gold_matrix(ratings, row.judge)
+    for j, lang in enumerate(LANGS):
+        v = ~np.isnan(m[:, j])
+        ref = f1_score(gold[v], m[v, j], average="weighted")
+        assert row.per_language[lang].weighted_f1 == pytest.approx(ref, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_weighted_f1_random_multiclass(seed):
+    rng = np.random.default_rng(seed)
+    t = rng.integers(0, 4, 30)
+    p = np.where(rng.random(30) < 0.5, t, rng.integers(0, 5, 30))  # class 4 only ever predicted
+    assert weighted_f1(t, p) == pytest.approx(f1_score(t, p, average="weighted", zero_division=0))

@@ -131,7 +131,7 @@ def test_vote_spans_hand_worked():
         (0, 2, "major"), (2, 6, "minor"), (8, 8, "minor")]  # one stretch of minor
     # tie between major and minor -> major
     spans, _ = vote_spans(runs[:2], 10, threshold=0.5)
-    assert (spans[1]["start"], spans[1]["end"], spans[1]["severity"]) == (2, 4, "major")
+    assert [(s["start"], s["end"], s["severity"]) for s in spans] == [(0, 4, "major"), (4, 6, "minor")]
 
 
 def test_merge_runs_and_score():

@@ -3,10 +3,11 @@ measure how consistently each judge (and the panel) decides across languages.
 
 Writes into ``--out``: ``consistency.tsv`` (per judge x criterion x subset:
 accuracy/mean, Fleiss' kappa across languages, Spearman accuracy-vs-kappa),
-``languages.tsv`` (per language: n, failures, accuracy, mean, Cohen's kappa
-against the reference language), ``ensemble.tsv`` (Delta = Ens - Min of the
-panel's Fleiss' kappa, with several judges), ``spearman.tsv`` (accuracy vs
-kappa over judges), ``study.json`` (everything, plus timings) and one run
+``languages.tsv`` (per language: n, failures, accuracy, weighted F1, mean,
+Cohen's kappa against the reference language), and with several judges
+``ensemble.tsv`` (Delta = Ens - Min of the panel's Fleiss' kappa),
+``panel.tsv`` (the panel's agreement per criterion and language) and
+``spearman.tsv`` (accuracy vs kappa over judges); also ``study.json`` (everything, plus timings) and one run
 directory per criterion under ``runs/``.
 """
 
@@ -96,7 +97,7 @@ def consistency(dataset: str, data_dir: str | None, languages: str, reference: s
     from polyjudge.data.parallel import TASK_OF_DATASET, load_parallel
     from polyjudge.engine import run_async
     from polyjudge.metaeval.consistency import (consistency_table, dicts_tsv, ensemble_report,
-                                                languages_tsv, panel_ratings,
+                                                languages_tsv, panel_agreement, panel_ratings,
                                                 spearman_across_judges, summary_tsv)
     from polyjudge.protocols import ProtocolOptions
     from polyjudge.protocols.pointwise import Pointwise
@@ -137,10 +138,12 @@ def consistency(dataset: str, data_dir: str | None, languages: str, reference: s
              f"{len(result.judgments) - ok} failed, {timings[scale]:.1f}s")
 
     all_ratings = list(ratings)
+    agreement: list[dict[str, Any]] = []
     if len(judge_names) > 1:
         for scale in scales or ("binary",):
             part = [r for r in ratings if r.criterion == scale]
             all_ratings += panel_ratings(part, name="ensemble", method=panel_method, tie=tie)  # type: ignore[arg-type]
+            agreement += panel_agreement(part, method=panel_method, tie=tie)  # type: ignore[arg-type]
     rows = consistency_table(all_ratings, reference=reference)
     singles = [r for r in rows if r.judge != "ensemble"]
     ens = ensemble_report(rows) if len(judge_names) > 1 else []
@@ -153,9 +156,12 @@ def consistency(dataset: str, data_dir: str | None, languages: str, reference: s
     (out_dir / "ensemble.tsv").write_text(dicts_tsv(ens, ens_cols), encoding="utf-8")
     (out_dir / "spearman.tsv").write_text(
         dicts_tsv(spear, ["task", "criterion", "subset", "n_judges", "spearman"]), encoding="utf-8")
+    panel_cols = ["task", "criterion", "language", "n_items", "n_judges", "no_vote",
+                  "mean_agreement", "unanimous", "ties"]
+    (out_dir / "panel.tsv").write_text(dicts_tsv(agreement, panel_cols), encoding="utf-8")
     study = {"dataset": dataset, "task": task, "languages": langs, "reference": reference,
              "limit": limit, "wrong_answers": not no_wrong, "seed": seed, "judges": judge_names,
-             "panel": {"method": panel_method, "tie": tie}, "n_items": len(items),
+             "panel": {"method": panel_method, "tie": tie, "agreement": agreement}, "n_items": len(items),
              "timings_s": timings, "failures": failures,
              "rows": [r.to_dict() for r in rows], "ensemble": ens, "spearman_across_judges": spear}
     (out_dir / "study.json").write_text(json.dumps(study, indent=1, ensure_ascii=False),

@@ -130,7 +130,6 @@ def _mtme_pair(root, lp, human_name, level, exclude, include_refs, human_lower_b
     if "sys" in found.human[human_name]:
         hs = readers.read_mtme_score_file(found.human[human_name]["sys"])
         hsys = {s: (v[0] if v and v[0] is not None else float("nan")) for s, v in hs.items()}
-    sign = -1.0 if human_lower_better else 1.0
     if human_lower_better:
         h = h.negated()
         if hsys:
@@ -154,6 +153,5 @@ def _mtme_pair(root, lp, human_name, level, exclude, include_refs, human_lower_b
     drop = set(exclude)
     if not include_refs:
         drop |= {s for s in h.systems if s in refs_used or s.startswith("ref")}
-    del sign
     return LanguagePair(lp, h, metrics, human_sys=hsys, metric_sys=msys, exclude_systems=sorted(drop),
                         missing_metric=missing_metric)

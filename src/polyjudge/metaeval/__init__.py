@@ -1,1 +1,8 @@
-"""polyjudge.metaeval"""
+"""polyjudge.metaeval: agreement of judges and metrics with human scores.
+
+Python API (plain numpy arrays and dataclasses, notebook friendly):
+``matrices.ScoreMatrix``, ``readers.read_scores``, ``stats`` (pearson, spearman,
+kendall, acc23, tie_calibration, pairwise_accuracy, soft_pairwise_accuracy),
+``significance`` (permutation tests, bootstrap CIs, clusters) and
+``tasks.evaluate`` (WMT23/WMT24 presets and ranking tables).
+"""

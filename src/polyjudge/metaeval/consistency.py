@@ -7,8 +7,8 @@ item): the ``label`` is the judge's verdict as a number (1 = correct,
 and answer subset (``all`` plus each ``answer_kind``, e.g. ``gold``/``wrong``)
 the study reports:
 
-- per language: ratings, failures, accuracy against gold (binary criterion)
-  and the mean label (share judged correct, or the average grade);
+- per language: ratings, failures, accuracy and weighted F1 against gold
+  (binary criterion) and the mean label (share judged correct, or the average grade);
 - Fleiss' kappa across languages, each language acting as one rater, over
   the items that have a valid rating in every language;
 - Cohen's kappa of each language against the reference language (English);
@@ -62,6 +62,7 @@ class LanguageStats:
     accuracy: float | None
     mean: float
     cohen_vs_ref: float | None
+    weighted_f1: float | None = None  # verdict vs gold, support-weighted over classes
 
 
 @dataclass(slots=True)
@@ -105,6 +106,23 @@ def _spearman(x: Sequence[float | None], y: Sequence[float | None]) -> float:
     return float(spearmanr(a, b).statistic)
 
 
+def weighted_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """F1 per class averaged with the classes' support in ``y_true`` (as
+    Hada et al. report; matches ``sklearn.metrics.f1_score(average="weighted")``).
+    A class never predicted and never true contributes nothing; F1 of a class
+    with no correct prediction is 0."""
+    t, p = np.asarray(y_true), np.asarray(y_pred)
+    if t.size == 0:
+        return float("nan")
+    classes = np.unique(np.concatenate([t, p]))
+    tp = ((t[:, None] == classes) & (p[:, None] == classes)).sum(0).astype(float)
+    support = (t[:, None] == classes).sum(0).astype(float)
+    predicted = (p[:, None] == classes).sum(0).astype(float)
+    denom = support + predicted
+    f1 = np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
+    return float((f1 * support).sum() / support.sum())
+
+
 def language_matrix(ratings: Sequence[Rating], languages: Sequence[str]) -> tuple[list[tuple[str, str | None]], np.ndarray, np.ndarray]:
     """``(keys, labels, gold)``: labels is ``items x languages`` (NaN = missing or
     failed), items keyed by ``(item_id, answer_kind)`` in first-seen order."""
@@ -145,16 +163,17 @@ def consistency_row(ratings: Sequence[Rating], *, reference: str = "en",
     for j, lang in enumerate(langs):
         v = valid[:, j]
         n_rated = int(sum(1 for r in ratings if r.language == lang))
-        acc = None
+        acc = wf1 = None
         if has_gold:
             g = v & ~np.isnan(gold)
             acc = float(np.mean(lab[g, j] == gold[g])) if g.any() else float("nan")
+            wf1 = weighted_f1(gold[g], lab[g, j])
         mean = float(lab[v, j].mean()) if v.any() else float("nan")
         ck = None
         if reference in langs and lang != reference:
             both = v & valid[:, 0]
             ck = cohen_kappa(lab[both, 0], lab[both, j]) if both.any() else float("nan")
-        per[lang] = LanguageStats(int(v.sum()), n_rated - int(v.sum()), acc, mean, ck)
+        per[lang] = LanguageStats(int(v.sum()), n_rated - int(v.sum()), acc, mean, ck, wf1)
 
     complete = valid.all(1)
     fk = float("nan")
@@ -203,10 +222,9 @@ def spearman_across_judges(rows: Sequence[ConsistencyRow]) -> list[dict[str, Any
     return out
 
 
-def panel_ratings(ratings: Iterable[Rating], *, name: str = "ensemble", method: str = "majority",
-                  tie: TieRule = "low") -> list[Rating]:
-    """Combine several judges into one panel judge per (task, criterion,
-    language, item) with :func:`polyjudge.aggregate.panel.aggregate_panel`."""
+def panel_votes(ratings: Iterable[Rating]) -> tuple[list[tuple], dict[tuple, Rating], list[str], np.ndarray]:
+    """``(keys, example, judges, votes)``: an ``items x judges`` vote matrix
+    (NaN = failed or missing) keyed by (task, criterion, language, item, kind)."""
     groups: dict[tuple, dict[str, Rating]] = defaultdict(dict)
     judges: list[str] = []
     for r in ratings:
@@ -216,12 +234,44 @@ def panel_ratings(ratings: Iterable[Rating], *, name: str = "ensemble", method: 
     keys = list(groups)
     votes = np.array([[np.nan if (g := groups[k].get(j)) is None or g.label is None else g.label
                        for j in judges] for k in keys], dtype=float).reshape(len(keys), len(judges))
+    example = {k: next(iter(groups[k].values())) for k in keys}
+    return keys, example, judges, votes
+
+
+def panel_ratings(ratings: Iterable[Rating], *, name: str = "ensemble", method: str = "majority",
+                  tie: TieRule = "low") -> list[Rating]:
+    """Combine several judges into one panel judge per (task, criterion,
+    language, item) with :func:`polyjudge.aggregate.panel.aggregate_panel`."""
+    keys, example, _, votes = panel_votes(ratings)
     res = aggregate_panel(votes, method, tie)  # type: ignore[arg-type]
     out = []
     for k, value in zip(keys, res.value):
-        any_r = next(iter(groups[k].values()))
-        out.append(Rating(name, any_r.task, any_r.criterion, any_r.language, any_r.item_id,
-                          None if np.isnan(value) else float(value), any_r.gold, any_r.answer_kind))
+        r = example[k]
+        out.append(Rating(name, r.task, r.criterion, r.language, r.item_id,
+                          None if np.isnan(value) else float(value), r.gold, r.answer_kind))
+    return out
+
+
+def panel_agreement(ratings: Iterable[Rating], *, method: str = "majority",
+                    tie: TieRule = "low") -> list[dict[str, Any]]:
+    """How much the panel agreed, per task x criterion x language: mean share of
+    votes on the modal label, share of unanimous items, share of ties, items
+    with no valid vote."""
+    keys, example, judges, votes = panel_votes(ratings)
+    res = aggregate_panel(votes, method, tie)  # type: ignore[arg-type]
+    groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for i, k in enumerate(keys):
+        groups[(example[k].task, example[k].criterion, example[k].language)].append(i)
+    out = []
+    for (task, crit, lang), idx in groups.items():
+        ix = np.array(idx)
+        voted = res.n_votes[ix] > 0
+        out.append({"task": task, "criterion": crit, "language": lang, "n_items": len(idx),
+                    "n_judges": len(judges), "no_vote": int((~voted).sum()),
+                    "mean_agreement": _nan_to_none(float(res.agreement[ix][voted].mean()))
+                    if voted.any() else None,
+                    "unanimous": float(res.unanimous[ix][voted].mean()) if voted.any() else None,
+                    "ties": float(res.tie[ix][voted].mean()) if voted.any() else None})
     return out
 
 
@@ -268,15 +318,15 @@ def summary_tsv(rows: Sequence[ConsistencyRow]) -> str:
 
 
 def languages_tsv(rows: Sequence[ConsistencyRow]) -> str:
-    """One line per row and language: n failed accuracy mean cohen_vs_ref."""
+    """One line per row and language: n failed accuracy weighted_f1 mean cohen_vs_ref."""
     buf = io.StringIO()
     w = csv.writer(buf, delimiter="\t", lineterminator="\n")
     w.writerow(["judge", "task", "criterion", "subset", "language", "n", "failed", "accuracy",
-                "mean", "cohen_vs_ref"])
+                "weighted_f1", "mean", "cohen_vs_ref"])
     for r in rows:
         for lang, s in r.per_language.items():
             w.writerow([r.judge, r.task, r.criterion, r.subset, lang, s.n, s.failed,
-                        _fmt(s.accuracy), _fmt(s.mean), _fmt(s.cohen_vs_ref)])
+                        _fmt(s.accuracy), _fmt(s.weighted_f1), _fmt(s.mean), _fmt(s.cohen_vs_ref)])
     return buf.getvalue()
 
 

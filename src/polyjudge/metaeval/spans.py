@@ -55,6 +55,7 @@ __all__ = [
     "Span", "SpanSegment", "SpanScore", "SpanF1Result", "char_counts", "score_lp", "span_f1",
     "char_f1_reference", "read_task2_tsv", "write_task2_tsv", "read_span_jsonl",
     "segments_from_mqm", "read_run_predictions", "read_spans", "normalise_severity",
+    "write_run_spans_tsv", "spans_from_annotation",
 ]
 
 
@@ -427,6 +428,27 @@ def write_task2_tsv(path: str | Path, segments: Iterable[SpanSegment], *,
             w.writerow([s.doc_id or "", s.seg_id or "", src_l, tgt_l, s.set_id or set_id,
                         s.system or "", s.source or "", s.hypothesis or "", s.reference or "",
                         s.domain or "", s.method or method, starts, ends, types])
+
+
+def write_run_spans_tsv(path: str | Path, items: Sequence[Any], annotations: Sequence[Any], *,
+                        method: str = "polyjudge") -> int:
+    """Write a span protocol's (merged) annotations as a task-2 TSV; returns rows written.
+
+    ``items`` are the run's :class:`~polyjudge.data.records.Item` records and
+    ``annotations`` the per-item annotation (merged over runs) or None for an
+    item without an ok judgment; such items are left out, never written as
+    "no error".
+    """
+    segs = []
+    for it, ann in zip(items, annotations):
+        if ann is None:
+            continue
+        lp = f"{it.src_lang}-{it.tgt_lang}" if it.src_lang and it.tgt_lang else None
+        segs.append(SpanSegment(system=it.system, doc_id=it.doc_id, seg_id=it.seg_id,
+                                spans=spans_from_annotation(ann), lp=lp, hypothesis=it.tgt,
+                                source=it.src, reference=it.ref, method=method))
+    write_task2_tsv(path, segs)
+    return len(segs)
 
 
 # --------------------------------------------------------------------------- JSONL

@@ -142,7 +142,7 @@ def _row_kendall(h: np.ndarray, m: np.ndarray, variant: str) -> np.ndarray:
             tau = 2.0 * (con - dis) / (n.astype(float) ** 2 * (mc - 1) / mc)
         else:
             raise ValueError(f"Kendall variant must be 'b' or 'c', not {variant!r}")
-    out = np.where(degenerate, np.nan, tau)
+    out = np.where(degenerate, np.nan, np.clip(tau, -1.0, 1.0))
     return out
 
 

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 from polyjudge.backends.base import Message
@@ -79,16 +78,8 @@ LANGUAGE_NAMES = {
 
 
 def load_template(user_path: str | None, builtin: str) -> PromptTemplate:
-    """The user's template file, else the packaged one.
-
-    Reads packaged files next to this module rather than through
-    ``importlib.resources``, which fails while ``polyjudge`` has no
-    ``__init__.py`` (a namespace package); same text, same hash.
-    """
-    if user_path:
-        return PromptTemplate.load(user_path, builtin)
-    path = Path(__file__).resolve().parents[1] / "templates" / builtin
-    return PromptTemplate(path.read_text(encoding="utf-8"), f"polyjudge:templates/{builtin}")
+    """The user's template file, else the packaged one (``templates/<builtin>``)."""
+    return PromptTemplate.load(user_path, builtin)
 
 
 def language_name(code: str | None) -> str:

@@ -277,7 +277,27 @@ def variability_section(run: RunData) -> Section | None:
                           fmt(r.pearson_vs_mean), fmt(r.kendall_sys_vs_mean)])
     blocks.append(Table(["judge", "aggregator", "distinct scores", "tied pairs", "mean score",
                          "segment r vs mean", "system τ vs mean"], arows, "Aggregators compared"))
+    stab = _stability_rows(mats, systems, run.aggregator)
+    if stab:
+        blocks.append(Table(["judge", "run", f"system τ vs {run.aggregator} of all runs", "same best system"],
+                            stab, "Would a single run have ranked the systems the same way?"))
     return Section(f"var-{_slug(run.name)}", "Variability across runs", blocks, run.name)
+
+
+def _stability_rows(mats: dict[str, np.ndarray], systems: list[str], aggregator: str) -> list[list[Any]]:
+    """Per-run system-ranking stability, from the shared variability module when present."""
+    try:
+        from polyjudge.aggregate.variability import single_run_stability
+    except ImportError:
+        return []
+    if len(set(systems)) < 2:
+        return []
+    rows: list[list[Any]] = []
+    for jd, m in mats.items():
+        for st in single_run_stability(m, systems, aggregator):
+            rows.append([jd, st.run, fmt(st.kendall_tau),
+                         Cell("yes" if st.same_best else "no", "" if st.same_best else "loss")])
+    return rows
 
 
 # --------------------------------------------------------------------------- spans

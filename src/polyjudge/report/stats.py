@@ -103,7 +103,10 @@ def first_run(matrix: np.ndarray) -> np.ndarray:
 
 
 def aggregate_matrix(matrix: np.ndarray, name: str) -> np.ndarray:
-    """Aggregate each item's successful runs with a registered aggregator (NaN if none)."""
+    """Aggregate each item's successful runs with a registered aggregator.
+
+    NaN where an item has no successful run or the aggregator is undefined for it.
+    """
     ok = np.isfinite(matrix)
     has = ok.any(axis=1)
     out = np.full(matrix.shape[0], np.nan)
@@ -116,12 +119,27 @@ def aggregate_matrix(matrix: np.ndarray, name: str) -> np.ndarray:
         if name == "median":
             out[has] = np.nanmedian(matrix[has], axis=1)
             return out
+        # Same definitions as the registered "max", "min" and "mean-all", vectorised.
+        if name in ("max", "min", "mean-all"):
+            fn_np = {"max": np.nanmax, "min": np.nanmin, "mean-all": np.nanmean}[name]
+            out[has] = fn_np(matrix[has], axis=1)
+            return out
     if name == "first":
         return first_run(matrix)
     from polyjudge.aggregate.runs import get_aggregator
     fn: Callable[[Sequence[float]], float] = get_aggregator(name)
-    for i in np.flatnonzero(has):
-        out[i] = fn(matrix[i][ok[i]].tolist())
+    # Every other aggregator ignores run order, so rows holding the same scores in any
+    # order get the same value: compute it once per distinct sorted row (NaNs sort last).
+    rows = np.sort(matrix[has], axis=1)
+    uniq, inverse = np.unique(np.where(np.isfinite(rows), rows, np.inf), axis=0, return_inverse=True)
+    vals = np.empty(uniq.shape[0])
+    for u in range(uniq.shape[0]):
+        r = uniq[u]
+        try:
+            vals[u] = fn(r[np.isfinite(r)].tolist())
+        except ValueError:  # undefined here (e.g. trimmed mean of two runs): no score
+            vals[u] = np.nan
+    out[has] = vals[inverse.reshape(-1)]
     return out
 
 
@@ -160,12 +178,16 @@ def compare_aggregators(matrix: np.ndarray, systems: Sequence[str],
     """Each aggregator's ties and agreement with the plain mean (segment r, system τ)."""
     from scipy.stats import kendalltau, pearsonr
     base = aggregate_matrix(matrix, "mean")
-    sys_arr = np.asarray(systems, dtype=object)
     sys_names = list(dict.fromkeys(systems))
+    code = {s: k for k, s in enumerate(sys_names)}
+    sys_idx = np.fromiter((code[s] for s in systems), np.int64, len(systems))
 
     def sys_means(v: np.ndarray) -> np.ndarray:
-        return np.array([np.nanmean(v[sys_arr == s]) if np.isfinite(v[sys_arr == s]).any() else np.nan
-                         for s in sys_names])
+        ok = np.isfinite(v)
+        tot = np.bincount(sys_idx[ok], weights=v[ok], minlength=len(sys_names))
+        cnt = np.bincount(sys_idx[ok], minlength=len(sys_names))
+        with np.errstate(all="ignore"):
+            return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
 
     base_sys = sys_means(base)
     rows = []

@@ -217,7 +217,7 @@ def _metric_values(d: M.Definition, O_j: np.ndarray, om_j: np.ndarray, O_h: np.n
     jv = jv.reshape(J, -1, O_j.shape[-1])
     hv = M.aggregate(d.human_agg, O_h, om_h, tau)
     if d.metric == "hit_rate":
-        return (jv.argmax(-1) == hv.argmax(-1)[None]).mean(1)
+        return (jv * hv[None]).sum(-1).mean(1)
     if d.metric == "mse":
         return ((jv - hv[None]) ** 2).sum(-1).mean(1)
     if d.metric in ("kl_hj", "kl_jh", "js_divergence"):

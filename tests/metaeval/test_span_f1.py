@@ -263,3 +263,19 @@ def test_ted_perturbed_copies_have_known_scores(ted_gold):
     assert r.recall < 1.0 and r.pred_chars == sum(lengths)
     ref = char_f1_reference(lengths, [s.spans for s in ted_gold], [s.spans for s in everything])
     assert (r.precision, r.recall, r.f1) == pytest.approx(ref)
+
+
+def test_write_run_spans_tsv(tmp_path):
+    from polyjudge.data.records import Item
+    from polyjudge.metaeval.spans import write_run_spans_tsv
+    items = [Item(src="a", tgt="Hallo Welt", src_lang="en", tgt_lang="de", doc_id="d", seg_id="1",
+                  system="A"),
+             Item(src="b", tgt="Tschüss", src_lang="en", tgt_lang="de", doc_id="d", seg_id="2",
+                  system="A")]
+    anns = [{"spans": [{"start": 0, "end": 5, "severity": "minor", "category": "x"},
+                       {"start": 6, "end": 6, "severity": "major", "category": "accuracy/omission"}]},
+            None]
+    assert write_run_spans_tsv(tmp_path / "spans.tsv", items, anns) == 1
+    back, _ = read_task2_tsv(tmp_path / "spans.tsv")
+    assert len(back) == 1 and back[0].lp == "en-de" and back[0].hypothesis == "Hallo Welt"
+    assert back[0].spans == (S(0, 5, "minor"), S(6, 6, "major"))
