@@ -15,7 +15,8 @@ Aggregator = Callable[[Sequence[float]], float]
 
 _REGISTRY: dict[str, Aggregator] = {}
 # Aggregators implemented in other modules, imported on first use.
-_LAZY = {"rrwa": "polyjudge.aggregate.rrwa"}
+_LAZY = {name: "polyjudge.aggregate.rrwa"
+         for name in ("rrwa", "mean-2s", "mean-all", "max", "min", "geo", "trimmed-mean", "majority")}
 
 
 def register_aggregator(name: str) -> Callable[[Aggregator], Aggregator]:

@@ -39,6 +39,8 @@ def judge_options(fn: Any) -> Any:
         click.option("--runs", type=click.IntRange(min=1), default=None, help="Runs per item (protocol default)."),
         click.option("--temperature", "-T", type=float, default=None, help="Sampling temperature (protocol default)."),
         click.option("--aggregator", default=None, help="How runs are merged: mean, median, rrwa, ..."),
+        click.option("--min-runs", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Leave a segment unscored with fewer successful runs than this."),
         click.option("--concurrency", "-c", type=click.IntRange(min=1), default=16, show_default=True),
         click.option("--seed", type=int, default=0, show_default=True, help="Run r uses seed + r."),
         click.option("--prompt-template", type=click.Path(dir_okay=False), default=None,
@@ -118,12 +120,21 @@ def run_judging(items: list[Item], kw: dict[str, Any], out: Path | None, *, dry_
         items, protocol, backends, runs=kw["runs"], temperature=kw["temperature"],
         aggregator=kw["aggregator"], concurrency=kw["concurrency"],
         store_path=(out / "store.sqlite") if out is not None else None, seed=kw["seed"],
-        progress=not kw["quiet"] and sys.stderr.isatty(), prices=prices, judge_info=info, dry_run=dry_run))
+        progress=not kw["quiet"] and sys.stderr.isatty(), prices=prices, judge_info=info, dry_run=dry_run,
+        min_runs=kw["min_runs"]))
     if isinstance(result, Estimate):
         return result
     if out is not None:
         result.write(out)
+        if protocol.name in SPAN_PROTOCOLS:
+            from polyjudge.metaeval.spans import write_run_spans_tsv
+            judge = result.judges[0]
+            write_run_spans_tsv(out / "spans.tsv", result.items, [s.merged for s in result.segments(judge)],
+                                method=judge)
     return result
+
+
+SPAN_PROTOCOLS = ("tsa", "gemba-spans", "direct-index")
 
 
 def print_summary(result: Any, out: Path | None) -> None:

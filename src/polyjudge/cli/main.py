@@ -20,10 +20,12 @@ COMMANDS: dict[str, str] = {
     "score": "polyjudge.cli.judge_cmd:score",
     "demo": "polyjudge.cli.judge_cmd:demo",
     "human-mqm": "polyjudge.cli.mqm_cmd:human_mqm",
+    "variability": "polyjudge.cli.mqm_cmd:variability",
     "span-f1": "polyjudge.cli.spans_cmd:span_f1",
     "meta-eval": "polyjudge.cli.metaeval_cmd:meta_eval",
     "consistency": "polyjudge.cli.consistency_cmd:consistency",
     "validate": "polyjudge.cli.validate_cmd:validate",
+    "simulate": "polyjudge.cli.validate_cmd:simulate",
     "report": "polyjudge.cli.report_cmd:report",
 }
 

@@ -75,7 +75,7 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
                     store_path: Path | str | None = None, seed: int = 0, progress: bool = False,
                     retry: RetryPolicy = RetryPolicy(), prices: dict[str, tuple[float, float]] | None = None,
                     judge_info: list[dict[str, Any]] | None = None, dry_run: bool = False,
-                    ) -> RunResult | Estimate:
+                    min_runs: int = 1) -> RunResult | Estimate:
     runs = protocol.default_runs if runs is None else runs
     temperature = protocol.default_temperature if temperature is None else temperature
     aggregator = aggregator or protocol.default_aggregator
@@ -103,7 +103,7 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
     judgments: list[Judgment] = [judgment_from(t, stored.get(t.key), protocol, items[t.item_index])
                                  for t in tasks]
     judgments.sort(key=lambda j: (j.item_index, j.judge, j.run_index))
-    result = RunResult(items, judges, protocol, runs, aggregator, judgments)
+    result = RunResult(items, judges, protocol, runs, aggregator, judgments, min_runs=min_runs)
     prices = prices if prices is not None else DEFAULT_PRICES
     tokens = {"prompt": sum(j.usage.prompt_tokens for j in judgments),
               "completion": sum(j.usage.completion_tokens for j in judgments)}
@@ -113,7 +113,7 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
         "signature": signature(protocol, judges, runs, aggregator, temperature),
         "protocol": protocol.name,
         "config": {"runs": runs, "temperature": temperature, "aggregator": aggregator,
-                   "concurrency": concurrency, "seed": seed, "max_tokens": protocol.max_tokens,
+                   "concurrency": concurrency, "seed": seed, "min_runs": min_runs, "max_tokens": protocol.max_tokens,
                    "use_context": protocol.options.use_context,
                    "prompt_template": protocol.options.template,
                    "protocol_options": protocol.options.extra},

@@ -61,6 +61,9 @@ def write_run_dir(result: "RunResult", out_dir: str | Path, name: str | None = N
             yield json.dumps(d, ensure_ascii=False) + "\n"
 
     _atomic_write(out / "judgments.jsonl", judgment_lines())
+    # The judged texts, so reports can show spans in context without the input file.
+    _atomic_write(out / "items.jsonl", (json.dumps({"item_index": i, **it.to_dict()}, ensure_ascii=False) + "\n"
+                                        for i, it in enumerate(items)))
 
     multi = len(result.judges) > 1
     header = ["system", "doc_id", "seg_id", "src_lang", "tgt_lang", "score", "runs_ok", "runs_failed"]
@@ -87,6 +90,9 @@ def write_run_dir(result: "RunResult", out_dir: str | Path, name: str | None = N
             json.dumps({"item_index": i, "judge": j, "system": items[i].system, "seg_id": items[i].seg_id,
                         "annotation": m}, ensure_ascii=False) + "\n" for i, j, m in merged_rows))
 
+    if result.runs > 1:
+        _write_aggregates(result, out / "aggregates.tsv")
+
     systems = system_scores(result, panel)
     _atomic_write(out / "systems.tsv", ["system\tscore\tn_segments\tn_unscored\n"] + [
         f"{_tsv_cell(s)}\t{_fmt(sc)}\t{n}\t{u}\n" for s, sc, n, u in systems])
@@ -107,3 +113,23 @@ def write_run_dir(result: "RunResult", out_dir: str | Path, name: str | None = N
     _atomic_write(out / "manifest.json", [json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n"])
 
 
+
+
+def _write_aggregates(result: "RunResult", path: Path) -> None:
+    """Every aggregator's segment score side by side, to compare aggregators."""
+    from polyjudge.aggregate.variability import aggregate_table
+
+    tables = {j: aggregate_table(result.run_matrix(j), min_runs=result.min_runs) for j in result.judges}
+    names = list(next(iter(tables.values())))
+    if all(all(v != v for v in col) for t in tables.values() for col in t.values()):
+        return  # nothing numeric to compare (categorical protocol)
+
+    def lines() -> Iterable[str]:
+        yield "\t".join(["judge", "system", "doc_id", "seg_id", *names]) + "\n"
+        for judge, table in tables.items():
+            for i, it in enumerate(result.items):
+                vals = [table[n][i] for n in names]
+                yield "\t".join([judge, _tsv_cell(it.system), _tsv_cell(it.doc_id), _tsv_cell(it.seg_id),
+                                 *(_fmt(None if v != v else v) for v in vals)]) + "\n"
+
+    _atomic_write(path, lines())

@@ -91,6 +91,8 @@ class RunResult:
     aggregator: str
     judgments: list[Judgment]
     manifest: dict[str, Any] = field(default_factory=dict)
+    # A segment with fewer successful runs than this is left unscored.
+    min_runs: int = 1
 
     def by_item(self) -> list[dict[str, list[Judgment]]]:
         """Judgments per item, per judge, in run order."""
@@ -110,9 +112,18 @@ class RunResult:
             ok = [j for j in js if j.ok]
             scores = [j.score for j in ok if j.score is not None]
             merged = self.protocol.merge_runs([j.annotation for j in ok], item) if ok else None
-            out.append(SegmentResult(agg(scores) if scores else None, len(ok), len(js) - len(ok),
-                                     scores, merged))
+            value = agg(scores) if scores and len(scores) >= self.min_runs else None
+            out.append(SegmentResult(value, len(ok), len(js) - len(ok), scores, merged))
         return out
+
+    def run_matrix(self, judge: str) -> Any:
+        """items × runs array of run scores, NaN where a run failed or gave no score."""
+        import numpy as np
+        m = np.full((len(self.items), self.runs), np.nan)
+        for j in self.judgments:
+            if j.judge == judge and j.ok and j.score is not None:
+                m[j.item_index, j.run_index] = j.score
+        return m
 
     def segment_scores(self, judge: str | None = None) -> list[float | None]:
         """Per item: the judge's aggregated score, or with ``judge=None`` the panel
