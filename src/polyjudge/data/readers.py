@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,17 @@ def _item_from_mapping(row: dict[str, Any], path: str, line: int, defaults: dict
     return Item(**values, extra=extra, origin=f"{path}:{line}")
 
 
-def read_jsonl(path: str | Path, **defaults: str | None) -> list[Item]:
-    items = []
-    with open(path, encoding="utf-8") as fh:
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-blank line of a JSONL file.
+
+    The one JSONL reader of the project: invalid JSON or a line that is not an
+    object raises InputError naming the file and line.
+    """
+    try:
+        fh = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("file not found", path=str(path)) from None
+    with fh:
         for n, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue
@@ -53,8 +62,11 @@ def read_jsonl(path: str | Path, **defaults: str | None) -> list[Item]:
                 raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=str(path), line=n) from None
             if not isinstance(row, dict):
                 raise InputError("each line must be a JSON object", path=str(path), line=n)
-            items.append(_item_from_mapping(row, str(path), n, defaults))
-    return items
+            yield n, row
+
+
+def read_jsonl(path: str | Path, **defaults: str | None) -> list[Item]:
+    return [_item_from_mapping(row, str(path), n, defaults) for n, row in iter_jsonl(path)]
 
 
 def read_delimited(path: str | Path, delimiter: str, **defaults: str | None) -> list[Item]:
