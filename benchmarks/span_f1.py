@@ -3,8 +3,8 @@
 Builds TED-like synthetic data (segments of 40-200 characters, 0-5 spans of
 either severity per side), checks both give the same P/R/F1, and prints the
 characters scored per second for each and their ratio, all from this one run.
-The reference below is a plain transcription of the task-2 rules, one
-character at a time, as the official scorer does them.
+The reference (``char_f1_reference``) is a plain transcription of the
+task-2 rules, one character at a time, as the official scorer does them.
 
     python benchmarks/span_f1.py [--segments 20000] [--seed 0]
 """
@@ -19,34 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from polyjudge.metaeval.spans import Span, score_lp  # noqa: E402
-
-
-def reference(lengths, gold, pred, partial=0.5):
-    """The straightforward per-character implementation."""
-    tp = g_total = p_total = 0.0
-
-    def counts(spans, n):
-        major, minor = [0] * n, [0] * n
-        for s in spans:
-            if s.start is None or s.severity == "undecided":
-                continue
-            arr = major if s.severity in ("major", "critical") else minor
-            for k in range(n)[s.start:s.end]:
-                arr[k] += 1
-        return major, minor
-
-    for n, gs, ps in zip(lengths, gold, pred):
-        gM, gm = counts(gs, n)
-        pM, pm = counts(ps, n)
-        g_total += sum(gM) + sum(gm)
-        p_total += sum(pM) + sum(pm)
-        for a, b, c, d in zip(gM, pM, gm, pm):
-            tp += min(a, b) + min(c, d)
-            tp += partial * min(max(0, a - b) + max(0, c - d), max(0, b - a) + max(0, d - c))
-    p = tp / p_total if p_total else 1.0
-    r = tp / g_total if g_total else 1.0
-    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+from polyjudge.metaeval.spans import Span, char_f1_reference, score_lp  # noqa: E402
 
 
 def synth(n_seg, seed):
@@ -72,7 +45,7 @@ def main() -> None:
     lengths, gold, pred = synth(args.segments, args.seed)
     chars = sum(lengths)
     t = time.perf_counter()
-    ref = reference(lengths, gold, pred)
+    ref = char_f1_reference(lengths, gold, pred)
     t_ref = time.perf_counter() - t
     best = float("inf")
     for _ in range(5):

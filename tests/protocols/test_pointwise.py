@@ -71,7 +71,10 @@ def test_user_template(tmp_path):
 
 def test_language_names():
     assert language_name("sw") == "Swahili" and language_name("pt-BR") == "Brazilian Portuguese"
-    assert language_name("zh_Hans") == "Chinese" and language_name("xx") == "xx"
+    # one table for the project (polyjudge.data.languages): a script subtag it knows is named
+    assert language_name("zh_Hans") == "Simplified Chinese" and language_name("xx") == "xx"
+    assert language_name("zh-Latn") == "Chinese"  # unknown subtag: the base language
+    assert language_name(None) == "the language of the text"
     p = make(language="Klingon")
     assert "Klingon" in p.messages(qa_item(), CTX)[0].content
 

@@ -16,7 +16,6 @@ Nothing here imports the engine: run directories are read as files.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from scipy import stats
 from polyjudge.aggregate.rrwa import COMPARISON
 from polyjudge.aggregate.runs import get_aggregator
 from polyjudge.data.errors import InputError
+from polyjudge.data.readers import iter_jsonl
 
 
 @dataclass
@@ -45,18 +45,11 @@ def load_run_matrices(run_dir: str | Path) -> dict[str, RunMatrix]:
     if not path.is_file():
         raise InputError("no judgments.jsonl in the run directory", path=str(path))
     rows: list[dict] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=lineno) from None
-            for key in ("item_index", "run_index", "judge"):
-                if key not in row:
-                    raise InputError("missing key", path=str(path), line=lineno, field=key)
-            rows.append(row)
+    for lineno, row in iter_jsonl(path):
+        for key in ("item_index", "run_index", "judge"):
+            if key not in row:
+                raise InputError("missing key", path=str(path), line=lineno, field=key)
+        rows.append(row)
     out: dict[str, RunMatrix] = {}
     for judge in dict.fromkeys(r["judge"] for r in rows):
         mine = [r for r in rows if r["judge"] == judge]

@@ -16,14 +16,13 @@ Formats:
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.readers import iter_jsonl
 from polyjudge.metaeval.matrices import ScoreMatrix
 
 LEVELS = ("seg", "sys", "doc", "domain")
@@ -143,13 +142,7 @@ def read_table(path: str | Path, *, use_doc_id: bool = False) -> ScoreMatrix:
         raise InputError(f"cannot read: {exc.strerror}", path=str(p)) from None
     rows: list[tuple[str, str, float | None]] = []
     if p.suffix in (".jsonl", ".json"):
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"bad JSON: {exc.msg}", path=str(p), line=n) from None
+        for n, rec in iter_jsonl(p):
             for f in ("system", "seg_id"):
                 if f not in rec:
                     raise InputError("missing field", path=str(p), line=n, field=f)

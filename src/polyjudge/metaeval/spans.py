@@ -28,7 +28,6 @@ swapped labels, we do not.
 from __future__ import annotations
 
 import csv
-import json
 import math
 import re
 from collections import defaultdict
@@ -40,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.readers import iter_jsonl
 
 MISSING = "missing"
 NO_ERROR = "no-error"
@@ -489,50 +489,41 @@ def read_span_jsonl(path: str | Path, *, lp: str | None = None) -> list[SpanSegm
     if not path.is_file():
         raise InputError("file not found", path=str(path))
     out: list[SpanSegment] = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
+    for n, d in iter_jsonl(path):
+        where = f"{path}:{n}"
+        raw = _first(d, "spans", "esa_spans", "errors")
+        if raw is None:
+            raw = []
+        if not isinstance(raw, list):
+            raise InputError("spans must be a list", path=str(path), line=n, field="spans")
+        spans = []
+        for sp in raw:
+            if not isinstance(sp, dict):
+                raise InputError("each span must be an object", path=str(path), line=n, field="spans")
+            sev = _first(sp, "severity")
+            if sev is None:
+                raise InputError("span without severity", path=str(path), line=n, field="severity")
+            s = _bound(_first(sp, "start", "start_i"), where, "start")
+            e = _bound(_first(sp, "end", "end_i"), where, "end")
+            if s is None:
+                spans.append(Span(None, None, str(sev).lower()))
                 continue
-            where = f"{path}:{n}"
             try:
-                d = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=n) from None
-            if not isinstance(d, dict):
-                raise InputError("each line must be a JSON object", path=str(path), line=n)
-            raw = _first(d, "spans", "esa_spans", "errors")
-            if raw is None:
-                raw = []
-            if not isinstance(raw, list):
-                raise InputError("spans must be a list", path=str(path), line=n, field="spans")
-            spans = []
-            for sp in raw:
-                if not isinstance(sp, dict):
-                    raise InputError("each span must be an object", path=str(path), line=n, field="spans")
-                sev = _first(sp, "severity")
-                if sev is None:
-                    raise InputError("span without severity", path=str(path), line=n, field="severity")
-                s = _bound(_first(sp, "start", "start_i"), where, "start")
-                e = _bound(_first(sp, "end", "end_i"), where, "end")
-                if s is None:
-                    spans.append(Span(None, None, str(sev).lower()))
-                    continue
-                try:
-                    sev = normalise_severity(sev, where=f" at {where}")
-                except InputError as exc:
-                    raise InputError(exc.reason, path=str(path), line=n, field="severity") from None
-                spans.append(Span(s, e if e is not None else s, sev))
-            pair = _first(d, "lp", "langs")
-            if pair is None and _first(d, "source_lang") is not None:
-                pair = f"{d['source_lang']}-{_first(d, 'target_lang')}"
-            length = _first(d, "length")
-            out.append(SpanSegment(
-                system=_opt_str(_first(d, "system", "system_id")), doc_id=_opt_str(_first(d, "doc_id")),
-                seg_id=_opt_str(_first(d, "seg_id", "segment_id", "line_id")), spans=tuple(spans),
-                lp=_opt_str(pair) or lp, hypothesis=_first(d, "hypothesis", "tgt", "hypothesis_segment"),
-                length=int(length) if length is not None else None, set_id=_opt_str(_first(d, "set_id")),
-                domain=_opt_str(_first(d, "domain", "domain_name")), method=_opt_str(_first(d, "method")),
-                source=_first(d, "source", "src", "source_segment"), origin=where))
+                sev = normalise_severity(sev, where=f" at {where}")
+            except InputError as exc:
+                raise InputError(exc.reason, path=str(path), line=n, field="severity") from None
+            spans.append(Span(s, e if e is not None else s, sev))
+        pair = _first(d, "lp", "langs")
+        if pair is None and _first(d, "source_lang") is not None:
+            pair = f"{d['source_lang']}-{_first(d, 'target_lang')}"
+        length = _first(d, "length")
+        out.append(SpanSegment(
+            system=_opt_str(_first(d, "system", "system_id")), doc_id=_opt_str(_first(d, "doc_id")),
+            seg_id=_opt_str(_first(d, "seg_id", "segment_id", "line_id")), spans=tuple(spans),
+            lp=_opt_str(pair) or lp, hypothesis=_first(d, "hypothesis", "tgt", "hypothesis_segment"),
+            length=int(length) if length is not None else None, set_id=_opt_str(_first(d, "set_id")),
+            domain=_opt_str(_first(d, "domain", "domain_name")), method=_opt_str(_first(d, "method")),
+            source=_first(d, "source", "src", "source_segment"), origin=where))
     return out
 
 
@@ -623,25 +614,18 @@ def read_run_predictions(run_dir: str | Path, *, judge: str | None = None,
     rows: dict[int, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
     ident: dict[int, dict[str, Any]] = {}
     status: dict[str, int] = defaultdict(int)
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=n) from None
-            judges.add(d.get("judge"))
-            if judge is not None and d.get("judge") != judge:
-                continue
-            status[str(d.get("status"))] += 1
-            idx = int(d.get("item_index", -1))
-            ident.setdefault(idx, d)
-            if d.get("status") != "ok":
-                continue
-            if run_index is not None and int(d.get("run_index", 0)) != run_index:
-                continue
-            rows[idx].append((int(d.get("run_index", 0)), d))
+    for _, d in iter_jsonl(path):
+        judges.add(d.get("judge"))
+        if judge is not None and d.get("judge") != judge:
+            continue
+        status[str(d.get("status"))] += 1
+        idx = int(d.get("item_index", -1))
+        ident.setdefault(idx, d)
+        if d.get("status") != "ok":
+            continue
+        if run_index is not None and int(d.get("run_index", 0)) != run_index:
+            continue
+        rows[idx].append((int(d.get("run_index", 0)), d))
     if judge is None and len(judges) > 1:
         raise InputError(f"run has several judges ({', '.join(sorted(map(str, judges)))}); "
                          "choose one with --judge", path=str(path))

@@ -47,6 +47,7 @@ from typing import Any
 
 from polyjudge.backends.base import Message
 from polyjudge.data.errors import InputError
+from polyjudge.data.languages import language_name as _language_name
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.templates import PromptTemplate
@@ -63,19 +64,6 @@ SCALES = ("binary", "grade")
 BINARY_LABELS = ("correct", "incorrect")
 GRADES = (1, 2, 3, 4, 5)
 
-# ISO 639-1 codes -> English names, so the instruction can name the language.
-LANGUAGE_NAMES = {
-    "ar": "Arabic", "bn": "Bengali", "ca": "Catalan", "cs": "Czech", "de": "German",
-    "el": "Greek", "en": "English", "es": "Spanish", "et": "Estonian", "fi": "Finnish",
-    "fr": "French", "gu": "Gujarati", "he": "Hebrew", "hi": "Hindi", "hr": "Croatian",
-    "id": "Indonesian", "is": "Icelandic", "it": "Italian", "ja": "Japanese",
-    "kk": "Kazakh", "km": "Khmer", "ko": "Korean", "lt": "Lithuanian", "lv": "Latvian",
-    "nl": "Dutch", "pl": "Polish", "ps": "Pashto", "pt": "Portuguese",
-    "pt-br": "Brazilian Portuguese", "ro": "Romanian", "ru": "Russian", "sw": "Swahili",
-    "ta": "Tamil", "te": "Telugu", "th": "Thai", "tr": "Turkish", "uk": "Ukrainian",
-    "vi": "Vietnamese", "zh": "Chinese",
-}
-
 
 def load_template(user_path: str | None, builtin: str) -> PromptTemplate:
     """The user's template file, else the packaged one (``templates/<builtin>``)."""
@@ -83,11 +71,12 @@ def load_template(user_path: str | None, builtin: str) -> PromptTemplate:
 
 
 def language_name(code: str | None) -> str:
-    """English name of a language code (``de`` -> German); unknown codes pass through."""
-    if not code:
-        return "the language of the text"
-    key = code.strip().lower().replace("_", "-")
-    return LANGUAGE_NAMES.get(key) or LANGUAGE_NAMES.get(key.split("-")[0]) or code
+    """English name of a language code (``de`` -> German) for the instruction.
+
+    The project's one table (:mod:`polyjudge.data.languages`) decides; unknown
+    codes pass through, and a missing code still gives the prompt a phrase.
+    """
+    return _language_name(code) or "the language of the text"
 
 
 def normalise_task(task: str) -> str:

@@ -46,6 +46,7 @@ from typing import Any
 
 from polyjudge.backends.base import Message
 from polyjudge.data.errors import InputError
+from polyjudge.data.readers import iter_jsonl
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.pointwise import language_name, load_template
@@ -225,14 +226,8 @@ class Rubric(JudgeProtocol):
         if not p.is_file():
             raise InputError("few-shot file not found", path=str(p))
         out = []
-        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                ex = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON: {exc.msg}", path=str(p), line=n) from None
-            if not isinstance(ex, dict) or "src" not in ex or "tgt" not in ex or "scores" not in ex:
+        for n, ex in iter_jsonl(p):
+            if "src" not in ex or "tgt" not in ex or "scores" not in ex:
                 raise InputError("a few-shot example needs src, tgt and scores", path=str(p), line=n)
             answer = {}
             for m in self.metrics:

@@ -57,15 +57,16 @@ class Report:
     seconds: float
 
 
-def render(runs: list[RunData], *, title: str | None = None, n_boot: int = 1000) -> Report:
-    """Build the report for already loaded runs."""
+def render(runs: list[RunData], *, title: str | None = None, n_boot: int = 1000,
+           studies: dict[str, Any] | None = None) -> Report:
+    """Build the report for already loaded runs (and study outputs given on their own)."""
     t0 = time.perf_counter()
-    sections, data = build_sections(runs, n_boot=n_boot)
+    sections, data = build_sections(runs, n_boot=n_boot, studies=studies)
     script = _asset("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
            "img-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'")
-    title = title or "polyjudge report: " + ", ".join(r.name for r in runs)
+    title = title or "polyjudge report: " + (", ".join(r.name for r in runs) or "study outputs")
     html = _env().get_template("report.html.j2").render(
         title=title, sections=sections, css=Markup(_asset("report.css")), script=Markup(script),
         csp=csp, data={k: json_for_script(v) for k, v in data.items()}, version=__version__,
@@ -81,10 +82,15 @@ def render(runs: list[RunData], *, title: str | None = None, n_boot: int = 1000)
 
 
 def write_report(run_dirs: list[str | Path], out: str | Path, *, plots_dir: str | Path | None = None,
-                 title: str | None = None, n_boot: int = 1000) -> Report:
-    """Load run directories, write the HTML file (and each plot as SVG when asked)."""
+                 title: str | None = None, n_boot: int = 1000,
+                 studies: dict[str, Any] | None = None) -> Report:
+    """Load run directories, write the HTML file (and each plot as SVG when asked).
+
+    ``studies``: study outputs given on their own (``metaeval.json`` /
+    ``consistency.json`` / ``validation.json`` -> parsed JSON).
+    """
     runs = [load_run(p) for p in run_dirs]
-    rep = render(runs, title=title, n_boot=n_boot)
+    rep = render(runs, title=title, n_boot=n_boot, studies=studies)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(rep.html, encoding="utf-8")

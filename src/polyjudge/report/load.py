@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.readers import iter_jsonl
 
 STATUSES = ("ok", "parse_failed", "request_failed", "truncated")
 # Optional study outputs of other commands, read when present in a run directory.
@@ -212,39 +213,30 @@ def load_run(path: str | Path) -> RunData:
     cols: dict[str, list[Any]] = {k: [] for k in (
         "item_index", "run_index", "judge", "status", "error", "score", "pt", "ct", "lat", "raw", "spans")}
     texts: dict[int, dict[str, Any]] = {}
-    with jpath.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", path=str(jpath), line=lineno) from None
-            if not isinstance(rec, dict):
-                raise InputError("expected a JSON object", path=str(jpath), line=lineno)
-            for key in ("item_index", "status"):
-                if key not in rec:
-                    raise InputError("missing field", path=str(jpath), line=lineno, field=key)
-            idx = rec["item_index"]
-            if not isinstance(idx, int) or idx < 0:
-                raise InputError("must be a non-negative integer", path=str(jpath), line=lineno,
-                                 field="item_index")
-            status = str(rec["status"])
-            usage = rec.get("usage") or {}
-            score = _num(rec.get("score")) if status == "ok" else math.nan
-            cols["item_index"].append(idx)
-            cols["run_index"].append(int(rec.get("run_index") or 0))
-            cols["judge"].append(str(rec.get("judge") or "judge"))
-            cols["status"].append(status)
-            cols["error"].append(rec.get("error"))
-            cols["score"].append(score)
-            cols["pt"].append(int(usage.get("prompt_tokens") or 0))
-            cols["ct"].append(int(usage.get("completion_tokens") or 0))
-            cols["lat"].append(_num(rec.get("latency_s")))
-            cols["raw"].append(str(rec.get("raw_text") or "") if status != "ok" else "")
-            cols["spans"].append(extract_spans(rec.get("annotation")) if status == "ok" else None)
-            if idx not in texts:
-                texts[idx] = {k: rec.get(k) for k in ("system", "doc_id", "seg_id", "src", "tgt")}
+    for lineno, rec in iter_jsonl(jpath):
+        for key in ("item_index", "status"):
+            if key not in rec:
+                raise InputError("missing field", path=str(jpath), line=lineno, field=key)
+        idx = rec["item_index"]
+        if not isinstance(idx, int) or idx < 0:
+            raise InputError("must be a non-negative integer", path=str(jpath), line=lineno,
+                             field="item_index")
+        status = str(rec["status"])
+        usage = rec.get("usage") or {}
+        score = _num(rec.get("score")) if status == "ok" else math.nan
+        cols["item_index"].append(idx)
+        cols["run_index"].append(int(rec.get("run_index") or 0))
+        cols["judge"].append(str(rec.get("judge") or "judge"))
+        cols["status"].append(status)
+        cols["error"].append(rec.get("error"))
+        cols["score"].append(score)
+        cols["pt"].append(int(usage.get("prompt_tokens") or 0))
+        cols["ct"].append(int(usage.get("completion_tokens") or 0))
+        cols["lat"].append(_num(rec.get("latency_s")))
+        cols["raw"].append(str(rec.get("raw_text") or "") if status != "ok" else "")
+        cols["spans"].append(extract_spans(rec.get("annotation")) if status == "ok" else None)
+        if idx not in texts:
+            texts[idx] = {k: rec.get(k) for k in ("system", "doc_id", "seg_id", "src", "tgt")}
     judg = Judgments(
         item_index=np.asarray(cols["item_index"], dtype=np.int64),
         run_index=np.asarray(cols["run_index"], dtype=np.int64),

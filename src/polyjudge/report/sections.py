@@ -4,52 +4,83 @@ A section is plain data (tables, figures, key/value lists); the HTML template
 renders it with autoescaping, so user text can never become markup. Figures
 are SVG built by :mod:`polyjudge.report.svg`, which escapes its own labels.
 
-Shapes read from other commands' JSON outputs (placed in a run directory):
+Study outputs of other commands are read from a run directory
+(``metaeval.json``, ``consistency.json``, ``validation.json``) or given on
+their own (``polyjudge report --metaeval/--consistency/--validation``, which
+needs no run directory). Each may be exactly what the command wrote;
+:mod:`polyjudge.report.adapters` turns that into the section data below:
 
-``metaeval.json`` (``polyjudge meta-eval --format json``)::
+* ``polyjudge meta-eval --format json`` (``{"task", "language_pairs",
+  "ranking": [{"metric", "rank", "cluster", "average", "columns": [...]}]}``):
+  each ranking column becomes a result (rank and cluster shown as a tooltip),
+  the averages a ranking table; with ``--task none`` the per-LP standard
+  statistics (sys SPA/Pearson, seg Pearson/acc-t) are shown instead.
+* ``study.json`` of ``polyjudge consistency`` (``{"reference", "rows":
+  [{"judge", "task", "criterion", "subset", "fleiss_kappa", "per_language":
+  {lang: {"cohen_vs_ref", ...}}}]}``, or its ``--out`` folder): Cohen's κ per
+  non-reference language from the rows over all answers; Fleiss κ of every row.
+* ``polyjudge validate --format json`` (``{"judges", "rows": [{"beta", "tau",
+  "definition", "selected", "consistency_loss", "bias_excess", ...}],
+  "per_judge": {"beta=B,tau=T": {judge: {...}}}}``): per (β, τ) one selection
+  table for decision consistency and one for |estimation bias|, plus a
+  key/value summary.
+
+The section data (also accepted as written):
+
+``metaeval.json``::
 
     {"results": [{"metric": "judge or metric name", "lp": "en-de",
                   "level": "seg" | "sys", "statistic": "pearson",
-                  "value": 0.41, "ci": [0.33, 0.48]}, ...]}
+                  "value": 0.41, "ci": [0.33, 0.48],
+                  "rank": 1, "cluster": 1}, ...],
+     "ranking": [{"metric": "m", "rank": 1, "cluster": 1, "average": 0.7}, ...],
+     "preset": "wmt24"}
 
-  (a bare list of such result objects is accepted too; ``ci`` is optional).
+  (a bare list of result objects is accepted too; ``ci``, ``rank``,
+  ``cluster``, ``ranking`` and ``preset`` are optional). One table and one
+  bar chart (a group per language pair) per level and statistic.
 
-``consistency.json`` (``polyjudge consistency``)::
+``consistency.json``::
 
     {"reference": "en",
      "results": [{"judge": "m", "language": "de", "kappa": 0.31,
                   "task": "xquad", "criterion": "yes/no"}, ...],
      "fleiss": [{"judge": "m", "task": "xquad", "criterion": "yes/no",
-                 "kappa": 0.22}, ...]}
+                 "subset": "all", "kappa": 0.22}, ...]}
 
-  (``task``, ``criterion`` and ``fleiss`` are optional; one radar chart is
-  drawn per task and criterion, one polygon per judge.)
+  (``task``, ``criterion``, ``subset`` and ``fleiss`` are optional; one radar
+  chart is drawn per task and criterion with at least three languages, one
+  polygon per judge.)
 
-``validation.json`` (``polyjudge validate --format json``)::
+``validation.json``::
 
     {"class_distribution": [{"case": "full", "rater": "human", "class": "2",
                              "count": 90, "group": "es"}, ...],
      "selection": {"target": "decision consistency", "higher_is_better": true,
+                   "label": "β = 0, τ = 0.5",
                    "target_values": {"judge-a": 0.84, "judge-b": 0.61},
                    "rows": [{"metric": "hit rate (h/h)", "selected": "judge-b",
-                             "metric_values": {"judge-a": 0.7, "judge-b": 0.8}}]}}
+                             "metric_values": {"judge-a": 0.7, "judge-b": 0.8}}]},
+     "notes": [["task", "tox"], ...]}
 
-  (``group`` is optional, e.g. a language; a row may give ``loss`` itself,
-  otherwise it is best target value minus the selected judge's.)
+  (``group``, ``label`` and ``notes`` are optional; ``selection`` may be a
+  list of such objects, one table each; a row may give ``loss`` itself,
+  otherwise it is the distance between the best target value and the
+  selected judge's.)
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from markupsafe import Markup
 
-from polyjudge.report import stats, svg
+from polyjudge.report import adapters, stats, svg
 from polyjudge.report.load import STATUSES, RunData
 from polyjudge.report.svg import fmt
 
@@ -386,11 +417,22 @@ def _num(v: Any) -> float:
         return math.nan
 
 
-def metaeval_section(run: RunData) -> Section | None:
-    res = _records(run.extras.get("metaeval.json"), "results")
+def metaeval_blocks(obj: Any) -> list[Any]:
+    """Tables and per-LP bar charts of meta-eval results (either JSON shape)."""
+    obj = adapters.metaeval_data(obj)
+    res = _records(obj, "results")
     if not res:
-        return None
+        return []
     blocks: list[Any] = []
+    ranking = _records(obj.get("ranking") if isinstance(obj, dict) else None, "ranking")
+    if ranking:
+        preset = str(obj.get("preset", "")) if isinstance(obj, dict) else ""
+        rows = [[str(r.get("metric", "?")), str(r.get("rank", "")), fmt(_num(r.get("average"))),
+                 Cell(str(r.get("cluster", "")), "best" if r.get("cluster") == 1 else "")]
+                for r in ranking]
+        blocks.append(Table(["metric", "rank", "average", "significance cluster"], rows,
+                            f"Ranking{f' ({preset} preset)' if preset else ''}: weighted average of the "
+                            "task statistics rescaled to [0, 1]; cluster 1 = not significantly below the top."))
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in res:
         groups.setdefault((str(r.get("level", "")), str(r.get("statistic", "value"))), []).append(r)
@@ -415,7 +457,8 @@ def metaeval_section(run: RunData) -> Section | None:
                 ci = r.get("ci")
                 txt = fmt(v) + (f" [{fmt(_num(ci[0]))}, {fmt(_num(ci[1]))}]"
                                 if isinstance(ci, list | tuple) and len(ci) == 2 else "")
-                row.append(Cell(txt, "best" if v == best[lp] else ""))
+                tip = ", ".join(f"{k} {r[k]}" for k in ("rank", "cluster") if r.get(k) is not None)
+                row.append(Cell(txt, "best" if v == best[lp] else "", tip))
             rows.append(row)
         label = " ".join(x for x in (level, stat) if x)
         blocks.append(Table(["metric", *lps], rows, f"{label} (best per column in bold)"))
@@ -423,14 +466,15 @@ def metaeval_section(run: RunData) -> Section | None:
             lps, [(m, [_num(val[(m, lp)].get("value")) if (m, lp) in val else math.nan for lp in lps])
                   for m in metrics], ylabel=stat, title=f"Meta-evaluation: {label}"),
             f"{label} per language pair."))
-    return Section(f"metaeval-{_slug(run.name)}", "Meta-evaluation against human judgments", blocks, run.name)
+    return blocks
 
 
-def consistency_section(run: RunData) -> Section | None:
-    obj = run.extras.get("consistency.json")
+def consistency_blocks(obj: Any) -> list[Any]:
+    """Radar charts and κ tables of a consistency study (either JSON shape)."""
+    obj = adapters.consistency_data(obj)
     res = _records(obj, "results")
     if not res:
-        return None
+        return []
     ref = str(obj.get("reference", "en")) if isinstance(obj, dict) else "en"
     blocks: list[Any] = []
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -452,17 +496,24 @@ def consistency_section(run: RunData) -> Section | None:
                             f"κ with {ref}: {label}"))
     fl = _records(obj.get("fleiss") if isinstance(obj, dict) else None, "results")
     if fl:
-        blocks.append(Table(["judge", "task", "criterion", "Fleiss κ across languages"],
+        subsets = any(r.get("subset") not in (None, "all") for r in fl)
+        blocks.append(Table(["judge", "task", "criterion", *(["subset"] if subsets else []),
+                             "Fleiss κ across languages"],
                             [[str(r.get("judge", "")), str(r.get("task", "")), str(r.get("criterion", "")),
+                              *([str(r.get("subset", "all"))] if subsets else []),
                               fmt(_num(r.get("kappa")))] for r in fl]))
-    return Section(f"consistency-{_slug(run.name)}", "Multilingual consistency", blocks, run.name)
+    return blocks
 
 
-def validation_section(run: RunData) -> Section | None:
-    obj = run.extras.get("validation.json")
+def validation_blocks(obj: Any) -> list[Any]:
+    """Class distributions and judge-selection tables (either JSON shape)."""
+    obj = adapters.validation_data(obj)
     if not isinstance(obj, dict):
-        return None
+        return []
     blocks: list[Any] = []
+    notes = obj.get("notes")
+    if isinstance(notes, list) and notes:
+        blocks.append(KeyValues([(str(k), str(v)) for k, v in notes]))
     cd = _records(obj.get("class_distribution"), "results")
     if cd:
         by_group: dict[str, list[dict[str, Any]]] = {}
@@ -494,41 +545,86 @@ def validation_section(run: RunData) -> Section | None:
                 cat_labels, series, ylabel="% of items in the case", ymin=0, ymax=100, title=title,
                 colours=colours, opacities=opac),
                 title + ": share of each score class per rater within each case of human agreement."))
-    sel = obj.get("selection")
-    if isinstance(sel, dict) and isinstance(sel.get("rows"), list):
-        target = str(sel.get("target", "target"))
-        hib = bool(sel.get("higher_is_better", True))
-        tv = {str(k): _num(v) for k, v in (sel.get("target_values") or {}).items()}
-        finite = {k: v for k, v in tv.items() if math.isfinite(v)}
-        best_j = (max if hib else min)(finite, key=finite.get) if finite else None
-        judges = list(tv)
-        rows = []
-        for r in sel["rows"]:
-            if not isinstance(r, dict):
-                continue
-            chosen = str(r.get("selected", ""))
-            got = tv.get(chosen, math.nan)
-            loss = _num(r.get("loss")) if r.get("loss") is not None else (
-                abs(finite[best_j] - got) if best_j is not None and math.isfinite(got) else math.nan)
-            mv = r.get("metric_values") or {}
-            rows.append([str(r.get("metric", "")), chosen, fmt(got),
-                         Cell(fmt(loss), "loss" if math.isfinite(loss) and loss > 0 else "",
-                              f"best judge for {target}: {best_j}" if best_j else "")]
-                        + [fmt(_num(mv.get(jd))) if jd in mv else "" for jd in judges])
-        blocks.append(Table(["selection metric", "selected judge", target, f"loss in {target}",
-                             *[f"metric value: {jd}" for jd in judges]], rows,
-                            f"Judge selection: which judge each agreement metric picks and what it costs in "
-                            f"{target} (best: {best_j}, {fmt(finite.get(best_j, math.nan)) if best_j else 'n/a'}). "
-                            "Losses are highlighted."))
-    if not blocks:
-        return None
-    return Section(f"validation-{_slug(run.name)}", "Judge validation", blocks, run.name)
+    sels = obj.get("selection")
+    for sel in (sels if isinstance(sels, list) else [sels]):
+        if isinstance(sel, dict) and isinstance(sel.get("rows"), list):
+            blocks.append(_selection_table(sel))
+    return blocks
+
+
+def _selection_table(sel: dict[str, Any]) -> Table:
+    target = str(sel.get("target", "target"))
+    hib = bool(sel.get("higher_is_better", True))
+    tv = {str(k): _num(v) for k, v in (sel.get("target_values") or {}).items()}
+    finite = {k: v for k, v in tv.items() if math.isfinite(v)}
+    best_j = (max if hib else min)(finite, key=finite.get) if finite else None
+    judges = list(tv)
+    rows = []
+    for r in sel["rows"]:
+        if not isinstance(r, dict):
+            continue
+        chosen = str(r.get("selected", ""))
+        got = tv.get(chosen, math.nan)
+        loss = _num(r.get("loss")) if r.get("loss") is not None else (
+            abs(finite[best_j] - got) if best_j is not None and math.isfinite(got) else math.nan)
+        mv = r.get("metric_values") or {}
+        rows.append([str(r.get("metric", "")), chosen, fmt(got),
+                     Cell(fmt(loss), "loss" if math.isfinite(loss) and loss > 1e-12 else "",
+                          f"best judge for {target}: {best_j}" if best_j else "")]
+                    + [fmt(_num(mv.get(jd))) if jd in mv else "" for jd in judges])
+    label = str(sel.get("label") or "")
+    return Table(["selection metric", "selected judge", target, f"loss in {target}",
+                  *[f"metric value: {jd}" for jd in judges]], rows,
+                 f"Judge selection{f' ({label})' if label else ''}: which judge each agreement metric "
+                 f"picks and what it costs in {target} (best: {best_j}, "
+                 f"{fmt(finite.get(best_j, math.nan)) if best_j else 'n/a'}). Losses are highlighted.")
+
+
+STUDY_SECTIONS = (("metaeval.json", "metaeval", "Meta-evaluation against human judgments", metaeval_blocks),
+                  ("consistency.json", "consistency", "Multilingual consistency", consistency_blocks),
+                  ("validation.json", "validation", "Judge validation", validation_blocks))
+
+
+def _run_study(run: RunData, fname: str) -> Section | None:
+    for name, sid, title, fn in STUDY_SECTIONS:
+        if name == fname:
+            blocks = fn(run.extras.get(name))
+            return Section(f"{sid}-{_slug(run.name)}", title, blocks, run.name) if blocks else None
+    raise KeyError(fname)
+
+
+def metaeval_section(run: RunData) -> Section | None:
+    return _run_study(run, "metaeval.json")
+
+
+def consistency_section(run: RunData) -> Section | None:
+    return _run_study(run, "consistency.json")
+
+
+def validation_section(run: RunData) -> Section | None:
+    return _run_study(run, "validation.json")
+
+
+def study_sections(studies: Mapping[str, Any]) -> list[Section]:
+    """Sections of study outputs given on their own (file name -> parsed JSON), not in a run."""
+    out: list[Section] = []
+    for fname, sid, title, fn in STUDY_SECTIONS:
+        if fname in studies:
+            blocks = fn(studies[fname])
+            if blocks:
+                out.append(Section(f"{sid}-study", title, blocks))
+    return out
 
 
 # --------------------------------------------------------------------------- assembly
 
-def build_sections(runs: Sequence[RunData], *, n_boot: int = 1000) -> tuple[list[Section], dict[str, Any]]:
-    """All sections for these runs, plus the JSON blobs the page's script reads (id -> data)."""
+def build_sections(runs: Sequence[RunData], *, n_boot: int = 1000,
+                   studies: Mapping[str, Any] | None = None) -> tuple[list[Section], dict[str, Any]]:
+    """All sections for these runs, plus the JSON blobs the page's script reads (id -> data).
+
+    ``studies`` are study outputs given on their own (file name as in a run
+    directory -> parsed JSON); their sections follow the runs'.
+    """
     sections: list[Section] = []
     data: dict[str, Any] = {}
     if len(runs) > 1:
@@ -557,4 +653,5 @@ def build_sections(runs: Sequence[RunData], *, n_boot: int = 1000) -> tuple[list
             sec = fn(run)
             if sec is not None:
                 sections.append(sec)
+    sections.extend(study_sections(studies or {}))
     return sections, data

@@ -22,7 +22,6 @@ Ratings file formats (humans and judges alike; one rater's rating per entry):
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.readers import iter_jsonl
 from polyjudge.validation.rating_model import recover_theta
 from polyjudge.validation.task import RatingTask
 
@@ -184,37 +184,30 @@ def _counts(vals: Any, size: int, where: dict[str, Any]) -> np.ndarray:
 
 
 def _read_jsonl(path: Path, task: RatingTask, acc: _Acc) -> None:
-    with path.open(encoding="utf-8") as fh:
-        for ln, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=ln) from None
-            if not isinstance(obj, dict) or "item" not in obj:
-                raise InputError("each line needs an 'item' key", path=str(path), line=ln, field="item")
-            item = str(obj["item"])
-            known = False
-            for key, adder, parser in (("forced_choice", acc.add_fc, _answer_fc),
-                                       ("response_sets", acc.add_rs, _answer_rs)):
-                if key in obj:
-                    known = True
-                    vals = obj[key]
-                    if not isinstance(vals, list):
-                        vals = [vals]
-                    for a in vals:
-                        adder(item, parser(task, a, {"path": str(path), "line": ln, "field": key}))
-            for key, size, adder in (("fc_counts", task.n_options, acc.add_fc),
-                                     ("rs_counts", task.n_sets, acc.add_rs)):
-                if key in obj:
-                    known = True
-                    c = _counts(obj[key], size, {"path": str(path), "line": ln, "field": key})
-                    for i, n in enumerate(c):
-                        adder(item, i, n)
-            if not known:
-                raise InputError("no ratings (forced_choice, response_sets, fc_counts or rs_counts)",
-                                 path=str(path), line=ln)
+    for ln, obj in iter_jsonl(path):
+        if "item" not in obj:
+            raise InputError("each line needs an 'item' key", path=str(path), line=ln, field="item")
+        item = str(obj["item"])
+        known = False
+        for key, adder, parser in (("forced_choice", acc.add_fc, _answer_fc),
+                                   ("response_sets", acc.add_rs, _answer_rs)):
+            if key in obj:
+                known = True
+                vals = obj[key]
+                if not isinstance(vals, list):
+                    vals = [vals]
+                for a in vals:
+                    adder(item, parser(task, a, {"path": str(path), "line": ln, "field": key}))
+        for key, size, adder in (("fc_counts", task.n_options, acc.add_fc),
+                                 ("rs_counts", task.n_sets, acc.add_rs)):
+            if key in obj:
+                known = True
+                c = _counts(obj[key], size, {"path": str(path), "line": ln, "field": key})
+                for i, n in enumerate(c):
+                    adder(item, i, n)
+        if not known:
+            raise InputError("no ratings (forced_choice, response_sets, fc_counts or rs_counts)",
+                             path=str(path), line=ln)
 
 
 def _read_tsv(path: Path, task: RatingTask, acc: _Acc) -> None:
@@ -252,28 +245,21 @@ def _read_run_dir(path: Path, task: RatingTask, acc: _Acc) -> None:
     jpath = path / "judgments.jsonl"
     if not jpath.is_file():
         raise InputError("not a run directory (no judgments.jsonl)", path=str(path))
-    with jpath.open(encoding="utf-8") as fh:
-        for ln, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", path=str(jpath), line=ln) from None
-            if row.get("status") != "ok":
-                acc.failures += 1
-                reason = str(row.get("status"))
-                acc.reasons[reason] = acc.reasons.get(reason, 0) + 1
-                continue
-            ann = row.get("annotation")
-            item = run_item_key(row)
-            where = {"path": str(jpath), "line": ln, "field": "annotation"}
-            if not isinstance(ann, dict) or ("option" not in ann and "set" not in ann):
-                raise InputError("annotation is not an elicitation answer ('option' or 'set')", **where)
-            if "option" in ann:
-                acc.add_fc(item, _answer_fc(task, ann.get("letter", ann["option"]), where))
-            else:
-                acc.add_rs(item, _answer_rs(task, ann.get("letters", ann["set"]), where))
+    for ln, row in iter_jsonl(jpath):
+        if row.get("status") != "ok":
+            acc.failures += 1
+            reason = str(row.get("status"))
+            acc.reasons[reason] = acc.reasons.get(reason, 0) + 1
+            continue
+        ann = row.get("annotation")
+        item = run_item_key(row)
+        where = {"path": str(jpath), "line": ln, "field": "annotation"}
+        if not isinstance(ann, dict) or ("option" not in ann and "set" not in ann):
+            raise InputError("annotation is not an elicitation answer ('option' or 'set')", **where)
+        if "option" in ann:
+            acc.add_fc(item, _answer_fc(task, ann.get("letter", ann["option"]), where))
+        else:
+            acc.add_rs(item, _answer_rs(task, ann.get("letters", ann["set"]), where))
 
 
 def read_ratings(path: str | Path, task: RatingTask, name: str | None = None) -> RatingCounts:

@@ -1,0 +1,223 @@
+"""Turn the JSON the study commands really write into the report's section data.
+
+``polyjudge meta-eval --format json``, ``polyjudge consistency`` (its
+``study.json``) and ``polyjudge validate --format json`` each write their own
+shape; the report sections read one documented shape per study (see
+:mod:`polyjudge.report.sections`). Each ``*_data`` function here accepts
+either and returns the documented one, so a file can be handed to the report
+as the command wrote it. Shapes the functions do not recognise are returned
+unchanged (the section then shows what it can, or nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from polyjudge.data.errors import InputError
+
+# Readable names of the meta-eval task statistics (metaeval.tasks.Task.statistic).
+METAEVAL_STATISTICS = {"accuracy": "pairwise accuracy", "pearson": "pearson", "acc_t": "acc-t",
+                       "spa": "SPA"}
+# Per-LP standard statistics shown when the meta-eval ran without a task preset.
+METAEVAL_STANDARD = (("sys_spa", "sys", "SPA"), ("sys_pearson", "sys", "pearson"),
+                     ("seg_pearson", "seg", "pearson"), ("seg_acc_t", "seg", "acc-t"))
+
+
+def _dicts(x: Any) -> list[dict[str, Any]]:
+    return [r for r in x if isinstance(r, dict)] if isinstance(x, list) else []
+
+
+# --------------------------------------------------------------------------- meta-eval
+
+def is_metaeval_output(obj: Any) -> bool:
+    """True for ``polyjudge meta-eval --format json`` output (``ranking`` / ``language_pairs``)."""
+    return (isinstance(obj, dict) and "results" not in obj
+            and (isinstance(obj.get("ranking"), list) or isinstance(obj.get("language_pairs"), dict)))
+
+
+def metaeval_data(obj: Any) -> Any:
+    """The documented ``{"results": [...], "ranking": [...]}`` shape.
+
+    Task columns of the ranking table become results (one per metric, LP,
+    level and statistic, with the metric's rank and significance cluster in
+    that column); without a task preset the per-LP standard statistics are
+    used instead. ``ranking`` keeps the overall average and cluster.
+    """
+    if not is_metaeval_output(obj):
+        return obj
+    results: list[dict[str, Any]] = []
+    ranking: list[dict[str, Any]] = []
+    for row in _dicts(obj.get("ranking")):
+        metric = str(row.get("metric"))
+        for c in _dicts(row.get("columns")):
+            stat = str(c.get("statistic"))
+            results.append({"metric": metric, "lp": str(c.get("lp")), "level": str(c.get("level", "")),
+                            "statistic": METAEVAL_STATISTICS.get(stat, stat), "value": c.get("value"),
+                            "rank": c.get("rank"), "cluster": c.get("cluster")})
+        if row.get("average") is not None:
+            ranking.append({"metric": metric, "rank": row.get("rank"), "cluster": row.get("cluster"),
+                            "average": row.get("average")})
+    if not results:
+        lps = obj.get("language_pairs") or {}
+        for lp, by_metric in lps.items():
+            if not isinstance(by_metric, dict):
+                continue
+            for metric, st in by_metric.items():
+                if not isinstance(st, dict):
+                    continue
+                for key, level, stat in METAEVAL_STANDARD:
+                    if key in st:
+                        results.append({"metric": str(metric), "lp": str(lp), "level": level,
+                                        "statistic": stat, "value": st[key]})
+    out: dict[str, Any] = {"results": results}
+    if ranking:
+        out["ranking"] = ranking
+    if obj.get("task"):
+        out["preset"] = str(obj["task"])
+    if obj.get("permutations"):
+        out["permutations"] = obj["permutations"]
+    return out
+
+
+# --------------------------------------------------------------------------- consistency
+
+def is_consistency_study(obj: Any) -> bool:
+    """True for the ``study.json`` that ``polyjudge consistency`` writes (``rows`` with ``per_language``)."""
+    return (isinstance(obj, dict) and "results" not in obj and isinstance(obj.get("rows"), list)
+            and any(isinstance(r, dict) and "per_language" in r for r in obj["rows"]))
+
+
+def consistency_data(obj: Any) -> Any:
+    """The documented ``{"reference", "results", "fleiss"}`` shape.
+
+    Each study row over all answers (subset ``all``) gives one Cohen's κ per
+    non-reference language; every row (all subsets) gives a Fleiss κ.
+    """
+    if not is_consistency_study(obj):
+        return obj
+    ref = str(obj.get("reference", "en"))
+    results: list[dict[str, Any]] = []
+    fleiss: list[dict[str, Any]] = []
+    for row in _dicts(obj["rows"]):
+        judge, task, crit = str(row.get("judge")), str(row.get("task", "")), str(row.get("criterion", ""))
+        subset = str(row.get("subset", "all"))
+        fleiss.append({"judge": judge, "task": task, "criterion": crit, "subset": subset,
+                       "kappa": row.get("fleiss_kappa"), "n_complete": row.get("n_complete"),
+                       "accuracy": row.get("accuracy")})
+        if subset != "all":
+            continue
+        per = row.get("per_language") or {}
+        langs = row.get("languages") or list(per)
+        for lang in langs:
+            st = per.get(lang)
+            if lang == ref or not isinstance(st, dict):
+                continue
+            results.append({"judge": judge, "language": str(lang), "kappa": st.get("cohen_vs_ref"),
+                            "task": task, "criterion": crit})
+    return {"reference": ref, "results": results, "fleiss": fleiss}
+
+
+# --------------------------------------------------------------------------- validation
+
+def is_validation_report(obj: Any) -> bool:
+    """True for ``polyjudge validate --format json`` output (``rows`` with ``definition``)."""
+    return (isinstance(obj, dict) and "selection" not in obj and isinstance(obj.get("rows"), list)
+            and any(isinstance(r, dict) and "definition" in r for r in obj["rows"]))
+
+
+def _g(x: Any) -> str:
+    """The number format of the validate command's (beta, tau) keys."""
+    if x is None:
+        return "-"
+    if isinstance(x, float | int) and not isinstance(x, bool):
+        x = float(x)
+        return "nan" if math.isnan(x) else f"{x:.4g}"
+    return str(x)
+
+
+def validation_data(obj: Any) -> Any:
+    """The documented ``{"selection": [...]}`` shape: per (β, τ) two selection
+    tables, one for decision consistency (higher is better, loss = best C −
+    selected C) and one for |estimation bias| (lower is better, loss = selected
+    |B| − best |B|). The oracle rows (``[best ...]``) are left out: the best
+    judge is named in the caption."""
+    if not is_validation_report(obj):
+        return obj
+    judges = [str(j) for j in obj.get("judges") or []]
+    per_judge = obj.get("per_judge") or {}
+    groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for r in _dicts(obj["rows"]):
+        groups.setdefault((r.get("beta"), r.get("tau")), []).append(r)
+    selection: list[dict[str, Any]] = []
+    for (beta, tau), rows in groups.items():
+        table = per_judge.get(f"beta={_g(beta)},tau={_g(tau)}") or {}
+        label = ", ".join(x for x in ((f"β = {_g(beta)}" if beta is not None else ""),
+                                      (f"τ = {_g(tau)}" if tau is not None else "")) if x)
+        defs = [r for r in rows if not str(r.get("definition", "")).startswith("[")]
+        for target, key, hib, loss_of in (
+                ("decision consistency", "consistency", True, lambda r: -_f(r.get("consistency_loss"))),
+                ("|estimation bias|", "bias", False, lambda r: _f(r.get("bias_excess")))):
+            tv: dict[str, Any] = {}
+            for j in judges:
+                v = (table.get(j) or {}).get(key)
+                tv[j] = abs(v) if isinstance(v, int | float) and key == "bias" else v
+            for r in defs:  # selected judges' values are in the rows even without per_judge
+                sel = str(r.get("selected"))
+                if tv.get(sel) is None:
+                    tv[sel] = r.get("consistency" if key == "consistency" else "abs_bias")
+            selection.append({
+                "label": label, "target": target, "higher_is_better": hib, "target_values": tv,
+                "rows": [{"metric": str(r.get("definition")), "selected": str(r.get("selected")),
+                          "loss": loss_of(r),
+                          "metric_values": {j: (table.get(j) or {}).get(str(r.get("definition")))
+                                            for j in judges if str(r.get("definition")) in (table.get(j) or {})}}
+                         for r in defs]})
+    notes = [("task", str(obj.get("task", ""))), ("option", f"{obj.get('option', '')} (k={obj.get('k', 0)})"),
+             ("items rated by humans and every judge", str(obj.get("n_items", ""))),
+             ("judges", ", ".join(judges))]
+    hp = obj.get("human_prevalence") or {}
+    if hp:
+        notes.append(("human prevalence", "; ".join(f"{k}: {_g(v)}" for k, v in hp.items())))
+    fails = {k: v for k, v in (obj.get("failures") or {}).items() if v}
+    notes.append(("failed judgments left out", ", ".join(f"{k}: {v}" for k, v in fails.items()) or "none"))
+    return {"selection": selection, "notes": notes}
+
+
+def _f(x: Any) -> float:
+    try:
+        return float(x) if x is not None else math.nan
+    except (TypeError, ValueError):
+        return math.nan
+
+
+# --------------------------------------------------------------------------- files
+
+STUDY_FILES = ("metaeval.json", "consistency.json", "validation.json")
+
+
+def read_study(path: str | Path, kind: str) -> Any:
+    """Parsed JSON of one study output given on the command line.
+
+    ``kind`` is one of :data:`STUDY_FILES`; for ``consistency.json`` a
+    directory means the ``--out`` folder of ``polyjudge consistency`` (its
+    ``study.json``, else a ``consistency.json`` in it).
+    """
+    p = Path(path)
+    if p.is_dir():
+        if kind != "consistency.json":
+            raise InputError("expected a file, got a directory", path=str(p))
+        for name in ("study.json", "consistency.json"):
+            if (p / name).is_file():
+                p = p / name
+                break
+        else:
+            raise InputError("no study.json in this folder (the --out of polyjudge consistency)", path=str(p))
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=str(p)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", path=str(p), line=exc.lineno) from None
