@@ -66,6 +66,7 @@ def rrwa(scores: Sequence[float]) -> float:
     return float(np.dot(rrwa_weights(kept.size), kept))
 
 
+@register_aggregator("mean")
 @register_aggregator("mean-2s")
 def mean_without_outliers(scores: Sequence[float]) -> float:
     """Mean after 2σ outlier removal (the paper's "mean")."""

@@ -15,8 +15,9 @@ Aggregator = Callable[[Sequence[float]], float]
 
 _REGISTRY: dict[str, Aggregator] = {}
 # Aggregators implemented in other modules, imported on first use.
+# "mean" is the mean after 2-sigma outlier removal (GEMBA-MQM V2); "mean-all" keeps every run.
 _LAZY = {name: "polyjudge.aggregate.rrwa"
-         for name in ("rrwa", "mean-2s", "mean-all", "max", "min", "geo", "trimmed-mean", "majority")}
+         for name in ("rrwa", "mean", "mean-2s", "mean-all", "max", "min", "geo", "trimmed-mean", "majority")}
 
 
 def register_aggregator(name: str) -> Callable[[Aggregator], Aggregator]:
@@ -37,11 +38,6 @@ def get_aggregator(name: str) -> Aggregator:
 
 def available_aggregators() -> list[str]:
     return sorted(set(_REGISTRY) | set(_LAZY))
-
-
-@register_aggregator("mean")
-def mean(scores: Sequence[float]) -> float:
-    return float(np.mean(np.asarray(scores, dtype=float)))
 
 
 @register_aggregator("median")

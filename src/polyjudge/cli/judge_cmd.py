@@ -38,7 +38,9 @@ def judge_options(fn: Any) -> Any:
         click.option("--protocol", "-p", default="da", show_default=True, help="Judging protocol."),
         click.option("--runs", type=click.IntRange(min=1), default=None, help="Runs per item (protocol default)."),
         click.option("--temperature", "-T", type=float, default=None, help="Sampling temperature (protocol default)."),
-        click.option("--aggregator", default=None, help="How runs are merged: mean, median, rrwa, ..."),
+        click.option("--aggregate", "--aggregator", "aggregator", default=None,
+                     help="How runs are merged in segments.tsv: rrwa, mean (after 2σ outlier removal), "
+                          "mean-all, median, max, min, geo, majority (all are kept in aggregates.tsv)."),
         click.option("--min-runs", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Leave a segment unscored with fewer successful runs than this."),
         click.option("--concurrency", "-c", type=click.IntRange(min=1), default=16, show_default=True),

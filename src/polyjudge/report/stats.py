@@ -113,9 +113,6 @@ def aggregate_matrix(matrix: np.ndarray, name: str) -> np.ndarray:
     if not has.any():
         return out
     with np.errstate(all="ignore"):
-        if name == "mean":
-            out[has] = np.nanmean(matrix[has], axis=1)
-            return out
         if name == "median":
             out[has] = np.nanmedian(matrix[has], axis=1)
             return out
@@ -177,7 +174,7 @@ def compare_aggregators(matrix: np.ndarray, systems: Sequence[str],
                         names: Sequence[str]) -> list[AggregatorRow]:
     """Each aggregator's ties and agreement with the plain mean (segment r, system τ)."""
     from scipy.stats import kendalltau, pearsonr
-    base = aggregate_matrix(matrix, "mean")
+    base = aggregate_matrix(matrix, "mean-all")
     sys_names = list(dict.fromkeys(systems))
     code = {s: k for k, s in enumerate(sys_names)}
     sys_idx = np.fromiter((code[s] for s in systems), np.int64, len(systems))
