@@ -24,6 +24,8 @@ COMMANDS: dict[str, str] = {
     "span-f1": "polyjudge.cli.spans_cmd:span_f1",
     "meta-eval": "polyjudge.cli.metaeval_cmd:meta_eval",
     "consistency": "polyjudge.cli.consistency_cmd:consistency",
+    "agreement": "polyjudge.cli.agreement_cmd:agreement",
+    "probe": "polyjudge.cli.probes_cmd:probe",
     "validate": "polyjudge.cli.validate_cmd:validate",
     "simulate": "polyjudge.cli.validate_cmd:simulate",
     "report": "polyjudge.cli.report_cmd:report",
