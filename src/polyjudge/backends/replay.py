@@ -15,6 +15,7 @@ from typing import Any
 
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
 from polyjudge.data.errors import InputError
+from polyjudge.data.readers import iter_jsonl
 
 
 def request_fingerprint(request: GenerateRequest | dict[str, Any]) -> str:
@@ -57,24 +58,18 @@ class ReplayBackend:
     def __init__(self, path: str | Path, model: str | None = None) -> None:
         self._answers: dict[str, deque[dict[str, Any]]] = defaultdict(deque)
         models: set[str] = set()
-        try:
-            fh = open(path, encoding="utf-8")
-        except FileNotFoundError:
-            raise InputError("recording not found", path=str(path)) from None
-        with fh:
-            for n, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                    fp = request_fingerprint(rec["request"])
-                    resp = rec["response"]
-                    resp["text"]
-                except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                    raise InputError(f"not a recorded request/response ({type(exc).__name__}: {exc})",
-                                     path=str(path), line=n) from None
-                self._answers[fp].append(resp)
-                models.add(rec.get("model", "replay"))
+        if not Path(path).is_file():
+            raise InputError("recording not found", path=str(path))
+        for n, rec in iter_jsonl(path):
+            try:
+                fp = request_fingerprint(rec["request"])
+                resp = rec["response"]
+                resp["text"]
+            except (KeyError, TypeError) as exc:
+                raise InputError(f"not a recorded request/response ({type(exc).__name__}: {exc})",
+                                 path=str(path), line=n) from None
+            self._answers[fp].append(resp)
+            models.add(rec.get("model", "replay"))
         self.model = model or (models.pop() if len(models) == 1 else "replay")
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:

@@ -21,13 +21,13 @@ Every :class:`Item` has ``src`` = question, ``tgt`` = judged answer,
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.readers import read_json
 from polyjudge.data.records import Item
 
 XQUAD_LANGUAGES = ("ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh")
@@ -114,12 +114,7 @@ def _limit(ids: list[str], limit: int | None) -> list[str]:
 
 def read_xquad(path: Path) -> dict[str, _Question]:
     """One XQuAD (SQuAD v1.1) file as ``question id -> question``, file order."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("XQuAD file not found", path=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
+    data = read_json(path, "XQuAD file")
     out: dict[str, _Question] = {}
     try:
         for article in data["data"]:

@@ -65,6 +65,18 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield n, row
 
 
+def read_json(path: str | Path, what: str = "file") -> Any:
+    """A whole JSON file; a missing file or invalid JSON raises InputError (with the line)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{what} not found", path=str(path)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
+
+
 def read_jsonl(path: str | Path, **defaults: str | None) -> list[Item]:
     return [_item_from_mapping(row, str(path), n, defaults) for n, row in iter_jsonl(path)]
 

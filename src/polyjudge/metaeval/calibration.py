@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
@@ -46,6 +45,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.readers import iter_jsonl
 from polyjudge.metaeval.agreement import (cohen_kappa, fleiss_kappa, krippendorff_alpha,
                                           labels_to_counts, percent_agreement)
 from polyjudge.metaeval.consistency import weighted_f1
@@ -102,25 +102,17 @@ def read_ratings(path: str | Path, fmt: str | None = None) -> list[RatingRow]:
     """Read the long ratings table (JSONL, TSV or CSV by extension or ``fmt``)."""
     p = Path(path)
     fmt = fmt or {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv"}.get(p.suffix.lower(), "tsv")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read ratings: {exc}", path=str(p)) from None
     out: list[RatingRow] = []
     if fmt == "jsonl":
-        for i, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", path=str(p), line=i) from None
-            if not isinstance(d, dict):
-                raise InputError("each line must be a JSON object", path=str(p), line=i)
+        for i, d in iter_jsonl(p):
             r = _row(d, str(p), i)
             if r is not None:
                 out.append(r)
     else:
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read ratings: {exc}", path=str(p)) from None
         reader = csv.DictReader(io.StringIO(text), delimiter="," if fmt == "csv" else "\t")
         missing = {"item_id", "rater", "kind", "rating"} - set(reader.fieldnames or [])
         if missing:

@@ -46,7 +46,7 @@ from typing import Any
 
 from polyjudge.backends.base import Message
 from polyjudge.data.errors import InputError
-from polyjudge.data.readers import iter_jsonl
+from polyjudge.data.readers import iter_jsonl, read_json
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.pointwise import language_name, load_template
@@ -124,12 +124,7 @@ def _metric(name: str, d: Any, origin: str) -> Metric:
 def load_metrics(path: str | Path) -> dict[str, Metric]:
     """Metric definitions from a JSON file ``{name: definition}``."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("metrics file not found", path=str(p)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", path=str(p), line=exc.lineno) from None
+    data = read_json(p, "metrics file")
     if not isinstance(data, dict) or not data:
         raise InputError("expected an object of metric definitions", path=str(p))
     return {name: _metric(name, d, str(p)) for name, d in data.items()}
