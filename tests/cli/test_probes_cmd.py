@@ -14,8 +14,7 @@ from click.testing import CliRunner
 
 from polyjudge.cli.probes_cmd import probe
 from polyjudge.data.records import Item
-from polyjudge.metaeval.probes import (perturb_items, repeat_table, sensitivity_table, shuffle_words,
-                                       temperature_table)
+from polyjudge.metaeval.probes import perturb_items, repeat_table, sensitivity_table, shuffle_words, temperature_table
 from tests.helpers.openai_server import ScriptedServer
 
 ORDERED = " ".join(f"w{k:02d}" for k in range(10))

@@ -9,8 +9,13 @@ from pathlib import Path
 import pytest
 
 from polyjudge.data.errors import InputError
-from polyjudge.data.parallel import (MGSM_LANGUAGES, XQUAD_LANGUAGES, load_mgsm_parallel,
-                                     load_parallel, load_xquad_parallel)
+from polyjudge.data.parallel import (
+    MGSM_LANGUAGES,
+    XQUAD_LANGUAGES,
+    load_mgsm_parallel,
+    load_parallel,
+    load_xquad_parallel,
+)
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 needs_data = pytest.mark.skipif(not (DATA / "xquad").is_dir() or not (DATA / "mgsm").is_dir(),

@@ -130,9 +130,9 @@ def test_concurrency_limit_and_prefix_order(items, da_responder, tmp_path):
 
 
 def test_dry_run_estimates_without_sending(items, da_responder, tmp_path):
-    from polyjudge.engine import Estimate
     import asyncio
-    from polyjudge.engine import run_async
+
+    from polyjudge.engine import Estimate, run_async
     with ScriptedServer(da_responder) as srv:
         est = asyncio.run(run_async(items, get_protocol("da"), [OpenAIBackend("j", srv.base_url)], runs=4,
                                     dry_run=True, store_path=tmp_path / "s.sqlite"))

@@ -32,7 +32,7 @@ Responder = Callable[[dict], "str | Reply"]
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "_Server"
+    server: _Server
 
     def log_message(self, *args: object) -> None:  # keep test output clean
         pass
@@ -94,7 +94,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
-    owner: "ScriptedServer"
+    owner: ScriptedServer
 
 
 class ScriptedServer:
@@ -115,7 +115,7 @@ class ScriptedServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def __enter__(self) -> "ScriptedServer":
+    def __enter__(self) -> ScriptedServer:
         self._thread.start()
         return self
 

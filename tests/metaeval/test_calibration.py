@@ -16,8 +16,15 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from polyjudge.cli.agreement_cmd import agreement
 from polyjudge.data.errors import InputError
-from polyjudge.metaeval.calibration import (RatingRow, agreement_class, calibrate, class_distribution,
-                                            human_majority, read_ratings, weighted_f1)
+from polyjudge.metaeval.calibration import (
+    RatingRow,
+    agreement_class,
+    calibrate,
+    class_distribution,
+    human_majority,
+    read_ratings,
+    weighted_f1,
+)
 
 
 def synth(seed: int = 0, n: int = 60, languages=("de", "zh")) -> list[RatingRow]:

@@ -13,9 +13,16 @@ from sklearn.metrics import cohen_kappa_score, f1_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from polyjudge.data.errors import InputError
-from polyjudge.metaeval.consistency import (Rating, consistency_table, ensemble_report,
-                                            languages_tsv, panel_ratings, spearman_across_judges,
-                                            summary_tsv, weighted_f1)
+from polyjudge.metaeval.consistency import (
+    Rating,
+    consistency_table,
+    ensemble_report,
+    languages_tsv,
+    panel_ratings,
+    spearman_across_judges,
+    summary_tsv,
+    weighted_f1,
+)
 
 LANGS = ["en", "de", "sw", "te", "zh"]
 

@@ -106,6 +106,7 @@ def test_cli_bad_input_exits_2(tmp_path):
 @pytest.mark.skipif(not (DATA / "wmt-mqm" / "ted").is_dir(), reason="../shared/data/wmt-mqm/ted absent")
 def test_ted_chrf_bleu_against_mqm():
     import csv
+
     import sacrebleu
 
     from polyjudge.metaeval.tasks import LanguagePair, evaluate

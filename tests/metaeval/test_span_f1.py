@@ -12,10 +12,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polyjudge.data.errors import InputError
-from polyjudge.metaeval.spans import (Span, SpanSegment, char_counts, char_f1_reference,
-                                      read_run_predictions, read_span_jsonl, read_spans,
-                                      read_task2_tsv, score_lp, segments_from_mqm, span_f1,
-                                      write_task2_tsv)
+from polyjudge.metaeval.spans import (
+    Span,
+    SpanSegment,
+    char_counts,
+    char_f1_reference,
+    read_run_predictions,
+    read_span_jsonl,
+    read_spans,
+    read_task2_tsv,
+    score_lp,
+    span_f1,
+    write_task2_tsv,
+)
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 TED_ENDE = DATA / "wmt-mqm" / "ted" / "ende" / "mqm_ted_ende.tsv"

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from polyjudge.protocols.spans import (Alignment, Located, extract_tagged_spans,
-                                       locate_text_spans, tag_translation, validate_index_spans)
+from polyjudge.protocols.spans import (
+    Alignment,
+    Located,
+    extract_tagged_spans,
+    locate_text_spans,
+    tag_translation,
+    validate_index_spans,
+)
 
 T = "He arrived on Monday but forgot the documents."
 

@@ -72,7 +72,7 @@ def test_report_loads_filters_and_is_inert(browser, report_file, tmp_path):
     browser.eval(f"""(() => {{const s = document.querySelector('[data-f=severity]');
         s.value = '{crit}'; s.dispatchEvent(new Event('change'));}})()""")
     assert _matched(browser) == expected > 0
-    assert browser.eval(f"""Array.from(document.querySelectorAll('.spantable tbody tr')).every(
+    assert browser.eval("""Array.from(document.querySelectorAll('.spantable tbody tr')).every(
         tr => tr.querySelector('td.text .sev-critical') !== null)""")
     browser.eval("""(() => {const s = document.querySelector('[data-f=severity]');
         s.value = ''; s.dispatchEvent(new Event('change'));

@@ -46,7 +46,7 @@ class MQMWeights:
     cap: float = 25.0
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any] | None) -> "MQMWeights":
+    def from_options(cls, options: Mapping[str, Any] | None) -> MQMWeights:
         """Weights from ``ProtocolOptions.extra`` (keys ``weights`` and ``classic``).
 
         ``weights`` is a mapping with any of the field names, e.g.

@@ -21,8 +21,9 @@ Fu & Liu (2025) report an ensemble against its weakest member:
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Mapping
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike

@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from polyjudge.backends.base import (Backend, BackendError, GenerateRequest, GenerateResult, Message,
-                                     Usage)
+from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Message, Usage
 
 BACKENDS = ("llamacpp", "openai", "replay")
 
@@ -22,7 +21,7 @@ class JudgeSpec:
     base_url: str | None = None
 
     @classmethod
-    def parse(cls, text: str) -> "JudgeSpec":
+    def parse(cls, text: str) -> JudgeSpec:
         backend, _, rest = text.partition(":")
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend '{backend}' in judge '{text}'; use one of {', '.join(BACKENDS)}")

@@ -26,8 +26,14 @@ import click
 def agreement(input_path: str, fmt: str | None, output: str, pool: tuple[str, ...], out: str | None) -> None:
     """Agreement of judges with human ratings in RATINGS (JSONL/TSV, one rating per line:
     item_id, language, task, metric, rater, kind=human|judge, rating)."""
-    from polyjudge.metaeval.calibration import (calibrate, class_distribution, distribution_tsv,
-                                                read_ratings, rows_text, rows_tsv)
+    from polyjudge.metaeval.calibration import (
+        calibrate,
+        class_distribution,
+        distribution_tsv,
+        read_ratings,
+        rows_text,
+        rows_tsv,
+    )
 
     ratings = read_ratings(input_path, fmt)
     rows = calibrate(ratings)

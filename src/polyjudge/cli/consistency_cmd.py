@@ -96,9 +96,16 @@ def consistency(dataset: str, data_dir: str | None, languages: str, reference: s
     """Cross-language consistency study on parallel data (Fu & Liu, 2025)."""
     from polyjudge.data.parallel import TASK_OF_DATASET, load_parallel
     from polyjudge.engine import run_async
-    from polyjudge.metaeval.consistency import (consistency_table, dicts_tsv, ensemble_report,
-                                                languages_tsv, panel_agreement, panel_ratings,
-                                                spearman_across_judges, summary_tsv)
+    from polyjudge.metaeval.consistency import (
+        consistency_table,
+        dicts_tsv,
+        ensemble_report,
+        languages_tsv,
+        panel_agreement,
+        panel_ratings,
+        spearman_across_judges,
+        summary_tsv,
+    )
     from polyjudge.protocols import ProtocolOptions
     from polyjudge.protocols.pointwise import Pointwise
 

@@ -5,8 +5,6 @@ Bad input (InputError) exits 2 with ``polyjudge: error: FILE:LINE, field 'F': wh
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from polyjudge.data.errors import InputError

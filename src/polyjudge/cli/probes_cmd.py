@@ -58,8 +58,7 @@ def probe(input_path: str, probe_kind: str, out: str, fmt: str | None, src_lang:
           temperatures: str, **kw: Any) -> None:
     """Probe a judge's robustness on INPUT and write a table (one judge; the first --judge)."""
     from polyjudge.data.readers import read_items
-    from polyjudge.metaeval.probes import (perturb_items, records_tsv, repeat_table, sensitivity_table,
-                                           temperature_table)
+    from polyjudge.metaeval.probes import perturb_items, records_tsv, repeat_table, sensitivity_table, temperature_table
 
     if len(kw["judges"]) > 1:
         raise click.UsageError("probe takes one judge; run it once per judge")

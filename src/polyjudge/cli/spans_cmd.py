@@ -48,7 +48,8 @@ def span_f1(gold: str, pred: str, gold_format: str, pred_format: str, lp: str | 
             judge: str | None, set_id: str, missing: str, raters: str, vote_threshold: float,
             write_tsv: str | None) -> None:
     """Character-level span P/R/F1 as scored in WMT25 task 2."""
-    from polyjudge.metaeval.spans import read_spans, span_f1 as score, write_task2_tsv
+    from polyjudge.metaeval.spans import read_spans, write_task2_tsv
+    from polyjudge.metaeval.spans import span_f1 as score
     from polyjudge.protocols.tsa import vote_spans
 
     def merge(annotations):

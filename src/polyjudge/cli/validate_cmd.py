@@ -129,7 +129,8 @@ def simulate(n_options: int, n_sets: int | None, n_items: int, n_judges: int, ga
              seeds: int, grid: bool, fmt: str) -> None:
     """Synthetic judge-selection experiment (Guerdan et al. §6): which agreement
     metric picks which judge, and the downstream regret of that choice."""
-    from polyjudge.validation.simulate import SimConfig, default_grid, simulate as run_sim, summarise
+    from polyjudge.validation.simulate import SimConfig, default_grid, summarise
+    from polyjudge.validation.simulate import simulate as run_sim
 
     if grid:
         configs = default_grid()

@@ -32,7 +32,7 @@ def _tsv_cell(x: Any) -> str:
     return "" if x is None else str(x).replace("\t", " ").replace("\n", " ")
 
 
-def system_scores(result: "RunResult", seg_scores: list[float | None]) -> list[tuple[str, float | None, int, int]]:
+def system_scores(result: RunResult, seg_scores: list[float | None]) -> list[tuple[str, float | None, int, int]]:
     """(system, mean score over scored segments, n scored, n unscored), best first."""
     per: dict[str, list[float | None]] = {}
     for item, s in zip(result.items, seg_scores):
@@ -46,7 +46,7 @@ def system_scores(result: "RunResult", seg_scores: list[float | None]) -> list[t
     return rows
 
 
-def write_run_dir(result: "RunResult", out_dir: str | Path, name: str | None = None) -> None:
+def write_run_dir(result: RunResult, out_dir: str | Path, name: str | None = None) -> None:
     out = Path(out_dir)
     (out / "mtme").mkdir(parents=True, exist_ok=True)
     items = result.items
@@ -115,7 +115,7 @@ def write_run_dir(result: "RunResult", out_dir: str | Path, name: str | None = N
 
 
 
-def _write_aggregates(result: "RunResult", path: Path) -> None:
+def _write_aggregates(result: RunResult, path: Path) -> None:
     """Every aggregator's segment score side by side, to compare aggregators."""
     from polyjudge.aggregate.variability import aggregate_table
 

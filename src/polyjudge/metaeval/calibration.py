@@ -38,16 +38,22 @@ import csv
 import io
 import math
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl
-from polyjudge.metaeval.agreement import (cohen_kappa, fleiss_kappa, krippendorff_alpha,
-                                          labels_to_counts, percent_agreement)
+from polyjudge.metaeval.agreement import (
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha,
+    labels_to_counts,
+    percent_agreement,
+)
 from polyjudge.metaeval.consistency import weighted_f1
 
 __all__ = ["RatingRow", "CalibrationRow", "read_ratings", "human_majority", "agreement_class",

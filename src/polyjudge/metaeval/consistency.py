@@ -27,13 +27,14 @@ import csv
 import io
 import math
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.stats import spearmanr
 
-from polyjudge.aggregate.panel import TieRule, aggregate_panel, ens_minus_min, EnsMinReport
+from polyjudge.aggregate.panel import EnsMinReport, TieRule, aggregate_panel, ens_minus_min
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval.agreement import cohen_kappa, fleiss_kappa_from_labels
 

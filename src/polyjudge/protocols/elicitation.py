@@ -169,7 +169,7 @@ class RatingTask:
 
     # -- construction -------------------------------------------------------
     @classmethod
-    def build(cls, options: list[str], response_sets: Any = "all", **kw: Any) -> "RatingTask":
+    def build(cls, options: list[str], response_sets: Any = "all", **kw: Any) -> RatingTask:
         """Build from option labels and sets given as label lists, index lists,
         letter strings, or the keywords ``"all"`` / ``"singletons"``."""
         q = len(options)

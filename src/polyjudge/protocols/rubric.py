@@ -192,7 +192,7 @@ class Rubric(JudgeProtocol):
         self.template = load_template(self.options.template, "rubric/rubric.jinja")
 
     @classmethod
-    def per_metric(cls, options: ProtocolOptions | None = None) -> list["Rubric"]:
+    def per_metric(cls, options: ProtocolOptions | None = None) -> list[Rubric]:
         """One protocol per metric ("single call"): run each as its own judging run."""
         base = cls(options)
         opts = options or ProtocolOptions()

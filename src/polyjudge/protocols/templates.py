@@ -34,7 +34,7 @@ class PromptTemplate:
         self.hash = hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
     @classmethod
-    def load(cls, user_path: str | None, builtin: str) -> "PromptTemplate":
+    def load(cls, user_path: str | None, builtin: str) -> PromptTemplate:
         """The user's file if given, else the packaged template ``builtin``
         (a path relative to ``polyjudge/templates``)."""
         if user_path:

@@ -42,8 +42,13 @@ from polyjudge.data.languages import language_name
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.jsonparse import parse_json_object
-from polyjudge.protocols.spans import (Extraction, extract_tagged_spans, locate_text_spans,
-                                       tag_translation, validate_index_spans)
+from polyjudge.protocols.spans import (
+    Extraction,
+    extract_tagged_spans,
+    locate_text_spans,
+    tag_translation,
+    validate_index_spans,
+)
 from polyjudge.protocols.templates import PromptTemplate
 
 SEVERITIES = ("major", "minor")

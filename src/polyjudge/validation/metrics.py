@@ -23,8 +23,9 @@ Downstream (§2.2.2): an item is positive for option k at cutoff τ when
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 import numpy as np
 

@@ -57,7 +57,7 @@ class RatingCounts:
     def has_rs(self) -> bool:
         return bool(self.rs.sum() > 0)
 
-    def subset(self, items: list[str]) -> "RatingCounts":
+    def subset(self, items: list[str]) -> RatingCounts:
         pos = {k: i for i, k in enumerate(self.items)}
         idx = [pos[k] for k in items]
         return RatingCounts(self.name, list(items), self.fc[idx], self.rs[idx],

@@ -11,8 +11,9 @@ downstream goal. Downstream decisions threshold the multi-label vectors
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
