@@ -5,7 +5,7 @@ import pytest
 
 from polyjudge.backends.openai import OpenAIBackend
 from polyjudge.engine import RetryPolicy, run
-from polyjudge.engine.result import OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED
+from polyjudge.rundir import OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED
 from polyjudge.protocols import get_protocol
 from tests.engine.conftest import da_score
 from tests.helpers.openai_server import Reply, ScriptedServer
@@ -60,7 +60,7 @@ def test_resume_sends_nothing_twice(items, da_responder, tmp_path):
         more = judge(srv, items, tmp_path, runs=3)
         assert len(srv.requests) == 18
     assert first.segment_scores() == again.segment_scores()
-    assert more.manifest["counts"]["from_store"] == 12
+    assert more.manifest.counts["from_store"] == 12
 
 
 def test_failures_are_recorded_never_scored(items, tmp_path):
@@ -82,7 +82,7 @@ def test_failures_are_recorded_never_scored(items, tmp_path):
     assert "after 3 attempts" in by_seg[("A", "3")].error
     assert by_seg[("B", "1")].status == OK
     assert result.segment_scores()[:3] == [None, None, None]
-    assert result.manifest["counts"]["status_ok"] == 3
+    assert result.manifest.counts["status_ok"] == 3
     assert sum(result.failures().values()) == 3
     result.write(tmp_path / "run")
     rows = (tmp_path / "run" / "segments.tsv").read_text().splitlines()
@@ -106,7 +106,7 @@ def test_retry_after_is_honoured(items, da_responder, tmp_path):
     with ScriptedServer(responder) as srv:
         result = judge(srv, items[:1], tmp_path, runs=1)
     assert time.perf_counter() - start >= 0.4
-    assert result.judgments[0].status == OK and result.manifest["counts"]["retries"] == 1
+    assert result.judgments[0].status == OK and result.manifest.counts["retries"] == 1
 
 
 def test_concurrency_limit_and_prefix_order(items, da_responder, tmp_path):

@@ -128,36 +128,26 @@ def run_judging(items: list[Item], kw: dict[str, Any], out: Path | None, *, dry_
         return result
     if out is not None:
         result.write(out)
-        if protocol.name in SPAN_PROTOCOLS:
-            from polyjudge.metaeval.spans import write_run_spans_tsv
-            judge = result.judges[0]
-            write_run_spans_tsv(out / "spans.tsv", result.items, [s.merged for s in result.segments(judge)],
-                                method=judge)
     return result
 
 
-SPAN_PROTOCOLS = ("tsa", "gemba-spans", "direct-index")
-
-
 def print_summary(result: Any, out: Path | None) -> None:
-    from polyjudge.engine.outputs import system_scores
-
     m = result.manifest
-    c = m["counts"]
+    c = m.counts
     echo = lambda s="": click.echo(s, err=True)  # noqa: E731
-    echo(f"signature: {m['signature']}")
+    echo(f"signature: {m.signature}")
     ok = c.get("status_ok", 0)
     echo(f"items: {c['items']}  judgments: {c['judgments']}  ok: {ok}  failed: {c['judgments'] - ok}  "
          f"(sent now: {c['sent_this_session']}, from store: {c['from_store']}, retries: {c['retries']})")
-    for reason, n in list(m["failures"].items())[:8]:
+    for reason, n in list(m.failures.items())[:8]:
         echo(f"  failure x{n}: {reason}")
-    echo(f"tokens: {m['tokens']['prompt']:,} prompt + {m['tokens']['completion']:,} completion  "
-         f"cost: ${m['cost_usd']:.4f}  wall time: {m['wall_time_s']:.1f}s")
+    echo(f"tokens: {m.tokens['prompt']:,} prompt + {m.tokens['completion']:,} completion  "
+         f"cost: ${m.cost_usd:.4f}  wall time: {m.wall_time_s:.1f}s")
     if out is not None:
         echo(f"run directory: {out}")
     click.echo("system\tscore\tn_segments")
-    for system, score, n, _ in system_scores(result, result.segment_scores()):
-        click.echo(f"{system}\t{'' if score is None else f'{score:.4f}'}\t{n}")
+    for row in result.system_rows():
+        click.echo(f"{row.system}\t{'' if row.score is None else f'{row.score:.4f}'}\t{row.n_segments}")
 
 
 @click.command()
@@ -229,5 +219,5 @@ def demo(out: str, **kw: Any) -> None:
                f"judge {kw['judges'] or kw['backend']}", err=True)
     result = run_judging(items, kw, Path(out))
     print_summary(result, Path(out))
-    if any(s is None for s in result.segment_scores()) and result.manifest["counts"].get("status_ok", 0) == 0:
+    if any(s is None for s in result.segment_scores()) and result.manifest.counts.get("status_ok", 0) == 0:
         raise InputError("no judgment succeeded; see the failures above")

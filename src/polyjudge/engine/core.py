@@ -20,6 +20,7 @@ from polyjudge.engine.result import Judgment, RunResult, judgment_from
 from polyjudge.engine.runner import ExecStats, RetryPolicy, execute
 from polyjudge.engine.store import Store
 from polyjudge.protocols.base import JudgeProtocol
+from polyjudge.rundir import Manifest, RunConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,27 +110,28 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
               "completion": sum(j.usage.completion_tokens for j in judgments)}
     cost = sum(cost_usd(prices, j.judge, j.usage.prompt_tokens, j.usage.completion_tokens)
                for j in judgments)
-    result.manifest = {
-        "signature": signature(protocol, judges, runs, aggregator, temperature),
-        "protocol": protocol.name,
-        "config": {"runs": runs, "temperature": temperature, "aggregator": aggregator,
-                   "concurrency": concurrency, "seed": seed, "min_runs": min_runs, "max_tokens": protocol.max_tokens,
-                   "use_context": protocol.options.use_context,
-                   "prompt_template": protocol.options.template,
-                   "protocol_options": protocol.options.extra},
-        "template_hash": protocol.template_hash,
-        "judges": judge_info or [{"model": m} for m in judges],
-        "versions": _versions(),
-        "counts": {"items": len(items), "judgments": len(judgments),
-                   "sent_this_session": stats.done + stats.failed,
-                   "from_store": len(tasks) - len(todo), "retries": stats.retries,
-                   **{f"status_{k}": v for k, v in result.status_counts().items()}},
-        "failures": result.failures(),
-        "tokens": tokens,
-        "cost_usd": round(cost, 6),
-        "wall_time_s": round(time.time() - started, 3),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
+    result.manifest = Manifest(
+        signature=signature(protocol, judges, runs, aggregator, temperature),
+        protocol=protocol.name,
+        config=RunConfig(runs=runs, temperature=temperature, aggregator=aggregator, concurrency=concurrency,
+                         seed=seed, min_runs=min_runs, max_tokens=protocol.max_tokens,
+                         use_context=protocol.options.use_context, prompt_template=protocol.options.template,
+                         protocol_options=protocol.options.extra),
+        template_hash=protocol.template_hash,
+        judges=judge_info or [{"model": m} for m in judges],
+        versions=_versions(),
+        counts={"items": len(items), "judgments": len(judgments),
+                "sent_this_session": stats.done + stats.failed,
+                "from_store": len(tasks) - len(todo), "retries": stats.retries,
+                **{f"status_{k}": v for k, v in result.status_counts().items()}},
+        failures=result.failures(),
+        tokens=tokens,
+        cost_usd=round(cost, 6),
+        # The prices this run was charged with, so a report never re-prices it with other defaults.
+        prices={m: prices[m] for m in judges if m in prices},
+        wall_time_s=round(time.time() - started, 3),
+        created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    )
     return result
 
 

@@ -10,15 +10,31 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pathlib import Path
+
+import numpy as np
+
 from polyjudge.aggregate.runs import get_aggregator
 from polyjudge.backends.base import Usage
 from polyjudge.data.records import Item
+from polyjudge.data.spans import SpanSegment, spans_from_annotation
 from polyjudge.engine.plan import Task
 from polyjudge.engine.store import StoredResponse
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure
-
-OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED, PENDING = (
-    "ok", "parse_failed", "request_failed", "truncated", "pending")
+from polyjudge.rundir import (
+    OK,
+    PARSE_FAILED,
+    PENDING,
+    REQUEST_FAILED,
+    TRUNCATED,
+    JudgmentRecord,
+    Manifest,
+    MergedRow,
+    RunContents,
+    SegmentRow,
+    SystemRow,
+    write_run,
+)
 
 
 @dataclass(slots=True)
@@ -43,6 +59,15 @@ class Judgment:
         d = asdict(self)
         d["usage"] = asdict(self.usage)
         return d
+
+    def to_record(self, item: Item) -> JudgmentRecord:
+        """The ``judgments.jsonl`` line of this judgment (identifiers from its item)."""
+        return JudgmentRecord(
+            item_index=self.item_index, system=item.system, doc_id=item.doc_id, seg_id=item.seg_id,
+            run_index=self.run_index, judge=self.judge, status=self.status, error=self.error,
+            raw_text=self.raw_text, annotation=self.annotation, score=self.score,
+            prompt_tokens=self.usage.prompt_tokens, completion_tokens=self.usage.completion_tokens,
+            latency_s=self.latency_s, finish_reason=self.finish_reason)
 
 
 def judgment_from(task: Task, stored: StoredResponse | None, protocol: JudgeProtocol,
@@ -90,9 +115,12 @@ class RunResult:
     runs: int
     aggregator: str
     judgments: list[Judgment]
-    manifest: dict[str, Any] = field(default_factory=dict)
+    manifest: Manifest = field(default_factory=Manifest)
     # A segment with fewer successful runs than this is left unscored.
     min_runs: int = 1
+
+    def __post_init__(self) -> None:
+        self._segments: dict[str, list[SegmentResult]] = {}
 
     def by_item(self) -> list[dict[str, list[Judgment]]]:
         """Judgments per item, per judge, in run order."""
@@ -105,6 +133,10 @@ class RunResult:
         return out
 
     def segments(self, judge: str) -> list[SegmentResult]:
+        """Each item's aggregated score for one judge (computed once per result)."""
+        cached = self._segments.get(judge)
+        if cached is not None:
+            return cached
         agg = get_aggregator(self.aggregator)
         out = []
         for item, per_judge in zip(self.items, self.by_item()):
@@ -114,11 +146,11 @@ class RunResult:
             merged = self.protocol.merge_runs([j.annotation for j in ok], item) if ok else None
             value = agg(scores) if scores and len(scores) >= self.min_runs else None
             out.append(SegmentResult(value, len(ok), len(js) - len(ok), scores, merged))
+        self._segments[judge] = out
         return out
 
-    def run_matrix(self, judge: str) -> Any:
+    def run_matrix(self, judge: str) -> np.ndarray:
         """items × runs array of run scores, NaN where a run failed or gave no score."""
-        import numpy as np
         m = np.full((len(self.items), self.runs), np.nan)
         for j in self.judgments:
             if j.judge == judge and j.ok and j.score is not None:
@@ -152,6 +184,57 @@ class RunResult:
             counts[j.status] = counts.get(j.status, 0) + 1
         return counts
 
-    def write(self, out_dir: Any) -> None:
-        from polyjudge.engine.outputs import write_run_dir
-        write_run_dir(self, out_dir)
+    def system_rows(self, seg_scores: list[float | None] | None = None) -> list[SystemRow]:
+        """Mean score over each system's scored segments (panel scores by default), best first."""
+        seg_scores = self.segment_scores() if seg_scores is None else seg_scores
+        per: dict[str, list[float | None]] = {}
+        for item, s in zip(self.items, seg_scores):
+            per.setdefault(item.system or "-", []).append(s)
+        rows = []
+        for system, vals in per.items():
+            got = [v for v in vals if v is not None]
+            rows.append(SystemRow(system, sum(got) / len(got) if got else None, len(got), len(vals) - len(got)))
+        sign = 1 if self.protocol.higher_is_better else -1
+        rows.sort(key=lambda r: (r.score is None, -sign * (r.score if r.score is not None else 0.0)))
+        return rows
+
+    def contents(self, mtme_name: str | None = None) -> RunContents:
+        """Everything the run directory holds, as typed records."""
+        from polyjudge.aggregate.variability import aggregate_table
+
+        items = self.items
+        per_judge = {j: self.segments(j) for j in self.judges}
+        panel = self.segment_scores()
+        segments = [SegmentRow(it.system, it.doc_id, it.seg_id, it.src_lang, it.tgt_lang, panel[i],
+                               sum(per_judge[j][i].runs_ok for j in self.judges),
+                               sum(per_judge[j][i].runs_failed for j in self.judges),
+                               {j: per_judge[j][i].score for j in self.judges})
+                    for i, it in enumerate(items)]
+        merged = [MergedRow(i, j, items[i].system, items[i].seg_id, per_judge[j][i].merged)
+                  for i in range(len(items)) for j in self.judges if per_judge[j][i].merged is not None]
+        aggregates = None
+        if self.runs > 1:
+            tables = {j: aggregate_table(self.run_matrix(j), min_runs=self.min_runs) for j in self.judges}
+            if not all(np.isnan(col).all() for t in tables.values() for col in t.values()):
+                aggregates = tables  # categorical protocols have nothing numeric to compare
+        spans = None
+        if self.protocol.produces_spans:
+            judge = self.judges[0]
+            spans = []
+            for it, seg in zip(items, per_judge[judge]):
+                if seg.merged is None:
+                    continue  # no ok judgment: left out, never written as "no error"
+                lp = f"{it.src_lang}-{it.tgt_lang}" if it.src_lang and it.tgt_lang else None
+                spans.append(SpanSegment(system=it.system, doc_id=it.doc_id, seg_id=it.seg_id,
+                                         spans=spans_from_annotation(seg.merged), lp=lp, hypothesis=it.tgt,
+                                         source=it.src, reference=it.ref, method=judge))
+        return RunContents(
+            manifest=self.manifest, items=items, judges=self.judges,
+            judgments=[jd.to_record(items[jd.item_index]) for jd in self.judgments],
+            segments=segments, systems=self.system_rows(panel),
+            mtme_name=mtme_name or f"polyjudge-{self.protocol.name}", merged=merged,
+            aggregates=aggregates, spans=spans)
+
+    def write(self, out_dir: str | Path, mtme_name: str | None = None) -> None:
+        """Write the run directory (through the one run-directory writer)."""
+        write_run(out_dir, self.contents(mtme_name))

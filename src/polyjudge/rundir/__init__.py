@@ -1,0 +1,44 @@
+"""The run directory contract: typed records, one writer, one reader.
+
+``write_run(path, RunContents(...))`` writes a run; ``RunDir.open(path)``
+reads one (any format version). See DEVELOPERS.md for the file layout.
+"""
+
+from polyjudge.rundir.directory import (
+    AGGREGATES,
+    ITEMS,
+    JUDGMENTS,
+    MANIFEST,
+    MERGED,
+    SEGMENTS,
+    SPANS,
+    STORE,
+    SYSTEMS,
+    RunContents,
+    RunDir,
+    RunScores,
+    write_run,
+)
+from polyjudge.rundir.records import (
+    FORMAT_VERSION,
+    OK,
+    PARSE_FAILED,
+    PENDING,
+    REQUEST_FAILED,
+    STATUSES,
+    TRUNCATED,
+    JudgmentRecord,
+    Manifest,
+    MergedRow,
+    RunConfig,
+    SegmentRow,
+    SystemRow,
+    format_cell,
+    format_mtme,
+    tsv_text,
+)
+
+__all__ = ["AGGREGATES", "FORMAT_VERSION", "ITEMS", "JUDGMENTS", "MANIFEST", "MERGED", "OK", "PARSE_FAILED",
+           "PENDING", "REQUEST_FAILED", "SEGMENTS", "SPANS", "STATUSES", "STORE", "SYSTEMS", "TRUNCATED",
+           "JudgmentRecord", "Manifest", "MergedRow", "RunConfig", "RunContents", "RunDir", "RunScores",
+           "SegmentRow", "SystemRow", "format_cell", "format_mtme", "tsv_text", "write_run"]

@@ -1,0 +1,422 @@
+"""The run directory: one writer and one reader for every file in it.
+
+Everything that reads or writes a run directory (the engine, the report,
+meta-evaluation, span F1, validation, variability) goes through
+:class:`RunDir` and :func:`write_run`; no other module opens these files by
+name. Files are written to a temporary name and renamed, so a reader never
+sees a half-written file and an interrupted write never destroys the last one.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from polyjudge.data.errors import InputError
+from polyjudge.data.readers import iter_jsonl
+from polyjudge.data.records import CORE_FIELDS, Item
+from polyjudge.data.spans import SpanSegment, read_task2_tsv, write_task2_tsv
+from polyjudge.rundir.records import (
+    JudgmentRecord,
+    Manifest,
+    MergedRow,
+    SegmentRow,
+    SystemRow,
+    format_cell,
+    format_mtme,
+    tsv_text,
+)
+
+MANIFEST = "manifest.json"
+JUDGMENTS = "judgments.jsonl"
+ITEMS = "items.jsonl"
+SEGMENTS = "segments.tsv"
+SYSTEMS = "systems.tsv"
+AGGREGATES = "aggregates.tsv"
+MERGED = "merged.jsonl"
+SPANS = "spans.tsv"
+STORE = "store.sqlite"
+MTME_DIR = "mtme"
+# Outputs that only some runs have: removed when a rewrite does not produce them,
+# so a directory reused with another protocol never keeps a stale file.
+OPTIONAL_OUTPUTS = (AGGREGATES, MERGED, SPANS)
+
+
+def _atomic_write(path: Path, lines: Iterable[str]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        for line in lines:
+            fh.write(line)
+    os.replace(tmp, path)
+
+
+@dataclass(slots=True)
+class RunContents:
+    """Everything a judging run writes, already computed; the writer only formats."""
+
+    manifest: Manifest
+    items: Sequence[Item]
+    judges: Sequence[str]
+    judgments: Sequence[JudgmentRecord]
+    segments: Sequence[SegmentRow]
+    systems: Sequence[SystemRow]
+    mtme_name: str
+    merged: Sequence[MergedRow] = ()
+    # judge -> aggregator -> one score per item (NaN where unscored); None: not written
+    aggregates: Mapping[str, Mapping[str, np.ndarray]] | None = None
+    spans: Sequence[SpanSegment] | None = None
+
+
+def write_run(path: str | Path, contents: RunContents) -> None:
+    """Write every output file of a run directory (format: DEVELOPERS.md)."""
+    out = Path(path)
+    (out / MTME_DIR).mkdir(parents=True, exist_ok=True)
+    written: set[str] = set()
+    _atomic_write(out / JUDGMENTS, (json.dumps(j.to_json(), ensure_ascii=False) + "\n" for j in contents.judgments))
+    # The judged texts, so reports can show spans in context without the input file.
+    _atomic_write(out / ITEMS, (json.dumps({"item_index": i, **it.to_dict()}, ensure_ascii=False) + "\n"
+                                for i, it in enumerate(contents.items)))
+    _atomic_write(out / SEGMENTS, _segment_lines(contents))
+    if contents.merged:
+        _atomic_write(out / MERGED, (
+            json.dumps({"item_index": m.item_index, "judge": m.judge, "system": m.system, "seg_id": m.seg_id,
+                        "annotation": m.annotation}, ensure_ascii=False) + "\n" for m in contents.merged))
+        written.add(MERGED)
+    if contents.aggregates is not None:
+        _atomic_write(out / AGGREGATES, _aggregate_lines(contents.items, contents.aggregates))
+        written.add(AGGREGATES)
+    if contents.spans is not None:
+        tmp = out / (SPANS + ".tmp")
+        write_task2_tsv(tmp, contents.spans)
+        os.replace(tmp, out / SPANS)
+        written.add(SPANS)
+    for name in OPTIONAL_OUTPUTS:
+        if name not in written and (out / name).exists():
+            (out / name).unlink()
+    _atomic_write(out / SYSTEMS, ["system\tscore\tn_segments\tn_unscored\n"] + [
+        f"{tsv_text(s.system)}\t{format_cell(s.score)}\t{s.n_segments}\t{s.n_unscored}\n" for s in contents.systems])
+    # mt-metrics-eval layout: per system, its segments in input order; None for unscored.
+    by_system: dict[str, list[float | None]] = {}
+    for it, seg in zip(contents.items, contents.segments):
+        by_system.setdefault(it.system or "-", []).append(seg.score)
+    name = contents.mtme_name
+    _atomic_write(out / MTME_DIR / f"{name}.seg.score", (
+        f"{sys_}\t{format_mtme(s)}\n" for sys_, vals in by_system.items() for s in vals))
+    _atomic_write(out / MTME_DIR / f"{name}.sys.score", (
+        f"{s.system}\t{format_mtme(s.score)}\n" for s in contents.systems))
+    manifest = contents.manifest
+    manifest.outputs = {"mtme_name": name}
+    _atomic_write(out / MANIFEST, [json.dumps(manifest.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"])
+
+
+def _segment_lines(contents: RunContents) -> Iterator[str]:
+    multi = len(contents.judges) > 1
+    header = list(SegmentRow.HEADER)
+    if multi:
+        header += [f"score:{j}" for j in contents.judges]
+    yield "\t".join(header) + "\n"
+    for s in contents.segments:
+        row = [tsv_text(s.system), tsv_text(s.doc_id), tsv_text(s.seg_id), tsv_text(s.src_lang),
+               tsv_text(s.tgt_lang), format_cell(s.score), str(s.runs_ok), str(s.runs_failed)]
+        if multi:
+            row += [format_cell(s.judge_scores.get(j)) for j in contents.judges]
+        yield "\t".join(row) + "\n"
+
+
+def _aggregate_lines(items: Sequence[Item], tables: Mapping[str, Mapping[str, np.ndarray]]) -> Iterator[str]:
+    names = list(next(iter(tables.values())))
+    yield "\t".join(["judge", "system", "doc_id", "seg_id", *names]) + "\n"
+    for judge, table in tables.items():
+        for i, it in enumerate(items):
+            vals = [float(table[n][i]) for n in names]
+            yield "\t".join([judge, tsv_text(it.system), tsv_text(it.doc_id), tsv_text(it.seg_id),
+                             *(format_cell(None if math.isnan(v) else v) for v in vals)]) + "\n"
+
+
+# --------------------------------------------------------------------------- reading
+
+@dataclass(slots=True)
+class RunScores:
+    """One judge's scores on a run's items: ``scores[i, r]`` is run ``r`` of item ``i``
+    (NaN where the run failed, gave no score or is missing)."""
+
+    judge: str
+    systems: list[str]
+    doc_ids: list[str]
+    seg_ids: list[str]
+    scores: np.ndarray
+
+
+def _read_tsv(path: Path) -> list[dict[str, str]]:
+    csv.field_size_limit(2**31 - 1)
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+@dataclass
+class RunDir:
+    """A run directory opened for reading (any format version, 0.1.0 included).
+
+    Files are read when first asked for and kept; a broken line raises
+    :class:`InputError` with the file, line and field, never skipped silently.
+    """
+
+    path: Path
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def open(cls, path: str | Path) -> RunDir:
+        root = Path(path)
+        if not root.is_dir():
+            raise InputError("not a run directory", path=str(root))
+        if not (root / JUDGMENTS).is_file():
+            raise InputError(f"not a polyjudge run directory (no {JUDGMENTS})", path=str(root))
+        return cls(root)
+
+    @staticmethod
+    def is_run_dir(path: str | Path) -> bool:
+        p = Path(path)
+        return p.is_dir() and (p / JUDGMENTS).is_file()
+
+    @property
+    def name(self) -> str:
+        return self.path.resolve().name
+
+    # -- manifest ------------------------------------------------------------------
+    @cached_property
+    def manifest(self) -> Manifest:
+        """The manifest; an empty one (format 0 defaults) when the file is absent."""
+        p = self.path / MANIFEST
+        if not p.exists():
+            return Manifest(format_version=0)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", path=str(p), line=exc.lineno) from None
+        return Manifest.from_json(data, path=str(p))
+
+    @property
+    def has_manifest(self) -> bool:
+        return (self.path / MANIFEST).exists()
+
+    @property
+    def format_version(self) -> int:
+        return self.manifest.format_version
+
+    def extra_json(self, name: str) -> Any | None:
+        """A study output another command placed in the run directory (e.g. ``metaeval.json``)."""
+        p = self.path / name
+        if not p.is_file():
+            return None
+        try:
+            return json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", path=str(p), line=exc.lineno) from None
+
+    # -- judgments -----------------------------------------------------------------
+    def iter_judgments(self) -> Iterator[JudgmentRecord]:
+        """Every judgment, in file order (read again on each call; nothing is kept)."""
+        p = self.path / JUDGMENTS
+        for lineno, rec in iter_jsonl(p):
+            yield JudgmentRecord.from_json(rec, path=str(p), line=lineno)
+
+    def iter_judgment_dicts(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The raw JSON objects of ``judgments.jsonl`` with line numbers, for readers that
+        keep fields this version does not type (e.g. texts older writers stored inline)."""
+        return iter_jsonl(self.path / JUDGMENTS)
+
+    @property
+    def judgments_path(self) -> str:
+        """For error messages only; read through :meth:`iter_judgments`."""
+        return str(self.path / JUDGMENTS)
+
+    @cached_property
+    def judgments(self) -> list[JudgmentRecord]:
+        return list(self.iter_judgments())
+
+    @property
+    def judges(self) -> list[str]:
+        """Judges named in the manifest, then any others seen in the judgments, first-seen order."""
+        names = self.manifest.judge_names
+        for j in self.judgments:
+            if j.judge not in names:
+                names.append(j.judge)
+        return names
+
+    @property
+    def n_runs(self) -> int:
+        return max((j.run_index for j in self.judgments), default=-1) + 1
+
+    # -- items and segments --------------------------------------------------------
+    @cached_property
+    def items(self) -> list[Item]:
+        """The judged items in input order: ``items.jsonl`` where present, else rebuilt
+        from the identifiers in ``judgments.jsonl`` and ``segments.tsv`` (texts unknown)."""
+        p = self.path / ITEMS
+        if p.exists():
+            out: list[Item] = []
+            for lineno, rec in iter_jsonl(p):
+                core = {k: (None if rec.get(k) is None else str(rec[k])) for k in CORE_FIELDS}
+                extra = {k: v for k, v in rec.items() if k not in CORE_FIELDS and k != "item_index"}
+                out.append(Item(src=core.pop("src") or "", tgt=core.pop("tgt") or "", **core, extra=extra,
+                                origin=f"{p}:{lineno}"))
+            return out
+        ids: dict[int, JudgmentRecord] = {}
+        for jr in self.judgments:
+            ids.setdefault(jr.item_index, jr)
+        rows = self.segment_rows
+        n = max(len(rows), (max(ids) + 1) if ids else 0)
+        items = []
+        for i in range(n):
+            j: JudgmentRecord | None = ids.get(i)
+            r = rows[i] if i < len(rows) else None
+            items.append(Item(src="", tgt="", system=(j.system if j else None) or (r.system if r else None),
+                              doc_id=(j.doc_id if j else None) or (r.doc_id if r else None),
+                              seg_id=(j.seg_id if j else None) or (r.seg_id if r else None)))
+        return items
+
+    @property
+    def has_items_file(self) -> bool:
+        return (self.path / ITEMS).exists()
+
+    @cached_property
+    def segment_rows(self) -> list[SegmentRow]:
+        """``segments.tsv`` (empty when absent): final score per item, input order."""
+        p = self.path / SEGMENTS
+        if not p.exists():
+            return []
+        rows = _read_tsv(p)
+        if rows and "score" not in rows[0]:
+            raise InputError("missing column", path=str(p), field="score")
+        out = []
+        for r in rows:
+            judge_scores = {k[len("score:"):]: _float_cell(v) for k, v in r.items()
+                            if k is not None and k.startswith("score:")}
+            out.append(SegmentRow(
+                system=r.get("system") or None, doc_id=r.get("doc_id") or None, seg_id=r.get("seg_id") or None,
+                src_lang=r.get("src_lang") or None, tgt_lang=r.get("tgt_lang") or None,
+                score=_float_cell(r.get("score")), runs_ok=int(r.get("runs_ok") or 0),
+                runs_failed=int(r.get("runs_failed") or 0), judge_scores=judge_scores))
+        return out
+
+    def segment_table(self) -> list[dict[str, str]]:
+        """``segments.tsv`` as raw string rows (every column, including ones older writers added)."""
+        p = self.path / SEGMENTS
+        return _read_tsv(p) if p.exists() else []
+
+    def system_rows(self) -> list[SystemRow]:
+        p = self.path / SYSTEMS
+        if not p.exists():
+            return []
+        return [SystemRow(r["system"], _float_cell(r.get("score")), int(r.get("n_segments") or 0),
+                          int(r.get("n_unscored") or 0)) for r in _read_tsv(p)]
+
+    # -- scores --------------------------------------------------------------------
+    def run_scores(self, judge: str) -> RunScores:
+        """Items x runs matrix of one judge's single-run scores (NaN where not ok)."""
+        n_items = len(self.items)
+        n_runs = max(self.n_runs, 1)
+        m = np.full((n_items, n_runs), np.nan)
+        for j in self.judgments:
+            if j.judge == judge and j.ok and j.score is not None and j.item_index < n_items:
+                m[j.item_index, j.run_index] = j.score
+        its = self.items
+        return RunScores(judge, [it.system or "" for it in its], [it.doc_id or "" for it in its],
+                         [it.seg_id if it.seg_id is not None else str(i) for i, it in enumerate(its)], m)
+
+    def run_score_matrices(self) -> dict[str, RunScores]:
+        return {j: self.run_scores(j) for j in self.judges}
+
+    def final_scores(self, judge: str | None = None) -> np.ndarray:
+        """Per-item final score from ``segments.tsv``: the panel's (``judge=None``) or one
+        judge's column (NaN where unscored; all NaN when the file is absent)."""
+        rows = self.segment_rows
+        if not rows:
+            return np.full(len(self.items), np.nan)
+        if judge is None or (len(self.judges) == 1 and judge == self.judges[0]):
+            vals = [r.score for r in rows]
+        else:
+            if judge not in rows[0].judge_scores:
+                raise InputError(f"no scores of judge '{judge}' (judges: {', '.join(self.judges)})",
+                                 path=str(self.path / SEGMENTS), field=f"score:{judge}")
+            vals = [r.judge_scores.get(judge) for r in rows]
+        return np.array([np.nan if v is None else v for v in vals], dtype=float)
+
+    @cached_property
+    def _aggregates(self) -> dict[str, dict[str, np.ndarray]]:
+        p = self.path / AGGREGATES
+        if not p.exists():
+            return {}
+        rows = _read_tsv(p)
+        if not rows:
+            return {}
+        names = [c for c in rows[0] if c not in ("judge", "system", "doc_id", "seg_id")]
+        out: dict[str, dict[str, list[float]]] = {}
+        for r in rows:
+            table = out.setdefault(r["judge"], {n: [] for n in names})
+            for n in names:
+                v = _float_cell(r.get(n))
+                table[n].append(np.nan if v is None else v)
+        return {j: {n: np.asarray(v, dtype=float) for n, v in t.items()} for j, t in out.items()}
+
+    def aggregate_names(self) -> list[str]:
+        """Aggregators stored side by side in ``aggregates.tsv`` (empty for single-run runs)."""
+        tables = self._aggregates
+        return list(next(iter(tables.values()))) if tables else []
+
+    def aggregate_scores(self, judge: str, aggregator: str) -> np.ndarray:
+        """One judge's per-item score under one aggregator, as written at judge time."""
+        table = self._aggregates.get(judge)
+        if table is None or aggregator not in table:
+            raise InputError(f"no '{aggregator}' scores of judge '{judge}' in {AGGREGATES} "
+                             f"(stored: {', '.join(self.aggregate_names()) or 'none'})",
+                             path=str(self.path), field=aggregator)
+        return table[aggregator]
+
+    # -- spans and merged annotations ----------------------------------------------
+    def merged_rows(self) -> list[MergedRow]:
+        p = self.path / MERGED
+        if not p.exists():
+            return []
+        out = []
+        for lineno, d in iter_jsonl(p):
+            if not isinstance(d.get("item_index"), int):
+                raise InputError("must be an integer", path=str(p), line=lineno, field="item_index")
+            out.append(MergedRow(d["item_index"], str(d.get("judge")), d.get("system"), d.get("seg_id"),
+                                 d.get("annotation")))
+        return out
+
+    def span_segments(self) -> tuple[list[SpanSegment], list[str]]:
+        """``spans.tsv`` (merged spans of a span protocol, WMT25 task-2 layout) and warnings."""
+        p = self.path / SPANS
+        if not p.exists():
+            raise InputError(f"no {SPANS} (was the run made with a span protocol?)", path=str(self.path))
+        return read_task2_tsv(p)
+
+    # -- the resume store ------------------------------------------------------------
+    @property
+    def store_path(self) -> Path:
+        return self.path / STORE
+
+
+def _float_cell(v: str | None) -> float | None:
+    if v is None or v == "" or v == "None":
+        return None
+    try:
+        f = float(v)
+    except ValueError:
+        return None
+    return None if math.isnan(f) else f
+
+
+__all__ = ["AGGREGATES", "ITEMS", "JUDGMENTS", "MANIFEST", "MERGED", "SEGMENTS", "SPANS", "STORE", "SYSTEMS",
+           "RunContents", "RunDir", "RunScores", "write_run"]
