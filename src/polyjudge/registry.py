@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Iterable
-from importlib import metadata
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -77,6 +76,8 @@ class Registry(Generic[T]):
             importlib.import_module(module)
         if self.entry_point_group is None:
             return
+        from importlib import metadata  # only when plugins are looked up: keeps imports cheap
+
         for ep in metadata.entry_points(group=self.entry_point_group):
             if ep.name in self._entries:
                 continue  # a built-in name is never replaced by a plugin

@@ -8,7 +8,8 @@ from polyjudge.backends.openai import OpenAIBackend, parse_retry_after
 from tests.helpers.openai_server import Reply, ScriptedServer
 
 REQ = GenerateRequest(messages=(Message("system", "be a judge"), Message("user", "rate")), temperature=0.4,
-                      max_tokens=50, seed=3, json_schema={"type": "object", "properties": {"score": {"type": "integer"}}})
+                      max_tokens=50, seed=3,
+                      json_schema={"type": "object", "properties": {"score": {"type": "integer"}}})
 
 
 def gen(backend, request=REQ):

@@ -1,5 +1,11 @@
 """Turning annotations into scores: run aggregators, MQM weighting, panels."""
 
-from polyjudge.aggregate.runs import available_aggregators, get_aggregator, register_aggregator
+from polyjudge.aggregate.runs import (
+    AGGREGATORS,
+    Aggregator,
+    available_aggregators,
+    get_aggregator,
+    register_aggregator,
+)
 
-__all__ = ["available_aggregators", "get_aggregator", "register_aggregator"]
+__all__ = ["AGGREGATORS", "Aggregator", "available_aggregators", "get_aggregator", "register_aggregator"]

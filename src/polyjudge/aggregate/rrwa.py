@@ -21,14 +21,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from polyjudge.aggregate.runs import get_aggregator, register_aggregator
 
 OUTLIER_SIGMAS = 2.0
 
 
-def _array(scores: Sequence[float]) -> np.ndarray:
-    a = np.asarray(scores, dtype=float)
+Floats = NDArray[np.float64]
+Mask = NDArray[np.bool_]
+
+
+def _array(scores: Sequence[float] | Floats) -> Floats:
+    a = np.asarray(scores, dtype=np.float64)
     if a.ndim != 1 or a.size == 0:
         raise ValueError("an aggregator needs at least one score")
     if not np.all(np.isfinite(a)):
@@ -36,7 +41,7 @@ def _array(scores: Sequence[float]) -> np.ndarray:
     return a
 
 
-def outlier_mask(scores: Sequence[float], k: float = OUTLIER_SIGMAS) -> np.ndarray:
+def outlier_mask(scores: Sequence[float] | Floats, k: float = OUTLIER_SIGMAS) -> Mask:
     """Boolean mask of the runs kept: ``|s - mean| <= k * std`` (population std)."""
     a = _array(scores)
     sd = a.std()
@@ -44,24 +49,26 @@ def outlier_mask(scores: Sequence[float], k: float = OUTLIER_SIGMAS) -> np.ndarr
     # relative slack stops rounding from deciding that case: with five runs
     # of which one differs, that run lies exactly 2σ from the mean.
     slack = 1e-9 * max(1.0, float(np.abs(a).max()))
-    return np.abs(a - a.mean()) <= k * sd + slack
+    kept: Mask = np.abs(a - a.mean()) <= k * sd + slack
+    return kept
 
 
-def remove_outliers(scores: Sequence[float], k: float = OUTLIER_SIGMAS) -> np.ndarray:
+def remove_outliers(scores: Sequence[float] | Floats, k: float = OUTLIER_SIGMAS) -> Floats:
     """The runs within ``k`` standard deviations of the mean, in input order."""
     a = _array(scores)
     return a[outlier_mask(a, k)]
 
 
-def rrwa_weights(n: int) -> np.ndarray:
+def rrwa_weights(n: int) -> Floats:
     """Normalised 1/rank weights for ``n`` sorted runs (sum to 1)."""
-    w = 1.0 / np.arange(1, n + 1)
-    return w / w.sum()
+    w: Floats = 1.0 / np.arange(1, n + 1, dtype=np.float64)
+    normalised: Floats = w / w.sum()
+    return normalised
 
 
 @register_aggregator("rrwa")
 def rrwa(scores: Sequence[float]) -> float:
-    """Reciprocal-rank weighted average after 2σ outlier removal."""
+    """Reciprocal-rank weighted average after 2σ outlier removal (GEMBA-MQM V2)."""
     kept = np.sort(remove_outliers(scores))[::-1]  # best (highest) first
     return float(np.dot(rrwa_weights(kept.size), kept))
 
@@ -69,7 +76,7 @@ def rrwa(scores: Sequence[float]) -> float:
 @register_aggregator("mean")
 @register_aggregator("mean-2s")
 def mean_without_outliers(scores: Sequence[float]) -> float:
-    """Mean after 2σ outlier removal (the paper's "mean")."""
+    """Mean after 2σ outlier removal (GEMBA-MQM V2's "mean"; mean = mean-2s)."""
     return float(remove_outliers(scores).mean())
 
 
@@ -81,13 +88,13 @@ def mean_all(scores: Sequence[float]) -> float:
 
 @register_aggregator("max")
 def maximum(scores: Sequence[float]) -> float:
-    """The most lenient run (fewest error points for MQM)."""
+    """Highest run: the most lenient (fewest error points for MQM)."""
     return float(_array(scores).max())
 
 
 @register_aggregator("min")
 def minimum(scores: Sequence[float]) -> float:
-    """The harshest run."""
+    """Lowest run: the harshest."""
     return float(_array(scores).min())
 
 
@@ -116,8 +123,10 @@ def geometric(scores: Sequence[float]) -> float:
 
 @register_aggregator("trimmed-mean")
 def trimmed_mean(scores: Sequence[float]) -> float:
-    """Mean after dropping the single highest and lowest run (needs >= 3 runs;
-    fewer runs fall back to the plain mean)."""
+    """Mean after dropping the single highest and lowest run.
+
+    Needs at least three runs; with fewer it is the plain mean.
+    """
     a = np.sort(_array(scores))
     return float(a[1:-1].mean() if a.size >= 3 else a.mean())
 

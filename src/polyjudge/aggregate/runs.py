@@ -1,47 +1,46 @@
 """Merging the scores of several runs of one judge on one item.
 
 Each aggregator takes the scores of the *successful* runs (failed runs are
-left out before this point, and counted) and returns one score.
+left out before this point, and counted) and returns one score. Aggregators
+are looked up by name in :data:`AGGREGATORS`; the built-ins live here and in
+:mod:`polyjudge.aggregate.rrwa`, which is imported on the first lookup.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from polyjudge.registry import Registry
+
 Aggregator = Callable[[Sequence[float]], float]
 
-_REGISTRY: dict[str, Aggregator] = {}
-# Aggregators implemented in other modules, imported on first use.
-# "mean" is the mean after 2-sigma outlier removal (GEMBA-MQM V2); "mean-all" keeps every run.
-_LAZY = {name: "polyjudge.aggregate.rrwa"
-         for name in ("rrwa", "mean", "mean-2s", "mean-all", "max", "min", "geo", "trimmed-mean", "majority")}
+# rrwa imports this module for the decorator; it is imported by the registry on
+# first use, never from here, so neither module needs the other half-loaded.
+AGGREGATORS: Registry[Aggregator] = Registry(
+    "aggregator", modules=["polyjudge.aggregate.runs", "polyjudge.aggregate.rrwa"],
+    entry_point_group="polyjudge.aggregators")
 
 
 def register_aggregator(name: str) -> Callable[[Aggregator], Aggregator]:
-    def deco(fn: Aggregator) -> Aggregator:
-        _REGISTRY[name] = fn
-        return fn
-    return deco
+    """Decorator: register a run aggregator; its docstring's first line is its ``--help`` summary."""
+    return AGGREGATORS.register(name)
 
 
 def get_aggregator(name: str) -> Aggregator:
-    if name not in _REGISTRY and name in _LAZY:
-        importlib.import_module(_LAZY[name])
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown aggregator '{name}'; known: {', '.join(available_aggregators())}") from None
+    """The aggregator called ``name``; an unknown name raises ``UnknownNameError`` (a ``KeyError``)."""
+    return AGGREGATORS.get(name)
 
 
 def available_aggregators() -> list[str]:
-    return sorted(set(_REGISTRY) | set(_LAZY))
+    """Every registered aggregator name, sorted."""
+    return sorted(AGGREGATORS.names())
 
 
 @register_aggregator("median")
 def median(scores: Sequence[float]) -> float:
+    """Median of the runs (no outlier removal)."""
     return float(np.median(np.asarray(scores, dtype=float)))
 
 
@@ -49,3 +48,7 @@ def median(scores: Sequence[float]) -> float:
 def first(scores: Sequence[float]) -> float:
     """The first successful run only: what a single-run judge would have said."""
     return float(scores[0])
+
+
+__all__ = ["AGGREGATORS", "Aggregator", "available_aggregators", "first", "get_aggregator", "median",
+           "register_aggregator"]

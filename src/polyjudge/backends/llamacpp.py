@@ -13,13 +13,33 @@ import asyncio
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from polyjudge.backends.base import BackendError, GenerateRequest, GenerateResult, Usage
+from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
 from polyjudge.backends.models import DEFAULT_MODEL, resolve_model_path
+from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
 
 
-class LlamaCppBackend:
+@register_backend()
+class LlamaCppBackend(RegisteredBackend):
+    """Embedded llama.cpp, offline: llamacpp[:MODEL_OR_GGUF_PATH] (default: the bundled model).
+
+    ``model_path`` None or the default model's name uses the verified bundled
+    weights; anything else is a GGUF file. A missing model raises
+    :class:`~polyjudge.backends.models.ModelUnavailable` (a ``RuntimeError``).
+    """
+
+    name: ClassVar[str] = "llamacpp"
+
+    @classmethod
+    def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
+        return cls(spec.model, n_ctx=settings.n_ctx)
+
+    @classmethod
+    def manifest_fields(cls, backend: Backend) -> dict[str, Any]:
+        """The resolved GGUF file, so a run names the exact weights it used."""
+        return {"model_file": str(getattr(backend, "model_path", ""))}
+
     def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 8192, n_threads: int | None = None,
                  n_parallel: int = 1, name: str | None = None) -> None:
         import xllamacpp  # imported here: only this backend needs the native library

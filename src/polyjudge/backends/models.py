@@ -55,7 +55,7 @@ def _chunk_paths(model: ChunkedModel) -> list[Path]:
             data = resources.files(model.package(n)).joinpath("data")
         except ModuleNotFoundError:
             raise ModuleNotFoundError(model.package(n)) from None
-        chunks = sorted(p for p in data.iterdir() if p.name.endswith(".bin"))
+        chunks = sorted((p for p in data.iterdir() if p.name.endswith(".bin")), key=lambda p: p.name)
         if len(chunks) != 1:
             raise ModelUnavailable(f"package {model.package(n)} holds {len(chunks)} chunks, expected 1")
         paths.append(Path(str(chunks[0])))

@@ -13,11 +13,15 @@ import functools
 import os
 import ssl
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import httpx
+from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
+from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
 
-from polyjudge.backends.base import BackendError, GenerateRequest, GenerateResult, Usage
+if TYPE_CHECKING:
+    import httpx
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -36,8 +40,9 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-class OpenAIBackend:
-    """Chat completions over HTTP.
+@register_backend()
+class OpenAIBackend(RegisteredBackend):
+    """OpenAI-compatible chat completions over HTTP: openai:MODEL[@BASE_URL].
 
     ``structured``: ``"auto"`` sends the protocol's JSON schema as
     ``response_format`` and, if the server rejects that parameter, stops
@@ -45,10 +50,29 @@ class OpenAIBackend:
     ``"json_schema"`` always sends it; ``"none"`` never does.
     """
 
-    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", *,
+    name: ClassVar[str] = "openai"
+
+    @classmethod
+    def parse_target(cls, rest: str) -> tuple[str | None, str | None]:
+        """``MODEL@BASE_URL`` names the endpoint after the first ``@``."""
+        model, base_url = super().parse_target(rest)
+        if model and "@" in model:
+            model, base_url = model.split("@", 1)
+        return model, base_url
+
+    @classmethod
+    def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
+        if not spec.model:
+            raise ValueError("the openai backend needs --model")
+        return cls(spec.model, spec.base_url or DEFAULT_BASE_URL, api_key_env=settings.api_key_env,
+                   timeout=settings.timeout)
+
+    def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, *,
                  api_key_env: str = "OPENAI_API_KEY", timeout: float = 120.0,
                  structured: str = "auto", azure: bool = False, api_version: str | None = None,
                  max_connections: int = 256) -> None:
+        import httpx  # here, not at module level: listing the backends must not load it
+
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
@@ -68,6 +92,8 @@ class OpenAIBackend:
     def _client(self) -> httpx.AsyncClient:
         if self._idle:
             return self._idle.pop()
+        import httpx
+
         client = httpx.AsyncClient(timeout=self._timeout, verify=_ssl_context(),
                                    limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
         self._clients.append(client)
@@ -104,6 +130,8 @@ class OpenAIBackend:
         return body
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
+        import httpx
+
         with_schema = request.json_schema is not None and self._schema_supported is not False
         url = f"{self.base_url}/chat/completions"
         start = time.perf_counter()

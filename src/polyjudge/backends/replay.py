@@ -11,9 +11,10 @@ import hashlib
 import json
 from collections import defaultdict, deque
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
+from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl
 
@@ -48,12 +49,22 @@ class RecordingBackend:
         await self.inner.aclose()
 
 
-class ReplayBackend:
-    """Answers requests from a recording; an unknown request is a (non-retryable) failure.
+@register_backend()
+class ReplayBackend(RegisteredBackend):
+    """Answers recorded with --record, offline and exact: replay:RECORDING.jsonl.
 
+    A request that was never recorded is a (non-retryable) failure.
     Identical requests recorded several times are answered in recorded order.
     ``model`` defaults to the recorded model name so cache keys and signatures match.
     """
+
+    name: ClassVar[str] = "replay"
+
+    @classmethod
+    def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
+        if not spec.model:
+            raise ValueError("the replay backend needs a recording: replay:FILE.jsonl")
+        return cls(spec.model)
 
     def __init__(self, path: str | Path, model: str | None = None) -> None:
         self._answers: dict[str, deque[dict[str, Any]]] = defaultdict(deque)

@@ -3,6 +3,8 @@
 Python API (plain numpy arrays and dataclasses, notebook friendly):
 ``matrices.ScoreMatrix``, ``readers.read_scores``, ``stats`` (pearson, spearman,
 kendall, acc23, tie_calibration, pairwise_accuracy, soft_pairwise_accuracy),
-``significance`` (permutation tests, bootstrap CIs, clusters) and
-``tasks.evaluate`` (WMT23/WMT24 presets and ranking tables).
+``significance`` (permutation tests, bootstrap CIs, clusters),
+``statistics`` (the ``STATISTICS`` registry that ranking tasks name; add one
+with ``register_statistic``) and ``tasks.evaluate`` (WMT23/WMT24 presets, or
+explicit ``tasks``, and ranking tables).
 """

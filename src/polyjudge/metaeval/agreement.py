@@ -18,7 +18,7 @@ statistics can still be printed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -49,7 +49,7 @@ def _pair(a: ArrayLike, b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
-def _codes(x: np.ndarray, y: np.ndarray, labels: Sequence | None) -> tuple[np.ndarray, np.ndarray, int]:
+def _codes(x: np.ndarray, y: np.ndarray, labels: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, int]:
     """Map both label sequences to integer codes over a shared label set
     (the sorted distinct labels, or ``labels`` in the given order)."""
     both = np.concatenate([x, y])
@@ -71,7 +71,7 @@ def percent_agreement(a: ArrayLike, b: ArrayLike) -> float:
     return float(np.mean(x == y))
 
 
-def _confusion(a: ArrayLike, b: ArrayLike, labels: Sequence | None) -> np.ndarray:
+def _confusion(a: ArrayLike, b: ArrayLike, labels: Sequence[Any] | None) -> np.ndarray:
     x, y = _pair(a, b)
     cx, cy, k = _codes(x, y, labels)
     m = np.zeros((k, k))
@@ -83,17 +83,20 @@ def _weight_matrix(k: int, weights: Weights) -> np.ndarray:
     """Disagreement weights on label *positions* (0..k-1), as scikit-learn does."""
     i = np.arange(k)
     d = np.abs(i[:, None] - i[None, :]).astype(float)
+    w: np.ndarray
     if weights is None:
-        return (d > 0).astype(float)
-    if weights == "linear":
-        return d
-    if weights == "quadratic":
-        return d ** 2
-    raise InputError(f"unknown kappa weights {weights!r}; use None, 'linear' or 'quadratic'")
+        w = (d > 0).astype(float)
+    elif weights == "linear":
+        w = d
+    elif weights == "quadratic":
+        w = d ** 2
+    else:
+        raise InputError(f"unknown kappa weights {weights!r}; use None, 'linear' or 'quadratic'")
+    return w
 
 
 def cohen_kappa(a: ArrayLike, b: ArrayLike, *, weights: Weights = None,
-                labels: Sequence | None = None) -> float:
+                labels: Sequence[Any] | None = None) -> float:
     """Cohen's kappa between two raters.
 
     Chance agreement uses each rater's own marginals. With ``weights`` the
@@ -111,7 +114,7 @@ def cohen_kappa(a: ArrayLike, b: ArrayLike, *, weights: Weights = None,
     return 1.0 - float((w * conf).sum()) / denom
 
 
-def scott_pi(a: ArrayLike, b: ArrayLike, *, labels: Sequence | None = None) -> float:
+def scott_pi(a: ArrayLike, b: ArrayLike, *, labels: Sequence[Any] | None = None) -> float:
     """Scott's pi: like Cohen's kappa but chance agreement from the pooled marginals
     of both raters (the raters are treated as interchangeable)."""
     conf = _confusion(a, b, labels)
@@ -151,7 +154,7 @@ def fleiss_kappa(counts: ArrayLike) -> float:
     return float((p_bar - p_exp) / (1.0 - p_exp))
 
 
-def labels_to_counts(labels: ArrayLike, categories: Sequence | None = None) -> tuple[np.ndarray, np.ndarray]:
+def labels_to_counts(labels: ArrayLike, categories: Sequence[Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Turn an ``items x raters`` label matrix into an ``items x categories`` count
     matrix; returns ``(counts, categories)``. Categories default to the sorted
     distinct labels."""
@@ -165,7 +168,7 @@ def labels_to_counts(labels: ArrayLike, categories: Sequence | None = None) -> t
     return counts.astype(float), cats
 
 
-def fleiss_kappa_from_labels(labels: ArrayLike, categories: Sequence | None = None) -> float:
+def fleiss_kappa_from_labels(labels: ArrayLike, categories: Sequence[Any] | None = None) -> float:
     """Fleiss' kappa from an ``items x raters`` label matrix (no missing ratings)."""
     counts, _ = labels_to_counts(labels, categories)
     return fleiss_kappa(counts)
@@ -207,26 +210,29 @@ def krippendorff_alpha(data: ArrayLike, *, level: Level = "nominal",
     d_exp = float((np.outer(n_c, n_c) * delta).sum()) / (n - 1)
     if d_exp == 0.0:
         return float("nan")
-    return 1.0 - d_obs / d_exp
+    return float(1.0 - d_obs / d_exp)
 
 
 def _alpha_distance(values: np.ndarray, n_c: np.ndarray, level: Level) -> np.ndarray:
     """Squared distance between every pair of values for a level of measurement."""
     v = values
+    dist: np.ndarray
     if level == "nominal":
-        return (v[:, None] != v[None, :]).astype(float)
-    if level == "interval":
-        return (v[:, None] - v[None, :]) ** 2
-    if level == "ratio":
+        dist = (v[:, None] != v[None, :]).astype(float)
+    elif level == "interval":
+        dist = (v[:, None] - v[None, :]) ** 2
+    elif level == "ratio":
         s = v[:, None] + v[None, :]
         with np.errstate(invalid="ignore", divide="ignore"):
             out = ((v[:, None] - v[None, :]) / s) ** 2
-        return np.nan_to_num(out, nan=0.0)
-    if level == "ordinal":
+        dist = np.nan_to_num(out, nan=0.0)
+    elif level == "ordinal":
         # distance between ranks c<k: (sum_{g=c..k} n_g - (n_c + n_k)/2)^2
         cum = np.concatenate([[0.0], np.cumsum(n_c)])
         i = np.arange(len(v))
         lo, hi = np.minimum(i[:, None], i[None, :]), np.maximum(i[:, None], i[None, :])
         between = cum[hi + 1] - cum[lo]
-        return (between - (n_c[:, None] + n_c[None, :]) / 2.0) ** 2
-    raise InputError(f"unknown level of measurement {level!r}")
+        dist = (between - (n_c[:, None] + n_c[None, :]) / 2.0) ** 2
+    else:
+        raise InputError(f"unknown level of measurement {level!r}")
+    return dist

@@ -129,7 +129,7 @@ def read_ratings(path: str | Path, fmt: str | None = None) -> list[RatingRow]:
                 out.append(r)
     if not out:
         raise InputError("no ratings found", path=str(p))
-    seen: set[tuple] = set()
+    seen: set[tuple[str, str, str, str, str]] = set()
     for r in out:
         key = (r.item_id, r.language, r.task, r.metric, r.rater)
         if key in seen:
@@ -316,7 +316,7 @@ def class_distribution(rows: Iterable[RatingRow], *, by_language: bool = True, b
                        by_metric: bool = True) -> list[DistributionCell]:
     """Count items per human-agreement class x human majority x judge score
     (Hada et al., section 4.2). Set a ``by_*`` flag to False to pool over it."""
-    counts: Counter[tuple] = Counter()
+    counts: Counter[tuple[str, str, str, str, str, str, str]] = Counter()
     for (lang, task, metric), items in _group(rows).items():
         key = (lang if by_language else "*", task if by_task else "*", metric if by_metric else "*")
         for it in items.values():
@@ -328,7 +328,7 @@ def class_distribution(rows: Iterable[RatingRow], *, by_language: bool = True, b
             for judge, v in it["judge"].items():
                 counts[key + (judge, cls, maj, _label(v))] += 1
     order = {"full": 0, "partial": 1, "none": 2}
-    return [DistributionCell(*k, n) for k, n in
+    return [DistributionCell(*key, count) for key, count in
             sorted(counts.items(), key=lambda kv: (kv[0][:4], order[kv[0][4]], kv[0][5], kv[0][6]))]
 
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
-from polyjudge.aggregate.panel import EnsMinReport, TieRule, aggregate_panel, ens_minus_min
+from polyjudge.aggregate.panel import EnsMinReport, Method, TieRule, aggregate_panel, ens_minus_min
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval.agreement import cohen_kappa, fleiss_kappa_from_labels
 
@@ -82,8 +82,8 @@ class ConsistencyRow:
     per_language: dict[str, LanguageStats] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        return _nan_to_none(d)
+        d: dict[str, Any] = _nan_to_none(asdict(self))
+        return d
 
 
 def _nan_to_none(x: Any) -> Any:
@@ -124,7 +124,8 @@ def weighted_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float((f1 * support).sum() / support.sum())
 
 
-def language_matrix(ratings: Sequence[Rating], languages: Sequence[str]) -> tuple[list[tuple[str, str | None]], np.ndarray, np.ndarray]:
+def language_matrix(ratings: Sequence[Rating],
+                    languages: Sequence[str]) -> tuple[list[tuple[str, str | None]], np.ndarray, np.ndarray]:
     """``(keys, labels, gold)``: labels is ``items x languages`` (NaN = missing or
     failed), items keyed by ``(item_id, answer_kind)`` in first-seen order."""
     keys: dict[tuple[str, str | None], int] = {}
@@ -223,10 +224,14 @@ def spearman_across_judges(rows: Sequence[ConsistencyRow]) -> list[dict[str, Any
     return out
 
 
-def panel_votes(ratings: Iterable[Rating]) -> tuple[list[tuple], dict[tuple, Rating], list[str], np.ndarray]:
+PanelKey = tuple[str, str, str, str, str | None]
+"""(task, criterion, language, item_id, answer_kind)"""
+
+
+def panel_votes(ratings: Iterable[Rating]) -> tuple[list[PanelKey], dict[PanelKey, Rating], list[str], np.ndarray]:
     """``(keys, example, judges, votes)``: an ``items x judges`` vote matrix
     (NaN = failed or missing) keyed by (task, criterion, language, item, kind)."""
-    groups: dict[tuple, dict[str, Rating]] = defaultdict(dict)
+    groups: dict[PanelKey, dict[str, Rating]] = defaultdict(dict)
     judges: list[str] = []
     for r in ratings:
         groups[(r.task, r.criterion, r.language, r.item_id, r.answer_kind)][r.judge] = r
@@ -239,12 +244,12 @@ def panel_votes(ratings: Iterable[Rating]) -> tuple[list[tuple], dict[tuple, Rat
     return keys, example, judges, votes
 
 
-def panel_ratings(ratings: Iterable[Rating], *, name: str = "ensemble", method: str = "majority",
+def panel_ratings(ratings: Iterable[Rating], *, name: str = "ensemble", method: Method = "majority",
                   tie: TieRule = "low") -> list[Rating]:
     """Combine several judges into one panel judge per (task, criterion,
     language, item) with :func:`polyjudge.aggregate.panel.aggregate_panel`."""
     keys, example, _, votes = panel_votes(ratings)
-    res = aggregate_panel(votes, method, tie)  # type: ignore[arg-type]
+    res = aggregate_panel(votes, method, tie)
     out = []
     for k, value in zip(keys, res.value):
         r = example[k]
@@ -253,13 +258,13 @@ def panel_ratings(ratings: Iterable[Rating], *, name: str = "ensemble", method: 
     return out
 
 
-def panel_agreement(ratings: Iterable[Rating], *, method: str = "majority",
+def panel_agreement(ratings: Iterable[Rating], *, method: Method = "majority",
                     tie: TieRule = "low") -> list[dict[str, Any]]:
     """How much the panel agreed, per task x criterion x language: mean share of
     votes on the modal label, share of unanimous items, share of ties, items
     with no valid vote."""
     keys, example, judges, votes = panel_votes(ratings)
-    res = aggregate_panel(votes, method, tie)  # type: ignore[arg-type]
+    res = aggregate_panel(votes, method, tie)
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for i, k in enumerate(keys):
         groups[(example[k].task, example[k].criterion, example[k].language)].append(i)

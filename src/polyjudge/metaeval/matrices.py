@@ -36,7 +36,8 @@ class ScoreMatrix:
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.values.shape  # type: ignore[return-value]
+        rows, cols = self.values.shape
+        return int(rows), int(cols)
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, str, float | None]], *,

@@ -25,7 +25,8 @@ import numpy as np
 
 from polyjudge.metaeval import stats
 
-Statistic = Callable[[np.ndarray, np.ndarray], float]
+ArrayStatistic = Callable[[np.ndarray, np.ndarray], float]
+"""``statistic(human, metric)`` on (systems x items) arrays."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def _zscore_on(x: np.ndarray, use: np.ndarray) -> np.ndarray:
 
 
 def scores_permutation_test(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray,
-                            statistic: Statistic, k: int = 1000, seed: int = 0) -> PermutationResult:
+                            statistic: ArrayStatistic, k: int = 1000, seed: int = 0) -> PermutationResult:
     """PERM-BOTH test for any statistic(human, metric) over (systems x items) arrays."""
     h = np.asarray(human, dtype=float)
     use = ~np.isnan(h) & ~np.isnan(metric_a) & ~np.isnan(metric_b)
@@ -118,19 +119,21 @@ def pearson_permutation_test(human: np.ndarray, metric_a: np.ndarray, metric_b: 
     gc = g - g.mean()
     sg = np.sqrt((gc * gc).sum())
 
-    def corr(sum_x, sum_xx, sum_gx):
+    def corr(sum_x: np.ndarray, sum_xx: np.ndarray, sum_gx: np.ndarray) -> np.ndarray:
         cov = sum_gx - sum_x * g.sum() / n
         var = sum_xx - sum_x * sum_x / n
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(var > 1e-12, cov / (np.sqrt(np.maximum(var, 0)) * sg), np.nan)
+            r: np.ndarray = np.where(var > 1e-12, cov / (np.sqrt(np.maximum(var, 0)) * sg), np.nan)
+        return r
 
-    def both(s):  # s: (m, n) 0/1, 1 = take b for hybrid "a"
+    def both(s: np.ndarray) -> np.ndarray:  # s: (m, n) 0/1, 1 = take b for hybrid "a"
         d = b - a
         x1 = a.sum() + s @ d
         xx1 = (a * a).sum() + s @ (b * b - a * a)
         gx1 = (g * a).sum() + s @ (g * d)
         tot, tot2, totg = (a + b).sum(), (a * a + b * b).sum(), (g * (a + b)).sum()
-        return corr(x1, xx1, gx1) - corr(tot - x1, tot2 - xx1, totg - gx1)
+        diff: np.ndarray = corr(x1, xx1, gx1) - corr(tot - x1, tot2 - xx1, totg - gx1)
+        return diff
 
     delta = float(stats.pearson(g, a) - stats.pearson(g, b))
     rng = np.random.default_rng(seed)
@@ -155,7 +158,7 @@ def spa_permutation_test(human: np.ndarray, metric_a: np.ndarray, metric_b: np.n
     use = ~np.isnan(h) & ~np.isnan(a) & ~np.isnan(b)
     if not use.all():
         # Ragged data: per-pair item sets; fall back to the generic loop.
-        def spa(hh, mm):
+        def spa(hh: np.ndarray, mm: np.ndarray) -> float:
             return stats.soft_pairwise_accuracy(hh, mm, spa_k, spa_seed)
         return scores_permutation_test(h, a, b, spa, k, seed)
     za, zb = _zscore_on(a, use), _zscore_on(b, use)
@@ -168,10 +171,12 @@ def spa_permutation_test(human: np.ndarray, metric_a: np.ndarray, metric_b: np.n
         obs = tot[..., i] - tot[..., j]
         null = partial[..., i] - partial[..., j]
         tol = 1e-6 * np.maximum(1.0, np.abs(obs))
-        return (null >= (obs - tol)[..., None, :]).mean(axis=-2)
+        p: np.ndarray = (null >= (obs - tol)[..., None, :]).mean(axis=-2)
+        return p
 
-    def spa_of(partial, tot):
-        return 1.0 - np.abs(ph - pvals(partial, tot)).mean(axis=-1)
+    def spa_of(partial: np.ndarray, tot: np.ndarray) -> np.ndarray:
+        out: np.ndarray = 1.0 - np.abs(ph - pvals(partial, tot)).mean(axis=-1)
+        return out
 
     Pa, Pb = signs @ za.T.astype(np.float32), signs @ zb.T.astype(np.float32)
     Ta, Tb = za.sum(1), zb.sum(1)
@@ -197,7 +202,7 @@ def accuracy_permutation_test(human_sys: Sequence[np.ndarray], metric_a: Sequenc
     b = np.concatenate([np.asarray(x, float) for x in metric_b])
     cuts = np.cumsum(sizes)[:-1]
 
-    def acc(hh, mm):
+    def acc(hh: np.ndarray, mm: np.ndarray) -> float:
         return stats.pairwise_accuracy(np.split(hh[0], cuts), np.split(mm[0], cuts))
 
     return scores_permutation_test(h[None], a[None], b[None], acc, k, seed)
@@ -213,7 +218,7 @@ class BootstrapCI:
     level: float
 
 
-def bootstrap_ci(human: np.ndarray, metric: np.ndarray, statistic: Statistic, k: int = 1000,
+def bootstrap_ci(human: np.ndarray, metric: np.ndarray, statistic: ArrayStatistic, k: int = 1000,
                  seed: int = 0, level: float = 0.95) -> BootstrapCI:
     """Percentile CI of statistic(human, metric), resampling items (columns)."""
     h, m = np.asarray(human, float), np.asarray(metric, float)

@@ -26,11 +26,13 @@ Everything is vectorised over pairs and groups.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import scipy.stats
+from numpy.typing import ArrayLike
 
 Grouping = Literal["none", "item", "sys"]
 GROUPINGS = ("none", "item", "sys")
@@ -40,7 +42,7 @@ _NARROW = 64
 
 # --------------------------------------------------------------------------- layout
 
-def grouped(human: np.ndarray, metric: np.ndarray, grouping: str) -> tuple[np.ndarray, np.ndarray]:
+def grouped(human: ArrayLike, metric: ArrayLike, grouping: str) -> tuple[np.ndarray, np.ndarray]:
     """(groups x members) views: rows are the vectors a statistic is computed on.
 
     Cells without a human or metric score are set to NaN in both.
@@ -63,11 +65,10 @@ def grouped(human: np.ndarray, metric: np.ndarray, grouping: str) -> tuple[np.nd
     raise ValueError(f"grouping must be one of {GROUPINGS}, not {grouping!r}")
 
 
-def average_groups(values: np.ndarray, sizes: np.ndarray, nan_as_zero: bool = False) -> float:
+def average_groups(values: ArrayLike, sizes: ArrayLike, nan_as_zero: bool = False) -> float:
     """Mean of per-group values, with the reference's rules for degenerate groups."""
-    values = np.asarray(values, dtype=float)
     use = np.asarray(sizes) >= 2
-    v = values[use]
+    v = np.asarray(values, dtype=float)[use]
     if nan_as_zero:
         v = np.nan_to_num(v, nan=0.0)
     else:
@@ -104,7 +105,7 @@ def _row_pearson(h: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 def _row_ranks(x: np.ndarray) -> np.ndarray:
-    return scipy.stats.rankdata(x, axis=1, nan_policy="omit")
+    return np.asarray(scipy.stats.rankdata(x, axis=1, nan_policy="omit"), dtype=float)
 
 
 def _pair_index(width: int) -> tuple[np.ndarray, np.ndarray]:
@@ -152,7 +153,7 @@ def _distinct_counts(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(s[:, 0]), 0, 1 + changes.sum(1))
 
 
-def per_group(human: np.ndarray, metric: np.ndarray, method: str, grouping: str = "none",
+def per_group(human: ArrayLike, metric: ArrayLike, method: str, grouping: str = "none",
               variant: str = "b") -> tuple[np.ndarray, np.ndarray]:
     """Per-group statistic values and group sizes (usable cells)."""
     h, m = grouped(human, metric, grouping)
@@ -171,22 +172,22 @@ def per_group(human: np.ndarray, metric: np.ndarray, method: str, grouping: str 
     return vals, sizes
 
 
-def correlation(human: np.ndarray, metric: np.ndarray, method: str = "pearson",
+def correlation(human: ArrayLike, metric: ArrayLike, method: str = "pearson",
                 grouping: str = "none", variant: str = "b", nan_as_zero: bool = False) -> float:
     """Pearson / Spearman / Kendall (``variant`` b or c) averaged over groups."""
     vals, sizes = per_group(human, metric, method, grouping, variant)
     return average_groups(vals, sizes, nan_as_zero)
 
 
-def pearson(human, metric, grouping: str = "none") -> float:
+def pearson(human: ArrayLike, metric: ArrayLike, grouping: str = "none") -> float:
     return correlation(human, metric, "pearson", grouping)
 
 
-def spearman(human, metric, grouping: str = "none") -> float:
+def spearman(human: ArrayLike, metric: ArrayLike, grouping: str = "none") -> float:
     return correlation(human, metric, "spearman", grouping)
 
 
-def kendall(human, metric, grouping: str = "none", variant: str = "b") -> float:
+def kendall(human: ArrayLike, metric: ArrayLike, grouping: str = "none", variant: str = "b") -> float:
     return correlation(human, metric, "kendall", grouping, variant)
 
 
@@ -211,7 +212,7 @@ class Pairs:
         return np.flatnonzero(self.n_pairs > 0)
 
 
-def enumerate_pairs(human: np.ndarray, metric: np.ndarray, grouping: str = "item",
+def enumerate_pairs(human: ArrayLike, metric: ArrayLike, grouping: str = "item",
                     max_pairs: int = 200_000_000) -> Pairs:
     """All within-group pairs, vectorised (wide groups one at a time)."""
     h, m = grouped(human, metric, grouping)
@@ -250,7 +251,8 @@ def pair_correct(pairs: Pairs, epsilon: float = 0.0) -> np.ndarray:
     mtie = np.abs(pairs.dm) <= epsilon
     htie = pairs.dh == 0
     con = ~mtie & ~htie & (np.sign(pairs.dh) == np.sign(pairs.dm))
-    return (con | (mtie & htie)).astype(np.int64)
+    correct: np.ndarray = (con | (mtie & htie)).astype(np.int64)
+    return correct
 
 
 def _grouped_mean_of_pair_values(pairs: Pairs, values: np.ndarray) -> float:
@@ -261,13 +263,13 @@ def _grouped_mean_of_pair_values(pairs: Pairs, values: np.ndarray) -> float:
     return float(np.mean(sums[used] / pairs.n_pairs[used]))
 
 
-def acc23(human, metric, grouping: str = "item", epsilon: float = 0.0) -> float:
+def acc23(human: ArrayLike, metric: ArrayLike, grouping: str = "item", epsilon: float = 0.0) -> float:
     """Pairwise accuracy with ties (acc23) at a fixed metric tie threshold."""
     p = enumerate_pairs(human, metric, grouping)
     return _grouped_mean_of_pair_values(p, pair_correct(p, epsilon).astype(float))
 
 
-def tau23(human, metric, grouping: str = "item", epsilon: float = 0.0) -> float:
+def tau23(human: ArrayLike, metric: ArrayLike, grouping: str = "item", epsilon: float = 0.0) -> float:
     """tau23 = (C + T_both - D - T_human - T_metric) / pairs = 2 * acc23 - 1 per group."""
     p = enumerate_pairs(human, metric, grouping)
     if p.groups_used.size == 0:
@@ -285,7 +287,7 @@ class TieCalibration:
     values: np.ndarray
 
 
-def tie_calibration(human, metric, grouping: str = "item", variant: str = "acc23",
+def tie_calibration(human: ArrayLike, metric: ArrayLike, grouping: str = "item", variant: str = "acc23",
                     pairs: Pairs | None = None) -> TieCalibration:
     """Exact tie calibration: one stable sort of all pairs by |metric difference|.
 
@@ -340,24 +342,30 @@ def tie_calibration(human, metric, grouping: str = "item", variant: str = "acc23
 
 # --------------------------------------------------------------------------- system level
 
-def pairwise_accuracy(human_sys, metric_sys) -> float:
+def pairwise_accuracy(human_sys: ArrayLike | Sequence[ArrayLike],
+                      metric_sys: ArrayLike | Sequence[ArrayLike]) -> float:
     """System-level pairwise accuracy, pooled over several language pairs.
 
     ``human_sys`` and ``metric_sys`` are lists of per-LP system score vectors
     (or single vectors). A pair agrees when the signs of the human and metric
     differences are equal (a tie in both agrees). Pairs are pooled, not averaged.
     """
-    if isinstance(human_sys, np.ndarray) or (human_sys and np.isscalar(human_sys[0])):
-        human_sys, metric_sys = [human_sys], [metric_sys]
     agree = total = 0
-    for h, m in zip(human_sys, metric_sys):
+    for h, m in zip(_vectors(human_sys), _vectors(metric_sys)):
         a, n = pairwise_agreement(h, m)
         agree += a
         total += n
     return agree / total if total else 0.0
 
 
-def pairwise_agreement(human, metric) -> tuple[int, int]:
+def _vectors(x: ArrayLike | Sequence[ArrayLike]) -> list[np.ndarray]:
+    """One score vector, or a list of per-LP vectors, as a list of float vectors."""
+    if isinstance(x, Sequence) and not isinstance(x, str | bytes) and not (len(x) and np.isscalar(x[0])):
+        return [np.asarray(v, dtype=float) for v in x]
+    return [np.asarray(x, dtype=float)]
+
+
+def pairwise_agreement(human: ArrayLike, metric: ArrayLike) -> tuple[int, int]:
     """(agreeing pairs, pairs) for one vector of system scores."""
     h = np.asarray(human, dtype=float)
     m = np.asarray(metric, dtype=float)

@@ -1,5 +1,9 @@
 """WMT task presets, the per-LP standard statistics, and ranking tables.
 
+A ranking table has one column per :class:`Task` (a statistic registered in
+:mod:`polyjudge.metaeval.statistics`, a level, its language pairs and a
+weight); presets are named task lists in :data:`PRESETS`:
+
 ``wmt23``: system-level pairwise accuracy pooled over all language pairs
 (weight = number of LPs), then per LP system Pearson, segment Pearson (no
 grouping) and segment acc-t (item grouping), weight 1 each.
@@ -13,8 +17,9 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -22,9 +27,8 @@ from polyjudge.data.errors import InputError
 from polyjudge.metaeval import significance as sig
 from polyjudge.metaeval import stats
 from polyjudge.metaeval.matrices import ScoreMatrix, align
-
-SPA_PERMUTATIONS = 1000
-SPA_SEED = 4
+from polyjudge.metaeval.statistics import SPA_PERMUTATIONS, SPA_SEED, Level, Scores, Statistic, get_statistic
+from polyjudge.registry import Registry, UnknownNameError
 
 
 @dataclass
@@ -51,7 +55,7 @@ class LanguagePair:
             hs = np.array([self.human_sys.get(s, np.nan) for s in keep], dtype=float)
         else:
             hs = hm.system_means()
-        ms = {}
+        ms: dict[str, np.ndarray] = {}
         for name, m in self.metrics.items():
             given = self.metric_sys.get(name)
             if given is not None:
@@ -63,6 +67,8 @@ class LanguagePair:
 
 @dataclass
 class Prepared:
+    """One LP's scores restricted to the systems with human scores, metrics aligned to them."""
+
     lp: str
     systems: list[str]
     items: list[str]
@@ -70,6 +76,12 @@ class Prepared:
     metric_seg: dict[str, np.ndarray]
     human_sys: np.ndarray
     metric_sys: dict[str, np.ndarray]
+
+    def human_scores(self) -> Scores:
+        return Scores(self.human, self.human_sys)
+
+    def metric_scores(self, name: str) -> Scores:
+        return Scores(self.metric_seg[name], self.metric_sys[name])
 
 
 # --------------------------------------------------------------------------- standard stats
@@ -95,14 +107,13 @@ def standard_stats(p: Prepared, name: str, seed: int = SPA_SEED) -> dict[str, fl
 
 # --------------------------------------------------------------------------- tasks
 
-STAT_LABEL = {"accuracy": "acc", "pearson": "pearson", "acc_t": "acc-t", "spa": "pce"}
-
-
 @dataclass(frozen=True)
 class Task:
+    """One column of the ranking table: a registered statistic at one level on some LPs."""
+
     lps: tuple[str, ...]
-    level: str  # "sys" or "seg"
-    statistic: str  # accuracy | pearson | acc_t | spa
+    level: Level
+    statistic: str  # a name in STATISTICS
     weight: float = 1.0
 
     @property
@@ -110,66 +121,125 @@ class Task:
         return "all" if len(self.lps) > 1 else self.lps[0]
 
     @property
+    def stat(self) -> Statistic:
+        return get_statistic(self.statistic)
+
+    @property
     def label(self) -> str:
-        return f"{self.level} ({STAT_LABEL[self.statistic]})"
+        return f"{self.level} ({self.stat.label})"
 
     @property
     def range(self) -> tuple[float, float]:
-        return (-1.0, 1.0) if self.statistic == "pearson" else (0.0, 1.0)
+        return self.stat.range
 
 
-def preset_tasks(name: str, lps: Sequence[str]) -> list[Task]:
-    lps = sorted(lps)
-    if name == "wmt23":
-        tasks = [Task(tuple(lps), "sys", "accuracy", float(len(lps)))]
-        for lp in lps:
-            tasks += [Task((lp,), "sys", "pearson"), Task((lp,), "seg", "pearson"),
-                      Task((lp,), "seg", "acc_t")]
-    elif name == "wmt24":
-        tasks = []
-        for lp in lps:
-            tasks += [Task((lp,), "sys", "spa"), Task((lp,), "seg", "acc_t")]
-    else:
-        raise InputError(f"unknown task preset {name!r} (wmt23, wmt24)", field="task")
+def check_tasks(tasks: Sequence[Task], lps: Sequence[str]) -> None:
+    """Reject tasks that name an unknown statistic or LP, or use a statistic where it does not apply."""
+    known = set(lps)
+    for t in tasks:
+        stat = t.stat
+        where = f"task {t.lp_label} {t.level} {t.statistic}"
+        if not t.lps:
+            raise InputError(f"{where}: names no language pair", field="tasks")
+        missing = [lp for lp in t.lps if lp not in known]
+        if missing:
+            raise InputError(f"{where}: unknown language pair(s) {', '.join(missing)} "
+                             f"(given: {', '.join(lps)})", field="tasks")
+        if t.level not in stat.levels:
+            raise InputError(f"{where}: statistic '{stat.name}' supports level(s) "
+                             f"{', '.join(stat.levels)}, not '{t.level}'", field="tasks")
+        if len(t.lps) > 1 and not stat.pools_lps:
+            raise InputError(f"{where}: statistic '{stat.name}' takes one language pair per task",
+                             field="tasks")
+        if not t.weight >= 0:
+            raise InputError(f"{where}: weight must be >= 0, not {t.weight}", field="tasks")
+    if tasks and not sum(t.weight for t in tasks) > 0:
+        raise InputError("task weights sum to zero", field="tasks")
+
+
+def normalised(tasks: Sequence[Task]) -> list[Task]:
+    """The tasks with weights scaled to sum to one (the ranking average is their weighted mean)."""
     total = sum(t.weight for t in tasks)
     return [Task(t.lps, t.level, t.statistic, t.weight / total) for t in tasks]
 
 
+# --------------------------------------------------------------------------- presets
+
+PresetBuilder = Callable[[list[str]], list[Task]]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named list of tasks for the given (sorted) LPs; weights are normalised afterwards."""
+
+    name: str
+    build: PresetBuilder
+    summary: str = ""
+
+
+PRESETS: Registry[Preset] = Registry("task preset")
+
+
+def register_preset(name: str) -> Callable[[PresetBuilder], PresetBuilder]:
+    """Decorator: register a task builder as preset ``name`` (summary = first docstring line)."""
+
+    def deco(fn: PresetBuilder) -> PresetBuilder:
+        doc = (fn.__doc__ or "").strip()
+        PRESETS.add(name, Preset(name, fn, doc.splitlines()[0] if doc else ""))
+        return fn
+
+    return deco
+
+
+@register_preset("wmt23")
+def wmt23(lps: list[str]) -> list[Task]:
+    """WMT23: pooled system accuracy, then per LP system and segment Pearson and segment acc-t."""
+    tasks = [Task(tuple(lps), "sys", "accuracy", float(len(lps)))]
+    for lp in lps:
+        tasks += [Task((lp,), "sys", "pearson"), Task((lp,), "seg", "pearson"),
+                  Task((lp,), "seg", "acc_t")]
+    return tasks
+
+
+@register_preset("wmt24")
+def wmt24(lps: list[str]) -> list[Task]:
+    """WMT24: per LP system SPA and segment acc-t, equal weights."""
+    tasks: list[Task] = []
+    for lp in lps:
+        tasks += [Task((lp,), "sys", "spa"), Task((lp,), "seg", "acc_t")]
+    return tasks
+
+
+def preset_tasks(name: str, lps: Sequence[str]) -> list[Task]:
+    """The preset's tasks for these LPs, weights summing to one."""
+    try:
+        preset = PRESETS.get(name)
+    except UnknownNameError as exc:
+        raise InputError(exc.message, field="task") from None
+    return normalised(preset.build(sorted(lps)))
+
+
 def _value(t: Task, data: dict[str, Prepared], m: str) -> float:
-    if t.statistic == "accuracy":
-        return stats.pairwise_accuracy([data[lp].human_sys for lp in t.lps],
-                                       [data[lp].metric_sys[m] for lp in t.lps])
-    p = data[t.lps[0]]
-    if t.statistic == "pearson":
-        if t.level == "sys":
-            return stats.pearson(p.human_sys, p.metric_sys[m])
-        return stats.pearson(p.human, p.metric_seg[m], "none")
-    if t.statistic == "acc_t":
-        return stats.tie_calibration(p.human, p.metric_seg[m], "item").value
-    if t.statistic == "spa":
-        return stats.soft_pairwise_accuracy(p.human, p.metric_seg[m], SPA_PERMUTATIONS, SPA_SEED)
-    raise ValueError(t.statistic)
+    return t.stat.value(t.level, [data[lp].human_scores() for lp in t.lps],
+                        [data[lp].metric_scores(m) for lp in t.lps])
 
 
 def _test(t: Task, data: dict[str, Prepared], a: str, b: str, k: int, seed: int) -> sig.PermutationResult:
-    if t.statistic == "accuracy":
-        return sig.accuracy_permutation_test([data[lp].human_sys for lp in t.lps],
-                                             [data[lp].metric_sys[a] for lp in t.lps],
-                                             [data[lp].metric_sys[b] for lp in t.lps], k, seed)
-    p = data[t.lps[0]]
-    if t.statistic == "pearson" and t.level == "sys":
-        return sig.scores_permutation_test(p.human_sys[None], p.metric_sys[a][None],
-                                           p.metric_sys[b][None],
-                                           lambda h, m: stats.pearson(h, m), k, seed)
-    if t.statistic == "pearson":
-        return sig.pearson_permutation_test(p.human, p.metric_seg[a], p.metric_seg[b], k, seed)
-    if t.statistic == "acc_t":
-        return sig.pairs_permutation_test(p.human, p.metric_seg[a], p.metric_seg[b], "item", k=k,
-                                          seed=seed)
-    if t.statistic == "spa":
-        return sig.spa_permutation_test(p.human, p.metric_seg[a], p.metric_seg[b], k, seed,
-                                        SPA_PERMUTATIONS, SPA_SEED)
-    raise ValueError(t.statistic)
+    return t.stat.test(t.level, [data[lp].human_scores() for lp in t.lps],
+                       [data[lp].metric_scores(a) for lp in t.lps],
+                       [data[lp].metric_scores(b) for lp in t.lps], k, seed)
+
+
+def _run_task(ti: int, t: Task, data: dict[str, Prepared], metrics: Sequence[str], k: int, seed: int,
+              alpha: float) -> TaskResult:
+    values = {m: _value(t, data, m) for m in metrics}
+    names = sorted(values, key=lambda n: (-values[n], n))
+
+    def test(a: str, b: str) -> sig.PermutationResult:
+        s = int(np.random.SeedSequence([seed, ti, names.index(a), names.index(b)]).generate_state(1)[0])
+        return _test(t, data, a, b, k, s)
+
+    return TaskResult(t, sig.compare_metrics(values, test if k > 0 else None, alpha))
 
 
 @dataclass
@@ -201,7 +271,7 @@ class MetaEvalResult:
     def ranking(self) -> list[str]:
         return sorted(self.metrics, key=lambda m: (-self.average.get(m, -np.inf), m))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         rows = []
         for pos, m in enumerate(self.ranking(), 1):
             rows.append({
@@ -217,8 +287,15 @@ class MetaEvalResult:
 
 
 def evaluate(pairs: Sequence[LanguagePair], preset: str | None = "wmt24", k: int = 1000,
-             seed: int = 0, alpha: float = 0.05) -> MetaEvalResult:
-    """Standard statistics per LP and metric, and the preset's ranking table."""
+             seed: int = 0, alpha: float = 0.05, *, tasks: Sequence[Task] | None = None) -> MetaEvalResult:
+    """Standard statistics per LP and metric, and the ranking table of a preset or of ``tasks``.
+
+    Explicit ``tasks`` (with ``preset=None``) may use any registered statistic;
+    their weights are normalised to sum to one, as a preset's are.
+    """
+    if tasks is not None and preset:
+        raise InputError(f"give a task preset or explicit tasks, not both (preset={preset!r}; "
+                         "pass preset=None with tasks)", field="task")
     data = {lp.lp: lp.prepare() for lp in pairs}
     if len(data) != len(pairs):
         raise InputError("the same language pair is given twice")
@@ -227,20 +304,16 @@ def evaluate(pairs: Sequence[LanguagePair], preset: str | None = "wmt24", k: int
     if not metrics:
         raise InputError("no metric is present in every language pair")
     per_lp = {lp: {m: standard_stats(p, m) for m in metrics} for lp, p in data.items()}
-    tasks: list[TaskResult] = []
     if preset:
-        for ti, t in enumerate(preset_tasks(preset, list(data))):
-            values = {m: _value(t, data, m) for m in metrics}
-            names = sorted(values, key=lambda n: (-values[n], n))
-
-            def test(a: str, b: str, t=t, ti=ti, names=names) -> sig.PermutationResult:
-                s = int(np.random.SeedSequence([seed, ti, names.index(a), names.index(b)])
-                        .generate_state(1)[0])
-                return _test(t, data, a, b, k, s)
-
-            tasks.append(TaskResult(t, sig.compare_metrics(values, test if k > 0 else None, alpha)))
-    average, clusters = _average(tasks, metrics, k, alpha)
-    return MetaEvalResult(preset, metrics, per_lp, tasks, average, clusters, k, seed)
+        todo = preset_tasks(preset, list(data))
+    elif tasks is not None:
+        check_tasks(tasks, list(data))
+        todo = normalised(tasks)
+    else:
+        todo = []
+    results = [_run_task(ti, t, data, metrics, k, seed, alpha) for ti, t in enumerate(todo)]
+    average, clusters = _average(results, metrics, k, alpha)
+    return MetaEvalResult(preset, metrics, per_lp, results, average, clusters, k, seed)
 
 
 def _average(tasks: list[TaskResult], metrics: list[str], k: int,
@@ -268,7 +341,7 @@ def _average(tasks: list[TaskResult], metrics: list[str], k: int,
                 null += r.task.weight * d / (hi - lo)
             pm[i, j] = np.mean(null >= avg[names[i]] - avg[names[j]] - 1e-12)
     ranks = sig.significance_clusters(pm, alpha)
-    return avg, dict(zip(names, ranks))
+    return avg, dict(zip(names, ranks, strict=True))
 
 
 # --------------------------------------------------------------------------- formatting
