@@ -1,0 +1,269 @@
+"""The CLI conventions, in one place, so a flag means the same thing in every command.
+
+* ``-o/--out PATH``: where output goes (a run directory, a folder of tables or a file).
+* ``--format text|tsv|json``: the format of the printed (or ``--out``) results.
+* ``--input-format``: the format of the main input file.
+* ``-p/--protocol``, ``--judge SPEC`` (repeatable), ``--protocol-option KEY=VALUE``
+  (repeatable): what judges and how; protocols, backends and aggregators are
+  listed in ``--help`` from their registries.
+* Spellings of 0.1.0 (``-O``, ``--option``/``-o KEY=VALUE`` of ``judge``,
+  ``-o/--output`` of ``report``, ``--format`` as an input format, ...) keep
+  working for one release and print a deprecation warning.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import click
+
+from polyjudge.data.errors import InputError
+from polyjudge.engine.session import DEFAULT_JUDGE, JudgeConfig
+from polyjudge.registry import Registry, UnknownNameError
+
+F = TypeVar("F", bound=Callable[..., Any])
+OUTPUT_FORMATS = ("text", "tsv", "json")
+
+
+def warn(message: str) -> None:
+    click.echo(f"polyjudge: warning: {message}", err=True)
+
+
+# --------------------------------------------------------------------------- registry choices
+
+class RegistryChoice(click.ParamType):
+    """A name from a registry: valid names come from the registry (plugins included),
+    and an unknown one fails with the registry's own message (exit 2)."""
+
+    def __init__(self, registry: Registry[Any]) -> None:
+        self.registry = registry
+        self.name = registry.kind
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return self.registry.kind.upper()
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value is None or value in self.registry:
+            return value
+        try:
+            self.registry.get(str(value))
+        except UnknownNameError as exc:
+            raise InputError(str(exc), field=param.name if param is not None else None) from None
+        return value
+
+
+def registry_help() -> str:
+    """The ``--help`` epilog that lists registered protocols, backends and aggregators."""
+    from polyjudge.aggregate.runs import AGGREGATORS
+    from polyjudge.backends import BACKENDS
+    from polyjudge.protocols import PROTOCOLS
+
+    blocks = []
+    for title, reg in (("Protocols (-p)", PROTOCOLS), ("Backends (--judge BACKEND:...)", BACKENDS),
+                       ("Aggregators (--aggregate)", AGGREGATORS)):
+        lines = reg.help_text().splitlines()
+        blocks.append("\b\n" + title + ":\n" + "\n".join(f"  {line}" for line in lines))
+    return "\n\n".join(blocks)
+
+
+class RegistryHelpCommand(click.Command):
+    """A command whose ``--help`` ends with the registries' listings (built when shown)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self.epilog = registry_help()
+        super().format_epilog(ctx, formatter)
+
+
+# --------------------------------------------------------------------------- deprecated spellings
+
+def legacy(*decls: str, dest: str, use: str, multiple: bool = False, is_flag: bool = False,
+           type: Any = None) -> Callable[[F], F]:
+    """A hidden 0.1.0 spelling of an option: still accepted, with a deprecation warning;
+    its value fills ``dest`` when the new spelling was not given."""
+
+    def deco(fn: F) -> F:
+        key = f"legacy__{dest}__{decls[0].lstrip('-').replace('-', '_')}"
+
+        def remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+            if value is None or value == () or value is False:
+                return value
+            warn(f"{'/'.join(decls)} is deprecated and will be removed in the next release; use {use}")
+            ctx.meta[key] = value
+            return value
+
+        kwargs: dict[str, Any] = {"hidden": True, "expose_value": False, "callback": remember}
+        if is_flag:
+            kwargs["is_flag"] = True
+        else:
+            kwargs["multiple"] = multiple
+            if type is not None:
+                kwargs["type"] = type
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            ctx = click.get_current_context()
+            if key in ctx.meta:
+                old = ctx.meta[key]
+                cur = kw.get(dest)
+                if multiple:
+                    kw[dest] = tuple(cur or ()) + tuple(old)
+                elif cur is None or cur is False or cur == ():
+                    kw[dest] = old
+            return fn(*args, **kw)
+
+        return click.option(*decls, key, **kwargs)(wrapper)  # type: ignore[return-value]
+
+    return deco
+
+
+# --------------------------------------------------------------------------- shared options
+
+def out_option(help: str, *, required: bool = False, default: str | None = None,
+               legacy_decls: Sequence[str] = ()) -> Callable[[F], F]:
+    """``-o/--out PATH`` (plus hidden 0.1.0 spellings such as ``-O``)."""
+
+    def single(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
+        # -o meant --option KEY=VALUE in 0.1.0's judge: a second -o must not silently win.
+        if len(value) > 1:
+            raise click.UsageError(f"-o/--out given {len(value)} times ({', '.join(map(repr, value))}); "
+                                   "protocol options are --protocol-option KEY=VALUE")
+        return value[0] if value else default
+
+    def deco(fn: F) -> F:
+        for d in legacy_decls:
+            fn = legacy(d, dest="out", use="-o/--out")(fn)
+        return click.option("--out", "-o", "out", multiple=True, callback=single, metavar="PATH",
+                            required=required and default is None, help=help
+                            + (f"  [default: {default}]" if default is not None else ""))(fn)
+
+    return deco
+
+
+def format_option(default: str = "text", choices: Sequence[str] = OUTPUT_FORMATS,
+                  legacy_input: Sequence[str] = ()) -> Callable[[F], F]:
+    """``--format text|tsv|json``: the output format.
+
+    ``legacy_input`` lists the input formats 0.1.0 accepted under ``--format`` in this
+    command: such a value still works, as ``--input-format``, with a deprecation warning.
+    """
+
+    def deco(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            if kw.get("fmt") in legacy_input:
+                warn(f"--format {kw['fmt']} (an input format) is deprecated; use --input-format {kw['fmt']}")
+                kw["input_format"] = kw.get("input_format") or kw["fmt"]
+                kw["fmt"] = default
+            return fn(*args, **kw)
+
+        return click.option("--format", "fmt", type=click.Choice([*choices, *legacy_input]), default=default,
+                            show_default=True, help=f"Output format: {', '.join(choices)}.")(
+            wrapper)  # type: ignore[return-value]
+
+    return deco
+
+
+def input_format_option(choices: Sequence[str],
+                        help: str = "Input format (default: from the file).") -> Callable[[F], F]:
+    """``--input-format``: the format of the main input (0.1.0 called it ``--format`` in some
+    commands; commands that had that spelling add ``legacy("--format", dest="input_format", ...)``
+    only where ``--format`` is not their output format)."""
+    return click.option("--input-format", "input_format", type=click.Choice(list(choices)), default=None,
+                        help=help)
+
+
+def parse_protocol_options(pairs: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs; values are JSON when they parse as JSON, else strings."""
+    out: dict[str, Any] = {}
+    for opt in pairs:
+        key, sep, value = opt.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"expected KEY=VALUE, got '{opt}'", field="protocol-option")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
+
+
+def judge_options(fn: F) -> F:
+    """The options of every command that judges; :func:`judge_config` turns them into a JudgeConfig."""
+    from polyjudge.aggregate.runs import AGGREGATORS
+    from polyjudge.backends import BACKENDS
+    from polyjudge.protocols import PROTOCOLS
+
+    opts = [
+        click.option("--protocol", "-p", type=RegistryChoice(PROTOCOLS), default="da", show_default=True,
+                     help="Judging protocol (listed below)."),
+        click.option("--judge", "judges", multiple=True, metavar="SPEC",
+                     help="A judge: BACKEND[:MODEL][@URL], e.g. openai:gpt-4.1-mini, "
+                          "openai:MODEL@http://127.0.0.1:8000/v1, llamacpp, replay:FILE. Repeat for a panel. "
+                          f"Default: {DEFAULT_JUDGE} (or --backend/--model)."),
+        click.option("--backend", type=RegistryChoice(BACKENDS), default=None,
+                     help="Backend of a single judge (with --model/--base-url); --judge is the general form."),
+        click.option("--model", "-m", default=None,
+                     help="Model of the single judge: API model name, GGUF path, or recording (replay)."),
+        click.option("--base-url", default=None, help="Endpoint of the single judge, e.g. http://127.0.0.1:8000/v1."),
+        click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+                     help="Environment variable holding the API key (never written anywhere)."),
+        click.option("--protocol-option", "protocol_options", multiple=True, metavar="KEY=VALUE",
+                     help="Protocol option (value parsed as JSON when possible); see `polyjudge protocols`. "
+                          "Repeatable."),
+        click.option("--runs", type=click.IntRange(min=1), default=None, help="Runs per item (protocol default)."),
+        click.option("--temperature", "-T", type=float, default=None,
+                     help="Sampling temperature (protocol default)."),
+        click.option("--aggregate", "--aggregator", "aggregator", type=RegistryChoice(AGGREGATORS), default=None,
+                     help="How runs are merged into the segment score (listed below; every one is kept in "
+                          "aggregates.tsv)."),
+        click.option("--min-runs", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Leave a segment unscored with fewer successful runs than this."),
+        click.option("--concurrency", "-c", type=click.IntRange(min=1), default=16, show_default=True,
+                     help="Requests in flight at once."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Run r uses seed + r."),
+        click.option("--prompt-template", type=click.Path(dir_okay=False), default=None,
+                     help="Replace the protocol's Jinja2 prompt template."),
+        click.option("--no-context", is_flag=True, help="Judge segments without document context."),
+        click.option("--record", type=click.Path(dir_okay=False), default=None,
+                     help="Append every request/answer to this JSONL (for the replay backend)."),
+        click.option("--prices", type=click.Path(dir_okay=False), default=None,
+                     help="JSON price table {model: [usd_per_mtok_in, usd_per_mtok_out]}."),
+        click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per request."),
+        click.option("--n-ctx", type=int, default=8192, show_default=True, help="Context size (llamacpp)."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return legacy("--option", dest="protocol_options", use="--protocol-option", multiple=True)(fn)
+
+
+def judge_config(kw: dict[str, Any], *, progress: bool = True) -> JudgeConfig:
+    """The :class:`JudgeConfig` of :func:`judge_options`' values (consumes them from ``kw``)."""
+    import sys
+
+    judges = tuple(kw.pop("judges") or ())
+    backend, model, base_url = kw.pop("backend"), kw.pop("model"), kw.pop("base_url")
+    if not judges:
+        spec = backend or DEFAULT_JUDGE
+        if model:
+            spec += f":{model}"
+        if base_url:
+            spec += f"@{base_url}"
+        judges = (spec,)
+    elif backend or model or base_url:
+        raise InputError("give either --judge or --backend/--model/--base-url, not both", field="judge")
+    quiet = kw.pop("quiet")
+    return JudgeConfig(
+        protocol=kw.pop("protocol"), judges=judges, protocol_options=parse_protocol_options(kw.pop("protocol_options")),
+        prompt_template=kw.pop("prompt_template"), use_context=not kw.pop("no_context"), runs=kw.pop("runs"),
+        temperature=kw.pop("temperature"), aggregator=kw.pop("aggregator"), min_runs=kw.pop("min_runs"),
+        concurrency=kw.pop("concurrency"), seed=kw.pop("seed"), api_key_env=kw.pop("api_key_env"),
+        timeout=kw.pop("timeout"), n_ctx=kw.pop("n_ctx"), record=kw.pop("record"), prices=kw.pop("prices"),
+        progress=progress and not quiet and sys.stderr.isatty())
+
+
+__all__ = ["OUTPUT_FORMATS", "RegistryChoice", "RegistryHelpCommand", "format_option", "input_format_option",
+           "judge_config", "judge_options", "legacy", "out_option", "parse_protocol_options", "registry_help",
+           "warn"]

@@ -1,0 +1,108 @@
+"""The seams hold: one run-directory module, imports pointing one way, a thin CLI.
+
+These read the source with ``ast``, so they fail on the line that breaks a rule.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "polyjudge"
+
+# Lower number = lower layer; a module may import its own layer or lower ones.
+LAYERS = {
+    "_version": 0, "registry": 0, "data": 0,
+    "rundir": 1,
+    "backends": 2, "aggregate": 2,
+    "protocols": 3, "analysis": 3, "metaeval": 3,
+    "engine": 4, "validation": 4,
+    "studies": 5,
+    "report": 6,
+    "api": 7,
+    "cli": 8,
+    "__init__": 9,
+}
+RUN_FILES = {"judgments.jsonl", "segments.tsv", "manifest.json", "items.jsonl", "aggregates.tsv",
+             "merged.jsonl", "systems.tsv"}
+SHARED_CLI = {"options", "errors", "main"}
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in SRC.rglob("*.py") if "templates" not in p.parts)
+
+
+def _package(path: Path) -> str:
+    rel = path.relative_to(SRC)
+    return rel.parts[0].removesuffix(".py") if len(rel.parts) > 1 else rel.stem
+
+
+def _imports(tree: ast.AST) -> list[tuple[int, str]]:
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.lineno, node.module))
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+    return [(n, m) for n, m in out if m == "polyjudge" or m.startswith("polyjudge.")]
+
+
+def _docstring_nodes(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                ids.add(id(body[0].value))
+    return ids
+
+
+def test_every_package_has_a_layer():
+    missing = {_package(p) for p in _modules()} - set(LAYERS)
+    assert not missing, f"add these packages to LAYERS (and DEVELOPERS.md): {sorted(missing)}"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_imports_point_down(path: Path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    own = LAYERS[_package(path)]
+    bad = []
+    for line, module in _imports(tree):
+        parts = module.split(".")
+        if len(parts) < 2:
+            continue
+        target = parts[1]
+        if LAYERS.get(target, 0) > own:
+            bad.append(f"{path.relative_to(SRC)}:{line} imports {module} (layer {LAYERS[target]} > {own})")
+    assert not bad, "\n".join(bad)
+
+
+def test_only_rundir_names_run_directory_files():
+    bad = []
+    for path in _modules():
+        if _package(path) == "rundir":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstring_nodes(tree)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in RUN_FILES
+                    and id(node) not in docs):
+                bad.append(f"{path.relative_to(SRC)}:{node.lineno} names {node.value!r}")
+    assert not bad, "open run directories with polyjudge.rundir.RunDir:\n" + "\n".join(bad)
+
+
+def test_cli_modules_do_not_import_each_other():
+    bad = []
+    for path in sorted((SRC / "cli").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for line, module in _imports(tree):
+            parts = module.split(".")
+            if len(parts) >= 3 and parts[1] == "cli" and parts[2] not in SHARED_CLI:
+                bad.append(f"cli/{path.name}:{line} imports {module}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_cycle_between_engine_result_and_outputs():
+    assert not (SRC / "engine" / "outputs.py").exists()
