@@ -28,7 +28,10 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text") -> Non
     """Counts, failures, tokens and cost on stderr; the system table on stdout in ``fmt``."""
     m = result.manifest
     c = m.counts
-    echo = lambda s="": click.echo(s, err=True)  # noqa: E731
+
+    def echo(text: str = "") -> None:
+        click.echo(text, err=True)
+
     echo(f"signature: {m.signature}")
     ok = c.get("status_ok", 0)
     echo(f"items: {c['items']}  judgments: {c['judgments']}  ok: {ok}  failed: {c['judgments'] - ok}  "

@@ -44,7 +44,8 @@ class LazyGroup(click.Group):
         module, attr = target.split(":")
         if importlib.util.find_spec(module) is None:
             return None
-        return getattr(importlib.import_module(module), attr)
+        command: click.Command = getattr(importlib.import_module(module), attr)
+        return command
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

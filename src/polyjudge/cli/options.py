@@ -34,7 +34,7 @@ def warn(message: str) -> None:
 
 # --------------------------------------------------------------------------- registry choices
 
-class RegistryChoice(click.ParamType):
+class RegistryChoice(click.ParamType[str, Any]):
     """A name from a registry: valid names come from the registry (plugins included),
     and an unknown one fails with the registry's own message (exit 2)."""
 

@@ -77,7 +77,7 @@ def _build(dataset: str, per_lang: dict[str, dict[str, _Question]], ids: list[st
     for lang, qs in per_lang.items():
         for qid in ids:
             q = qs[qid]
-            kinds = [("gold", q.answer, "correct", None)]
+            kinds: list[tuple[str, str, str, str | None]] = [("gold", q.answer, "correct", None)]
             if wrong:
                 d = donors[qid]
                 kinds.append(("wrong", qs[d].answer, "incorrect", d))

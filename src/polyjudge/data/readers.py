@@ -85,8 +85,8 @@ def read_delimited(path: str | Path, delimiter: str, **defaults: str | None) -> 
     items = []
     with open(path, encoding="utf-8", newline="") as fh:
         # TSV files in MT are rarely quoted; quotes inside text must stay text.
-        quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
-        reader = csv.reader(fh, delimiter=delimiter, quoting=quoting)
+        reader = (csv.reader(fh, delimiter=delimiter, quoting=csv.QUOTE_NONE) if delimiter == "\t"
+                  else csv.reader(fh, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL))
         try:
             header = next(reader)
         except StopIteration:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -72,28 +71,30 @@ class Judgment:
 
 def judgment_from(task: Task, stored: StoredResponse | None, protocol: JudgeProtocol,
                   item: Item) -> Judgment:
-    base = dict(item_index=task.item_index, run_index=task.run_index, judge=task.judge)
+    """Parse and score one stored answer; every failure becomes a status with its reason."""
+
+    def made(status: str, error: str | None, annotation: Any = None, score: float | None = None) -> Judgment:
+        if stored is None:
+            return Judgment(task.item_index, task.run_index, task.judge, status, error, None, None, None)
+        return Judgment(task.item_index, task.run_index, task.judge, status, error, stored.text, annotation,
+                        score, Usage(stored.prompt_tokens, stored.completion_tokens), stored.latency_s,
+                        stored.finish_reason)
+
     if stored is None:
-        return Judgment(**base, status=PENDING, error="not run (interrupted or dry run)",
-                        raw_text=None, annotation=None, score=None)
-    usage = Usage(stored.prompt_tokens, stored.completion_tokens)
-    common = dict(base, raw_text=stored.text, usage=usage, latency_s=stored.latency_s,
-                  finish_reason=stored.finish_reason)
+        return made(PENDING, "not run (interrupted or dry run)")
     if stored.status != "done":
-        return Judgment(**common, status=REQUEST_FAILED, error=stored.error, annotation=None, score=None)
+        return made(REQUEST_FAILED, stored.error)
     if stored.finish_reason == "length":
         # A reply cut by the token limit is a failure, not an answer.
-        return Judgment(**common, status=TRUNCATED, error="answer cut by the max-token limit",
-                        annotation=None, score=None)
+        return made(TRUNCATED, "answer cut by the max-token limit")
     try:
         annotation = protocol.parse(stored.text or "", item)
     except ParseFailure as exc:
-        return Judgment(**common, status=PARSE_FAILED, error=exc.reason, annotation=None, score=None)
+        return made(PARSE_FAILED, exc.reason)
     score = protocol.score(annotation, item)
     if score is not None and not math.isfinite(score):
-        return Judgment(**common, status=PARSE_FAILED, error=f"non-finite score {score}",
-                        annotation=annotation, score=None)
-    return Judgment(**common, status=OK, error=None, annotation=annotation, score=score)
+        return made(PARSE_FAILED, f"non-finite score {score}", annotation)
+    return made(OK, None, annotation, score)
 
 
 @dataclass(slots=True)

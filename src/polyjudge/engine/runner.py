@@ -23,7 +23,7 @@ class RetryPolicy:
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         backoff = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
-        wait = backoff * (0.5 + 0.5 * rng.random())
+        wait: float = backoff * (0.5 + 0.5 * rng.random())
         if retry_after is not None:
             wait = max(wait, min(retry_after, self.max_retry_after_s))
         return wait
