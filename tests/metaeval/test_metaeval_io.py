@@ -55,6 +55,7 @@ def test_table_readers_and_errors(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     (run / "segments.tsv").write_text(tsv.read_text())
+    (run / "judgments.jsonl").write_text("")  # what makes a directory a run directory
     assert readers.read_scores(run).shape == (2, 2)
     js = tmp_path / "s.jsonl"
     js.write_text('{"system": "A", "seg_id": 1, "score": 2}\n{"system": "B", "seg_id": 1, "score": null}\n')
@@ -73,6 +74,83 @@ def test_table_readers_and_errors(tmp_path):
         align(human, ScoreMatrix(("A",), ("1",), np.array([[1.0]])))
     assert np.isnan(align(human, ScoreMatrix(("A",), ("1",), np.array([[1.0]])),
                           missing_metric="drop")[1, 0])
+
+
+# ------------------------------------------------------------------ which scores of a run
+# Per item, three runs of each judge; None is a failed run (recorded, never scored).
+RUN_SCORES = {"j1": [[10, 20, 60], [30, None, 50], [5, 5, 5], [None, None, None]],
+              "j2": [[1, 2, 3], [4, 5, 6], [7, 8, 9], [10, 11, 12]]}
+
+
+def _write_run(out, judges=("j1",)):
+    from polyjudge.data.records import Item
+    from polyjudge.engine.result import Judgment, RunResult
+    from polyjudge.protocols import get_protocol
+    from polyjudge.rundir import OK, PARSE_FAILED
+
+    items = [Item(src=f"s{i}", tgt=f"t{i}", system=system, doc_id="d", seg_id=str(i))
+             for system in ("A", "B") for i in (1, 2)]
+    judgments = []
+    for judge in judges:
+        for i, runs in enumerate(RUN_SCORES[judge]):
+            for r, x in enumerate(runs):
+                judgments.append(Judgment(i, r, judge, OK if x is not None else PARSE_FAILED,
+                                          None if x is not None else "no score", "", {"score": x}, x))
+    RunResult(items, list(judges), get_protocol("da"), 3, "mean", judgments).write(out)
+    return out
+
+
+def test_run_scores_default_judge_aggregator_and_run(tmp_path):
+    run = _write_run(tmp_path / "run", judges=("j1", "j2"))
+    nan = np.nan
+    final = readers.read_scores(run)
+    assert final.systems == ("A", "B") and final.items == ("1", "2")
+    # the panel mean of the two judges' means; item 4 only has j2
+    np.testing.assert_allclose(final.values, [[(30 + 2) / 2, (40 + 5) / 2], [(5 + 8) / 2, 11]])
+    np.testing.assert_allclose(readers.read_scores(run, judge="j1").values, [[30, 40], [5, nan]])
+    median = readers.read_scores(run, judge="j1", aggregator="median")
+    np.testing.assert_allclose(median.values, [[20, 40], [5, nan]])
+    np.testing.assert_allclose(readers.read_scores(run, judge="j2", aggregator="max").values, [[3, 6], [9, 12]])
+    np.testing.assert_allclose(readers.read_scores(run, judge="j1", run=1).values, [[20, nan], [5, nan]])
+    np.testing.assert_allclose(readers.read_scores(run, judge="j2", run=0).values, [[1, 4], [7, 10]])
+    # aggregators and single runs are one judge's; a panel needs the choice
+    with pytest.raises(InputError, match="2 judges"):
+        readers.read_scores(run, aggregator="median")
+    with pytest.raises(InputError, match="no judge 'j3'"):
+        readers.read_scores(run, judge="j3", run=0)
+
+
+def test_run_scores_single_judge_and_bad_choices(tmp_path):
+    run = _write_run(tmp_path / "run")
+    np.testing.assert_allclose(readers.read_scores(run, aggregator="min").values, [[10, 30], [5, np.nan]])
+    np.testing.assert_allclose(readers.read_scores(run, run=2, fmt="run").values, [[60, 50], [5, np.nan]])
+    assert readers.read_scores(run, judge="j1").values[0, 0] == 30
+    with pytest.raises(InputError) as err:
+        readers.read_scores(run, aggregator="mode")
+    assert "stored: rrwa, mean-2s, mean-all, median, max, min, geo, trimmed-mean" in str(err.value)
+    with pytest.raises(InputError, match="0..2"):
+        readers.read_scores(run, run=3)
+    with pytest.raises(InputError, match="not both"):
+        readers.read_scores(run, aggregator="median", run=0)
+    with pytest.raises(InputError, match="run directory"):
+        readers.read_scores(run / "segments.tsv", aggregator="median")
+    # a damaged segments.tsv names the line and field instead of losing the score
+    seg = run / "segments.tsv"
+    lines = seg.read_text().splitlines()
+    cells = lines[2].split("\t")
+    cells[5] = "thirty"
+    seg.write_text("\n".join(lines[:2] + ["\t".join(cells)] + lines[3:]) + "\n")
+    with pytest.raises(InputError) as err:
+        readers.read_scores(run)
+    assert err.value.line == 3 and err.value.field == "score"
+
+
+def test_run_scores_need_a_run_directory(tmp_path):
+    with pytest.raises(InputError, match="not a polyjudge run directory"):
+        readers.read_scores(tmp_path, fmt="run")
+    (tmp_path / "judgments.jsonl").write_text("")
+    with pytest.raises(InputError, match="no segment scores"):
+        readers.read_run_dir(tmp_path)
 
 
 def test_cli_mtme_json(tmp_path):

@@ -274,17 +274,27 @@ def test_ted_perturbed_copies_have_known_scores(ted_gold):
     assert (r.precision, r.recall, r.f1) == pytest.approx(ref)
 
 
-def test_write_run_spans_tsv(tmp_path):
+def test_run_judgments_and_spans_tsv_agree(tmp_path):
+    """The spans read from a run's judgments are the spans the run wrote to spans.tsv."""
     from polyjudge.data.records import Item
-    from polyjudge.metaeval.spans import write_run_spans_tsv
-    items = [Item(src="a", tgt="Hallo Welt", src_lang="en", tgt_lang="de", doc_id="d", seg_id="1",
-                  system="A"),
-             Item(src="b", tgt="Tschüss", src_lang="en", tgt_lang="de", doc_id="d", seg_id="2",
-                  system="A")]
-    anns = [{"spans": [{"start": 0, "end": 5, "severity": "minor", "category": "x"},
-                       {"start": 6, "end": 6, "severity": "major", "category": "accuracy/omission"}]},
-            None]
-    assert write_run_spans_tsv(tmp_path / "spans.tsv", items, anns) == 1
-    back, _ = read_task2_tsv(tmp_path / "spans.tsv")
-    assert len(back) == 1 and back[0].lp == "en-de" and back[0].hypothesis == "Hallo Welt"
-    assert back[0].spans == (S(0, 5, "minor"), S(6, 6, "major"))
+    from polyjudge.engine.result import Judgment, RunResult
+    from polyjudge.protocols import get_protocol
+    from polyjudge.rundir import OK, REQUEST_FAILED, RunDir
+
+    items = [Item(src="a", tgt="Hallo Welt", src_lang="en", tgt_lang="de", doc_id="d", seg_id="1", system="A"),
+             Item(src="b", tgt="Tschüss", src_lang="en", tgt_lang="de", doc_id="d", seg_id="2", system="A")]
+    ann = {"spans": [{"start": 0, "end": 5, "severity": "minor", "category": "x"},
+                     {"start": 6, "end": 6, "severity": "major", "category": "accuracy/omission"}]}
+    judgments = [Judgment(0, 0, "m", OK, None, "", ann, -6.0),
+                 Judgment(1, 0, "m", REQUEST_FAILED, "HTTP 503", None, None, None)]
+    run = tmp_path / "run"
+    RunResult(items, ["m"], get_protocol("tsa"), 1, "mean", judgments).write(run)
+    written, _ = RunDir.open(run).span_segments()
+    # the item without an ok judgment is left out of both, never written as "no error"
+    assert len(written) == 1 and written[0].lp == "en-de" and written[0].hypothesis == "Hallo Welt"
+    assert written[0].spans == (S(0, 5, "minor"), S(6, 6, "major"))
+    for source in (run, run / "judgments.jsonl"):
+        segs, status = read_run_predictions(source)
+        assert status == {"ok": 1, "request_failed": 1}
+        assert [(p.system, p.doc_id, p.seg_id, p.spans) for p in segs] == [
+            (w.system, w.doc_id, w.seg_id, w.spans) for w in written]

@@ -86,3 +86,16 @@ def test_simulate_command():
     r = CliRunner().invoke(simulate, ["--items", "30", "--judges", "10", "--seeds", "2"])
     assert r.exit_code == 0, r.output
     assert "mse (srs/srs)" in r.output and "1 configuration(s) x 2 seed(s)" in r.output
+
+
+def test_validate_out_and_simulate_tsv(tmp_path):
+    d = _files(tmp_path)
+    args = ["--task", str(d / "task.json"), "--human", str(d / "human.jsonl"),
+            "--judge", f"good={d / 'good.jsonl'}", "--judge", f"bad={d / 'bad.jsonl'}", "--format", "tsv"]
+    printed = CliRunner().invoke(validate, args)
+    r = CliRunner().invoke(validate, args + ["-o", str(tmp_path / "v.tsv")])
+    assert r.exit_code == 0 and r.stdout == "" and (tmp_path / "v.tsv").read_text() == printed.stdout
+    r = CliRunner().invoke(simulate, ["--items", "20", "--judges", "5", "--seeds", "1", "--format", "tsv"])
+    assert r.exit_code == 0, r.output
+    lines = [x.split("\t") for x in r.stdout.splitlines()]
+    assert lines[0][:2] == ["config", "n_options"] and len(lines) == 1 + 9  # nine definitions

@@ -90,8 +90,8 @@ def test_set_metrics_hand_computed():
 
 
 def test_aggregations():
-    O = np.array([[0.3, 0.3, 0.4], [0.5, 0.5, 0.0]])
-    assert M.hard(O).tolist() == [[0, 0, 1], [1, 0, 0]]  # ties -> lowest index
+    fc_dist = np.array([[0.3, 0.3, 0.4], [0.5, 0.5, 0.0]])
+    assert M.hard(fc_dist).tolist() == [[0, 0, 1], [1, 0, 0]]  # ties -> lowest index
     om = np.array([[0.5, 0.49, 0.7]])
     assert M.hrs(om, 0.5).tolist() == [[1, 0, 1]]  # >= tau
 

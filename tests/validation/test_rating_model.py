@@ -38,14 +38,14 @@ def _random_model(seed: int, q: int, n_sets: int):
 def test_theorem_3_3_decompose_recompose(seed, q, extra):
     n_sets = min(q + extra, 2 ** q - 1)
     theta, F, E, lam = _random_model(seed, q, n_sets)
-    O = forward(theta, F, E)
-    assert O.sum() == pytest.approx(1.0)
+    fc_dist = forward(theta, F, E)
+    assert fc_dist.sum() == pytest.approx(1.0)
     F_rev, E_rev = reverse_matrices(theta, F, E)
     np.testing.assert_allclose(F_rev.sum(0), 1.0, atol=1e-9)  # reverse matrices are stochastic
     np.testing.assert_allclose(E_rev.sum(0), 1.0, atol=1e-9)
-    np.testing.assert_allclose(recover_theta(O, F_rev, E_rev), theta, atol=1e-9)
+    np.testing.assert_allclose(recover_theta(fc_dist, F_rev, E_rev), theta, atol=1e-9)
     # and forward again from the recovered distribution gives the same O
-    np.testing.assert_allclose(forward(recover_theta(O, F_rev, E_rev), F, E), O, atol=1e-9)
+    np.testing.assert_allclose(forward(recover_theta(fc_dist, F_rev, E_rev), F, E), fc_dist, atol=1e-9)
 
 
 def test_theorem_3_3_batched_over_items():

@@ -93,3 +93,10 @@ def test_load_json_and_toml(tmp_path):
     assert exc.value.path == str(bad) and exc.value.field == "response_sets"
     with pytest.raises(InputError):
         load_task(tmp_path / "missing.json")
+
+
+def test_validation_uses_the_data_layer_task():
+    from polyjudge.data import rating_task
+
+    assert RatingTask is rating_task.RatingTask and load_task is rating_task.load_task
+    assert all_subsets is rating_task.all_subsets

@@ -5,8 +5,9 @@ Formats:
 * mt-metrics-eval layout: ``DIR/human-scores/LP.NAME.LEVEL.score`` and
   ``DIR/metric-scores/LP/NAME-REF.LEVEL.score``; lines ``system<TAB>score`` in
   item order per system, ``None`` for missing.
-* polyjudge run directories: ``segments.tsv`` (system, doc_id, seg_id, score;
-  empty score = unscored).
+* polyjudge run directories, read through :class:`~polyjudge.rundir.RunDir`:
+  the final segment scores (empty = unscored), or one judge's, one stored run
+  aggregator's or one run's scores.
 * plain TSV / JSONL with ``system``, ``seg_id`` and ``score`` fields (the
   WMT ``*.avg_seg_scores.tsv`` files, whose score column is
   ``mqm_avg_score``, are accepted too).
@@ -21,9 +22,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl
 from polyjudge.metaeval.matrices import ScoreMatrix
+from polyjudge.rundir import AGGREGATES, SEGMENTS, RunDir
 
 LEVELS = ("seg", "sys", "doc", "domain")
 
@@ -179,13 +183,79 @@ def read_table(path: str | Path, *, use_doc_id: bool = False) -> ScoreMatrix:
     return ScoreMatrix.from_rows(rows, source=str(p))
 
 
-def read_run_dir(path: str | Path) -> ScoreMatrix:
-    """A polyjudge run directory's ``segments.tsv``."""
-    p = Path(path)
-    seg = p / "segments.tsv"
-    if not seg.is_file():
-        raise InputError("not a polyjudge run directory (no segments.tsv)", path=str(p))
-    return read_table(seg)
+def read_run_dir(path: str | Path, *, judge: str | None = None, aggregator: str | None = None,
+                 run: int | None = None) -> ScoreMatrix:
+    """Segment scores of a polyjudge run directory, keyed like its ``segments.tsv``.
+
+    By default the run's final score (the panel's, over every judge). ``judge``
+    picks one judge's own final score; ``aggregator`` one of the run
+    aggregators stored side by side in ``aggregates.tsv``, and ``run`` the
+    scores of a single run index, so that aggregators and single runs can be
+    compared with the final score. ``aggregator`` and ``run`` need a judge when
+    the run has several.
+    """
+    rd = RunDir.open(path)
+    rows = rd.segment_rows
+    if not rows:
+        raise InputError(f"no segment scores in the run directory ({SEGMENTS} missing or empty)",
+                         path=str(rd.path))
+    if aggregator is not None and run is not None:
+        raise InputError("choose an aggregator or a run index, not both", path=str(rd.path))
+    if aggregator is not None:
+        values = rd.aggregate_scores(_one_judge(rd, judge), aggregator)
+        source = str(rd.path / AGGREGATES)
+    elif run is not None:
+        values = _single_run(rd, _one_judge(rd, judge), run)
+        source = rd.judgments_path
+    else:
+        in_own_column = judge is not None and judge in rows[0].judge_scores
+        _check_score_cells(rd, f"score:{judge}" if in_own_column else "score")
+        values = rd.final_scores(judge)
+        source = str(rd.path / SEGMENTS)
+    if len(values) != len(rows):
+        raise InputError(f"{len(values)} scores for {len(rows)} segments in {SEGMENTS}", path=source)
+    return ScoreMatrix.from_rows(
+        ((r.system or "", r.seg_id or "", None if math.isnan(v) else float(v)) for r, v in zip(rows, values)),
+        source=source)
+
+
+def _one_judge(rd: RunDir, judge: str | None) -> str:
+    """The judge whose aggregated or single-run scores are read: the given one, or the only one."""
+    judges = rd.judges
+    if judge is not None:
+        if judge not in judges:
+            raise InputError(f"no judge '{judge}' in the run (judges: {', '.join(judges) or 'none'})",
+                             path=str(rd.path), field="judge")
+        return judge
+    if len(judges) != 1:
+        raise InputError(f"the run has {len(judges)} judges ({', '.join(judges) or 'none'}); choose one",
+                         path=str(rd.path), field="judge")
+    return judges[0]
+
+
+def _single_run(rd: RunDir, judge: str, run: int) -> np.ndarray:
+    """One run index's scores of one judge (NaN where that run failed or gave no score)."""
+    n = rd.n_runs
+    if isinstance(run, bool) or not isinstance(run, int) or not 0 <= run < n:
+        raise InputError(f"run index must be one of 0..{n - 1} (the run has {n} runs), got {run!r}",
+                         path=str(rd.path), field="run")
+    column: np.ndarray = rd.run_scores(judge).scores[:, run]
+    return column
+
+
+def _check_score_cells(rd: RunDir, column: str) -> None:
+    """Raise on a short ``segments.tsv`` row or a score cell that is not a finite number.
+
+    :class:`RunDir` reads such a cell as unscored; a damaged file must say
+    where it is damaged rather than silently lose scores.
+    """
+    path = rd.path / SEGMENTS
+    for line, row in enumerate(rd.segment_table(), 2):
+        cells = [v for k, v in row.items() if k is not None]
+        if any(v is None for v in cells):
+            got = sum(v is not None for v in cells)
+            raise InputError(f"expected {len(cells)} fields, got {got}", path=str(path), line=line)
+        _float(row.get(column) or "", path=path, line=line, field_name=column)
 
 
 def read_wmt_mqm(path: str | Path) -> ScoreMatrix:
@@ -220,11 +290,20 @@ def sniff_format(path: str | Path) -> str:
     return "tsv"
 
 
-def read_scores(path: str | Path, fmt: str = "auto") -> ScoreMatrix:
-    """Any supported source -> ScoreMatrix (higher = better is the caller's contract)."""
+def read_scores(path: str | Path, fmt: str = "auto", *, judge: str | None = None,
+                aggregator: str | None = None, run: int | None = None) -> ScoreMatrix:
+    """Any supported source -> ScoreMatrix (higher = better is the caller's contract).
+
+    ``judge``, ``aggregator`` and ``run`` choose which scores of a run
+    directory are read (see :func:`read_run_dir`); other formats hold one
+    score per segment and refuse them.
+    """
     fmt = sniff_format(path) if fmt == "auto" else fmt
     if fmt == "run":
-        return read_run_dir(path)
+        return read_run_dir(path, judge=judge, aggregator=aggregator, run=run)
+    if judge is not None or aggregator is not None or run is not None:
+        raise InputError(f"judge, aggregator and run choose scores of a run directory, not of a {fmt} file",
+                         path=str(path))
     if fmt == "mtme":
         return read_mtme_matrix(path)
     if fmt == "mqm":

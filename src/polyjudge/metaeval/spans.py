@@ -49,6 +49,7 @@ from polyjudge.data.spans import (
     spans_from_annotation,
     write_task2_tsv,
 )
+from polyjudge.rundir import JUDGMENTS, JudgmentRecord, RunDir
 
 PARTIAL_CREDIT = 0.5
 
@@ -56,7 +57,7 @@ __all__ = [
     "Span", "SpanSegment", "SpanScore", "SpanF1Result", "char_counts", "score_lp", "span_f1",
     "char_f1_reference", "read_task2_tsv", "write_task2_tsv", "read_span_jsonl",
     "segments_from_mqm", "read_run_predictions", "read_spans", "normalise_severity",
-    "write_run_spans_tsv", "spans_from_annotation",
+    "spans_from_annotation",
 ]
 
 
@@ -170,7 +171,8 @@ def char_counts(lengths: Sequence[int], spans: Sequence[Sequence[Span]]) -> np.n
 def _clip_slice_bound(x: np.ndarray, length: np.ndarray) -> np.ndarray:
     """What Python's ``seq[a:b]`` does to a bound: negatives count from the end."""
     neg = np.maximum(x + length, 0)
-    return np.where(x < 0, neg, np.minimum(x, length))
+    bound: np.ndarray = np.where(x < 0, neg, np.minimum(x, length))
+    return bound
 
 
 def score_lp(lengths: Sequence[int], gold: Sequence[Sequence[Span]], pred: Sequence[Sequence[Span]],
@@ -244,21 +246,25 @@ def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
     """
     if missing not in ("skip", "empty", "error"):
         raise ValueError(f"unknown missing-prediction policy {missing!r}")
-    keep = (lambda s: s.set_id is None or s.set_id in set_ids) if set_ids is not None else (lambda s: True)
+    def keep(s: SpanSegment) -> bool:
+        return set_ids is None or s.set_id is None or s.set_id in set_ids
+
     gold = [g for g in gold if keep(g)]
     pred = [p for p in pred if keep(p)]
-    index: dict[tuple, list[int]] = defaultdict(list)
+    index: dict[tuple[str | None, str | None, str | None], list[int]] = defaultdict(list)
     for k, p in enumerate(pred):
         index[(p.system, p.doc_id, p.seg_id)].append(k)
     used = np.zeros(len(pred), dtype=bool)
-    by_lp: dict[str, list[tuple[SpanSegment, SpanSegment | None]]] = defaultdict(list)
-    seen_gold: set[tuple] = set()
+    # per language pair: (gold, its prediction or None, hypothesis length)
+    by_lp: dict[str, list[tuple[SpanSegment, SpanSegment | None, int]]] = defaultdict(list)
+    seen_gold: set[tuple[str | None, ...]] = set()
     for g in gold:
         gkey = (g.lp, g.system, g.doc_id, g.seg_id, g.set_id, g.domain, g.method)
         if gkey in seen_gold:
             raise InputError(f"gold segment {gkey} appears twice", path=g.origin)
         seen_gold.add(gkey)
-        if g.hyp_length is None:
+        length = g.hyp_length
+        if length is None:
             raise InputError("gold segment has no hypothesis text or length", path=g.origin,
                              field="hypothesis")
         cands = [k for k in index.get((g.system, g.doc_id, g.seg_id), ()) if _compatible(pred[k], g)]
@@ -268,15 +274,17 @@ def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
         match = pred[cands[0]] if cands else None
         if cands:
             used[cands[0]] = True
-        by_lp[g.lp or "all"].append((g, match))
+        by_lp[g.lp or "all"].append((g, match, length))
     result = SpanF1Result(per_lp={}, unmatched_predictions=int((~used).sum()))
     for lp, pairs in sorted(by_lp.items()):
-        if not any(m is not None for _, m in pairs):
+        if not any(m is not None for _, m, _ in pairs):
             result.lps_without_predictions.append(lp)
             continue
-        lengths, gs, ps = [], [], []
+        lengths: list[int] = []
+        gs: list[tuple[Span, ...]] = []
+        ps: list[tuple[Span, ...]] = []
         n_missing = 0
-        for g, m in pairs:
+        for g, m, length in pairs:
             if m is None:
                 n_missing += 1
                 if missing == "error":
@@ -284,7 +292,7 @@ def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
                                      f"doc_id={g.doc_id!r} seg_id={g.seg_id!r} ({lp})", path=g.origin)
                 if missing == "skip":
                     continue
-            lengths.append(g.hyp_length)
+            lengths.append(length)
             gs.append(g.spans)
             ps.append(m.spans if m is not None else ())
         result.per_lp[lp] = score_lp(lengths, gs, ps, partial_credit)
@@ -297,29 +305,6 @@ def _compatible(p: SpanSegment, g: SpanSegment) -> bool:
         if a is not None and b is not None and a != b:
             return False
     return True
-
-
-# --------------------------------------------------------------------------- task-2 TSV
-
-def write_run_spans_tsv(path: str | Path, items: Sequence[Any], annotations: Sequence[Any], *,
-                        method: str = "polyjudge") -> int:
-    """Write a span protocol's (merged) annotations as a task-2 TSV; returns rows written.
-
-    ``items`` are the run's :class:`~polyjudge.data.records.Item` records and
-    ``annotations`` the per-item annotation (merged over runs) or None for an
-    item without an ok judgment; such items are left out, never written as
-    "no error".
-    """
-    segs = []
-    for it, ann in zip(items, annotations):
-        if ann is None:
-            continue
-        lp = f"{it.src_lang}-{it.tgt_lang}" if it.src_lang and it.tgt_lang else None
-        segs.append(SpanSegment(system=it.system, doc_id=it.doc_id, seg_id=it.seg_id,
-                                spans=spans_from_annotation(ann), lp=lp, hypothesis=it.tgt,
-                                source=it.src, reference=it.ref, method=method))
-    write_task2_tsv(path, segs)
-    return len(segs)
 
 
 # --------------------------------------------------------------------------- JSONL
@@ -422,9 +407,9 @@ def segments_from_mqm(annotations: Iterable[Any], *, lp: str | None = None,
     """
     if raters not in ("first", "all"):
         raise ValueError("raters must be 'first' or 'all'")
-    segs: dict[tuple, SpanSegment] = {}
-    rater_of: dict[tuple, str] = {}
-    spans: dict[tuple, list[Span]] = defaultdict(list)
+    segs: dict[tuple[str, str, str], SpanSegment] = {}
+    rater_of: dict[tuple[str, str, str], str] = {}
+    spans: dict[tuple[str, str, str], list[Span]] = defaultdict(list)
     for a in annotations:
         # The document name (``doc``) is the item doc_id in polyjudge runs of these files.
         doc = str(getattr(a, "doc", None) or a.doc_id)
@@ -456,7 +441,7 @@ SpanMerger = Callable[[list[dict[str, Any]]], dict[str, Any] | None]
 def read_run_predictions(run_dir: str | Path, *, judge: str | None = None,
                          merge: SpanMerger | None = None, run_index: int | None = None,
                          lp: str | None = None) -> tuple[list[SpanSegment], dict[str, int]]:
-    """Predicted spans from a run directory's ``judgments.jsonl``.
+    """Predicted spans from a run directory's judgments (or its ``judgments.jsonl``).
 
     Only ``ok`` judgments count; items without one get no prediction (so the
     scorer reports them instead of treating a failure as "no error"). With
@@ -464,44 +449,37 @@ def read_run_predictions(run_dir: str | Path, *, judge: str | None = None,
     ``run_index`` picks one; otherwise the lowest run index is used.
     Returns the segments and counts of judgments by status.
     """
-    run_dir = Path(run_dir)
-    path = run_dir / "judgments.jsonl" if run_dir.is_dir() else run_dir
-    if not path.is_file():
-        raise InputError("judgments.jsonl not found", path=str(path))
+    given = Path(run_dir)
+    run = RunDir.open(given.parent if given.is_file() and given.name == JUDGMENTS else given)
     judges: set[str] = set()
-    rows: dict[int, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
-    ident: dict[int, dict[str, Any]] = {}
+    ok_runs: dict[int, list[JudgmentRecord]] = defaultdict(list)
+    first: dict[int, JudgmentRecord] = {}
     status: dict[str, int] = defaultdict(int)
-    for _, d in iter_jsonl(path):
-        judges.add(d.get("judge"))
-        if judge is not None and d.get("judge") != judge:
+    for j in run.iter_judgments():
+        judges.add(j.judge)
+        if judge is not None and j.judge != judge:
             continue
-        status[str(d.get("status"))] += 1
-        idx = int(d.get("item_index", -1))
-        ident.setdefault(idx, d)
-        if d.get("status") != "ok":
-            continue
-        if run_index is not None and int(d.get("run_index", 0)) != run_index:
-            continue
-        rows[idx].append((int(d.get("run_index", 0)), d))
+        status[j.status] += 1
+        first.setdefault(j.item_index, j)
+        if j.ok and (run_index is None or j.run_index == run_index):
+            ok_runs[j.item_index].append(j)
     if judge is None and len(judges) > 1:
-        raise InputError(f"run has several judges ({', '.join(sorted(map(str, judges)))}); "
-                         "choose one with --judge", path=str(path))
+        raise InputError(f"run has several judges ({', '.join(sorted(judges))}); "
+                         "choose one with --judge", path=run.judgments_path)
     out = []
-    for idx in sorted(ident):
-        d0 = ident[idx]
-        runs = sorted(rows.get(idx, []), key=lambda t: t[0])
+    for idx in sorted(first):
+        runs = sorted(ok_runs.get(idx, []), key=lambda j: j.run_index)
         if not runs:
             continue
-        where = f"{path} item {idx}"
+        where = f"{run.judgments_path} item {idx}"
         if merge is not None and len(runs) > 1:
-            ann = merge([r[1]["annotation"] for r in runs])
+            ann = merge([j.annotation for j in runs])
             if ann is None:
                 continue
         else:
-            ann = runs[0][1]["annotation"]
-        out.append(SpanSegment(system=_opt_str(d0.get("system")), doc_id=_opt_str(d0.get("doc_id")),
-                               seg_id=_opt_str(d0.get("seg_id")),
+            ann = runs[0].annotation
+        ids = first[idx]
+        out.append(SpanSegment(system=ids.system, doc_id=ids.doc_id, seg_id=ids.seg_id,
                                spans=spans_from_annotation(ann, where), lp=lp, origin=where))
     return out, dict(status)
 
@@ -541,7 +519,7 @@ def read_spans(path: str | Path, *, fmt: str = "auto", lp: str | None = None,
 
 
 def _detect_format(p: Path) -> str:
-    if p.is_dir() or p.name == "judgments.jsonl":
+    if p.is_dir() or p.name == JUDGMENTS:
         return "run"
     if not p.is_file():
         raise InputError("file not found", path=str(p))

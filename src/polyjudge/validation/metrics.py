@@ -40,14 +40,14 @@ __all__ = ["EPS", "hard", "soft", "hrs", "srs", "aggregate", "METRICS", "Metric"
 
 
 # -- aggregations -------------------------------------------------------------
-def hard(O: np.ndarray) -> np.ndarray:
-    out = np.zeros_like(O, dtype=float)
-    out[np.arange(O.shape[0]), np.argmax(O, axis=1)] = 1.0
+def hard(fc_dist: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(fc_dist, dtype=float)
+    out[np.arange(fc_dist.shape[0]), np.argmax(fc_dist, axis=1)] = 1.0
     return out
 
 
-def soft(O: np.ndarray) -> np.ndarray:
-    return np.asarray(O, dtype=float)
+def soft(fc_dist: np.ndarray) -> np.ndarray:
+    return np.asarray(fc_dist, dtype=float)
 
 
 def hrs(omega: np.ndarray, tau: float) -> np.ndarray:
@@ -58,11 +58,12 @@ def srs(omega: np.ndarray) -> np.ndarray:
     return np.asarray(omega, dtype=float)
 
 
-def aggregate(agg: Agg, O: np.ndarray, omega: np.ndarray, tau: float) -> np.ndarray:
+def aggregate(agg: Agg, fc_dist: np.ndarray, omega: np.ndarray, tau: float) -> np.ndarray:
+    """One side's vectors under an aggregation: ``fc_dist`` is O, ``omega`` is Ω."""
     if agg == "hard":
-        return hard(O)
+        return hard(fc_dist)
     if agg == "soft":
-        return soft(O)
+        return soft(fc_dist)
     if agg == "hrs":
         return hrs(omega, tau)
     if agg == "srs":
@@ -73,28 +74,32 @@ def aggregate(agg: Agg, O: np.ndarray, omega: np.ndarray, tau: float) -> np.ndar
 # -- metrics: (judge, human) -> float --------------------------------------------
 def _norm(p: np.ndarray) -> np.ndarray:
     p = np.maximum(p, EPS)
-    return p / p.sum(1, keepdims=True)
+    out: np.ndarray = p / p.sum(1, keepdims=True)
+    return out
 
 
 def kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Per-item KL(p ‖ q)."""
     p, q = _norm(p), _norm(q)
-    return (p * np.log(p / q)).sum(1)
+    per_item: np.ndarray = (p * np.log(p / q)).sum(1)
+    return per_item
 
 
 def cross_entropy(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Per-item H(p, q) = -Σ p log q."""
-    return -(_norm(p) * np.log(_norm(q))).sum(1)
+    per_item: np.ndarray = -(_norm(p) * np.log(_norm(q))).sum(1)
+    return per_item
 
 
 def js_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     p, q = _norm(p), _norm(q)
     m = (p + q) / 2
-    return 0.5 * (p * np.log(p / m)).sum(1) + 0.5 * (q * np.log(q / m)).sum(1)
+    per_item: np.ndarray = 0.5 * (p * np.log(p / m)).sum(1) + 0.5 * (q * np.log(q / m)).sum(1)
+    return per_item
 
 
 def _labels(y: np.ndarray) -> np.ndarray:
-    return np.argmax(y, axis=1)
+    return np.asarray(np.argmax(y, axis=1))
 
 
 def hit_rate(j: np.ndarray, h: np.ndarray) -> float:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from polyjudge.data.errors import InputError
-from polyjudge.validation.task import RatingTask
+from polyjudge.data.rating_task import RatingTask
 
 __all__ = ["forward", "reverse_matrices", "recover_theta", "beta_template",
            "check_reverse_forced_choice", "identifiable", "Decomposition", "decompose"]
@@ -29,7 +29,8 @@ __all__ = ["forward", "reverse_matrices", "recover_theta", "beta_template",
 
 def _mv(m: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Matrix-vector product that broadcasts a leading items axis on either side."""
-    return np.einsum("...ij,...j->...i", m, x)
+    product: np.ndarray = np.einsum("...ij,...j->...i", m, x)
+    return product
 
 
 def forward(theta_star: np.ndarray, F: np.ndarray, E: np.ndarray | None = None) -> np.ndarray:
@@ -62,9 +63,9 @@ def reverse_matrices(theta_star: np.ndarray, F: np.ndarray,
     return _bayes(F, theta), _bayes(E, theta_star)
 
 
-def recover_theta(O: np.ndarray, F_rev: np.ndarray, E_rev: np.ndarray | None = None) -> np.ndarray:
-    """``θ* = E_rev (F_rev O)`` (Theorem 3.3, reverse direction)."""
-    theta = _mv(F_rev, O)
+def recover_theta(fc_dist: np.ndarray, F_rev: np.ndarray, E_rev: np.ndarray | None = None) -> np.ndarray:
+    """``θ* = E_rev (F_rev O)`` (Theorem 3.3, reverse direction); ``fc_dist`` is O."""
+    theta = _mv(F_rev, fc_dist)
     return theta if E_rev is None else _mv(E_rev, theta)
 
 
@@ -74,7 +75,7 @@ class Decomposition:
 
     theta_star: np.ndarray
     theta: np.ndarray
-    O: np.ndarray
+    O: np.ndarray  # noqa: E741 - the paper's name for the forced-choice distribution
     omega: np.ndarray
     omega_star: np.ndarray
     F_rev: np.ndarray
@@ -86,9 +87,9 @@ def decompose(theta_star: np.ndarray, F: np.ndarray, E: np.ndarray | None, lam: 
     q = theta_star.shape[-1]
     E_ = np.broadcast_to(np.eye(q), theta_star.shape[:-1] + (q, q)) if E is None else E
     theta = _mv(E_, theta_star)
-    O = _mv(F, theta)
+    fc_dist = _mv(F, theta)
     F_rev, E_rev = reverse_matrices(theta_star, F, E_)
-    return Decomposition(theta_star, theta, O, theta @ lam.T, theta_star @ lam.T, F_rev, E_rev)
+    return Decomposition(theta_star, theta, fc_dist, theta @ lam.T, theta_star @ lam.T, F_rev, E_rev)
 
 
 def check_reverse_forced_choice(F_rev: np.ndarray, task: RatingTask, *, name: str = "F_rev") -> np.ndarray:

@@ -22,16 +22,18 @@ Ratings file formats (humans and judges alike; one rater's rating per entry):
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.rating_task import RatingTask
 from polyjudge.data.readers import iter_jsonl
+from polyjudge.rundir import JudgmentRecord, RunDir
 from polyjudge.validation.rating_model import recover_theta
-from polyjudge.validation.task import RatingTask
 
 __all__ = ["RatingCounts", "Distributions", "read_ratings", "human_distributions",
            "judge_distributions", "uniform_forced_choice"]
@@ -68,7 +70,7 @@ class RatingCounts:
 class Distributions:
     """O (forced choice), θ (response sets, after rater-error correction) and Ω = Λθ."""
 
-    O: np.ndarray
+    O: np.ndarray  # noqa: E741 - the paper's name for the forced-choice distribution
     theta: np.ndarray
     omega: np.ndarray
 
@@ -82,23 +84,24 @@ def _normalise(c: np.ndarray) -> np.ndarray:
 def uniform_forced_choice(task: RatingTask) -> np.ndarray:
     """F with every option of a set equally likely to be picked (no selection effects)."""
     lam = task.membership
-    return lam / lam.sum(0, keepdims=True)
+    uniform: np.ndarray = lam / lam.sum(0, keepdims=True)
+    return uniform
 
 
 def human_distributions(counts: RatingCounts, task: RatingTask, F_rev: np.ndarray,
                         E_rev: np.ndarray | None = None) -> Distributions:
     """Human side: ``O`` from forced-choice votes and ``θ* = E'(F'O)``; where
     response-set ratings exist they are used for θ directly (``θ* = E'θ``)."""
-    O = _normalise(counts.fc)
-    theta = recover_theta(O, F_rev)  # NaN rows where an item has no forced choices
+    fc_dist = _normalise(counts.fc)
+    theta = recover_theta(fc_dist, F_rev)  # NaN rows where an item has no forced choices
     direct = _normalise(counts.rs)
     have = ~np.isnan(direct).any(1)
     theta[have] = direct[have]
     if E_rev is not None:
         theta = recover_theta(theta, np.eye(task.n_sets), E_rev)
-    miss = np.isnan(O).any(1) & have  # response sets only: O from a uniform pick
-    O[miss] = theta[miss] @ uniform_forced_choice(task).T
-    return Distributions(O, theta, theta @ task.membership.T)
+    miss = np.isnan(fc_dist).any(1) & have  # response sets only: O from a uniform pick
+    fc_dist[miss] = theta[miss] @ uniform_forced_choice(task).T
+    return Distributions(fc_dist, theta, theta @ task.membership.T)
 
 
 def judge_distributions(counts: RatingCounts, task: RatingTask,
@@ -107,20 +110,28 @@ def judge_distributions(counts: RatingCounts, task: RatingTask,
     (judges are assumed free of rater error). A judge with forced-choice samples
     only gets θ through ``F_rev``; one with response sets only gets O through a
     uniform pick within the set."""
-    O = _normalise(counts.fc)
+    fc_dist = _normalise(counts.fc)
     theta = _normalise(counts.rs)
     if not counts.has_rs:
         if F_rev is None:
             raise InputError(f"judge '{counts.name}' has no response-set ratings; give a reverse "
                              f"forced-choice matrix to derive them")
-        theta = recover_theta(O, F_rev)
+        theta = recover_theta(fc_dist, F_rev)
     if not counts.has_fc:
-        O = theta @ uniform_forced_choice(task).T
-    return Distributions(O, theta, theta @ task.membership.T)
+        fc_dist = theta @ uniform_forced_choice(task).T
+    return Distributions(fc_dist, theta, theta @ task.membership.T)
 
 
 # -- readers -----------------------------------------------------------------------
-def _answer_fc(task: RatingTask, ans: Any, where: dict[str, Any]) -> int:
+class _Where(TypedDict, total=False):
+    """Where a rating was read: the InputError keywords for a bad one."""
+
+    path: str
+    line: int
+    field: str
+
+
+def _answer_fc(task: RatingTask, ans: Any, where: _Where) -> int:
     if isinstance(ans, str):
         if ans in task.options:
             return task.options.index(ans)
@@ -131,7 +142,7 @@ def _answer_fc(task: RatingTask, ans: Any, where: dict[str, Any]) -> int:
     raise InputError(f"forced-choice answer must be a letter or label, got {ans!r}", **where)
 
 
-def _answer_rs(task: RatingTask, ans: Any, where: dict[str, Any]) -> int:
+def _answer_rs(task: RatingTask, ans: Any, where: _Where) -> int:
     try:
         if isinstance(ans, list):
             ks = []
@@ -176,7 +187,7 @@ class _Acc:
         return RatingCounts(name, list(self.order), fc, rs, self.failures, dict(self.reasons))
 
 
-def _counts(vals: Any, size: int, where: dict[str, Any]) -> np.ndarray:
+def _counts(vals: Any, size: int, where: _Where) -> np.ndarray:
     if (not isinstance(vals, list) or len(vals) != size
             or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in vals)):
         raise InputError(f"expected a list of {size} non-negative counts", **where)
@@ -222,7 +233,7 @@ def _read_tsv(path: Path, task: RatingTask, acc: _Acc) -> None:
             if len(row) < 3:
                 raise InputError("expected 3 columns", path=str(path), line=ln)
             item, proto, ans = row[0].strip(), row[1].strip().lower(), row[2].strip()
-            where = {"path": str(path), "line": ln, "field": "answer"}
+            where = _Where(path=str(path), line=ln, field="answer")
             if proto in ("fc", "forced-choice", "forced_choice"):
                 acc.add_fc(item, _answer_fc(task, ans, where))
             elif proto in ("rs", "response-set", "response_set"):
@@ -232,28 +243,31 @@ def _read_tsv(path: Path, task: RatingTask, acc: _Acc) -> None:
                                  line=ln, field="protocol")
 
 
-def run_item_key(row: dict[str, Any]) -> str:
-    """Item key of a judgments.jsonl row (see module docstring)."""
-    ann = row.get("annotation")
+def run_item_key(judgment: JudgmentRecord) -> str:
+    """Item key of one judgment of a run directory (see module docstring)."""
+    ann = judgment.annotation
     if isinstance(ann, dict) and ann.get("item_id") is not None:
         return str(ann["item_id"])
-    parts = [str(row[k]) for k in ("system", "doc_id", "seg_id") if row.get(k) not in (None, "")]
-    return ":".join(parts) if parts else str(row.get("item_index"))
+    parts = [p for p in (judgment.system, judgment.doc_id, judgment.seg_id) if p not in (None, "")]
+    return ":".join(parts) if parts else str(judgment.item_index)
+
+
+def _numbered_judgments(run: RunDir) -> Iterator[tuple[int, JudgmentRecord]]:
+    """The run's judgments with their line numbers, so an unusable answer names its line."""
+    for line, raw in run.iter_judgment_dicts():
+        yield line, JudgmentRecord.from_json(raw, path=run.judgments_path, line=line)
 
 
 def _read_run_dir(path: Path, task: RatingTask, acc: _Acc) -> None:
-    jpath = path / "judgments.jsonl"
-    if not jpath.is_file():
-        raise InputError("not a run directory (no judgments.jsonl)", path=str(path))
-    for ln, row in iter_jsonl(jpath):
-        if row.get("status") != "ok":
+    run = RunDir.open(path)
+    for line, judgment in _numbered_judgments(run):
+        if not judgment.ok:
             acc.failures += 1
-            reason = str(row.get("status"))
-            acc.reasons[reason] = acc.reasons.get(reason, 0) + 1
+            acc.reasons[judgment.status] = acc.reasons.get(judgment.status, 0) + 1
             continue
-        ann = row.get("annotation")
-        item = run_item_key(row)
-        where = {"path": str(jpath), "line": ln, "field": "annotation"}
+        ann = judgment.annotation
+        item = run_item_key(judgment)
+        where = _Where(path=run.judgments_path, line=line, field="annotation")
         if not isinstance(ann, dict) or ("option" not in ann and "set" not in ann):
             raise InputError("annotation is not an elicitation answer ('option' or 'set')", **where)
         if "option" in ann:

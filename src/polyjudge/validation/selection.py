@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.rating_task import RatingTask
 from polyjudge.validation import metrics as M
 from polyjudge.validation.ppi import ppi_mean
 from polyjudge.validation.ratings import Distributions, RatingCounts, human_distributions, judge_distributions
-from polyjudge.validation.task import RatingTask
 
 __all__ = ["SelectionRow", "SelectionReport", "select_judges"]
 
@@ -54,8 +54,8 @@ class SelectionReport:
     failures: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        return _clean(d)
+        cleaned: dict[str, Any] = _clean(asdict(self))
+        return cleaned
 
     def to_tsv(self) -> str:
         cols = ["beta", "tau", "definition", "selected", "value", "consistency", "abs_bias",
@@ -177,9 +177,11 @@ def select_judges(task: RatingTask, human: RatingCounts, judges: list[RatingCoun
                 rows.append(SelectionRow(beta, tau, defn.label, names[pick], float(vals[pick]),
                                          t["consistency"], abs(t["bias"]), t["consistency"] - best_c,
                                          abs(t["bias"]) - best_b))
-            for goal, fn in (("best consistency", lambda n: -table[n]["consistency"]),
-                             ("best |bias|", lambda n: abs(table[n]["bias"]))):
-                n_best = min(names, key=fn)
+            # the judge each downstream goal would pick (first in judge order on ties)
+            losses = {"best consistency": {n: -table[n]["consistency"] for n in names},
+                      "best |bias|": {n: abs(table[n]["bias"]) for n in names}}
+            for goal, loss in losses.items():
+                n_best = min(names, key=loss.__getitem__)
                 t = table[n_best]
                 rows.append(SelectionRow(beta, tau, f"[{goal}]", n_best, float("nan"), t["consistency"],
                                          abs(t["bias"]), t["consistency"] - best_c, abs(t["bias"]) - best_b))

@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.rating_task import all_subsets
 from polyjudge.validation import metrics as M
 from polyjudge.validation.rating_model import decompose, recover_theta
-from polyjudge.validation.task import all_subsets
 
 __all__ = ["SimConfig", "SimResult", "simulate", "project_simplex", "sample_forced_choice",
            "error_matrix", "selection_effect", "default_grid", "summarise", "SIM_DEFINITIONS"]
@@ -103,7 +103,8 @@ def project_simplex(x: np.ndarray) -> np.ndarray:
     cond = u - css / idx > 0
     rho = x.shape[-1] - 1 - np.argmax(cond[..., ::-1], axis=-1)
     theta = np.take_along_axis(css, rho[..., None], axis=-1) / (rho[..., None] + 1)
-    return np.maximum(x - theta, 0.0)
+    projected: np.ndarray = np.maximum(x - theta, 0.0)
+    return projected
 
 
 def _ranks(sets: list[frozenset[int]], q: int) -> np.ndarray:
@@ -121,7 +122,8 @@ def sample_forced_choice(rng: np.random.Generator, shape: tuple[int, ...], lam: 
     base = base / base.sum(0, keepdims=True)
     f = base + (rng.normal(0.0, noise, shape + lam.shape) if noise > 0 else 0.0)
     f = np.where(lam > 0, np.maximum(f, 1e-6), 0.0)
-    return f / f.sum(-2, keepdims=True)
+    normalised: np.ndarray = f / f.sum(-2, keepdims=True)
+    return normalised
 
 
 def selection_effect(F: np.ndarray, lam: np.ndarray) -> float:
@@ -138,7 +140,8 @@ def error_matrix(lam: np.ndarray, rate: float, skew: float, k: int = 0) -> np.nd
     off = np.tile(w[:, None], (1, n))
     np.fill_diagonal(off, 0.0)
     off = off / np.maximum(off.sum(0, keepdims=True), 1e-300)
-    return (1 - rate) * np.eye(n) + rate * off
+    errors: np.ndarray = (1 - rate) * np.eye(n) + rate * off
+    return errors
 
 
 def _multinomial(rng: np.random.Generator, n: int, p: np.ndarray) -> np.ndarray:
@@ -197,11 +200,11 @@ def simulate(config: SimConfig, seed: int = 0,
         for d in definitions:
             vals = _metric_values(d, O_j_hat, omega_j_hat, O_hat, omega_hat, tau)
             pick = int(np.nanargmax(vals) if d.higher_is_better else np.nanargmin(vals))
-            s = sel[d.label]
-            s["consistency"].append(cons[pick])
-            s["abs_bias"].append(bias[pick])
-            s["regret"].append(cons.max() - cons[pick])
-            s["bias_excess"].append(bias[pick] - bias.min())
+            picked = sel[d.label]
+            picked["consistency"].append(cons[pick])
+            picked["abs_bias"].append(bias[pick])
+            picked["regret"].append(cons.max() - cons[pick])
+            picked["bias_excess"].append(bias[pick] - bias.min())
     out = {lab: {m: float(np.mean(v)) for m, v in d.items()} for lab, d in sel.items()}
     return SimResult(asdict(config), seed, selection_effect(F_h, lam), selection_effect(F_j, lam), out,
                      {"consistency": float(np.mean(best_c)), "abs_bias": float(np.mean(best_b))},
@@ -216,10 +219,13 @@ def _metric_values(d: M.Definition, O_j: np.ndarray, om_j: np.ndarray, O_h: np.n
     jv = M.aggregate(d.judge_agg, O_j.reshape(-1, O_j.shape[-1]), om_j.reshape(-1, om_j.shape[-1]), tau)
     jv = jv.reshape(J, -1, O_j.shape[-1])
     hv = M.aggregate(d.human_agg, O_h, om_h, tau)
+    per_judge: np.ndarray
     if d.metric == "hit_rate":
-        return (jv * hv[None]).sum(-1).mean(1)
+        per_judge = (jv * hv[None]).sum(-1).mean(1)
+        return per_judge
     if d.metric == "mse":
-        return ((jv - hv[None]) ** 2).sum(-1).mean(1)
+        per_judge = ((jv - hv[None]) ** 2).sum(-1).mean(1)
+        return per_judge
     if d.metric in ("kl_hj", "kl_jh", "js_divergence"):
         flat = jv.reshape(-1, jv.shape[-1])
         hh = np.tile(hv, (J, 1))
@@ -229,7 +235,8 @@ def _metric_values(d: M.Definition, O_j: np.ndarray, om_j: np.ndarray, O_h: np.n
             v = M.kl(flat, hh)
         else:
             v = M.js_divergence(flat, hh)
-        return v.reshape(J, -1).mean(1)
+        per_judge = v.reshape(J, -1).mean(1)
+        return per_judge
     fn = M.METRICS[d.metric].fn
     return np.array([fn(jv[z], hv) for z in range(J)], dtype=float)
 

@@ -1,9 +1,9 @@
-"""Rating tasks (options O, admissible response sets Q, answer letters).
+"""Rating tasks for judge validation, re-exported from their home in the data layer.
 
-Defined in :mod:`polyjudge.protocols.elicitation` because the elicitation
-protocols need them and protocols sit below validation; re-exported here.
+:mod:`polyjudge.data.rating_task` holds them so that the elicitation protocols
+(below validation) and validation share one definition.
 """
 
-from polyjudge.protocols.elicitation import RatingTask, all_subsets, load_task
+from polyjudge.data.rating_task import RatingTask, all_subsets, load_task
 
 __all__ = ["RatingTask", "all_subsets", "load_task"]
