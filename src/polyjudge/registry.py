@@ -74,6 +74,10 @@ class Registry(Generic[T]):
         self._loaded = True
         for module in self._modules:
             importlib.import_module(module)
+        # Built-ins list in the order of ``modules``, whatever was imported first.
+        rank = {m: i for i, m in enumerate(self._modules)}
+        self._entries = dict(sorted(self._entries.items(),
+                                    key=lambda kv: rank.get(getattr(kv[1], "__module__", ""), len(rank))))
         if self.entry_point_group is None:
             return
         from importlib import metadata  # only when plugins are looked up: keeps imports cheap

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from polyjudge.aggregate.variability import load_run_matrices, variability_report
+from polyjudge.analysis import variability_report
 from polyjudge.cli.main import cli
+from polyjudge.rundir import RunDir
 from tests.helpers.openai_server import ScriptedServer
 
 # Table 1 of GEMBA-MQM V2 as (critical, major, minor) per run -> -50, -11, -6, ...
@@ -112,7 +113,7 @@ def test_judgments_scores_and_outputs(run_dir):
 
 def test_variability_of_the_run(run_dir):
     out, _ = run_dir
-    m = load_run_matrices(out)["m"]
+    m = RunDir.open(out).run_score_matrices()["m"]
     rep = variability_report(m)
     assert rep.delta_max == 49 and rep.n_runs == 10 and rep.scored_items == 4
     assert rep.share_delta_zero == 0.5

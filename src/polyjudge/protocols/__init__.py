@@ -1,48 +1,17 @@
-"""Judging protocols, looked up by name.
+"""Judging protocols, looked up by name in one registry.
 
-Each protocol lives in its own module and is imported only when used, so
-adding one never touches the engine.
+Each protocol lives in its own module, registers itself with
+``@register_protocol()`` and is imported only when first looked up, so adding
+one never touches the engine. Its options are a typed dataclass
+(``options_type``), checked when the protocol is built.
 """
 
 from __future__ import annotations
 
-import importlib
+from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions, parse_protocol_options
+from polyjudge.protocols.options import NoOptions, option
+from polyjudge.protocols.registry import PROTOCOLS, available_protocols, get_protocol, register_protocol
+from polyjudge.registry import UnknownNameError
 
-from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
-
-# name -> "module:ClassName"
-_PROTOCOLS: dict[str, str] = {
-    "da": "polyjudge.protocols.da:DirectAssessment",
-    "mqm": "polyjudge.protocols.mqm:GembaMQM",
-    "tsa": "polyjudge.protocols.tsa:TaggedSpanAnnotation",
-    "gemba-spans": "polyjudge.protocols.tsa:GembaSpans",
-    "direct-index": "polyjudge.protocols.tsa:DirectIndex",
-    "pointwise": "polyjudge.protocols.pointwise:Pointwise",
-    "rubric": "polyjudge.protocols.rubric:Rubric",
-    "forced-choice": "polyjudge.protocols.elicitation:ForcedChoice",
-    "response-set": "polyjudge.protocols.elicitation:ResponseSet",
-}
-
-
-def available_protocols() -> list[str]:
-    out = []
-    for name, target in _PROTOCOLS.items():
-        if importlib.util.find_spec(target.split(":")[0]) is not None:
-            out.append(name)
-    return out
-
-
-def get_protocol(name: str, options: ProtocolOptions | None = None) -> JudgeProtocol:
-    if name not in _PROTOCOLS:
-        raise KeyError(f"unknown protocol '{name}'; available: {', '.join(available_protocols())}")
-    module, cls = _PROTOCOLS[name].split(":")
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name == module:
-            raise KeyError(f"protocol '{name}' is not available in this version") from None
-        raise
-    return getattr(mod, cls)(options)
-
-
-__all__ = ["JudgeProtocol", "ParseFailure", "ProtocolOptions", "available_protocols", "get_protocol"]
+__all__ = ["PROTOCOLS", "JudgeProtocol", "NoOptions", "ParseFailure", "ProtocolOptions", "UnknownNameError",
+           "available_protocols", "get_protocol", "option", "parse_protocol_options", "register_protocol"]

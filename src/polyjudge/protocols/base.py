@@ -8,11 +8,13 @@ recorded run be re-parsed and re-scored without sending anything again.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from polyjudge.backends.base import Message
 from polyjudge.data.records import DocumentContext, Item
+from polyjudge.protocols.options import NoOptions, describe_options, options_signature, parse_options
 
 
 class ParseFailure(ValueError):
@@ -28,7 +30,12 @@ class ParseFailure(ValueError):
 
 @dataclass(slots=True)
 class ProtocolOptions:
-    """User-settable knobs shared by protocols; protocol-specific ones go in ``extra``."""
+    """User-settable knobs shared by protocols; protocol-specific ones go in ``extra``.
+
+    ``extra`` holds the loose ``KEY=VALUE`` pairs as given (``-o`` on the command
+    line); the protocol checks them against its ``options_type`` and keeps the
+    typed result as ``settings``. ``extra`` itself is what the manifest records.
+    """
 
     template: str | None = None  # path to a replacement prompt template
     use_context: bool = True  # document context where the protocol supports it
@@ -37,9 +44,16 @@ class ProtocolOptions:
 
 class JudgeProtocol(ABC):
     """Base class for protocols. Subclasses set the class attributes and implement
-    :meth:`messages`, :meth:`parse` and :meth:`score`."""
+    :meth:`messages`, :meth:`parse` and :meth:`score`.
+
+    The first line of a subclass's docstring is its one-line ``--help`` summary.
+    """
 
     name: ClassVar[str]
+    # Frozen dataclass of the protocol's own options (see polyjudge.protocols.options).
+    options_type: ClassVar[type[Any]] = NoOptions
+    # True when annotations hold located error spans (the engine then writes spans.tsv).
+    produces_spans: ClassVar[bool] = False
     # Published defaults; the CLI's --runs / --temperature override them.
     default_runs: ClassVar[int] = 1
     default_temperature: ClassVar[float] = 0.0
@@ -50,6 +64,13 @@ class JudgeProtocol(ABC):
 
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         self.options = options or ProtocolOptions()
+        # Subclasses narrow the type with a class-level ``settings: TheirOptions``.
+        self.settings: object = parse_protocol_options(type(self), self.options.extra)
+
+    @classmethod
+    def option_help(cls) -> list[tuple[str, str, str]]:
+        """``(name, type, "help (default: ...)")`` for each option, for ``--help``."""
+        return describe_options(cls.options_type)
 
     # -- prompt -------------------------------------------------------------
     @abstractmethod
@@ -66,7 +87,19 @@ class JudgeProtocol(ABC):
         return "none"
 
     def signature_fields(self) -> dict[str, str]:
-        """Extra protocol-specific ``key:value`` parts of the run signature."""
+        """Protocol-specific ``key:value`` parts of the run signature.
+
+        The options marked ``signature`` in ``options_type`` (in field order),
+        between the protocol's own parts that are not options.
+        """
+        return {**self.signature_prefix(), **options_signature(self.settings), **self.signature_suffix()}
+
+    def signature_prefix(self) -> dict[str, str]:
+        """Signature parts before the options (e.g. an answer format)."""
+        return {}
+
+    def signature_suffix(self) -> dict[str, str]:
+        """Signature parts after the options (e.g. document context, what a file held)."""
         return {}
 
     # -- answer -------------------------------------------------------------
@@ -81,3 +114,9 @@ class JudgeProtocol(ABC):
     def merge_runs(self, annotations: list[Any], item: Item) -> Any | None:
         """Optionally merge the annotations of several runs (e.g. span voting)."""
         return None
+
+
+def parse_protocol_options(protocol_cls: type[JudgeProtocol], extra: Mapping[str, Any]) -> object:
+    """``extra`` checked against the protocol's ``options_type`` (InputError when it does not fit)."""
+    owner = f"protocol '{getattr(protocol_cls, 'name', protocol_cls.__name__)}'"
+    return parse_options(protocol_cls.options_type, extra, owner=owner)

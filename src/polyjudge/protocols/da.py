@@ -12,20 +12,24 @@ from typing import Any
 from polyjudge.backends.base import Message
 from polyjudge.data.languages import language_name
 from polyjudge.data.records import DocumentContext, Item
-from polyjudge.protocols.base import JudgeProtocol, ParseFailure
+from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.jsonparse import find_json_object, parse_json_object
+from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.templates import PromptTemplate
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w|\.\d)")
 
 
+@register_protocol()
 class DirectAssessment(JudgeProtocol):
+    """GEMBA-DA: one 0-100 quality score per segment, as a bare number or {"score": N}."""
+
     name = "da"
     default_runs = 1
     default_temperature = 0.0
     max_tokens = 24
 
-    def __init__(self, options=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
         self.template = PromptTemplate.load(self.options.template, "da/da.jinja")
 

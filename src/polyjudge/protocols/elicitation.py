@@ -2,9 +2,10 @@
 
 ``forced-choice``: the judge picks one option; ``response-set``: the judge picks
 every option that could reasonably apply (one admissible set of the task).
-The rating task comes from a task file (``ProtocolOptions.extra["task"]``, see
-:mod:`polyjudge.validation.task`). Judges are sampled several times per item
-(default 10 runs at temperature 1) so that each item gets a distribution.
+The rating task comes from a task file (option ``task=PATH``, see
+:mod:`polyjudge.validation.task`; from Python a :class:`RatingTask` works
+too). Judges are sampled several times per item (default 10 runs at
+temperature 1) so that each item gets a distribution.
 
 Answers are parsed strictly: after trimming whitespace, a trailing period,
 and wrapping quotes/backticks/asterisks, the answer must be exactly one valid
@@ -56,10 +57,13 @@ import numpy as np
 from polyjudge.backends.base import Message
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import DocumentContext, Item
-from polyjudge.protocols.base import JudgeProtocol, ParseFailure
+from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
+from polyjudge.protocols.options import option
+from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.templates import PromptTemplate
 
-__all__ = ["ForcedChoice", "ResponseSet", "item_key", "RatingTask", "all_subsets", "load_task"]
+__all__ = ["ElicitationOptions", "ForcedChoice", "ResponseSet", "item_key", "RatingTask", "all_subsets",
+           "load_task"]
 
 def all_subsets(n_options: int) -> list[frozenset[int]]:
     """Every non-empty subset of ``range(n_options)``, by size then lexicographic order."""
@@ -262,20 +266,30 @@ def _clean(text: str) -> str:
     return t
 
 
+@dataclass(frozen=True, slots=True)
+class ElicitationOptions:
+    """Options of ``forced-choice`` and ``response-set``."""
+
+    task: str | RatingTask | None = field(default=None, metadata=option(
+        "rating task file (.json or .toml): options, admissible response sets, letters"))
+
+
 class _Elicitation(JudgeProtocol):
     builtin_template: ClassVar[str]
+    options_type = ElicitationOptions
+    settings: ElicitationOptions
     default_runs = 10
     default_temperature = 1.0
     default_aggregator = "mean"
     max_tokens = 16
 
-    def __init__(self, options=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
-        path = self.options.extra.get("task")
-        if isinstance(path, RatingTask):
-            self.task = path
-        elif path:
-            self.task = load_task(path)
+        given = self.settings.task
+        if isinstance(given, RatingTask):
+            self.task = given
+        elif given:
+            self.task = load_task(given)
         else:
             raise InputError(f"protocol '{self.name}' needs a rating task file "
                              f"(protocol option task=PATH)", field="task")
@@ -287,7 +301,7 @@ class _Elicitation(JudgeProtocol):
     def template_hash(self) -> str:
         return self.template.hash
 
-    def signature_fields(self) -> dict[str, str]:
+    def signature_suffix(self) -> dict[str, str]:
         return {"task": self.task.name, "task_hash": self._task_hash}
 
     def messages(self, item: Item, context: DocumentContext) -> list[Message]:
@@ -302,7 +316,10 @@ class _Elicitation(JudgeProtocol):
         return None
 
 
+@register_protocol()
 class ForcedChoice(_Elicitation):
+    """The judge picks the one option of a rating task that fits (Guerdan et al.)."""
+
     name = "forced-choice"
     builtin_template = "elicitation/forced_choice.jinja"
 
@@ -321,7 +338,10 @@ class ForcedChoice(_Elicitation):
                 "item_id": item_key(item)}
 
 
+@register_protocol()
 class ResponseSet(_Elicitation):
+    """The judge picks every option of a rating task that could apply (Guerdan et al.)."""
+
     name = "response-set"
     builtin_template = "elicitation/response_set.jinja"
 

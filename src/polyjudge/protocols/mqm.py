@@ -39,15 +39,19 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import polyjudge.aggregate.rrwa  # noqa: F401  (registers rrwa, geo, ... as run aggregators)
 from polyjudge.aggregate.mqm import SEVERITIES, MQMWeights, llm_mqm_score
 from polyjudge.backends.base import Message
+from polyjudge.data.errors import InputError
 from polyjudge.data.languages import language_name
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.jsonparse import parse_json_object
+from polyjudge.protocols.options import option
+from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.templates import PromptTemplate
 
 ERROR_TYPES = (
@@ -138,11 +142,38 @@ def parse_mqm_answer(text: str) -> dict[str, Any]:
     return {"errors": out}
 
 
+@dataclass(frozen=True, slots=True)
+class MQMOptions:
+    """How the errors of an ``mqm`` answer become points; ``scoring`` is the result."""
+
+    weights: dict[str, float] = field(default_factory=dict, metadata=option(
+        "points per error by MQMWeights field: critical, major, minor, minor_punctuation, "
+        "neutral, non_translation, max_errors, cap"))
+    classic: bool = field(default=False, metadata=option(
+        "first GEMBA-MQM scoring: at most max_errors errors count, the total capped at cap"))
+    # Resolved from the two options above; the signature records it, so it
+    # changes whenever a score would.
+    scoring: MQMWeights = field(init=False, compare=False, metadata=option(
+        "weights in effect", signature="weights", format=MQMWeights.signature))
+
+    def __post_init__(self) -> None:
+        given: dict[str, Any] = {"weights": dict(self.weights)}
+        if self.classic or "classic" not in self.weights:
+            given["classic"] = self.classic
+        try:
+            scoring = MQMWeights.from_options(given)
+        except ValueError as exc:  # an unknown weight name
+            raise InputError(str(exc), field="weights") from None
+        object.__setattr__(self, "scoring", scoring)
+
+
+@register_protocol()
 class GembaMQM(JudgeProtocol):
-    """MQM error annotation (GEMBA-MQM V2). ``options.extra`` may hold
-    ``weights`` (mapping of :class:`MQMWeights` fields) and ``classic`` (bool)."""
+    """GEMBA-MQM V2: MQM errors by severity as JSON, 10 runs merged by RRWA."""
 
     name = "mqm"
+    options_type = MQMOptions
+    settings: MQMOptions
     default_runs = 10
     default_temperature = 0.4
     default_aggregator = "rrwa"
@@ -151,15 +182,14 @@ class GembaMQM(JudgeProtocol):
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
         self.template = PromptTemplate.load(self.options.template, "mqm/mqm.jinja")
-        self.weights = MQMWeights.from_options(self.options.extra)
+        self.weights = self.settings.scoring
 
     @property
     def template_hash(self) -> str:
         return self.template.hash
 
-    def signature_fields(self) -> dict[str, str]:
-        return {"weights": self.weights.signature(),
-                "context": "doc" if self.options.use_context else "none"}
+    def signature_suffix(self) -> dict[str, str]:
+        return {"context": "doc" if self.options.use_context else "none"}
 
     # -- prompt ------------------------------------------------------------
     def segment_payload(self, item: Item) -> dict[str, str]:
@@ -224,4 +254,4 @@ class GembaMQM(JudgeProtocol):
         return llm_mqm_score(annotation, self.weights)
 
 
-__all__ = ["ERROR_TYPES", "GembaMQM", "normalise_type", "parse_mqm_answer"]
+__all__ = ["ERROR_TYPES", "GembaMQM", "MQMOptions", "normalise_type", "parse_mqm_answer"]

@@ -5,7 +5,7 @@ task-specific input block and the candidate, and answers with a short
 justification followed by a verdict: ``correct``/``incorrect`` (``scale:
 binary``) or a whole grade from 1 to 5 (``scale: grade``).
 
-Options (``ProtocolOptions.extra``):
+Options (:class:`PointwiseOptions`, given as ``-o KEY=VALUE``):
 
 - ``task``: ``qa`` (extractive QA), ``math`` (math QA), ``translation``
   (default), ``summarization`` or ``dialogue``. Aliases: ``xquad``,
@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from polyjudge.backends.base import Message
@@ -50,6 +51,8 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.languages import language_name as _language_name
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
+from polyjudge.protocols.options import option
+from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.templates import PromptTemplate
 
 TASKS = ("qa", "math", "translation", "summarization", "dialogue")
@@ -181,10 +184,32 @@ def parse_verdict(text: str, scale: str) -> tuple[str | int, str | None]:
     return values[0], justification
 
 
+@dataclass(frozen=True, slots=True)
+class PointwiseOptions:
+    """Options of ``pointwise``; ``task`` is stored as its canonical name, ``scale`` in lower case."""
+
+    task: str = field(default="translation", metadata=option(
+        f"what is judged: {', '.join(TASKS)} (or an alias such as xquad, mgsm, mt)", signature="task"))
+    scale: str = field(default="binary", metadata=option(
+        "binary (correct/incorrect) or grade (1-5)", signature="scale"))
+    language: str | None = field(default=None, metadata=option(
+        "evaluation language named in the prompt, instead of the item's"))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "task", normalise_task(self.task))
+        scale = self.scale.lower()
+        if scale not in SCALES:
+            raise InputError(f"unknown scale '{scale}'; use binary or grade", field="scale")
+        object.__setattr__(self, "scale", scale)
+
+
+@register_protocol()
 class Pointwise(JudgeProtocol):
-    """One candidate, one verdict: binary correct/incorrect or a 1-5 grade."""
+    """One candidate, any language: correct/incorrect or a 1-5 grade (Fu & Liu, 2025)."""
 
     name = "pointwise"
+    options_type = PointwiseOptions
+    settings: PointwiseOptions
     default_runs = 1
     default_temperature = 0.0
     default_aggregator = "mean"
@@ -192,20 +217,14 @@ class Pointwise(JudgeProtocol):
 
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
-        extra = self.options.extra
-        self.task = normalise_task(str(extra.get("task", "translation")))
-        self.scale = str(extra.get("scale", "binary")).lower()
-        if self.scale not in SCALES:
-            raise InputError(f"unknown scale '{self.scale}'; use binary or grade", field="scale")
-        self.language_override: str | None = extra.get("language")
+        self.task = self.settings.task
+        self.scale = self.settings.scale
+        self.language_override = self.settings.language
         self.template = load_template(self.options.template, f"pointwise/{self.task}.jinja")
 
     @property
     def template_hash(self) -> str:
         return self.template.hash
-
-    def signature_fields(self) -> dict[str, str]:
-        return {"task": self.task, "scale": self.scale}
 
     def variables(self, item: Item) -> dict[str, Any]:
         """Template variables for one item (documented in the module docstring)."""

@@ -8,7 +8,7 @@ linguistic acceptability, output content quality and task quality (0-2),
 and problematic content and hallucinations (0 = present, 1 = absent, so
 higher is better for all five).
 
-Options (``ProtocolOptions.extra``):
+Options (:class:`RubricOptions`, given as ``-o KEY=VALUE``):
 
 - ``metrics``: list of metric names (default: all five built-ins), or a path
   to a JSON file ``{name: {title, scale, higher_is_better, simple, values,
@@ -49,7 +49,9 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl, read_json
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
+from polyjudge.protocols.options import option
 from polyjudge.protocols.pointwise import language_name, load_template
+from polyjudge.protocols.registry import register_protocol
 
 _TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "rubric"
 DEFAULT_METRICS = ("linguistic_acceptability", "output_content_quality", "task_quality",
@@ -154,10 +156,40 @@ def _key(s: str) -> str:
     return re.sub(r"[\s_\-]+", "_", s.strip().lower())
 
 
+@dataclass(frozen=True, slots=True)
+class RubricOptions:
+    """Options of ``rubric``; ``detail`` and ``task`` are stored in lower case."""
+
+    metrics: tuple[str, ...] | str = field(default=DEFAULT_METRICS, metadata=option(
+        "metric names (a list or comma-separated), or a JSON file of metric definitions"))
+    metric: str | None = field(default=None, metadata=option(
+        "judge only this metric (one call per metric)"))
+    detail: str = field(default="simple", metadata=option(
+        "simple or detailed metric descriptions", signature="detail"))
+    task: str = field(default="generic", metadata=option(
+        f"task sentence and input block: {', '.join(TASKS)}", signature="task"))
+    few_shot: str | None = field(default=None, metadata=option(
+        "JSONL file of scored examples shown as earlier turns"))
+    language: str | None = field(default=None, metadata=option(
+        "evaluation language named in the prompt, instead of the item's"))
+
+    def __post_init__(self) -> None:
+        detail, task = self.detail.lower(), self.task.lower()
+        if detail not in ("simple", "detailed"):
+            raise InputError("detail must be 'simple' or 'detailed'", field="detail")
+        if task not in TASKS:
+            raise InputError(f"unknown rubric task '{task}'; known: {', '.join(TASKS)}", field="task")
+        object.__setattr__(self, "detail", detail)
+        object.__setattr__(self, "task", task)
+
+
+@register_protocol()
 class Rubric(JudgeProtocol):
-    """Named metrics with scales and polarity, one JSON answer per call."""
+    """Named metrics with scale and polarity, one JSON answer per call (Hada et al., 2024)."""
 
     name = "rubric"
+    options_type = RubricOptions
+    settings: RubricOptions
     default_runs = 1
     default_temperature = 0.0
     default_aggregator = "mean"
@@ -165,30 +197,24 @@ class Rubric(JudgeProtocol):
 
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
-        extra = self.options.extra
-        spec = extra.get("metrics", list(DEFAULT_METRICS))
+        spec = self.settings.metrics
         if isinstance(spec, str) and (spec.endswith(".json") or Path(spec).is_file()):
             available = load_metrics(spec)
             names = list(available)
         else:
             available = BUILTIN_METRICS
             names = [s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec)
-        if extra.get("metric"):
-            names = [str(extra["metric"])]
+        if self.settings.metric:
+            names = [self.settings.metric]
         unknown = [n for n in names if n not in available]
         if unknown or not names:
             raise InputError(f"unknown metric(s) {', '.join(unknown) or '(none)'}; known: "
                              f"{', '.join(available)}", field="metrics")
         self.metrics = [available[n] for n in names]
-        self.detail = str(extra.get("detail", "simple")).lower()
-        if self.detail not in ("simple", "detailed"):
-            raise InputError("detail must be 'simple' or 'detailed'", field="detail")
-        self.task = str(extra.get("task", "generic")).lower()
-        if self.task not in TASKS:
-            raise InputError(f"unknown rubric task '{self.task}'; known: {', '.join(TASKS)}",
-                             field="task")
-        self.language_override: str | None = extra.get("language")
-        self.examples = self._load_examples(extra.get("few_shot"))
+        self.detail = self.settings.detail
+        self.task = self.settings.task
+        self.language_override = self.settings.language
+        self.examples = self._load_examples(self.settings.few_shot)
         self.template = load_template(self.options.template, "rubric/rubric.jinja")
 
     @classmethod
@@ -209,15 +235,17 @@ class Rubric(JudgeProtocol):
     def template_hash(self) -> str:
         return self.template.hash
 
-    def signature_fields(self) -> dict[str, str]:
-        return {"metrics": "+".join(m.name for m in self.metrics), "detail": self.detail,
-                "task": self.task, "shots": str(len(self.examples))}
+    def signature_prefix(self) -> dict[str, str]:
+        return {"metrics": "+".join(m.name for m in self.metrics)}
+
+    def signature_suffix(self) -> dict[str, str]:
+        return {"shots": str(len(self.examples))}
 
     # -- prompt -------------------------------------------------------------
-    def _load_examples(self, path: Any) -> list[dict[str, Any]]:
+    def _load_examples(self, path: str | None) -> list[dict[str, Any]]:
         if not path:
             return []
-        p = Path(str(path))
+        p = Path(path)
         if not p.is_file():
             raise InputError("few-shot file not found", path=str(p))
         out = []

@@ -247,7 +247,7 @@ def extract_tagged_spans(annotated: str, translation: str, n_errors: int, *,
         parses = _exact_parses(pieces, translation)
         if parses:
             # fewest structural problems wins; DFS order prefers tags over literals
-            scored = []
+            scored: list[tuple[int, int, int, set[int]]] = []
             for lit in parses:
                 _, tags = _strip(pieces, lit)
                 _, p, f = _pair_tags(tags, n_errors)

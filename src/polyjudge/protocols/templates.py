@@ -15,10 +15,11 @@ from pathlib import Path
 
 import jinja2
 
-from polyjudge.backends.base import Message
+from polyjudge.backends.base import Message, Role
 from polyjudge.data.errors import InputError
 
 _ROLE_LINE = re.compile(r"^<\|(system|user|assistant)\|>[ \t]*$", re.MULTILINE)
+_ROLES: dict[str, Role] = {"system": "system", "user": "user", "assistant": "assistant"}
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                           autoescape=False)
 
@@ -68,5 +69,5 @@ def split_chat(text: str) -> list[Message]:
     for role, body in zip(parts[1::2], parts[2::2]):
         body = body.strip("\n")
         if body.strip():
-            messages.append(Message(role, body))  # type: ignore[arg-type]
+            messages.append(Message(_ROLES[role], body))
     return messages

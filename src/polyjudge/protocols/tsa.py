@@ -19,18 +19,20 @@ A span has ``start == end`` for a located omission and ``start = end = None``
 for an error without location. An answer whose spans cannot be located (an
 error without its tag, a duplicate or unclosed tag, quoted text that does not
 occur, offsets outside the text) or whose copy of the translation aligns too
-poorly is a :class:`ParseFailure` naming the reason. Set
-``ProtocolOptions.extra["on_unlocated"] = "keep"`` to keep such errors without
-location instead (a poor alignment always fails).
+poorly is a :class:`ParseFailure` naming the reason. The option
+``on_unlocated=keep`` keeps such errors without location instead (a poor
+alignment always fails).
 
-Options in ``ProtocolOptions.extra``: ``weights`` (``{"major": 5, "minor": 1}``),
-``min_similarity`` (0.9), ``vote_threshold`` (0.5), ``on_unlocated``.
+Options (:class:`SpanOptions`): ``weights`` (``{"major": 5, "minor": 1}``),
+``on_unlocated`` (fail), ``min_similarity`` (0.9), ``vote_threshold`` (0.5).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, ClassVar
 
@@ -42,6 +44,8 @@ from polyjudge.data.languages import language_name
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.jsonparse import parse_json_object
+from polyjudge.protocols.options import option
+from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.spans import (
     Extraction,
     extract_tagged_spans,
@@ -59,7 +63,7 @@ _SEVERITY_ALIASES = {"major": "major", "minor": "minor", "critical": "major"}
 
 def _load_examples() -> list[dict[str, Any]]:
     raw = resources.files("polyjudge").joinpath("templates", "tsa", "examples.json")
-    examples = json.loads(raw.read_text(encoding="utf-8"))
+    examples: list[dict[str, Any]] = json.loads(raw.read_text(encoding="utf-8"))
     for ex in examples:
         t = ex["translation"]
         spans = []
@@ -74,10 +78,47 @@ def _load_examples() -> list[dict[str, Any]]:
     return examples
 
 
+def _default_weights() -> dict[str, float]:
+    return dict(DEFAULT_WEIGHTS)
+
+
+def _weights_text(weights: Mapping[str, float]) -> str:
+    return ",".join(f"{k}={v:g}" for k, v in sorted(weights.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class SpanOptions:
+    """Options of the span protocols; ``weights`` holds the defaults merged with the given keys."""
+
+    weights: dict[str, float] = field(default_factory=_default_weights, metadata=option(
+        "points per error severity; given severities replace the defaults",
+        signature="weights", format=_weights_text))
+    on_unlocated: str = field(default="fail", metadata=option(
+        "an error that cannot be located: 'fail' the answer or 'keep' it without location",
+        signature="unlocated"))
+    min_similarity: float = field(default=0.9, metadata=option(
+        "least similarity of the answer's copy of the translation to the translation",
+        signature="min_sim"))
+    vote_threshold: float = field(default=0.5, metadata=option(
+        "share of runs that must mark a character for it to be kept when runs are merged, in (0, 1]"))
+
+    def __post_init__(self) -> None:
+        weights = _default_weights()
+        weights.update({str(k).lower(): float(v) for k, v in self.weights.items()})
+        object.__setattr__(self, "weights", weights)
+        if self.on_unlocated not in ("fail", "keep"):
+            raise InputError("on_unlocated must be 'fail' or 'keep'", field="on_unlocated")
+        if not 0.0 < self.vote_threshold <= 1.0:
+            raise InputError("vote_threshold must be in (0, 1]", field="vote_threshold")
+
+
 class _SpanProtocol(JudgeProtocol):
     """Shared prompt, scoring and run merging; subclasses read their answer format."""
 
     answer_format: ClassVar[str]
+    options_type = SpanOptions
+    settings: SpanOptions
+    produces_spans = True
     default_runs = 1
     default_temperature = 0.0
     default_aggregator = "mean"
@@ -86,27 +127,14 @@ class _SpanProtocol(JudgeProtocol):
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
         self.template = PromptTemplate.load(self.options.template, "tsa/prompt.jinja")
-        extra = self.options.extra
-        weights = dict(DEFAULT_WEIGHTS)
-        weights.update({str(k).lower(): float(v) for k, v in (extra.get("weights") or {}).items()})
-        self.weights = weights
-        self.min_similarity = float(extra.get("min_similarity", 0.9))
-        self.vote_threshold = float(extra.get("vote_threshold", 0.5))
-        self.on_unlocated = str(extra.get("on_unlocated", "fail"))
-        if self.on_unlocated not in ("fail", "keep"):
-            raise InputError("on_unlocated must be 'fail' or 'keep'", field="on_unlocated")
-        if not 0.0 < self.vote_threshold <= 1.0:
-            raise InputError("vote_threshold must be in (0, 1]", field="vote_threshold")
         self.examples = _load_examples()
 
     @property
     def template_hash(self) -> str:
         return self.template.hash
 
-    def signature_fields(self) -> dict[str, str]:
-        w = ",".join(f"{k}={v:g}" for k, v in sorted(self.weights.items()))
-        return {"format": self.answer_format, "weights": w, "unlocated": self.on_unlocated,
-                "min_sim": f"{self.min_similarity:g}"}
+    def signature_prefix(self) -> dict[str, str]:
+        return {"format": self.answer_format}
 
     # -- prompt ------------------------------------------------------------
     def messages(self, item: Item, context: DocumentContext) -> list[Message]:
@@ -159,7 +187,7 @@ class _SpanProtocol(JudgeProtocol):
 
     def _annotation(self, x: Extraction, errors: list[dict[str, Any]], item: Item,
                     **extra: Any) -> dict[str, Any]:
-        if x.fatal and (self.on_unlocated == "fail" or not x.aligned):
+        if x.fatal and (self.settings.on_unlocated == "fail" or not x.aligned):
             raise ParseFailure("; ".join(x.fatal))
         spans = []
         for loc, err in zip(x.spans, errors):
@@ -175,18 +203,20 @@ class _SpanProtocol(JudgeProtocol):
         """Negated MQM-weighted error count (major 5, minor 1 by default)."""
         if not isinstance(annotation, dict) or not isinstance(annotation.get("spans"), list):
             return None
-        return -float(sum(self.weights.get(s["severity"], 0.0) for s in annotation["spans"]))
+        weights = self.settings.weights
+        return -float(sum(weights.get(s["severity"], 0.0) for s in annotation["spans"]))
 
     def merge_runs(self, annotations: list[Any], item: Item) -> dict[str, Any] | None:
         """Character-level voting across runs (see :func:`vote_spans`)."""
         anns = [a for a in annotations if isinstance(a, dict) and isinstance(a.get("spans"), list)]
         if not anns:
             return None
-        spans, problems = vote_spans([a["spans"] for a in anns], len(item.tgt), self.vote_threshold)
+        threshold = self.settings.vote_threshold
+        spans, problems = vote_spans([a["spans"] for a in anns], len(item.tgt), threshold)
         for s in spans:
             s["text"] = item.tgt[s["start"]:s["end"]]
         return {"format": self.answer_format, "spans": spans, "problems": problems,
-                "merged_runs": len(anns), "vote_threshold": self.vote_threshold}
+                "merged_runs": len(anns), "vote_threshold": threshold}
 
 
 def vote_spans(runs: list[list[dict[str, Any]]], length: int,
@@ -255,13 +285,15 @@ def _overlaps(a: int, b: int, s: int, e: int) -> bool:
     return a < e and s < b
 
 
+@register_protocol()
 class TaggedSpanAnnotation(_SpanProtocol):
-    """TSA: numbered inline tags in a copy of the translation."""
+    """TSA: the translation copied with numbered inline error tags (Yeom et al., WMT 2025)."""
 
     name = "tsa"
     answer_format = "tsa"
 
-    def render_answer(self, translation, spans, errors):
+    def render_answer(self, translation: str, spans: list[tuple[int, int]],
+                      errors: list[dict[str, Any]]) -> dict[str, Any]:
         return {"annotated_translation": tag_translation(translation, spans),
                 "errors": [{"severity": e["severity"], "category": e["category"]} for e in errors]}
 
@@ -277,17 +309,20 @@ class TaggedSpanAnnotation(_SpanProtocol):
         if not isinstance(annotated, str):
             raise ParseFailure("answer has no 'annotated_translation' string")
         errors = self._errors(obj)
-        x = extract_tagged_spans(annotated, item.tgt, len(errors), min_similarity=self.min_similarity)
+        x = extract_tagged_spans(annotated, item.tgt, len(errors),
+                                 min_similarity=self.settings.min_similarity)
         return self._annotation(x, errors, item, annotated_translation=annotated)
 
 
+@register_protocol()
 class GembaSpans(_SpanProtocol):
-    """Ablation: each error quoted as text and located by searching the translation."""
+    """TSA ablation: each error quoted from the translation and located by search."""
 
     name = "gemba-spans"
     answer_format = "gemba-spans"
 
-    def render_answer(self, translation, spans, errors):
+    def render_answer(self, translation: str, spans: list[tuple[int, int]],
+                      errors: list[dict[str, Any]]) -> dict[str, Any]:
         return {"errors": [{"span": translation[s:e], "severity": err["severity"],
                             "category": err["category"]} for (s, e), err in zip(spans, errors)]}
 
@@ -306,13 +341,15 @@ class GembaSpans(_SpanProtocol):
         return self._annotation(locate_text_spans(quotes, item.tgt), errors, item)
 
 
+@register_protocol()
 class DirectIndex(_SpanProtocol):
-    """Ablation: each error given as start/end character offsets."""
+    """TSA ablation: each error given as start/end character offsets."""
 
     name = "direct-index"
     answer_format = "direct-index"
 
-    def render_answer(self, translation, spans, errors):
+    def render_answer(self, translation: str, spans: list[tuple[int, int]],
+                      errors: list[dict[str, Any]]) -> dict[str, Any]:
         return {"errors": [{"start": s, "end": e, "severity": err["severity"],
                             "category": err["category"]} for (s, e), err in zip(spans, errors)]}
 

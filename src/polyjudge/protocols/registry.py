@@ -1,0 +1,40 @@
+"""The protocol registry: every judging protocol, built-in or plugin, by name.
+
+A protocol class registers itself with ``@register_protocol()`` (its name is
+the class attribute ``name``). Built-in modules are imported on the first
+lookup, so an unused protocol costs nothing; third-party packages add
+protocols through the ``polyjudge.protocols`` entry-point group.
+"""
+
+from __future__ import annotations
+
+from polyjudge.protocols.base import JudgeProtocol, ProtocolOptions
+from polyjudge.registry import Registry
+
+# Module order is listing order: da, mqm, tsa (tsa, gemba-spans, direct-index),
+# pointwise, rubric, elicitation (forced-choice, response-set).
+BUILTIN_MODULES = (
+    "polyjudge.protocols.da",
+    "polyjudge.protocols.mqm",
+    "polyjudge.protocols.tsa",
+    "polyjudge.protocols.pointwise",
+    "polyjudge.protocols.rubric",
+    "polyjudge.protocols.elicitation",
+)
+
+PROTOCOLS: Registry[type[JudgeProtocol]] = Registry(
+    "protocol", modules=BUILTIN_MODULES, entry_point_group="polyjudge.protocols")
+register_protocol = PROTOCOLS.register
+
+
+def available_protocols() -> list[str]:
+    """Registered protocol names, built-ins first in a fixed order, then plugins."""
+    return PROTOCOLS.names()
+
+
+def get_protocol(name: str, options: ProtocolOptions | None = None) -> JudgeProtocol:
+    """A protocol instance; an unknown name raises UnknownNameError (a KeyError) listing the valid ones."""
+    return PROTOCOLS.get(name)(options)
+
+
+__all__ = ["BUILTIN_MODULES", "PROTOCOLS", "available_protocols", "get_protocol", "register_protocol"]

@@ -1,0 +1,117 @@
+"""The protocol registry: lookups, listing order, unknown names, protocols registered elsewhere."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from polyjudge.data.errors import InputError
+from polyjudge.data.records import DocumentContext, Item
+from polyjudge.protocols import (
+    PROTOCOLS,
+    JudgeProtocol,
+    ProtocolOptions,
+    UnknownNameError,
+    available_protocols,
+    get_protocol,
+    option,
+    register_protocol,
+)
+from polyjudge.protocols.mqm import GembaMQM
+from polyjudge.protocols.tsa import DirectIndex, GembaSpans, TaggedSpanAnnotation
+
+BUILTINS = ["da", "mqm", "tsa", "gemba-spans", "direct-index", "pointwise", "rubric",
+            "forced-choice", "response-set"]
+
+
+def test_every_builtin_is_registered_under_its_class_name():
+    assert set(BUILTINS) <= set(available_protocols())
+    for name in BUILTINS:
+        cls = PROTOCOLS.get(name)
+        assert issubclass(cls, JudgeProtocol) and cls.name == name
+    assert PROTOCOLS.get("mqm") is GembaMQM
+    assert isinstance(get_protocol("mqm"), GembaMQM)
+
+
+def test_listing_order_in_a_fresh_interpreter():
+    code = ("from polyjudge.protocols import available_protocols as a, PROTOCOLS as P\n"
+            "print(','.join(a())); print(','.join(P.describe()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == [",".join(BUILTINS)] * 2
+
+
+def test_listing_order_does_not_depend_on_import_order():
+    code = ("import polyjudge.protocols.rubric\n"
+            "from polyjudge.protocols import available_protocols\nprint(','.join(available_protocols()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == [",".join(BUILTINS)]
+
+
+def test_unknown_name_is_a_key_error_listing_the_valid_names():
+    with pytest.raises(UnknownNameError) as exc:
+        get_protocol("gemba-mqm")
+    assert isinstance(exc.value, KeyError)
+    assert str(exc.value).startswith("unknown protocol 'gemba-mqm'; available: ")
+    assert all(name in str(exc.value) for name in BUILTINS)
+    assert exc.value.args[0] == str(exc.value)  # what the CLI prints
+
+
+def test_help_summaries_are_one_short_line():
+    desc = PROTOCOLS.describe()
+    for name in BUILTINS:
+        assert desc[name] and len(desc[name]) <= 85, name
+    assert desc["mqm"].startswith("GEMBA-MQM V2")
+    assert len(PROTOCOLS.help_text().splitlines()) >= len(BUILTINS)
+
+
+def test_only_span_protocols_produce_spans():
+    spans = {name for name in BUILTINS if PROTOCOLS.get(name).produces_spans}
+    assert spans == {"tsa", "gemba-spans", "direct-index"}
+    assert TaggedSpanAnnotation.produces_spans and GembaSpans.produces_spans and DirectIndex.produces_spans
+
+
+@dataclass(frozen=True, slots=True)
+class EchoOptions:
+    label: str = field(default="echo", metadata=option("text of every score's label", signature="label"))
+    points: float = field(default=1.0, metadata=option("score of every answer"))
+
+
+@pytest.fixture()
+def scratch_registry(monkeypatch):
+    """Registrations made by a test are dropped afterwards."""
+    PROTOCOLS.names()  # load the built-ins first, so the copy holds them
+    monkeypatch.setattr(PROTOCOLS, "_entries", dict(PROTOCOLS._entries))
+    return PROTOCOLS
+
+
+def test_a_protocol_registered_elsewhere_is_found_by_name(scratch_registry):
+    @register_protocol()
+    class Echo(JudgeProtocol):
+        """Test protocol: every answer scores the same."""
+
+        name = "test-echo"
+        options_type = EchoOptions
+        settings: EchoOptions
+
+        def messages(self, item: Item, context: DocumentContext) -> list[Any]:
+            return []
+
+        def parse(self, text: str, item: Item) -> dict[str, str]:
+            return {"text": text}
+
+        def score(self, annotation: Any, item: Item) -> float:
+            return self.settings.points
+
+    p = get_protocol("test-echo", ProtocolOptions(extra={"label": "x", "points": 3}))
+    assert isinstance(p, Echo) and p.score({}, Item(src="a", tgt="b")) == 3.0
+    assert p.signature_fields() == {"label": "x"}
+    assert available_protocols()[-1] == "test-echo"  # after the built-ins
+    assert scratch_registry.describe()["test-echo"] == "Test protocol: every answer scores the same."
+    assert Echo.option_help() == [("label", "str", "text of every score's label (default: echo)"),
+                                  ("points", "float", "score of every answer (default: 1.0)")]
+    with pytest.raises(InputError, match="valid options: label, points"):
+        get_protocol("test-echo", ProtocolOptions(extra={"lable": "x"}))
