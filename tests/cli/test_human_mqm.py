@@ -63,3 +63,13 @@ def test_variability_command(tmp_path):
     header, row = out.read_text().splitlines()
     cells = dict(zip(header.split("\t"), row.split("\t")))
     assert cells["delta"] == "49" and cells["rrwa"].startswith("-8.496") and cells["max"] == "-6"
+
+
+def test_variability_of_a_0_1_0_run_unchanged(tmp_path):
+    """Same stdout and TSV as polyjudge 0.1.0 printed for its own run directory."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    out = tmp_path / "var.tsv"
+    res = CliRunner().invoke(variability, [str(fixtures / "run-0.1.0"), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == (fixtures / "run-0.1.0-variability.txt").read_text(encoding="utf-8")
+    assert out.read_text(encoding="utf-8") == (fixtures / "run-0.1.0-variability.tsv").read_text(encoding="utf-8")

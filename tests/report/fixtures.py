@@ -20,6 +20,8 @@ INJECT_DESC = "bad </script><!-- <script>window.__pwned=3</script>"
 WORDS = ["Haus", "gut", "Straße", "über", "🙂", "Katze", "läuft", "schnell", "die", "der", "und", "nicht"]
 CATEGORIES = ["accuracy/mistranslation", "fluency/grammar", "terminology", "style/awkward"]
 WEIGHTS = {"minor": 1.0, "major": 5.0, "critical": 10.0}
+# USD per million input/output tokens the fixture runs were "charged" (models not listed cost nothing).
+PRICES = {"gpt-4.1-mini": (0.40, 1.60)}
 
 
 def build_run(root: Path, *, name: str = "run", n_items: int = 12, n_runs: int = 3,
@@ -117,9 +119,15 @@ def build_run(root: Path, *, name: str = "run", n_items: int = 12, n_runs: int =
             v = [np.mean(seg_scores[i]) for i, it in enumerate(items) if it["system"] == s and seg_scores[i]]
             f.write(f"{s}\t{np.mean(v):.6g}\t{len(v)}\n")
 
-    m = {"signature": f"polyjudge:0.1|protocol:{'tsa' if spans else 'da'}|judge:{'+'.join(judges)}|runs:{n_runs}",
+    # As the engine records cost: the prices of the judged models at judge time, and the total.
+    prices = {j: PRICES[j] for j in judges if j in PRICES}
+    cost = sum(rec["usage"]["prompt_tokens"] * prices.get(rec["judge"], (0.0, 0.0))[0]
+               + rec["usage"]["completion_tokens"] * prices.get(rec["judge"], (0.0, 0.0))[1] for rec in lines) / 1e6
+    m = {"format_version": 1,
+         "signature": f"polyjudge:0.1|protocol:{'tsa' if spans else 'da'}|judge:{'+'.join(judges)}|runs:{n_runs}",
          "protocol": "tsa" if spans else "da", "judges": [{"model": j} for j in judges],
          "config": {"runs": n_runs, "temperature": 0.4, "aggregator": "mean"},
+         "cost_usd": round(cost, 6), "prices": {j: list(p) for j, p in prices.items()},
          "wall_time_s": 12.5}
     m.update(manifest or {})
     (d / "manifest.json").write_text(json.dumps(m, indent=1), encoding="utf-8")

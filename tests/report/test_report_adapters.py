@@ -21,10 +21,10 @@ from scipy import stats as sps
 
 from polyjudge.cli.main import cli, main
 from polyjudge.report import adapters
+from polyjudge.report.format import number as fmt
 from polyjudge.report.html import render
 from polyjudge.report.load import load_run
 from polyjudge.report.sections import Cell, Figure, KeyValues, Table, study_sections
-from polyjudge.report.svg import fmt
 from tests.report.fixtures import CONSISTENCY, METAEVAL, VALIDATION, build_run
 
 LPS = ("en-de", "zh-en")
@@ -55,7 +55,7 @@ def _write_mtme(root: Path):
     rng = np.random.default_rng(3)
     systems = [f"sys{i}" for i in range(5)]
     truth = {}
-    for k, lp in enumerate(LPS):
+    for lp in LPS:
         q = rng.normal(size=(5, 1)) + rng.normal(size=(5, 20))
         h = np.round(q, 1)
         h[:, :2] = np.nan

@@ -63,7 +63,7 @@ def test_summary_counts_failures_and_tokens(tmp_path):
     pt = sum(r["usage"]["prompt_tokens"] for r in recs)
     ct = sum(r["usage"]["completion_tokens"] for r in recs)
     assert kv["tokens"] == f"{pt} prompt + {ct} completion"
-    # Cost from the default price table: only the priced model costs anything (0.40/1.60 per Mtok).
+    # Cost as the manifest records it: only the priced model costs anything (0.40/1.60 per Mtok).
     mini = [r for r in recs if r["judge"] == "gpt-4.1-mini"]
     cost = (sum(r["usage"]["prompt_tokens"] for r in mini) * 0.40
             + sum(r["usage"]["completion_tokens"] for r in mini) * 1.60) / 1e6

@@ -29,6 +29,7 @@ def human_mqm(tsv: str, out: str | None, classic: bool, quirks: bool) -> None:
     """Score a WMT MQM annotation TSV: mean over raters, then over segments."""
     from polyjudge.aggregate.mqm import MQMWeights, score_human_annotations
     from polyjudge.data.wmt_mqm import read_wmt_mqm_report
+    from polyjudge.rundir import SEGMENTS, SYSTEMS  # same file names as a run directory, own columns
 
     annotations, report = read_wmt_mqm_report(tsv)
     res = score_human_annotations(annotations, MQMWeights(classic=classic))
@@ -45,11 +46,11 @@ def human_mqm(tsv: str, out: str | None, classic: bool, quirks: bool) -> None:
         seg_lines = ["system\tdoc\tseg_id\tpoints\tscore\tn_raters"]
         seg_lines += [f"{s.system}\t{s.doc}\t{s.seg_id}\t{_fmt(s.points)}\t{_fmt(s.score)}\t{s.n_raters}"
                       for s in res.segments]
-        (d / "segments.tsv").write_text("\n".join(seg_lines) + "\n", encoding="utf-8")
+        (d / SEGMENTS).write_text("\n".join(seg_lines) + "\n", encoding="utf-8")
         sys_lines = ["system\tpoints\tscore\tn_segments"]
         sys_lines += [f"{k}\t{_fmt(v)}\t{_fmt(-v)}\t{res.n_segments[k]}" for k, v in res.ranking()]
-        (d / "systems.tsv").write_text("\n".join(sys_lines) + "\n", encoding="utf-8")
-        click.echo(f"wrote {d / 'segments.tsv'} and {d / 'systems.tsv'}", err=True)
+        (d / SYSTEMS).write_text("\n".join(sys_lines) + "\n", encoding="utf-8")
+        click.echo(f"wrote {d / SEGMENTS} and {d / SYSTEMS}", err=True)
 
 
 @click.command("variability")
@@ -63,15 +64,10 @@ def variability(run_dir: str, aggregator: str, out: str | None) -> None:
     import numpy as np
 
     from polyjudge.aggregate.rrwa import COMPARISON
-    from polyjudge.aggregate.variability import (
-        aggregate_table,
-        distinct_counts,
-        load_run_matrices,
-        segment_deltas,
-        variability_report,
-    )
+    from polyjudge.analysis import aggregate_table, distinct_counts, segment_deltas, variability_report
+    from polyjudge.rundir import RunDir
 
-    mats = load_run_matrices(run_dir)
+    mats = RunDir.open(run_dir).run_score_matrices()
     lines: list[str] = []
     for judge, m in mats.items():
         click.echo(variability_report(m, stability_aggregator=aggregator).to_text())
@@ -83,7 +79,7 @@ def variability(run_dir: str, aggregator: str, out: str | None) -> None:
                                         "distinct", *COMPARISON]))
             for i in range(m.scores.shape[0]):
                 ok = int(np.sum(~np.isnan(m.scores[i])))
-                lines.append("\t".join([judge, str(i), m.systems[i], m.seg_ids[i], str(ok), _fmt(d[i]),
+                lines.append("\t".join([judge, str(i), m.systems[i], m.seg_ids[i] or str(i), str(ok), _fmt(d[i]),
                                         str(k[i]), *(_fmt(table[n][i]) for n in COMPARISON)]))
     if out:
         Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")

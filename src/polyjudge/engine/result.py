@@ -201,7 +201,7 @@ class RunResult:
 
     def contents(self, mtme_name: str | None = None) -> RunContents:
         """Everything the run directory holds, as typed records."""
-        from polyjudge.aggregate.variability import aggregate_table
+        from polyjudge.analysis.runs import aggregate_table
 
         items = self.items
         per_judge = {j: self.segments(j) for j in self.judges}

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.data.errors import InputError
+from polyjudge.report.format import general
 
 # Readable names of the meta-eval task statistics (metaeval.tasks.Task.statistic).
 METAEVAL_STATISTICS = {"accuracy": "pairwise accuracy", "pearson": "pearson", "acc_t": "acc-t",
@@ -128,16 +129,6 @@ def is_validation_report(obj: Any) -> bool:
             and any(isinstance(r, dict) and "definition" in r for r in obj["rows"]))
 
 
-def _g(x: Any) -> str:
-    """The number format of the validate command's (beta, tau) keys."""
-    if x is None:
-        return "-"
-    if isinstance(x, float | int) and not isinstance(x, bool):
-        x = float(x)
-        return "nan" if math.isnan(x) else f"{x:.4g}"
-    return str(x)
-
-
 def validation_data(obj: Any) -> Any:
     """The documented ``{"selection": [...]}`` shape: per (β, τ) two selection
     tables, one for decision consistency (higher is better, loss = best C −
@@ -153,13 +144,13 @@ def validation_data(obj: Any) -> Any:
         groups.setdefault((r.get("beta"), r.get("tau")), []).append(r)
     selection: list[dict[str, Any]] = []
     for (beta, tau), rows in groups.items():
-        table = per_judge.get(f"beta={_g(beta)},tau={_g(tau)}") or {}
-        label = ", ".join(x for x in ((f"β = {_g(beta)}" if beta is not None else ""),
-                                      (f"τ = {_g(tau)}" if tau is not None else "")) if x)
+        table = per_judge.get(f"beta={general(beta)},tau={general(tau)}") or {}
+        label = ", ".join(x for x in ((f"β = {general(beta)}" if beta is not None else ""),
+                                      (f"τ = {general(tau)}" if tau is not None else "")) if x)
         defs = [r for r in rows if not str(r.get("definition", "")).startswith("[")]
         for target, key, hib, loss_of in (
-                ("decision consistency", "consistency", True, lambda r: -_f(r.get("consistency_loss"))),
-                ("|estimation bias|", "bias", False, lambda r: _f(r.get("bias_excess")))):
+                ("decision consistency", "consistency", True, _consistency_loss),
+                ("|estimation bias|", "bias", False, _bias_loss)):
             tv: dict[str, Any] = {}
             for j in judges:
                 v = (table.get(j) or {}).get(key)
@@ -180,7 +171,7 @@ def validation_data(obj: Any) -> Any:
              ("judges", ", ".join(judges))]
     hp = obj.get("human_prevalence") or {}
     if hp:
-        notes.append(("human prevalence", "; ".join(f"{k}: {_g(v)}" for k, v in hp.items())))
+        notes.append(("human prevalence", "; ".join(f"{k}: {general(v)}" for k, v in hp.items())))
     fails = {k: v for k, v in (obj.get("failures") or {}).items() if v}
     notes.append(("failed judgments left out", ", ".join(f"{k}: {v}" for k, v in fails.items()) or "none"))
     return {"selection": selection, "notes": notes}
@@ -191,6 +182,16 @@ def _f(x: Any) -> float:
         return float(x) if x is not None else math.nan
     except (TypeError, ValueError):
         return math.nan
+
+
+def _consistency_loss(row: dict[str, Any]) -> float:
+    """Best judge's decision consistency minus the selected judge's (the row stores its negative)."""
+    return -_f(row.get("consistency_loss"))
+
+
+def _bias_loss(row: dict[str, Any]) -> float:
+    """Selected judge's |estimation bias| minus the best judge's."""
+    return _f(row.get("bias_excess"))
 
 
 # --------------------------------------------------------------------------- files

@@ -80,9 +80,18 @@ from typing import Any
 import numpy as np
 from markupsafe import Markup
 
-from polyjudge.report import adapters, stats, svg
+from polyjudge.analysis import (
+    aggregate_rows,
+    available_run_aggregators,
+    compare_aggregators,
+    segment_deltas,
+    single_run_stability,
+    system_ranking,
+    tie_stats,
+)
+from polyjudge.report import adapters, svg
+from polyjudge.report.format import interval, number, percent, seconds, usd
 from polyjudge.report.load import STATUSES, RunData
-from polyjudge.report.svg import fmt
 
 # --------------------------------------------------------------------------- blocks
 
@@ -138,43 +147,23 @@ class Section:
     run: str | None = None
 
 
-def _n(x: Any) -> str:
-    return fmt(float(x)) if isinstance(x, int | float) and not isinstance(x, bool) else str(x)
-
-
-def _pct(x: float) -> str:
-    return "n/a" if not math.isfinite(x) else f"{100 * x:.1f}%"
-
-
 def _slug(s: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in s).strip("-").lower() or "run"
 
 
 # --------------------------------------------------------------------------- summary
 
-def _costs(run: RunData) -> dict[str, float] | None:
-    try:
-        from polyjudge.engine.pricing import DEFAULT_PRICES, cost_usd
-    except ImportError:  # pragma: no cover - engine is part of the package
-        return None
-    j = run.judgments
-    out: dict[str, float] = {}
-    for judge in run.judges:
-        m = np.fromiter((x == judge for x in j.judge), bool, len(j))
-        out[judge] = cost_usd(DEFAULT_PRICES, judge, int(j.prompt_tokens[m].sum()),
-                              int(j.completion_tokens[m].sum()))
-    return out
-
-
 def summary_section(run: RunData) -> Section:
+    """Settings, counts, tokens, cost and time of the run, per judge, and every kind of failure.
+
+    Costs are the ones recorded at judge time (the manifest's total and price
+    table), never re-priced with today's prices.
+    """
     j = run.judgments
     status = Counter(j.status)
     n_fail = len(j) - status.get("ok", 0)
-    costs = _costs(run)
+    costs = run.judge_costs()
     cost = run.cost_usd
-    cost_txt = (f"${cost:.4f}" if cost is not None else
-                (f"${sum(costs.values()):.4f} (estimated from the default price table)"
-                 if costs is not None else "not recorded"))
     wall = run.wall_time_s
     lat = j.latency_s[np.isfinite(j.latency_s)]
     kv = [
@@ -187,25 +176,25 @@ def summary_section(run: RunData) -> Section:
         ("systems", str(len({s.system for s in run.segments}))),
         ("judgments", f"{len(j)} ({status.get('ok', 0)} ok, {n_fail} failed)"),
         ("tokens", f"{int(j.prompt_tokens.sum())} prompt + {int(j.completion_tokens.sum())} completion"),
-        ("cost", cost_txt),
-        ("wall time", f"{wall:.1f} s" if wall is not None else "not recorded"),
-        ("latency per request", f"mean {lat.mean():.2f} s, p95 {np.quantile(lat, 0.95):.2f} s"
-         if lat.size else "not recorded"),
+        ("cost", usd(cost) if cost is not None else "not recorded"),
+        ("wall time", seconds(wall) if wall is not None else "not recorded"),
+        ("latency per request", f"mean {seconds(float(lat.mean()), digits=2)}, "
+         f"p95 {seconds(float(np.quantile(lat, 0.95)), digits=2)}" if lat.size else "not recorded"),
     ]
-    temp = run.config.get("temperature")
+    temp = run.temperature
     if temp is not None:
         kv.insert(4, ("temperature", str(temp)))
     blocks: list[Any] = [KeyValues(kv)]
 
     rows = []
     for judge in run.judges:
-        m = np.fromiter((x == judge for x in j.judge), bool, len(j))
+        m = j.of_judge(judge)
         st = Counter(s for s, keep in zip(j.status, m) if keep)
         rows.append([judge, int(m.sum())] + [
             Cell(str(st.get(s, 0)), "bad" if s != "ok" and st.get(s, 0) else "") for s in STATUSES]
             + [int(j.prompt_tokens[m].sum()), int(j.completion_tokens[m].sum()),
-               f"${costs[judge]:.4f}" if costs else "n/a",
-               fmt(float(np.nanmean(j.latency_s[m]))) if np.isfinite(j.latency_s[m]).any() else "n/a"])
+               usd(costs[judge]) if costs else "n/a",
+               number(float(np.nanmean(j.latency_s[m]))) if np.isfinite(j.latency_s[m]).any() else "n/a"])
     blocks.append(Table(["judge", "judgments", *STATUSES, "prompt tokens", "completion tokens",
                          "cost", "mean latency (s)"], rows, "Per judge"))
 
@@ -242,8 +231,8 @@ def distribution_section(run: RunData, scores: np.ndarray) -> Section | None:
         v = v[np.isfinite(v)]
         if v.size:
             q = np.quantile(v, [0.25, 0.5, 0.75])
-            rows.append([name, v.size, fmt(v.mean()), fmt(v.std(ddof=1)) if v.size > 1 else "n/a",
-                         fmt(v.min()), fmt(q[0]), fmt(q[1]), fmt(q[2]), fmt(v.max())])
+            rows.append([name, v.size, number(v.mean()), number(v.std(ddof=1)) if v.size > 1 else "n/a",
+                         number(v.min()), number(q[0]), number(q[1]), number(q[2]), number(v.max())])
     blocks.append(Table(["system", "n", "mean", "sd", "min", "q1", "median", "q3", "max"], rows))
     return Section(f"dist-{_slug(run.name)}", "Score distributions", blocks, run.name)
 
@@ -252,8 +241,8 @@ def ranking_section(run: RunData, scores: np.ndarray, *, n_boot: int = 1000) -> 
     systems = [s.system for s in run.segments]
     if len(set(systems)) < 1 or not np.isfinite(scores).any():
         return None
-    ranking = stats.system_ranking(systems, scores, n_boot=n_boot)
-    rows = [[i + 1, r.system, fmt(r.mean), f"[{fmt(r.lo)}, {fmt(r.hi)}]", r.n]
+    ranking = system_ranking(systems, scores, n_boot=n_boot)
+    rows = [[i + 1, r.system, number(r.mean), interval(r.lo, r.hi), r.n]
             for i, r in enumerate(ranking)]
     fig = svg.ci_plot([(r.system, r.mean, r.lo, r.hi) for r in ranking], title="System ranking")
     return Section(f"rank-{_slug(run.name)}", "System ranking", [
@@ -269,8 +258,11 @@ def variability_section(run: RunData) -> Section | None:
         return None
     judges = run.judges
     mats = {jd: run.score_matrix(jd) for jd in judges}
-    deltas = [(jd, stats.run_deltas(m)) for jd, m in mats.items()]
-    deltas = [(jd, d) for jd, d in deltas if d.size]
+    deltas = []
+    for jd, m in mats.items():
+        d = segment_deltas(m, min_runs=2)  # items with at least two ok runs
+        if (~np.isnan(d)).any():
+            deltas.append((jd, d[~np.isnan(d)]))
     if not deltas:
         return None
     allv = np.concatenate([d for _, d in deltas])
@@ -281,31 +273,31 @@ def variability_section(run: RunData) -> Section | None:
     blocks: list[Any] = [Figure("variability", fig,
                                 f"Δ = max − min of each segment's score over its successful runs "
                                 f"(up to {run.n_runs}), sorted from largest to smallest, one line per "
-                                "judge." + (f" y axis capped at {fmt(cap)}." if cap and cap < allv.max()
+                                "judge." + (f" y axis capped at {number(cap)}." if cap and cap < allv.max()
                                             else ""))]
-    rows = [[jd, d.size, fmt(d.mean()), fmt(float(np.median(d))), fmt(d.max()), _pct(float((d == 0).mean()))]
-            for jd, d in deltas]
+    rows = [[jd, d.size, number(d.mean()), number(float(np.median(d))), number(d.max()),
+             percent(float((d == 0).mean()))] for jd, d in deltas]
     blocks.append(Table(["judge", "segments (≥2 ok runs)", "mean Δ", "median Δ", "max Δ", "Δ = 0"], rows))
 
     systems = [s.system for s in run.segments]
     trows = []
     for jd, m in mats.items():
-        n1, d1, t1 = stats.tie_stats(stats.first_run(m))
-        n2, d2, t2 = stats.tie_stats(stats.aggregate_matrix(m, run.aggregator))
-        trows.append([jd, d1, _pct(t1), d2, _pct(t2)])
+        _, d1, t1 = tie_stats(aggregate_rows(m, "first"))
+        _, d2, t2 = tie_stats(aggregate_rows(m, run.aggregator))
+        trows.append([jd, d1, percent(t1), d2, percent(t2)])
     blocks.append(Table(["judge", "distinct scores, one run", "tied pairs, one run",
                          f"distinct scores, {run.aggregator} of runs", f"tied pairs, {run.aggregator} of runs"],
                         trows, "Ties before and after aggregating runs (share of segment pairs with "
                                "equal scores)"))
-    names = stats.available_run_aggregators()
+    names = available_run_aggregators()
     arows = []
     for jd, m in mats.items():
-        for r in stats.compare_aggregators(m, systems, names):
+        for r in compare_aggregators(m, systems, names):
             if r.error:
                 arows.append([jd, r.aggregator, Cell("not applicable", "bad", r.error), "", "", "", ""])
                 continue
-            arows.append([jd, r.aggregator, r.distinct, _pct(r.tie_rate), fmt(r.mean),
-                          fmt(r.pearson_vs_mean), fmt(r.kendall_sys_vs_mean)])
+            arows.append([jd, r.aggregator, r.distinct, percent(r.tie_rate), number(r.mean),
+                          number(r.pearson_vs_mean), number(r.kendall_sys_vs_mean)])
     blocks.append(Table(["judge", "aggregator", "distinct scores", "tied pairs", "mean score",
                          "segment r vs mean", "system τ vs mean"], arows, "Aggregators compared"))
     stab = _stability_rows(mats, systems, run.aggregator)
@@ -316,17 +308,13 @@ def variability_section(run: RunData) -> Section | None:
 
 
 def _stability_rows(mats: dict[str, np.ndarray], systems: list[str], aggregator: str) -> list[list[Any]]:
-    """Per-run system-ranking stability, from the shared variability module when present."""
-    try:
-        from polyjudge.aggregate.variability import single_run_stability
-    except ImportError:
-        return []
+    """Per-run system-ranking stability (would one run alone have ranked the systems the same?)."""
     if len(set(systems)) < 2:
         return []
     rows: list[list[Any]] = []
     for jd, m in mats.items():
         for st in single_run_stability(m, systems, aggregator):
-            rows.append([jd, st.run, fmt(st.kendall_tau),
+            rows.append([jd, st.run, number(st.kendall_tau),
                          Cell("yes" if st.same_best else "no", "" if st.same_best else "loss")])
     return rows
 
@@ -370,8 +358,8 @@ def spans_data(run: RunData, scores: np.ndarray) -> dict[str, Any] | None:
 
 def spans_section(run: RunData, data_id: str, data: dict[str, Any]) -> Section:
     blocks: list[Any] = []
-    sev_n = Counter()
-    cat_sev = Counter()
+    sev_n: Counter[str] = Counter()
+    cat_sev: Counter[tuple[str, str]] = Counter()
     omissions = 0
     for spans in run.judgments.spans:
         for sp in spans or []:
@@ -427,7 +415,7 @@ def metaeval_blocks(obj: Any) -> list[Any]:
     ranking = _records(obj.get("ranking") if isinstance(obj, dict) else None, "ranking")
     if ranking:
         preset = str(obj.get("preset", "")) if isinstance(obj, dict) else ""
-        rows = [[str(r.get("metric", "?")), str(r.get("rank", "")), fmt(_num(r.get("average"))),
+        rows = [[str(r.get("metric", "?")), str(r.get("rank", "")), number(_num(r.get("average"))),
                  Cell(str(r.get("cluster", "")), "best" if r.get("cluster") == 1 else "")]
                 for r in ranking]
         blocks.append(Table(["metric", "rank", "average", "significance cluster"], rows,
@@ -449,15 +437,15 @@ def metaeval_blocks(obj: Any) -> list[Any]:
         for m in metrics:
             row: list[Any] = [m]
             for lp in lps:
-                r = val.get((m, lp))
-                if r is None:
+                hit = val.get((m, lp))
+                if hit is None:
                     row.append("")
                     continue
-                v = _num(r.get("value"))
-                ci = r.get("ci")
-                txt = fmt(v) + (f" [{fmt(_num(ci[0]))}, {fmt(_num(ci[1]))}]"
-                                if isinstance(ci, list | tuple) and len(ci) == 2 else "")
-                tip = ", ".join(f"{k} {r[k]}" for k in ("rank", "cluster") if r.get(k) is not None)
+                v = _num(hit.get("value"))
+                ci = hit.get("ci")
+                txt = number(v) + (f" {interval(_num(ci[0]), _num(ci[1]))}"
+                                   if isinstance(ci, list | tuple) and len(ci) == 2 else "")
+                tip = ", ".join(f"{k} {hit[k]}" for k in ("rank", "cluster") if hit.get(k) is not None)
                 row.append(Cell(txt, "best" if v == best[lp] else "", tip))
             rows.append(row)
         label = " ".join(x for x in (level, stat) if x)
@@ -492,7 +480,7 @@ def consistency_blocks(obj: Any) -> list[Any]:
             blocks.append(Figure(f"consistency-{_slug(label)}", svg.radar(
                 langs, series, rmin=rmin, rmax=1.0, title=f"κ with {ref}: {label}"),
                 f"Cohen's κ between each judge's verdicts in {ref} and in each other language ({label})."))
-        blocks.append(Table(["judge", *langs], [[jd, *[fmt(v) for v in vs]] for jd, vs in series],
+        blocks.append(Table(["judge", *langs], [[jd, *[number(v) for v in vs]] for jd, vs in series],
                             f"κ with {ref}: {label}"))
     fl = _records(obj.get("fleiss") if isinstance(obj, dict) else None, "results")
     if fl:
@@ -501,7 +489,7 @@ def consistency_blocks(obj: Any) -> list[Any]:
                              "Fleiss κ across languages"],
                             [[str(r.get("judge", "")), str(r.get("task", "")), str(r.get("criterion", "")),
                               *([str(r.get("subset", "all"))] if subsets else []),
-                              fmt(_num(r.get("kappa")))] for r in fl]))
+                              number(_num(r.get("kappa")))] for r in fl]))
     return blocks
 
 
@@ -539,7 +527,7 @@ def validation_blocks(obj: Any) -> list[Any]:
                     opac.append(1.0 if ri == 0 else max(0.25, 0.55 - 0.15 * (ri - 1)))
             sizes = [sum(cnt[(case, raters[0], k)] for k in classes) for case in cases]
             total = sum(sizes) or 1
-            cat_labels = [f"{case} ({100 * n / total:.0f}% of items)" for case, n in zip(cases, sizes)]
+            cat_labels = [f"{case} ({percent(n, total, digits=0)} of items)" for case, n in zip(cases, sizes)]
             title = "Class distribution by agreement case" + (f": {group}" if group else "")
             blocks.append(Figure(f"class-distribution-{_slug(group or 'all')}", svg.grouped_bars(
                 cat_labels, series, ylabel="% of items in the case", ymin=0, ymax=100, title=title,
@@ -557,7 +545,7 @@ def _selection_table(sel: dict[str, Any]) -> Table:
     hib = bool(sel.get("higher_is_better", True))
     tv = {str(k): _num(v) for k, v in (sel.get("target_values") or {}).items()}
     finite = {k: v for k, v in tv.items() if math.isfinite(v)}
-    best_j = (max if hib else min)(finite, key=finite.get) if finite else None
+    best_j = (max if hib else min)(finite, key=lambda jd: finite[jd]) if finite else None
     judges = list(tv)
     rows = []
     for r in sel["rows"]:
@@ -568,16 +556,16 @@ def _selection_table(sel: dict[str, Any]) -> Table:
         loss = _num(r.get("loss")) if r.get("loss") is not None else (
             abs(finite[best_j] - got) if best_j is not None and math.isfinite(got) else math.nan)
         mv = r.get("metric_values") or {}
-        rows.append([str(r.get("metric", "")), chosen, fmt(got),
-                     Cell(fmt(loss), "loss" if math.isfinite(loss) and loss > 1e-12 else "",
+        rows.append([str(r.get("metric", "")), chosen, number(got),
+                     Cell(number(loss), "loss" if math.isfinite(loss) and loss > 1e-12 else "",
                           f"best judge for {target}: {best_j}" if best_j else "")]
-                    + [fmt(_num(mv.get(jd))) if jd in mv else "" for jd in judges])
+                    + [number(_num(mv.get(jd))) if jd in mv else "" for jd in judges])
     label = str(sel.get("label") or "")
     return Table(["selection metric", "selected judge", target, f"loss in {target}",
                   *[f"metric value: {jd}" for jd in judges]], rows,
                  f"Judge selection{f' ({label})' if label else ''}: which judge each agreement metric "
                  f"picks and what it costs in {target} (best: {best_j}, "
-                 f"{fmt(finite.get(best_j, math.nan)) if best_j else 'n/a'}). Losses are highlighted.")
+                 f"{number(finite.get(best_j, math.nan)) if best_j else 'n/a'}). Losses are highlighted.")
 
 
 STUDY_SECTIONS = (("metaeval.json", "metaeval", "Meta-evaluation against human judgments", metaeval_blocks),
@@ -630,15 +618,15 @@ def build_sections(runs: Sequence[RunData], *, n_boot: int = 1000,
     if len(runs) > 1:
         rows = []
         for r in runs:
-            sc = stats.final_scores(r)
+            sc = r.final_scores()
             ok = sum(1 for s in r.judgments.status if s == "ok")
             rows.append([r.name, r.protocol or "", ", ".join(r.judges), len(r.segments), len(r.judgments),
-                         _pct(ok / len(r.judgments)) if len(r.judgments) else "n/a",
-                         fmt(float(np.nanmean(sc))) if np.isfinite(sc).any() else "n/a", r.signature or ""])
+                         percent(ok / len(r.judgments)) if len(r.judgments) else "n/a",
+                         number(float(np.nanmean(sc))) if np.isfinite(sc).any() else "n/a", r.signature or ""])
         sections.append(Section("overview", "Runs in this report", [Table(
             ["run", "protocol", "judges", "items", "judgments", "ok", "mean score", "signature"], rows)]))
     for k, run in enumerate(runs):
-        scores = stats.final_scores(run)
+        scores = run.final_scores()
         sections.append(summary_section(run))
         for sec in (distribution_section(run, scores), ranking_section(run, scores, n_boot=n_boot),
                     variability_section(run)):

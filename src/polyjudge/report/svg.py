@@ -2,8 +2,8 @@
 
 Every function returns :class:`markupsafe.Markup` holding one ``<svg>``
 element. All text that can come from users (system names, languages, labels)
-goes through :func:`markupsafe.escape`; numbers are formatted here. The same
-markup is written to ``--plots-dir`` as standalone ``.svg`` files.
+goes through :func:`markupsafe.escape`; numbers are formatted by
+:mod:`polyjudge.report.format`. The same markup is written to ``--plots-dir`` as standalone ``.svg`` files.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from markupsafe import Markup, escape
 
+from polyjudge.report.format import number
+from polyjudge.report.format import svg_number as _f  # coordinates: short name keeps the markup readable
+
 # Okabe-Ito colour-blind safe palette.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 FONT = 'font-family="system-ui,sans-serif" font-size="11"'
@@ -21,20 +24,6 @@ FONT = 'font-family="system-ui,sans-serif" font-size="11"'
 
 def colour(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
-
-
-def _f(x: float) -> str:
-    """Short coordinate."""
-    return f"{x:.1f}"
-
-
-def fmt(x: float) -> str:
-    """Short human number for labels."""
-    if x is None or not math.isfinite(x):
-        return "n/a"
-    if x != 0 and (abs(x) >= 1e5 or abs(x) < 1e-3):
-        return f"{x:.2e}"
-    return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
 
 
 def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -113,7 +102,7 @@ def _x_axis(x0: float, x1: float, y: float, lo: float, hi: float, label: str,
         if grid_top is not None:
             out.append(f'<line x1="{_f(sx(t))}" y1="{_f(grid_top)}" x2="{_f(sx(t))}" y2="{_f(y)}" '
                        'stroke="#ddd"/>')
-        out.append(_text(sx(t), y + 15, fmt(t), "middle"))
+        out.append(_text(sx(t), y + 15, number(t), "middle"))
     out.append(_text((x0 + x1) / 2, y + 30, label, "middle"))
     return out, sx
 
@@ -133,7 +122,7 @@ def _y_axis(x: float, y0: float, y1: float, lo: float, hi: float, label: str,
         if grid_right is not None:
             out.append(f'<line x1="{_f(x)}" y1="{_f(sy(t))}" x2="{_f(grid_right)}" y2="{_f(sy(t))}" '
                        'stroke="#e5e5e5"/>')
-        out.append(_text(x - 6, sy(t) + 4, fmt(t), "end"))
+        out.append(_text(x - 6, sy(t) + 4, number(t), "end"))
     out.append(_text(12, (y0 + y1) / 2, label, "middle",
                      f'transform="rotate(-90 12 {_f((y0 + y1) / 2)})"'))
     return out, sy
@@ -165,7 +154,7 @@ def box_plot(groups: Sequence[tuple[str, np.ndarray]], *, xlabel: str = "score",
                     f'stroke="{c}" stroke-width="2"/>')
         m = sx(float(v.mean()))
         body.append(f'<path d="M{_f(m)} {_f(yc - 4)}l4 4l-4 4l-4 -4z" fill="#000">'
-                    f"<title>{escape(name)}: mean {fmt(float(v.mean()))}, median {fmt(float(med))}, "
+                    f"<title>{escape(name)}: mean {number(float(v.mean()))}, median {number(float(med))}, "
                     f"n={v.size}</title></path>")
     return _svg(width, height, body, title)
 
@@ -185,7 +174,7 @@ def ci_plot(rows: Sequence[tuple[str, float, float, float]], *, xlabel: str = "m
             body.append(f'<line x1="{_f(sx(lo))}" y1="{_f(yc)}" x2="{_f(sx(hi))}" y2="{_f(yc)}" '
                         f'stroke="{colour(0)}" stroke-width="3" stroke-opacity="0.5"/>')
         body.append(f'<circle cx="{_f(sx(m))}" cy="{_f(yc)}" r="4" fill="{colour(0)}">'
-                    f"<title>{escape(name)}: {fmt(m)} [{fmt(lo)}, {fmt(hi)}]</title></circle>")
+                    f"<title>{escape(name)}: {number(m)} [{number(lo)}, {number(hi)}]</title></circle>")
     return _svg(width, height, body, title)
 
 
@@ -258,7 +247,7 @@ def grouped_bars(categories: Sequence[str], series: Sequence[tuple[str, Sequence
         return colours[i] if colours and i < len(colours) else colour(i)
 
     def op(i: int) -> str:
-        return f"{opacities[i]:.2f}" if opacities and i < len(opacities) else "1"
+        return _f(opacities[i], digits=2) if opacities and i < len(opacities) else "1"
 
     for gi, c in enumerate(cats):
         gx = x0 + 5 + gi * group_w
@@ -271,7 +260,7 @@ def grouped_bars(categories: Sequence[str], series: Sequence[tuple[str, Sequence
             top, h = (yv, zero - yv) if yv < zero else (zero, yv - zero)
             body.append(f'<rect x="{_f(gx + si * bw)}" y="{_f(top)}" width="{_f(max(bw - 1, 1))}" '
                         f'height="{_f(max(h, 0.5))}" fill="{col(si)}" fill-opacity="{op(si)}">'
-                        f"<title>{escape(name)} · {escape(c)}: {fmt(v)}</title></rect>")
+                        f"<title>{escape(name)} · {escape(c)}: {number(v)}</title></rect>")
         cx = gx + (group_w - 10) / 2
         body.append(_label(cx, y0 + 14, c, "end", f'transform="rotate(-35 {_f(cx)} {_f(y0 + 14)})"'))
     body.append(f'<line x1="{_f(x0)}" y1="{_f(zero)}" x2="{_f(plot_right)}" y2="{_f(zero)}" stroke="#444"/>')
@@ -300,7 +289,7 @@ def radar(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float]]], *,
             continue
         ring = " ".join(f"{_f(pt(i, t)[0])},{_f(pt(i, t)[1])}" for i in range(k))
         body.append(f'<polygon points="{ring}" fill="none" stroke="#ddd"/>')
-        body.append(_text(cx + 3, pt(0, t)[1] - 2, fmt(t), "start", 'fill="#777" font-size="9"'))
+        body.append(_text(cx + 3, pt(0, t)[1] - 2, number(t), "start", 'fill="#777" font-size="9"'))
     for i, a in enumerate(axes):
         x, y = pt(i, rmax)
         body.append(f'<line x1="{cx}" y1="{cy}" x2="{_f(x)}" y2="{_f(y)}" stroke="#ccc"/>')
@@ -320,7 +309,7 @@ def radar(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float]]], *,
         for (x, y), (i, v) in zip(pts, keep):
             a = axes[i] if i < len(axes) else ""
             body.append(f'<circle cx="{_f(x)}" cy="{_f(y)}" r="2.5" fill="{c}">'
-                        f"<title>{escape(name)} · {escape(a)}: {fmt(v)}</title></circle>")
+                        f"<title>{escape(name)} · {escape(a)}: {number(v)}</title></circle>")
     body += _legend([n for n, _ in series], 390, 20)
     return _svg(width, height, body, title)
 

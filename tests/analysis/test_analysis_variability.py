@@ -8,16 +8,16 @@ import json
 import numpy as np
 import pytest
 
-from polyjudge.aggregate.variability import (
+from polyjudge.analysis import (
     aggregate_rows,
     distinct_counts,
-    load_run_matrices,
     segment_deltas,
     single_run_stability,
     tie_rate,
     variability_report,
 )
 from polyjudge.data.errors import InputError
+from polyjudge.rundir import RunDir
 
 nan = np.nan
 TABLE1 = [-50, -11, -6, -6, -11, -6, -6, -55, -6, -11]
@@ -64,7 +64,7 @@ def test_report_and_run_dir(tmp_path):
             rows.append({"item_index": i, "run_index": r, "judge": "m", "system": system,
                          "seg_id": "1", "status": status, "score": None if status != "ok" else sc})
     (tmp_path / "judgments.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    mats = load_run_matrices(tmp_path)
+    mats = RunDir.open(tmp_path).run_score_matrices()
     m = mats["m"]
     assert m.scores.shape == (2, 10) and np.isnan(m.scores[1, 4]) and m.systems == ["A", "B"]
     rep = variability_report(m)
@@ -72,4 +72,4 @@ def test_report_and_run_dir(tmp_path):
     assert rep.tie_rate_after["rrwa"] == 0.0
     assert "delta" in rep.to_text()
     with pytest.raises(InputError):
-        load_run_matrices(tmp_path / "nope")
+        RunDir.open(tmp_path / "nope").run_score_matrices()

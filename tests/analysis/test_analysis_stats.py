@@ -1,15 +1,16 @@
-"""Report statistics against independent references (scipy, numpy, hand counts)."""
+"""Run-analysis statistics against independent references (scipy, numpy, hand counts)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 from scipy import stats as sps
 
+from polyjudge import analysis as stats
 from polyjudge.aggregate.runs import get_aggregator
-from polyjudge.report import stats
 
 
 def test_bootstrap_ci_matches_scipy_percentile():
@@ -38,11 +39,20 @@ def test_tie_stats_hand_counted():
     assert stats.tie_stats(np.array([1.0, 2.0, 3.0]))[2] == 0.0
 
 
+def _run_deltas(m):
+    d = stats.segment_deltas(m, min_runs=2)
+    return d[~np.isnan(d)]
+
+
+def _first_run(m):
+    return stats.aggregate_rows(m, "first")
+
+
 def test_run_deltas_and_first_run():
     m = np.array([[1.0, 5.0, np.nan], [np.nan, 2.0, 2.0], [np.nan, np.nan, 7.0], [-3.0, 0.0, -10.0]])
-    np.testing.assert_allclose(stats.run_deltas(m), [4.0, 0.0, 10.0])  # row 3 has one run only
-    np.testing.assert_allclose(stats.first_run(m), [1.0, 2.0, 7.0, -3.0])
-    assert np.isnan(stats.first_run(np.array([[np.nan, np.nan]]))[0])
+    np.testing.assert_allclose(_run_deltas(m), [4.0, 0.0, 10.0])  # row 3 has one run only
+    np.testing.assert_allclose(_first_run(m), [1.0, 2.0, 7.0, -3.0])
+    assert np.isnan(_first_run(np.array([[np.nan, np.nan]]))[0])
 
 
 @pytest.mark.parametrize("name", ["mean", "median", "first", "rrwa", "max", "min", "mean-all", "mean-2s",
@@ -59,7 +69,7 @@ def test_aggregate_matrix_matches_aggregator_per_row(name):
         fn = get_aggregator(name)
     except (KeyError, ImportError):
         pytest.skip(f"aggregator {name} not available in this checkout")
-    got = stats.aggregate_matrix(m, name)
+    got = stats.aggregate_rows(m, name)
     assert np.isnan(got[0])
     for i in range(1, m.shape[0]):
         row = m[i][np.isfinite(m[i])]
@@ -96,14 +106,16 @@ def test_compare_aggregators_mean_agrees_with_itself():
     assert rows["first"].pearson_vs_mean == pytest.approx(sps.pearsonr(first, m.mean(axis=1))[0])
 
 
-def test_tie_rate_agrees_with_shared_variability_module():
-    variability = pytest.importorskip("polyjudge.aggregate.variability")
+def test_tie_rate_and_deltas_against_brute_force():
     rng = np.random.default_rng(9)
     v = rng.integers(0, 6, size=300).astype(float)
     v[::17] = np.nan
-    assert stats.tie_stats(v)[2] == pytest.approx(variability.tie_rate(v))
+    ok = v[~np.isnan(v)]
+    pairs = list(itertools.combinations(ok.tolist(), 2))
+    assert stats.tie_stats(v)[2] == stats.tie_rate(v) == pytest.approx(sum(a == b for a, b in pairs) / len(pairs))
     m = rng.integers(-10, 0, size=(50, 5)).astype(float)
     m[rng.random(m.shape) < 0.3] = np.nan
-    ref = variability.segment_deltas(m)
-    two = np.sum(np.isfinite(m), axis=1) >= 2
-    np.testing.assert_allclose(stats.run_deltas(m), ref[two])
+    ref = [max(r[~np.isnan(r)]) - min(r[~np.isnan(r)]) for r in m if np.sum(~np.isnan(r)) >= 2]
+    np.testing.assert_allclose(_run_deltas(m), ref)
+    one = stats.segment_deltas(m)
+    assert np.array_equal(np.isnan(one), np.sum(~np.isnan(m), axis=1) == 0)
