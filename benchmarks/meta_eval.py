@@ -55,7 +55,7 @@ def naive_tie_calibration(human, metric):
         rows[t] = [good, n]
     R = len(rows)
     total = sum(g / n for g, n in rows.values())
-    best, best_eps, last = total / R, 0.0, None
+    best, best_eps = total / R, 0.0
     pairs.sort(key=lambda p: p[0])
     for d, t, gain in pairs:
         total += gain / rows[t][1]

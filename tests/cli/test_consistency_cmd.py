@@ -120,3 +120,36 @@ def test_bad_input_exits_2(tmp_path):
         main(["consistency", "--dataset", "mgsm", "--data-dir", str(tmp_path / "nope"),
               "--judge", "openai:m@http://127.0.0.1:9/v1", "--out", str(tmp_path / "o")])
     assert e.value.code == 2
+
+
+def test_legacy_out_spelling_still_works_with_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    write_mgsm(tmp_path)
+    with ScriptedServer(responder) as srv:
+        args = ["--dataset", "mgsm", "--data-dir", str(tmp_path), "--languages", "en,te", "--limit", "2",
+                "--judge", f"openai:m1@{srv.base_url}", "-O", str(tmp_path / "old"), "-q"]
+        res = CliRunner().invoke(consistency, args, catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert "-O is deprecated" in res.stderr and "use -o/--out" in res.stderr
+    assert res.stdout == (tmp_path / "old" / "consistency.tsv").read_text()
+    assert (tmp_path / "old" / "runs" / "binary" / "segments.tsv").is_file()
+
+
+def test_text_and_json_formats(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    write_mgsm(tmp_path)
+    with ScriptedServer(responder) as srv:
+        args = ["--dataset", "mgsm", "--data-dir", str(tmp_path), "--languages", "en,te", "--limit", "2",
+                "--judge", f"openai:m1@{srv.base_url}", "-o", str(tmp_path / "s"), "-q"]
+        text = CliRunner().invoke(consistency, args + ["--format", "text"], catch_exceptions=False)
+        doc = CliRunner().invoke(consistency, args + ["--format", "json"], catch_exceptions=False)
+    assert text.exit_code == 0 and text.stdout.splitlines()[0].split()[:4] == ["judge", "task", "criterion", "subset"]
+    study = json.loads(doc.stdout)
+    assert study["judges"] == ["m1"] and study == json.loads((tmp_path / "s" / "study.json").read_text())
+
+
+def test_missing_out_exits_2(tmp_path):
+    from polyjudge.cli.main import main
+    with pytest.raises(SystemExit) as e:
+        main(["consistency", "--dataset", "mgsm", "--data-dir", str(tmp_path), "--judge", "openai:m@http://x/v1"])
+    assert e.value.code == 2

@@ -131,3 +131,32 @@ def test_tables_by_hand():
         [("all", 2, 1, 1), ("a", 2, 1, 0), ("b", 0, 0, 1)]
     (t,) = temperature_table({0.7: [1.0, 3.0, None]})
     assert (t.n_scored, t.failures, t.mean, t.sd) == (2, 1, 2.0, pytest.approx(np.sqrt(2)))
+
+
+def test_legacy_spellings_still_work_with_warnings(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    p = tmp_path / "in.txt"  # no telling extension: the input format must come from the flag
+    p.write_text("\n".join(json.dumps({"src": "s", "tgt": t, "src_lang": "en", "tgt_lang": "de"})
+                           for t in ("a b c", "c b a")) + "\n", encoding="utf-8")
+    with ScriptedServer(responder) as srv:
+        res = CliRunner().invoke(probe, [str(p), "--backend", "openai", "-m", "m", "--base-url", srv.base_url, "-q",
+                                         "--kind", "temperature", "--temperatures", "0", "--format", "jsonl",
+                                         "-O", str(tmp_path / "old")])
+    assert res.exit_code == 0, res.output
+    assert "-O is deprecated" in res.stderr and "--input-format jsonl" in res.stderr
+    assert res.stdout == (tmp_path / "old" / "probe.tsv").read_text()
+    assert table(res.stdout)["all0"]["n_scored"] == "2"
+
+
+def test_input_format_and_output_formats(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    p = tmp_path / "in.txt"
+    p.write_text(json.dumps({"src": "s", "tgt": "a b c", "src_lang": "en", "tgt_lang": "de"}) + "\n")
+    with ScriptedServer(responder) as srv:
+        base = [str(p), "--judge", f"openai:m@{srv.base_url}", "-q", "--kind", "temperature", "--temperatures", "0",
+                "--input-format", "jsonl", "-o", str(tmp_path / "t")]
+        doc = CliRunner().invoke(probe, base + ["--format", "json"])
+        text = CliRunner().invoke(probe, base + ["--format", "text"])
+    assert doc.exit_code == 0 and json.loads(doc.stdout)["rows"][0]["mean"] == 100
+    assert json.loads(doc.stdout) == json.loads((tmp_path / "t" / "probe.json").read_text())
+    assert text.stdout.split()[:3] == ["temperature", "group", "n_items"] and "\t" not in text.stdout

@@ -58,3 +58,37 @@ def test_span_f1_ted_gold_against_itself(capsys):
     assert code == 0, err
     res = json.loads(out)
     assert res["zh-en"]["f1"] == 1.0 and res["avg_precision"] == 1.0 and res["avg_recall"] == 1.0
+
+
+def _small_files(tmp_path):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(json.dumps({"system": "A", "doc_id": "d", "seg_id": "1", "lp": "en-de",
+                                "hypothesis": "0123456789", "spans": [{"start": 0, "end": 4, "severity": "major"}]})
+                    + "\n")
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(json.dumps({"system": "A", "doc_id": "d", "seg_id": "1", "lp": "en-de",
+                                "spans": [{"start": 0, "end": 2, "severity": "major"}]}) + "\n")
+    return gold, pred
+
+
+def test_legacy_p_still_works_with_a_warning(tmp_path, capsys):
+    gold, pred = _small_files(tmp_path)
+    code, out, err = run(["span-f1", "--gold", str(gold), "-p", str(pred)], capsys)
+    assert code == 0, err
+    assert "-p is deprecated" in err and "use --pred" in err
+    assert json.loads(out)["en-de"]["recall"] == 0.5
+    code, _, err = run(["span-f1", "--gold", str(gold)], capsys)
+    assert code == 2 and "--pred" in err
+
+
+def test_tsv_text_and_out(tmp_path, capsys):
+    gold, pred = _small_files(tmp_path)
+    code, out, err = run(["span-f1", "--gold", str(gold), "--pred", str(pred), "--format", "tsv"], capsys)
+    assert code == 0, err
+    lines = [x.split("\t") for x in out.splitlines()]
+    assert lines[0][:4] == ["lp", "precision", "recall", "f1"] and lines[1][:3] == ["en-de", "1", "0.5"]
+    assert lines[2][0] == "avg"
+    code, out, _ = run(["span-f1", "--gold", str(gold), "--pred", str(pred), "--format", "text"], capsys)
+    assert out.split()[:4] == ["lp", "precision", "recall", "f1"]
+    code, out, err = run(["span-f1", "--gold", str(gold), "--pred", str(pred), "-o", str(tmp_path / "s.json")], capsys)
+    assert code == 0 and out == "" and json.loads((tmp_path / "s.json").read_text())["avg_recall"] == 0.5

@@ -5,8 +5,8 @@ import pytest
 
 from polyjudge.backends.openai import OpenAIBackend
 from polyjudge.engine import RetryPolicy, run
-from polyjudge.rundir import OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED
 from polyjudge.protocols import get_protocol
+from polyjudge.rundir import OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED
 from tests.engine.conftest import da_score
 from tests.helpers.openai_server import Reply, ScriptedServer
 

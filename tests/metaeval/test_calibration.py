@@ -163,7 +163,7 @@ def test_cli(tmp_path):
     p = tmp_path / "r.jsonl"
     _write_jsonl(p, rows)
     out = tmp_path / "o"
-    res = CliRunner().invoke(agreement, [str(p), "-f", "json", "-O", str(out)])
+    res = CliRunner().invoke(agreement, [str(p), "--format", "json", "-o", str(out)])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     expected = {r.language: r.to_dict() for r in calibrate(rows)}

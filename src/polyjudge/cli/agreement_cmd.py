@@ -2,59 +2,46 @@
 
 Reads a long ratings table (see :mod:`polyjudge.metaeval.calibration` for the
 format) and prints agreement statistics per language, task, metric and judge,
-plus the class distribution by human agreement.
+plus the class distribution by human agreement. The computation is
+:func:`polyjudge.api.agreement`.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import click
+from click.core import ParameterSource
+
+from polyjudge.cli.options import OUTPUT_FORMATS, format_option, input_format_option, legacy, out_option
+
+INPUT_FORMATS = ("jsonl", "tsv", "csv")
+# 0.1.0 took the input format as --format; values that are not output formats still mean that.
+LEGACY_INPUT = ("jsonl", "csv")
 
 
 @click.command()
 @click.argument("input_path", metavar="RATINGS", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "tsv", "csv"]), default=None,
-              help="Input format (default: from the extension; anything else is TSV).")
-@click.option("--output", "-f", "output", type=click.Choice(["text", "tsv", "json"]), default="text",
-              show_default=True, help="How the tables are printed.")
+@input_format_option(INPUT_FORMATS, help="Input format (default: from the extension; anything else is TSV).")
+@format_option(legacy_input=LEGACY_INPUT)
+@legacy("--output", "-f", dest="legacy_output", use="--format", type=click.Choice(OUTPUT_FORMATS))
 @click.option("--pool", "pool", multiple=True, type=click.Choice(["language", "task", "metric"]),
               help="Pool the class distribution over this key (repeatable).")
-@click.option("--out", "-O", "out", type=click.Path(file_okay=False), default=None,
-              help="Also write agreement.tsv, distribution.tsv and agreement.json here.")
-def agreement(input_path: str, fmt: str | None, output: str, pool: tuple[str, ...], out: str | None) -> None:
+@out_option("Also write agreement.tsv, distribution.tsv and agreement.json into this folder.",
+            legacy_decls=("-O",))
+def agreement(input_path: str, input_format: str | None, fmt: str, pool: tuple[str, ...], out: str | None,
+              legacy_output: str | None = None) -> None:
     """Agreement of judges with human ratings in RATINGS (JSONL/TSV, one rating per line:
     item_id, language, task, metric, rater, kind=human|judge, rating)."""
-    from polyjudge.metaeval.calibration import (
-        calibrate,
-        class_distribution,
-        distribution_tsv,
-        read_ratings,
-        rows_text,
-        rows_tsv,
-    )
+    from polyjudge.api import AgreementConfig
+    from polyjudge.api import agreement as compute
 
-    ratings = read_ratings(input_path, fmt)
-    rows = calibrate(ratings)
-    cells = class_distribution(ratings, by_language="language" not in pool, by_task="task" not in pool,
-                               by_metric="metric" not in pool)
-    doc = {"input": input_path, "n_ratings": len(ratings), "rows": [r.to_dict() for r in rows],
-           "class_distribution": [c.__dict__ for c in cells]}
+    if legacy_output is not None:  # 0.1.0's -f/--output, unless --format named an output format
+        ctx = click.get_current_context()
+        if ctx.get_parameter_source("fmt") is ParameterSource.DEFAULT or ctx.params.get("fmt") in LEGACY_INPUT:
+            fmt = legacy_output
+    result = compute(AgreementConfig(ratings=input_path, input_format=input_format, pool=pool))
     if out is not None:
-        d = Path(out)
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "agreement.tsv").write_text(rows_tsv(rows), encoding="utf-8")
-        (d / "distribution.tsv").write_text(distribution_tsv(cells), encoding="utf-8")
-        (d / "agreement.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
-    if output == "json":
-        click.echo(json.dumps(doc, indent=1, ensure_ascii=False))
-    elif output == "tsv":
-        click.echo(rows_tsv(rows), nl=False)
-        click.echo()
-        click.echo(distribution_tsv(cells), nl=False)
+        result.write(out)
+    if fmt == "json":
+        click.echo(result.to_json())
     else:
-        click.echo(rows_text(rows), nl=False)
-        click.echo()
-        click.echo("class distribution (human agreement x human majority x judge score):")
-        click.echo(distribution_tsv(cells), nl=False)
+        click.echo(result.to_tsv() if fmt == "tsv" else result.to_text(), nl=False)

@@ -1,4 +1,7 @@
-"""``polyjudge meta-eval``: how well do metrics / judges agree with human scores?"""
+"""``polyjudge meta-eval``: how well do metrics / judges agree with human scores?
+
+The computation is :func:`polyjudge.api.meta_eval`; this module parses and prints.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +9,21 @@ from pathlib import Path
 
 import click
 
+from polyjudge.cli.options import format_option, out_option
 from polyjudge.data.errors import InputError
 
 FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl")
 
 
-def _metric_spec(spec: str) -> tuple[str, Path]:
-    if "=" in spec and not Path(spec).exists():
-        name, path = spec.split("=", 1)
-        return name.strip(), Path(path)
-    p = Path(spec)
-    name = p.name if p.is_dir() else p.name.split(".")[0]
-    return name, p
+def _metrics(specs: tuple[str, ...], *, unique: bool) -> dict[str, Path]:
+    from polyjudge.metaeval.mtme import parse_metric_spec
+
+    out: dict[str, Path] = {}
+    for name, path in map(parse_metric_spec, specs):
+        if unique and name in out:
+            raise InputError(f"metric name '{name}' given twice; use NAME=PATH", field="metric")
+        out[name] = path
+    return out
 
 
 @click.command("meta-eval")
@@ -54,104 +60,34 @@ def _metric_spec(spec: str) -> tuple[str, Path]:
 @click.option("--missing-metric", type=click.Choice(["error", "drop"]), default="error",
               show_default=True,
               help="A metric lacks a score where humans have one: stop, or skip those cells.")
-@click.option("--format", "fmt", type=click.Choice(["text", "tsv", "json"]), default="text",
-              show_default=True)
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write here instead of standard output.")
-def meta_eval(mtme_dir, lps, human, human_format, metric_specs, metric_format, human_lower_better,
-              lower_better, exclude, include_refs, task, level, k, seed, alpha, missing_metric,
-              fmt, out) -> None:
+@format_option()
+@out_option("Write the results to this file instead of standard output.")
+def meta_eval(mtme_dir: Path | None, lps: tuple[str, ...], human: str | None, human_format: str,
+              metric_specs: tuple[str, ...], metric_format: str, human_lower_better: bool,
+              lower_better: tuple[str, ...], exclude: tuple[str, ...], include_refs: bool, task: str, level: str,
+              k: int, seed: int, alpha: float, missing_metric: str, fmt: str, out: str | None) -> None:
     """Meta-evaluate metrics against human scores, WMT style.
 
     \b
     polyjudge meta-eval --mtme DIR --lp en-de --lp zh-en --task wmt24
     polyjudge meta-eval --human mqm.tsv --metric chrF=chrf.tsv --metric runs/judge1
     """
-    from polyjudge.metaeval import readers
-    from polyjudge.metaeval.tasks import LanguagePair, evaluate, format_result
+    from polyjudge.api import MetaEvalConfig
+    from polyjudge.api import meta_eval as evaluate
 
-    pairs: list[LanguagePair] = []
-    if mtme_dir is not None:
-        if not lps:
-            raise InputError("--mtme needs at least one --lp", field="lp")
-        for lp in lps:
-            pairs.append(_mtme_pair(mtme_dir, lp, human, level, exclude, include_refs,
-                                    human_lower_better, lower_better, missing_metric,
-                                    [_metric_spec(s) for s in metric_specs], metric_format))
-    else:
-        if not human:
-            raise InputError("give --human (scores file or run directory) or --mtme DIR", field="human")
-        if not metric_specs:
-            raise InputError("give at least one --metric", field="metric")
-        if len(lps) > 1:
-            raise InputError("several --lp need --mtme (one file set per language pair)", field="lp")
-        h = readers.read_scores(human, human_format)
-        if human_lower_better:
-            h = h.negated()
-        metrics = {}
-        for name, path in (_metric_spec(s) for s in metric_specs):
-            if name in metrics:
-                raise InputError(f"metric name '{name}' given twice; use NAME=PATH", field="metric")
-            m = readers.read_scores(path, metric_format)
-            metrics[name] = m.negated() if name in lower_better else m
-        pairs.append(LanguagePair(lps[0] if lps else "lp", h, metrics, exclude_systems=exclude,
-                                  missing_metric=missing_metric))
-    try:
-        res = evaluate(pairs, None if task == "none" else task, k=k, seed=seed, alpha=alpha)
-    except ValueError as exc:
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(str(exc)) from None
-    text = format_result(res, fmt)
+    # Without --mtme every metric needs its own name; with it, a later file replaces an earlier one.
+    unique = mtme_dir is None and human is not None and bool(metric_specs) and len(lps) <= 1
+    config = MetaEvalConfig(
+        human=human, metrics=_metrics(metric_specs, unique=unique), mtme_dir=mtme_dir, lps=lps,
+        human_format=human_format, metric_format=metric_format, human_lower_better=human_lower_better,
+        lower_better=lower_better, exclude_systems=exclude, include_refs=include_refs,
+        task=None if task == "none" else task, level=level, k=k, seed=seed, alpha=alpha,
+        missing_metric=missing_metric)
+    text = evaluate(config).format(fmt)
     if out is None:
         click.echo(text, nl=False)
-    else:
-        out.write_text(text, encoding="utf-8")
-        click.echo(f"wrote {out}", err=True)
-
-
-def _mtme_pair(root, lp, human_name, level, exclude, include_refs, human_lower_better,
-               lower_better, missing_metric, extra, metric_format):
-    from polyjudge.metaeval import readers
-    from polyjudge.metaeval.tasks import LanguagePair
-
-    found = readers.scan_mtme(root, lp)
-    names = [n for n, lv in found.human.items() if level in lv]
-    if human_name is None:
-        human_name = "mqm" if "mqm" in names else (names[0] if len(names) == 1 else None)
-        if human_name is None:
-            raise InputError(f"{lp}: several human scores ({', '.join(names)}); pick one with --human",
-                             path=str(root), field="human")
-    if human_name not in found.human or level not in found.human[human_name]:
-        raise InputError(f"{lp}: no human scores '{human_name}' at level {level} "
-                         f"(found: {', '.join(names) or 'none'})", path=str(root), field="human")
-    h = readers.read_mtme_matrix(found.human[human_name][level])
-    hsys = None
-    if "sys" in found.human[human_name]:
-        hs = readers.read_mtme_score_file(found.human[human_name]["sys"])
-        hsys = {s: (v[0] if v and v[0] is not None else float("nan")) for s, v in hs.items()}
-    if human_lower_better:
-        h = h.negated()
-        if hsys:
-            hsys = {s: -v for s, v in hsys.items()}
-    metrics, msys, refs_used = {}, {}, set()
-    for full, files in found.metrics.items():
-        if level not in files:
-            continue
-        base, refs = readers.metric_refs(full)
-        refs_used |= refs
-        m = readers.read_mtme_matrix(files[level])
-        neg = base in lower_better or full in lower_better
-        metrics[full] = m.negated() if neg else m
-        if "sys" in files:
-            ss = readers.read_mtme_score_file(files["sys"])
-            msys[full] = {s: ((-1 if neg else 1) * v[0] if v and v[0] is not None else float("nan"))
-                          for s, v in ss.items()}
-    for name, path in extra:
-        m = readers.read_scores(path, metric_format)
-        metrics[name] = m.negated() if name in lower_better else m
-    drop = set(exclude)
-    if not include_refs:
-        drop |= {s for s in h.systems if s in refs_used or s.startswith("ref")}
-    return LanguagePair(lp, h, metrics, human_sys=hsys, metric_sys=msys, exclude_systems=sorted(drop),
-                        missing_metric=missing_metric)
+        return
+    if Path(out).is_dir():
+        raise InputError("is a directory; give a file", path=out, field="out")
+    Path(out).write_text(text, encoding="utf-8")
+    click.echo(f"wrote {out}", err=True)

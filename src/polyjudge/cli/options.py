@@ -132,14 +132,35 @@ def out_option(help: str, *, required: bool = False, default: str | None = None,
                                    "protocol options are --protocol-option KEY=VALUE")
         return value[0] if value else default
 
-    def deco(fn: F) -> F:
+    def deco(command: F) -> F:
+        fn = command
+        if required and default is None:
+            # Checked after the deprecated spellings had their say (click would check before).
+            @functools.wraps(command)
+            def check(*args: Any, **kw: Any) -> Any:
+                if kw.get("out") is None:
+                    raise click.UsageError("Missing option '-o' / '--out'.")
+                return command(*args, **kw)
+
+            fn = check  # type: ignore[assignment]
         for d in legacy_decls:
             fn = legacy(d, dest="out", use="-o/--out")(fn)
+        suffix = f"  [default: {default}]" if default is not None else "  [required]" if required else ""
         return click.option("--out", "-o", "out", multiple=True, callback=single, metavar="PATH",
-                            required=required and default is None, help=help
-                            + (f"  [default: {default}]" if default is not None else ""))(fn)
+                            help=help + suffix)(fn)
 
     return deco
+
+
+class _QuietChoice(click.Choice):  # type: ignore[type-arg]
+    """A choice whose deprecated values are accepted but not advertised in ``--help``."""
+
+    def __init__(self, choices: Sequence[str], shown: Sequence[str]) -> None:
+        super().__init__(list(choices))
+        self.shown = list(shown)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(self.shown) + "]"
 
 
 def format_option(default: str = "text", choices: Sequence[str] = OUTPUT_FORMATS,
@@ -159,7 +180,8 @@ def format_option(default: str = "text", choices: Sequence[str] = OUTPUT_FORMATS
                 kw["fmt"] = default
             return fn(*args, **kw)
 
-        return click.option("--format", "fmt", type=click.Choice([*choices, *legacy_input]), default=default,
+        return click.option("--format", "fmt", type=_QuietChoice([*choices, *legacy_input], shown=choices),
+                            default=default,
                             show_default=True, help=f"Output format: {', '.join(choices)}.")(
             wrapper)  # type: ignore[return-value]
 

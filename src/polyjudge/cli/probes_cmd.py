@@ -5,24 +5,32 @@
 * ``--kind repeat``: N runs at temperature 0; share of items where all runs agree.
 * ``--kind temperature``: judge at several temperatures; mean, sd and failures each.
 
-Each condition keeps its own run directory under ``--out`` (so re-running
-resumes from the store) and the table goes to ``--out/probe.tsv`` and stdout.
+Each condition keeps its own run directory under ``-o/--out`` (so re-running
+resumes) and the table goes to ``OUT/probe.tsv`` and stdout. The probe itself
+is :func:`polyjudge.api.probe`.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import click
 
-from polyjudge.cli.judge_cmd import judge_options, run_judging
+from polyjudge.cli.options import (
+    RegistryHelpCommand,
+    format_option,
+    input_format_option,
+    judge_config,
+    judge_options,
+    out_option,
+)
+
+INPUT_FORMATS = ("jsonl", "csv", "tsv")
 
 
-def _temperatures(text: str) -> list[float]:
+def _temperatures(text: str) -> tuple[float, ...]:
     try:
-        out = [float(x) for x in text.split(",") if x.strip()]
+        out = tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise click.BadParameter(f"expected comma-separated numbers, got {text!r}",
                                  param_hint="--temperatures") from None
@@ -31,19 +39,15 @@ def _temperatures(text: str) -> list[float]:
     return out
 
 
-def _scores(result: Any) -> list[float | None]:
-    return result.segment_scores(result.judges[0])
-
-
-@click.command()
+@click.command(cls=RegistryHelpCommand)
 @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
 @click.option("--kind", "probe_kind", type=click.Choice(["sensitivity", "repeat", "temperature"]),
               required=True, help="Which probe to run.")
-@click.option("--out", "-O", "out", type=click.Path(file_okay=False), required=True,
-              help="Folder for the table and one run directory per condition.")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "tsv"]), default=None)
-@click.option("--src-lang", default=None)
-@click.option("--tgt-lang", default=None)
+@out_option("Folder for the table and one run directory per condition (required).", legacy_decls=("-O",))
+@format_option(default="tsv", legacy_input=("jsonl", "csv"))
+@input_format_option(INPUT_FORMATS)
+@click.option("--src-lang", default=None, help="Source language code for items that lack one.")
+@click.option("--tgt-lang", default=None, help="Target language code for items that lack one.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="First N items only.")
 @click.option("--fraction", type=click.FloatRange(0.0, 1.0), default=0.1, show_default=True,
               help="sensitivity: share of the candidate's words to shuffle.")
@@ -53,43 +57,23 @@ def _scores(result: Any) -> list[float | None]:
 @click.option("--temperatures", default="0,0.5,1.0", show_default=True,
               help="temperature: comma-separated temperatures.")
 @judge_options
-def probe(input_path: str, probe_kind: str, out: str, fmt: str | None, src_lang: str | None,
-          tgt_lang: str | None, limit: int | None, fraction: float, probe_seed: int, repeats: int,
-          temperatures: str, **kw: Any) -> None:
-    """Probe a judge's robustness on INPUT and write a table (one judge; the first --judge)."""
-    from polyjudge.data.readers import read_items
-    from polyjudge.metaeval.probes import perturb_items, records_tsv, repeat_table, sensitivity_table, temperature_table
+def probe(input_path: str, probe_kind: str, out: str | None, fmt: str, input_format: str | None,
+          src_lang: str | None, tgt_lang: str | None, limit: int | None, fraction: float, probe_seed: int,
+          repeats: int, temperatures: str, **kw: Any) -> None:
+    """Probe a judge's robustness on INPUT and print its table (one judge).
 
-    if len(kw["judges"]) > 1:
-        raise click.UsageError("probe takes one judge; run it once per judge")
-    items = read_items(input_path, fmt=fmt, src_lang=src_lang, tgt_lang=tgt_lang)
-    if limit is not None:
-        items = items[:limit]
-    groups = [it.tgt_lang or "" for it in items]
-    out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    failures: dict[str, Any] = {}
-    if probe_kind == "sensitivity":
-        base = run_judging(items, kw, out_dir / "original")
-        pert = run_judging(perturb_items(items, fraction, probe_seed), kw, out_dir / "perturbed")
-        failures = {"original": base.failures(), "perturbed": pert.failures()}
-        rows: list[Any] = sensitivity_table(_scores(base), _scores(pert), groups)
-    elif probe_kind == "repeat":
-        res = run_judging(items, kw | {"runs": repeats, "temperature": 0.0}, out_dir / "repeat")
-        failures = {"repeat": res.failures()}
-        rows = repeat_table(res.run_matrix(res.judges[0]), groups)
-    else:
-        scores = {}
-        for t in _temperatures(temperatures):
-            res = run_judging(items, kw | {"temperature": t}, out_dir / f"T{t:g}")
-            scores[t] = _scores(res)
-            failures[f"T{t:g}"] = res.failures()
-        rows = temperature_table(scores, groups)
-    table = records_tsv(rows)
-    (out_dir / "probe.tsv").write_text(table, encoding="utf-8")
-    doc = {"kind": probe_kind, "input": input_path, "n_items": len(items), "fraction": fraction,
-           "probe_seed": probe_seed, "repeats": repeats, "failures": failures,
-           "rows": [r.__dict__ for r in rows]}
-    (out_dir / "probe.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False, default=str),
-                                        encoding="utf-8")
-    click.echo(table, nl=False)
+    --format tsv (default) prints probe.tsv, text aligns it, json prints probe.json.
+    """
+    from polyjudge.api import ProbeConfig
+    from polyjudge.api import probe as run_probe
+
+    if out is None:
+        raise click.UsageError("Missing option '-o' / '--out'.")
+    config = ProbeConfig(kind=probe_kind, judge=judge_config(kw), fraction=fraction, probe_seed=probe_seed,
+                         repeats=repeats, input_format=input_format, src_lang=src_lang, tgt_lang=tgt_lang,
+                         limit=limit)
+    if probe_kind == "temperature":  # the list is read only when it is used
+        config = config.replace(temperatures=_temperatures(temperatures))
+    result = run_probe(input_path, config, out)
+    text = result.to_json() if fmt == "json" else result.to_text() if fmt == "text" else result.to_tsv()
+    click.echo(text, nl=fmt == "json")

@@ -1,4 +1,7 @@
-"""``polyjudge report``: one self-contained HTML file for run directories and study outputs."""
+"""``polyjudge report``: one self-contained HTML file for run directories and study outputs.
+
+The report is written by :func:`polyjudge.api.report`.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +9,13 @@ from pathlib import Path
 
 import click
 
-from polyjudge.data.errors import InputError
+from polyjudge.cli.options import out_option
 
 
 @click.command("report")
 @click.argument("run_dirs", nargs=-1, required=False,
                 type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("report.html"), show_default=True, help="HTML file to write.")
+@out_option("HTML file to write [default: report.html].", legacy_decls=("--output",))
 @click.option("--metaeval", "metaeval", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Output of `polyjudge meta-eval --format json`.")
 @click.option("--consistency", "consistency", type=click.Path(exists=True, path_type=Path), default=None,
@@ -25,7 +27,7 @@ from polyjudge.data.errors import InputError
 @click.option("--title", default=None, help="Page title (default: the run names).")
 @click.option("--bootstrap", "n_boot", type=click.IntRange(min=100), default=1000, show_default=True,
               help="Bootstrap resamples for the system-ranking confidence intervals.")
-def report(run_dirs: tuple[Path, ...], output: Path, metaeval: Path | None, consistency: Path | None,
+def report(run_dirs: tuple[Path, ...], out: str | None, metaeval: Path | None, consistency: Path | None,
            validation: Path | None, plots_dir: Path | None, title: str | None, n_boot: int) -> None:
     """Write an HTML report of RUN_DIR... and/or study outputs (sections appear where there is data).
 
@@ -33,16 +35,14 @@ def report(run_dirs: tuple[Path, ...], output: Path, metaeval: Path | None, cons
     are placed in a run directory; --metaeval, --consistency and --validation
     take those outputs from anywhere, with or without run directories.
     """
-    from polyjudge.report.adapters import read_study
-    from polyjudge.report.html import write_report
+    from polyjudge.api import ReportConfig
+    from polyjudge.api import report as write_report
+    from polyjudge.api.reporting import DEFAULT_REPORT
 
-    studies = {name: read_study(path, name) for name, path in (
-        ("metaeval.json", metaeval), ("consistency.json", consistency), ("validation.json", validation))
-        if path is not None}
-    if not run_dirs and not studies:
-        raise InputError("give at least one run directory or --metaeval / --consistency / --validation")
-    rep = write_report(list(run_dirs), output, plots_dir=plots_dir, title=title, n_boot=n_boot,
-                       studies=studies)
+    output = Path(out or DEFAULT_REPORT)
+    rep = write_report(list(run_dirs), ReportConfig(out=output, metaeval=metaeval, consistency=consistency,
+                                                    validation=validation, plots_dir=plots_dir, title=title,
+                                                    n_boot=n_boot))
     if not rep.sections:
         click.echo("warning: no section had data to show", err=True)
     size = output.stat().st_size

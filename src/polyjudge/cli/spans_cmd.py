@@ -3,10 +3,12 @@
 Gold and predictions can each be a WMT25 task-2 TSV, a WMT MQM TSV (``<v>``
 markup), a JSONL of spans (ours or WMT24 ESA records) or a polyjudge run
 directory (its ``judgments.jsonl``; several runs per item are merged by
-character voting). Prints one JSON object: per language pair ``precision``,
-``recall``, ``f1`` (plus counts) and the macro averages ``avg_precision``,
-``avg_recall``, ``avg_f1``. ``--write-tsv`` converts the predictions to the
-task-2 TSV layout (hypothesis and identifiers taken from the gold).
+character voting). Prints one JSON object (``--format json``, the default):
+per language pair ``precision``, ``recall``, ``f1`` (plus counts) and the macro
+averages ``avg_precision``, ``avg_recall``, ``avg_f1``; ``--format tsv``/``text``
+print one line per language pair instead. ``--write-tsv`` converts the
+predictions to the task-2 TSV layout (hypothesis and identifiers taken from
+the gold). The scoring is :func:`polyjudge.api.span_f1`.
 
 Example (a TSA run on TED en-de against the human spans)::
 
@@ -15,10 +17,12 @@ Example (a TSA run on TED en-de against the human spans)::
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
+from pathlib import Path
 
 import click
+
+from polyjudge.cli.options import format_option, legacy, out_option
+from polyjudge.data.errors import InputError
 
 FORMATS = click.Choice(["auto", "task2", "mqm", "jsonl", "run"])
 
@@ -26,8 +30,9 @@ FORMATS = click.Choice(["auto", "task2", "mqm", "jsonl", "run"])
 @click.command("span-f1")
 @click.option("--gold", "-g", required=True, type=click.Path(exists=True),
               help="Gold spans: task-2 TSV, WMT MQM TSV, JSONL or run directory.")
-@click.option("--pred", "-p", required=True, type=click.Path(exists=True),
-              help="Predicted spans: run directory, task-2 TSV, JSONL or WMT MQM TSV.")
+@click.option("--pred", "pred", type=click.Path(exists=True),
+              help="Predicted spans: run directory, task-2 TSV, JSONL or WMT MQM TSV (required).")
+@legacy("-p", dest="pred", use="--pred", type=click.Path(exists=True))
 @click.option("--gold-format", type=FORMATS, default="auto", show_default=True)
 @click.option("--pred-format", type=FORMATS, default="auto", show_default=True)
 @click.option("--lp", default=None, help="Language pair (e.g. en-de) for inputs that do not name one.")
@@ -44,37 +49,27 @@ FORMATS = click.Choice(["auto", "task2", "mqm", "jsonl", "run"])
               help="Share of runs that must mark a character when merging runs.")
 @click.option("--write-tsv", type=click.Path(dir_okay=False), default=None,
               help="Also write the predictions as a task-2 TSV.")
-def span_f1(gold: str, pred: str, gold_format: str, pred_format: str, lp: str | None,
+@format_option(default="json")
+@out_option("Write the scores to this file instead of standard output.")
+def span_f1(gold: str, pred: str | None, gold_format: str, pred_format: str, lp: str | None,
             judge: str | None, set_id: str, missing: str, raters: str, vote_threshold: float,
-            write_tsv: str | None) -> None:
+            write_tsv: str | None, fmt: str, out: str | None) -> None:
     """Character-level span P/R/F1 as scored in WMT25 task 2."""
-    from polyjudge.metaeval.spans import read_spans, write_task2_tsv
-    from polyjudge.metaeval.spans import span_f1 as score
-    from polyjudge.protocols.tsa import vote_spans
+    from polyjudge.api import SpanF1Config
+    from polyjudge.api import span_f1 as score
 
-    def merge(annotations):
-        anns = [a for a in annotations if isinstance(a, dict) and isinstance(a.get("spans"), list)]
-        if not anns:
-            return None
-        length = max([int(s["end"]) for a in anns for s in a["spans"] if s.get("end") is not None],
-                     default=0)
-        spans, _ = vote_spans([a["spans"] for a in anns], length, vote_threshold)
-        return {"spans": spans}
-
-    gold_segs, gold_warn = read_spans(gold, fmt=gold_format, lp=lp, raters=raters, judge=judge,
-                                      merge=merge)
-    pred_segs, pred_warn = read_spans(pred, fmt=pred_format, lp=lp, raters=raters, judge=judge,
-                                      merge=merge)
-    result = score(gold_segs, pred_segs, set_ids=None if set_id == "*" else (set_id,),
-                   missing=missing)
-    result.warnings.extend(gold_warn + pred_warn)
+    if pred is None:
+        raise click.UsageError("Missing option '--pred'.")
+    result = score(SpanF1Config(gold=gold, pred=pred, gold_format=gold_format, pred_format=pred_format, lp=lp,
+                                judge=judge, set_id=set_id, missing=missing, raters=raters,
+                                vote_threshold=vote_threshold))
     if write_tsv:
-        by_key = {(g.system, g.doc_id, g.seg_id): g for g in gold_segs}
-        rows = []
-        for p in pred_segs:
-            g = by_key.get((p.system, p.doc_id, p.seg_id))
-            if g is not None:
-                p = replace(g, spans=p.spans)
-            rows.append(p)
-        write_task2_tsv(write_tsv, rows)
-    click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
+        result.write_predictions_tsv(write_tsv)
+    text = result.to_json() + "\n" if fmt == "json" else result.to_text() if fmt == "text" else result.to_tsv()
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    if Path(out).is_dir():
+        raise InputError("is a directory; give a file", path=out, field="out")
+    Path(out).write_text(text, encoding="utf-8")
+    click.echo(f"wrote {out}", err=True)

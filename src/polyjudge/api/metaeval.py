@@ -1,0 +1,142 @@
+"""Meta-evaluation from Python: how well do metrics and judges agree with human scores (WMT style)?"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from polyjudge.data.errors import InputError
+from polyjudge.metaeval import tasks
+from polyjudge.studies.tables import data_frame
+
+SCORE_FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl")
+TASK_PRESETS = ("wmt24", "wmt23")
+MISSING_METRIC = ("error", "drop")
+
+
+@dataclass(frozen=True, slots=True)
+class MetaEvalConfig:
+    """Where the scores are and how the ranking table is built.
+
+    Either ``mtme_dir`` (an mt-metrics-eval directory; every metric in it for
+    each of ``lps``, plus ``metrics``; ``human`` is then the human score NAME)
+    or ``human`` (a score file or run directory) with ``metrics`` (name -> score
+    file or run directory) for one language pair labelled ``lps[0]``.
+    ``task=None`` skips the ranking table (per-LP statistics only).
+    """
+
+    human: str | Path | None = None
+    metrics: Mapping[str, str | Path] = field(default_factory=dict)
+    mtme_dir: str | Path | None = None
+    lps: tuple[str, ...] = ()
+    human_format: str = "auto"
+    metric_format: str = "auto"
+    human_lower_better: bool = False  # negate human scores (e.g. raw MQM error points)
+    lower_better: tuple[str, ...] = ()  # metrics to negate (e.g. error counts)
+    exclude_systems: tuple[str, ...] = ()
+    include_refs: bool = False  # with mtme_dir: keep the reference systems the metrics used
+    task: str | None = "wmt24"
+    level: str = "seg"
+    k: int = 1000  # permutation draws per significance test (0 = none)
+    seed: int = 0
+    alpha: float = 0.05  # p-value threshold of the significance clusters
+    missing_metric: str = "error"  # a metric lacks a score where humans have one: "error" or "drop"
+
+
+PER_LP_COLUMNS = ("lp", "metric")
+
+
+@dataclass
+class MetaEvalResult:
+    """Per-LP statistics and the ranking table (``evaluation``), with renderings."""
+
+    config: MetaEvalConfig
+    evaluation: tasks.MetaEvalResult
+
+    @property
+    def per_lp(self) -> dict[str, dict[str, dict[str, float | int]]]:
+        """lp -> metric -> statistic -> value."""
+        return self.evaluation.per_lp
+
+    @property
+    def average(self) -> dict[str, float]:
+        return self.evaluation.average
+
+    def ranking(self) -> list[str]:
+        return self.evaluation.ranking()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.evaluation.to_dict()
+
+    def format(self, fmt: str = "text") -> str:
+        """``text`` (aligned tables), ``tsv`` or ``json``, as ``polyjudge meta-eval`` prints them."""
+        return tasks.format_result(self.evaluation, fmt)
+
+    def to_pandas(self) -> Any:
+        """The per-LP table: one row per language pair and metric, one column per statistic."""
+        recs = [{"lp": lp, "metric": m, **stats} for lp, by_metric in self.per_lp.items()
+                for m, stats in by_metric.items()]
+        keys = list(dict.fromkeys(k for r in recs for k in r))
+        return data_frame(recs, keys or PER_LP_COLUMNS)
+
+
+def _check(config: MetaEvalConfig) -> None:
+    for name, value, allowed in (("human-format", config.human_format, SCORE_FORMATS),
+                                 ("metric-format", config.metric_format, SCORE_FORMATS),
+                                 ("missing-metric", config.missing_metric, MISSING_METRIC)):
+        if value not in allowed:
+            raise InputError(f"unknown {name} {value!r} (choose from {', '.join(allowed)})", field=name)
+    if config.task is not None and config.task not in TASK_PRESETS:
+        raise InputError(f"unknown task preset {config.task!r} (choose from {', '.join(TASK_PRESETS)})",
+                         field="task")
+
+
+def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
+    """The language pairs the config describes, every score read (higher = better)."""
+    from polyjudge.metaeval import readers
+    from polyjudge.metaeval.mtme import mtme_language_pair
+
+    _check(config)
+    if config.mtme_dir is not None:
+        if not config.lps:
+            raise InputError("--mtme needs at least one --lp", field="lp")
+        human = None if config.human is None else str(config.human)
+        return [mtme_language_pair(config.mtme_dir, lp, human=human, level=config.level,
+                                   exclude_systems=config.exclude_systems, include_refs=config.include_refs,
+                                   human_lower_better=config.human_lower_better,
+                                   lower_better=config.lower_better, missing_metric=config.missing_metric,
+                                   extra_metrics=config.metrics, metric_format=config.metric_format)
+                for lp in config.lps]
+    if not config.human:
+        raise InputError("give --human (scores file or run directory) or --mtme DIR", field="human")
+    if not config.metrics:
+        raise InputError("give at least one --metric", field="metric")
+    if len(config.lps) > 1:
+        raise InputError("several --lp need --mtme (one file set per language pair)", field="lp")
+    h = readers.read_scores(config.human, config.human_format)
+    if config.human_lower_better:
+        h = h.negated()
+    metrics = {}
+    for name, path in config.metrics.items():
+        m = readers.read_scores(path, config.metric_format)
+        metrics[name] = m.negated() if name in config.lower_better else m
+    return [tasks.LanguagePair(config.lps[0] if config.lps else "lp", h, metrics,
+                               exclude_systems=config.exclude_systems, missing_metric=config.missing_metric)]
+
+
+def meta_eval(config: MetaEvalConfig) -> MetaEvalResult:
+    """Meta-evaluate the metrics against the human scores: per-LP statistics, the
+    task preset's ranking table and significance clusters. Bad input raises InputError."""
+    pairs = language_pairs(config)
+    try:
+        res = tasks.evaluate(pairs, config.task, k=config.k, seed=config.seed, alpha=config.alpha)
+    except ValueError as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(str(exc)) from None
+    return MetaEvalResult(config, res)
+
+
+__all__ = ["MetaEvalConfig", "MetaEvalResult", "language_pairs", "meta_eval"]

@@ -1,0 +1,74 @@
+"""The HTML report from Python: run directories and study outputs in one self-contained file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from polyjudge.api.metaeval import MetaEvalResult
+from polyjudge.data.errors import InputError
+from polyjudge.studies.consistency import ConsistencyResult
+from polyjudge.validation.selection import SelectionReport
+
+if TYPE_CHECKING:
+    from polyjudge.report.html import Report
+
+DEFAULT_REPORT = "report.html"
+
+
+@dataclass(frozen=True, slots=True)
+class ReportConfig:
+    """Where the report goes and which study outputs it shows besides the runs.
+
+    Each study is a file (``polyjudge meta-eval --format json``, the study.json
+    or ``--out`` folder of ``polyjudge consistency``, ``polyjudge validate
+    --format json``) or the result object of the API call.
+    """
+
+    out: str | Path = DEFAULT_REPORT
+    metaeval: str | Path | MetaEvalResult | None = None
+    consistency: str | Path | ConsistencyResult | None = None
+    validation: str | Path | SelectionReport | None = None
+    plots_dir: str | Path | None = None  # also write every plot as a standalone SVG here
+    title: str | None = None  # default: the run names
+    n_boot: int = 1000  # bootstrap resamples of the system-ranking confidence intervals
+
+
+def _as_json(doc: Any) -> Any:
+    """What the report would read back from the file the CLI writes for this document."""
+    return json.loads(json.dumps(doc, default=float))
+
+
+def _study(source: str | Path | MetaEvalResult | ConsistencyResult | SelectionReport, kind: str) -> Any:
+    from polyjudge.report.adapters import read_study
+
+    if isinstance(source, MetaEvalResult | ConsistencyResult):
+        return _as_json(source.to_dict())
+    if isinstance(source, SelectionReport):
+        return _as_json(source.to_json())
+    return read_study(source, kind)
+
+
+def report(run_dirs: Sequence[str | Path] = (), config: ReportConfig | None = None) -> Report:
+    """Write the HTML report of ``run_dirs`` and the configured study outputs
+    (sections appear where there is data); returns its sections and figures."""
+    from polyjudge.report.html import write_report
+
+    cfg = config or ReportConfig()
+    if cfg.n_boot < 100:
+        raise InputError(f"n_boot must be at least 100, got {cfg.n_boot}", field="bootstrap")
+    if Path(cfg.out).is_dir():
+        raise InputError("is a directory; give the HTML file to write", path=str(cfg.out), field="out")
+    given = (("metaeval.json", cfg.metaeval), ("consistency.json", cfg.consistency),
+             ("validation.json", cfg.validation))
+    studies = {name: _study(source, name) for name, source in given if source is not None}
+    if not run_dirs and not studies:
+        raise InputError("give at least one run directory or --metaeval / --consistency / --validation")
+    return write_report(list(run_dirs), cfg.out, plots_dir=cfg.plots_dir, title=cfg.title, n_boot=cfg.n_boot,
+                        studies=studies)
+
+
+__all__ = ["DEFAULT_REPORT", "ReportConfig", "report"]

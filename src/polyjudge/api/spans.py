@@ -1,0 +1,152 @@
+"""Character-level error-span precision, recall and F1 (WMT25 task 2) from Python.
+
+Gold and predictions can each be a task-2 TSV, a WMT MQM TSV, a JSONL of spans
+or a polyjudge run directory; several runs of one item are merged by character
+voting before scoring.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from polyjudge.data.errors import InputError
+from polyjudge.data.spans import SpanSegment
+from polyjudge.metaeval import spans as span_scores
+from polyjudge.studies.tables import aligned, data_frame
+
+SPAN_FORMATS = ("auto", "task2", "mqm", "jsonl", "run")
+MISSING_POLICIES = ("skip", "empty", "error")
+RATER_CHOICES = ("first", "all")
+LP_COLUMNS = ("lp", "precision", "recall", "f1", "tp", "gold_chars", "pred_chars", "segments",
+              "missing_predictions")
+
+
+@dataclass(frozen=True, slots=True)
+class SpanF1Config:
+    """What to compare and how.
+
+    ``set_id``: score only task-2 rows of this set (``None`` or ``"*"``: every set).
+    ``missing``: gold segments without a prediction (e.g. failed judgments) are
+    left out and counted (``skip``), scored as "no errors" (``empty``), or an error.
+    ``raters``: WMT MQM gold with several raters per segment: the ``first`` or ``all`` pooled.
+    ``vote_threshold``: share of a run directory's runs that must mark a character.
+    """
+
+    gold: str | Path
+    pred: str | Path
+    gold_format: str = "auto"
+    pred_format: str = "auto"
+    lp: str | None = None  # for inputs that do not name their language pair
+    judge: str | None = None  # the judge to score when a run has several
+    set_id: str | None = "official"
+    missing: str = "skip"
+    raters: str = "first"
+    vote_threshold: float = 0.5
+
+    def check(self) -> None:
+        for name, value, allowed in (("gold-format", self.gold_format, SPAN_FORMATS),
+                                     ("pred-format", self.pred_format, SPAN_FORMATS),
+                                     ("missing", self.missing, MISSING_POLICIES),
+                                     ("raters", self.raters, RATER_CHOICES)):
+            if value not in allowed:
+                raise InputError(f"unknown {name} {value!r} (choose from {', '.join(allowed)})", field=name)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+@dataclass
+class SpanF1Result:
+    """The scores per language pair (``scores``) and the segments they were computed from."""
+
+    config: SpanF1Config
+    scores: span_scores.SpanF1Result
+    gold: list[SpanSegment]
+    pred: list[SpanSegment]
+
+    @property
+    def avg_f1(self) -> float:
+        return self.scores.avg_f1
+
+    def as_dict(self) -> dict[str, Any]:
+        """Per LP ``precision``, ``recall``, ``f1`` and counts, then the macro averages."""
+        return self.scores.as_dict()
+
+    def to_json(self) -> str:
+        return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
+
+    def lp_rows(self) -> list[dict[str, Any]]:
+        s = self.scores
+        return [{"lp": lp, **score.as_dict(), "missing_predictions": s.missing_predictions.get(lp, 0)}
+                for lp, score in sorted(s.per_lp.items())]
+
+    def to_tsv(self) -> str:
+        """One line per language pair, then ``avg`` (macro averages of P, R and F1)."""
+        s = self.scores
+        lines = ["\t".join(LP_COLUMNS)]
+        lines += ["\t".join(_fmt(r[c]) for c in LP_COLUMNS) for r in self.lp_rows()]
+        avg = {"lp": "avg", "precision": s.avg_precision, "recall": s.avg_recall, "f1": s.avg_f1}
+        lines.append("\t".join(_fmt(avg[c]) if c in avg else "" for c in LP_COLUMNS))
+        return "\n".join(lines) + "\n"
+
+    def to_text(self) -> str:
+        s = self.scores
+        text = aligned(self.to_tsv())
+        if s.unmatched_predictions:
+            text += f"predictions without a gold segment: {s.unmatched_predictions}\n"
+        if s.lps_without_predictions:
+            text += f"language pairs without predictions: {', '.join(s.lps_without_predictions)}\n"
+        text += "".join(f"warning: {w}\n" for w in s.warnings)
+        return text
+
+    def to_pandas(self) -> Any:
+        """One row per language pair."""
+        return data_frame(self.lp_rows(), LP_COLUMNS)
+
+    def write_predictions_tsv(self, path: str | Path) -> None:
+        """The predictions as a task-2 TSV, hypotheses and identifiers taken from the gold."""
+        by_key = {(g.system, g.doc_id, g.seg_id): g for g in self.gold}
+        rows = []
+        for p in self.pred:
+            g = by_key.get((p.system, p.doc_id, p.seg_id))
+            rows.append(replace(g, spans=p.spans) if g is not None else p)
+        span_scores.write_task2_tsv(path, rows)
+
+
+def vote_merger(threshold: float) -> span_scores.SpanMerger:
+    """How several runs of one item become one prediction: characters marked by at
+    least ``threshold`` of the runs (:func:`polyjudge.protocols.tsa.vote_spans`)."""
+    from polyjudge.protocols.tsa import vote_spans
+
+    def merge(annotations: list[dict[str, Any]]) -> dict[str, Any] | None:
+        anns = [a for a in annotations if isinstance(a, dict) and isinstance(a.get("spans"), list)]
+        if not anns:
+            return None
+        length = max([int(s["end"]) for a in anns for s in a["spans"] if s.get("end") is not None], default=0)
+        spans, _ = vote_spans([a["spans"] for a in anns], length, threshold)
+        return {"spans": spans}
+
+    return merge
+
+
+def span_f1(config: SpanF1Config) -> SpanF1Result:
+    """Score the predicted spans against the gold ones, per language pair."""
+    config.check()
+    merge = vote_merger(config.vote_threshold)
+    gold, gold_warn = span_scores.read_spans(config.gold, fmt=config.gold_format, lp=config.lp,
+                                             raters=config.raters, judge=config.judge, merge=merge)
+    pred, pred_warn = span_scores.read_spans(config.pred, fmt=config.pred_format, lp=config.lp,
+                                             raters=config.raters, judge=config.judge, merge=merge)
+    set_ids = None if config.set_id in (None, "*") else (str(config.set_id),)
+    scores = span_scores.span_f1(gold, pred, set_ids=set_ids, missing=config.missing)
+    scores.warnings.extend(gold_warn + pred_warn)
+    return SpanF1Result(config, scores, list(gold), list(pred))
+
+
+__all__ = ["SpanF1Config", "SpanF1Result", "span_f1", "vote_merger"]

@@ -1,0 +1,91 @@
+"""Language pairs from an mt-metrics-eval directory, ready for :func:`polyjudge.metaeval.tasks.evaluate`.
+
+An mt-metrics-eval directory holds, per language pair, human scores
+(``human-scores/LP.NAME.LEVEL.score``) and metric scores
+(``metric-scores/LP/NAME-REF.LEVEL.score``). Metrics name the reference they
+used after the dash; those reference "systems" are dropped from the human
+scores unless asked otherwise, since a metric scores its own reference as perfect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from pathlib import Path
+
+from polyjudge.data.errors import InputError
+from polyjudge.metaeval import readers
+from polyjudge.metaeval.matrices import ScoreMatrix
+from polyjudge.metaeval.tasks import LanguagePair
+
+
+def parse_metric_spec(spec: str) -> tuple[str, Path]:
+    """``NAME=PATH`` or ``PATH`` -> (name, path); without a name, the file's stem
+    (before the first dot) or the directory's name."""
+    if "=" in spec and not Path(spec).exists():
+        name, path = spec.split("=", 1)
+        return name.strip(), Path(path)
+    p = Path(spec)
+    name = p.name if p.is_dir() else p.name.split(".")[0]
+    return name, p
+
+
+def _first_scores(scores: dict[str, list[float | None]], sign: float = 1.0) -> dict[str, float]:
+    """System-level scores: the first value per system (NaN when missing)."""
+    return {s: (sign * v[0] if v and v[0] is not None else float("nan")) for s, v in scores.items()}
+
+
+def mtme_language_pair(root: str | Path, lp: str, *, human: str | None = None, level: str = "seg",
+                       exclude_systems: Collection[str] = (), include_refs: bool = False,
+                       human_lower_better: bool = False, lower_better: Collection[str] = (),
+                       missing_metric: str = "error", extra_metrics: Mapping[str, str | Path] | None = None,
+                       metric_format: str = "auto") -> LanguagePair:
+    """One language pair of the directory at ``root``.
+
+    ``human`` names the human scores (default ``mqm`` when present, else the only
+    one). Every metric with scores at ``level`` is read; ``.sys.score`` files,
+    when present, give the system-level scores. ``lower_better`` names metrics
+    (with or without the ``-REF`` suffix) to negate; ``extra_metrics`` adds score
+    files or run directories by name.
+    """
+    found = readers.scan_mtme(root, lp)
+    names = [n for n, levels in found.human.items() if level in levels]
+    if human is None:
+        human = "mqm" if "mqm" in names else (names[0] if len(names) == 1 else None)
+        if human is None:
+            raise InputError(f"{lp}: several human scores ({', '.join(names)}); pick one with --human",
+                             path=str(root), field="human")
+    if human not in found.human or level not in found.human[human]:
+        raise InputError(f"{lp}: no human scores '{human}' at level {level} "
+                         f"(found: {', '.join(names) or 'none'})", path=str(root), field="human")
+    h = readers.read_mtme_matrix(found.human[human][level])
+    hsys = None
+    if "sys" in found.human[human]:
+        hsys = _first_scores(readers.read_mtme_score_file(found.human[human]["sys"]))
+    if human_lower_better:
+        h = h.negated()
+        if hsys:
+            hsys = {s: -v for s, v in hsys.items()}
+    metrics: dict[str, ScoreMatrix] = {}
+    msys: dict[str, dict[str, float]] = {}
+    refs_used: set[str] = set()
+    for full, files in found.metrics.items():
+        if level not in files:
+            continue
+        base, refs = readers.metric_refs(full)
+        refs_used |= refs
+        m = readers.read_mtme_matrix(files[level])
+        negate = base in lower_better or full in lower_better
+        metrics[full] = m.negated() if negate else m
+        if "sys" in files:
+            msys[full] = _first_scores(readers.read_mtme_score_file(files["sys"]), -1.0 if negate else 1.0)
+    for name, path in (extra_metrics or {}).items():
+        m = readers.read_scores(path, metric_format)
+        metrics[name] = m.negated() if name in lower_better else m
+    drop = set(exclude_systems)
+    if not include_refs:
+        drop |= {s for s in h.systems if s in refs_used or s.startswith("ref")}
+    return LanguagePair(lp, h, metrics, human_sys=hsys, metric_sys=msys, exclude_systems=sorted(drop),
+                        missing_metric=missing_metric)
+
+
+__all__ = ["mtme_language_pair", "parse_metric_spec"]

@@ -1,0 +1,291 @@
+"""The cross-language consistency study (Fu & Liu, 2025) as a typed config, one call and a typed result.
+
+The same questions, in several languages, are judged with the pointwise
+protocol, once per criterion (``binary`` verdicts, 1-5 ``grade``); every
+judge's (and the panel's) decisions are then compared across languages.
+Each criterion is one run directory (``OUT/runs/CRITERION``), so re-running
+the study is served from the runs' stores. The tables the study writes are
+described in :meth:`ConsistencyResult.write`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from polyjudge.aggregate.panel import Method, TieRule
+from polyjudge.data.errors import InputError
+from polyjudge.engine.result import RunResult
+from polyjudge.engine.session import JudgeConfig, judge
+from polyjudge.metaeval.consistency import ConsistencyRow, Rating
+from polyjudge.studies.tables import aligned, data_frame
+
+DATASETS = ("xquad", "mgsm")
+SCALES = ("binary", "grade")
+PANEL_METHODS = ("majority", "mean", "median")
+TIE_RULES = ("low", "high", "none", "first")
+
+ENSEMBLE_COLUMNS = ("task", "criterion", "subset", "statistic", "ens", "min_judge", "min", "delta")
+SPEARMAN_COLUMNS = ("task", "criterion", "subset", "n_judges", "spearman")
+PANEL_COLUMNS = ("task", "criterion", "language", "n_items", "n_judges", "no_vote", "mean_agreement",
+                 "unanimous", "ties")
+SUMMARY_COLUMNS = ("judge", "task", "criterion", "subset", "n_items", "n_complete", "accuracy", "mean",
+                   "fleiss_kappa", "spearman_acc_kappa", "languages")
+LANGUAGE_COLUMNS = ("judge", "task", "criterion", "subset", "language", "n", "failed", "accuracy",
+                    "weighted_f1", "mean", "cohen_vs_ref")
+
+
+@dataclass(frozen=True, slots=True)
+class ConsistencyConfig:
+    """What the study judges and how its panel decides.
+
+    ``judge`` says who judges and with which engine settings; its protocol is
+    always ``pointwise`` (the study sets the task and criterion options), and
+    several judges make a panel. ``seed`` pairs questions with wrong answers;
+    the judges' sampling seed is ``judge.seed``.
+    """
+
+    dataset: str
+    data_dir: str | Path | None = None  # default ../shared/data/DATASET
+    languages: tuple[str, ...] = ("en", "de", "es", "zh")
+    reference: str = "en"  # the language every other one is compared with (Cohen's kappa)
+    limit: int | None = None  # first N questions only
+    wrong: bool = True  # also judge each question with another question's answer
+    scales: tuple[str, ...] = ("binary",)
+    panel_method: str = "majority"
+    tie: str = "low"
+    seed: int = 0
+    judge: JudgeConfig = field(default_factory=lambda: JudgeConfig(protocol="pointwise"))
+
+    def replace(self, **changes: Any) -> ConsistencyConfig:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def check(self) -> None:
+        """Raise InputError for a value the study cannot run with."""
+        if self.dataset not in DATASETS:
+            raise InputError(f"unknown dataset {self.dataset!r} (choose from {', '.join(DATASETS)})",
+                             field="dataset")
+        if len(self.languages) < 2:
+            raise InputError("need at least two languages", field="languages")
+        bad = [s for s in self.scales if s not in SCALES]
+        if bad:
+            raise InputError(f"unknown criterion {bad[0]!r} (choose from {', '.join(SCALES)})", field="scale")
+        if self.panel_method not in PANEL_METHODS:
+            raise InputError(f"unknown panel method {self.panel_method!r}", field="panel-method")
+        if self.tie not in TIE_RULES:
+            raise InputError(f"unknown tie rule {self.tie!r}", field="tie")
+        if self.limit is not None and self.limit < 2:
+            raise InputError("limit must be at least 2", field="limit")
+        if not self.judge.judges:
+            raise InputError("no judge given", field="judge")
+
+    @property
+    def criteria(self) -> tuple[str, ...]:
+        return self.scales or ("binary",)
+
+    @property
+    def root(self) -> Path:
+        return Path(self.data_dir) if self.data_dir else Path("..") / "shared" / "data" / self.dataset
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionSummary:
+    """How one criterion's judging went (reported as each finishes)."""
+
+    criterion: str
+    n_items: int
+    n_judges: int
+    ok: int
+    failed: int
+    seconds: float
+    failures: dict[str, int]
+
+
+@dataclass
+class ConsistencyResult:
+    """Every table of the study; :meth:`write` produces the files the CLI writes."""
+
+    config: ConsistencyConfig
+    task: str
+    languages: list[str]
+    n_items: int
+    judges: list[str]
+    rows: list[ConsistencyRow]
+    ensemble: list[dict[str, Any]]
+    spearman: list[dict[str, Any]]
+    panel: list[dict[str, Any]]
+    conditions: list[ConditionSummary]
+
+    def summary_tsv(self) -> str:
+        from polyjudge.metaeval.consistency import summary_tsv
+        return summary_tsv(self.rows)
+
+    def languages_tsv(self) -> str:
+        from polyjudge.metaeval.consistency import languages_tsv
+        return languages_tsv(self.rows)
+
+    def ensemble_tsv(self) -> str:
+        from polyjudge.metaeval.consistency import dicts_tsv
+        return dicts_tsv(self.ensemble, ENSEMBLE_COLUMNS)
+
+    def spearman_tsv(self) -> str:
+        from polyjudge.metaeval.consistency import dicts_tsv
+        return dicts_tsv(self.spearman, SPEARMAN_COLUMNS)
+
+    def panel_tsv(self) -> str:
+        from polyjudge.metaeval.consistency import dicts_tsv
+        return dicts_tsv(self.panel, PANEL_COLUMNS)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``study.json`` document (everything, plus timings and failures)."""
+        c = self.config
+        return {"dataset": c.dataset, "task": self.task, "languages": self.languages, "reference": c.reference,
+                "limit": c.limit, "wrong_answers": c.wrong, "seed": c.seed, "judges": self.judges,
+                "panel": {"method": c.panel_method, "tie": c.tie, "agreement": self.panel},
+                "n_items": self.n_items, "timings_s": {s.criterion: s.seconds for s in self.conditions},
+                "failures": {s.criterion: s.failures for s in self.conditions},
+                "rows": [r.to_dict() for r in self.rows], "ensemble": self.ensemble,
+                "spearman_across_judges": self.spearman}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
+
+    def to_tsv(self) -> str:
+        """What the CLI prints: the summary table, then (with a panel) the Ens - Min table."""
+        text = self.summary_tsv()
+        if self.ensemble:
+            text += "\n" + self.ensemble_tsv()
+        return text
+
+    def to_text(self) -> str:
+        text = aligned(self.summary_tsv())
+        if self.ensemble:
+            text += "\n" + aligned(self.ensemble_tsv())
+        return text
+
+    def write(self, out_dir: str | Path) -> None:
+        """``consistency.tsv`` (judge x criterion x subset), ``languages.tsv`` (per language),
+        ``ensemble.tsv`` (Delta = Ens - Min), ``spearman.tsv`` (accuracy vs kappa over
+        judges), ``panel.tsv`` (the panel's agreement) and ``study.json``."""
+        d = Path(out_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "consistency.tsv").write_text(self.summary_tsv(), encoding="utf-8")
+        (d / "languages.tsv").write_text(self.languages_tsv(), encoding="utf-8")
+        (d / "ensemble.tsv").write_text(self.ensemble_tsv(), encoding="utf-8")
+        (d / "spearman.tsv").write_text(self.spearman_tsv(), encoding="utf-8")
+        (d / "panel.tsv").write_text(self.panel_tsv(), encoding="utf-8")
+        (d / "study.json").write_text(self.to_json(), encoding="utf-8")
+
+    def to_pandas(self, table: str = "consistency") -> Any:
+        """One table as a DataFrame: ``consistency`` (default), ``languages``, ``ensemble``,
+        ``spearman`` or ``panel``."""
+        if table == "consistency":
+            recs = [{**{k: getattr(r, k) for k in SUMMARY_COLUMNS if k != "languages"},
+                     "languages": ",".join(r.languages)} for r in self.rows]
+            return data_frame(recs, SUMMARY_COLUMNS)
+        if table == "languages":
+            recs = [{"judge": r.judge, "task": r.task, "criterion": r.criterion, "subset": r.subset,
+                     "language": lang, "n": s.n, "failed": s.failed, "accuracy": s.accuracy,
+                     "weighted_f1": s.weighted_f1, "mean": s.mean, "cohen_vs_ref": s.cohen_vs_ref}
+                    for r in self.rows for lang, s in r.per_language.items()]
+            return data_frame(recs, LANGUAGE_COLUMNS)
+        tables: dict[str, tuple[list[dict[str, Any]], Sequence[str]]] = {
+            "ensemble": (self.ensemble, ENSEMBLE_COLUMNS), "spearman": (self.spearman, SPEARMAN_COLUMNS),
+            "panel": (self.panel, PANEL_COLUMNS)}
+        if table not in tables:
+            raise InputError(f"unknown table {table!r} (consistency, languages, {', '.join(tables)})",
+                             field="table")
+        recs, cols = tables[table]
+        return data_frame(recs, cols)
+
+
+def ratings_from_result(result: RunResult, task: str, criterion: str) -> list[Rating]:
+    """One :class:`Rating` per item and judge: the run-aggregated score
+    (a failed judgment gives ``label=None``, counted and left out later)."""
+    out = []
+    for judge_name in result.judges:
+        for item, seg in zip(result.items, result.segments(judge_name)):
+            ex = item.extra
+            gold = {"correct": 1.0, "incorrect": 0.0}.get(str(ex.get("gold_label")))
+            out.append(Rating(judge_name, task, criterion, ex.get("language") or item.tgt_lang or "",
+                              str(ex.get("item_id", item.seg_id)), seg.score, gold, ex.get("answer_kind")))
+    return out
+
+
+def condition_judge_config(config: ConsistencyConfig, task: str, criterion: str) -> JudgeConfig:
+    """The judge config of one criterion: pointwise, with the study's task and criterion."""
+    options: Mapping[str, Any] = {**config.judge.protocol_options, "task": task, "scale": criterion}
+    return config.judge.replace(protocol="pointwise", protocol_options=options)
+
+
+def run_consistency(config: ConsistencyConfig, out: str | Path | None = None, *,
+                    on_condition: Callable[[ConditionSummary], None] | None = None) -> ConsistencyResult:
+    """Run the study; with ``out``, keep one run directory per criterion under
+    ``out/runs`` (re-running resumes) and write the tables into ``out``.
+
+    ``on_condition`` is called after each criterion is judged (for progress lines).
+    """
+    from polyjudge.data.parallel import TASK_OF_DATASET, load_parallel
+    from polyjudge.metaeval.consistency import (
+        consistency_table,
+        ensemble_report,
+        panel_agreement,
+        panel_ratings,
+        spearman_across_judges,
+    )
+
+    config.check()
+    root = config.root
+    if not root.is_dir():
+        raise InputError("data folder not found (give --data-dir)", path=str(root))
+    langs = list(config.languages)
+    items = load_parallel(config.dataset, root, langs, limit=config.limit, wrong=config.wrong, seed=config.seed)
+    task = TASK_OF_DATASET[config.dataset]
+    out_dir = Path(out) if out is not None else None
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+
+    ratings: list[Rating] = []
+    conditions: list[ConditionSummary] = []
+    judge_names: list[str] = []
+    for criterion in config.criteria:
+        run_dir = out_dir / "runs" / criterion if out_dir is not None else None
+        t0 = time.perf_counter()
+        result = judge(items, condition_judge_config(config, task, criterion), out=run_dir)
+        ok = result.status_counts().get("ok", 0)
+        summary = ConditionSummary(criterion, len(items), len(result.judges), ok, len(result.judgments) - ok,
+                                   round(time.perf_counter() - t0, 3), result.failures())
+        conditions.append(summary)
+        if on_condition is not None:
+            on_condition(summary)
+        judge_names = list(result.judges)
+        ratings.extend(ratings_from_result(result, task, criterion))
+
+    method, tie = cast(Method, config.panel_method), cast(TieRule, config.tie)
+    panel = len(judge_names) > 1
+    all_ratings = list(ratings)
+    agreement: list[dict[str, Any]] = []
+    if panel:
+        for criterion in config.criteria:
+            part = [r for r in ratings if r.criterion == criterion]
+            all_ratings += panel_ratings(part, name="ensemble", method=method, tie=tie)
+            agreement += panel_agreement(part, method=method, tie=tie)
+    rows = consistency_table(all_ratings, reference=config.reference)
+    singles = [r for r in rows if r.judge != "ensemble"]
+    res = ConsistencyResult(
+        config=config, task=task, languages=langs, n_items=len(items), judges=judge_names, rows=rows,
+        ensemble=ensemble_report(rows) if panel else [], spearman=spearman_across_judges(singles) if panel else [],
+        panel=agreement, conditions=conditions)
+    if out_dir is not None:
+        res.write(out_dir)
+    return res
+
+
+__all__ = ["ConditionSummary", "ConsistencyConfig", "ConsistencyResult", "condition_judge_config",
+           "ratings_from_result", "run_consistency"]
