@@ -208,8 +208,6 @@ def read_run_dir(path: str | Path, *, judge: str | None = None, aggregator: str 
         values = _single_run(rd, _one_judge(rd, judge), run)
         source = rd.judgments_path
     else:
-        in_own_column = judge is not None and judge in rows[0].judge_scores
-        _check_score_cells(rd, f"score:{judge}" if in_own_column else "score")
         values = rd.final_scores(judge)
         source = str(rd.path / SEGMENTS)
     if len(values) != len(rows):
@@ -241,21 +239,6 @@ def _single_run(rd: RunDir, judge: str, run: int) -> np.ndarray:
                          path=str(rd.path), field="run")
     column: np.ndarray = rd.run_scores(judge).scores[:, run]
     return column
-
-
-def _check_score_cells(rd: RunDir, column: str) -> None:
-    """Raise on a short ``segments.tsv`` row or a score cell that is not a finite number.
-
-    :class:`RunDir` reads such a cell as unscored; a damaged file must say
-    where it is damaged rather than silently lose scores.
-    """
-    path = rd.path / SEGMENTS
-    for line, row in enumerate(rd.segment_table(), 2):
-        cells = [v for k, v in row.items() if k is not None]
-        if any(v is None for v in cells):
-            got = sum(v is not None for v in cells)
-            raise InputError(f"expected {len(cells)} fields, got {got}", path=str(path), line=line)
-        _float(row.get(column) or "", path=path, line=line, field_name=column)
 
 
 def read_wmt_mqm(path: str | Path) -> ScoreMatrix:

@@ -297,15 +297,7 @@ class RunDir:
         rows = _read_tsv(p)
         if rows and "score" not in rows[0]:
             raise InputError("missing column", path=str(p), field="score")
-        out = []
-        for r in rows:
-            judge_scores = {k[len("score:"):]: _float_cell(v) for k, v in r.items()
-                            if k is not None and k.startswith("score:")}
-            out.append(SegmentRow(
-                system=r.get("system") or None, doc_id=r.get("doc_id") or None, seg_id=r.get("seg_id") or None,
-                src_lang=r.get("src_lang") or None, tgt_lang=r.get("tgt_lang") or None,
-                score=_float_cell(r.get("score")), runs_ok=int(r.get("runs_ok") or 0),
-                runs_failed=int(r.get("runs_failed") or 0), judge_scores=judge_scores))
+        out = [_segment_row(r, path=str(p), line=line) for line, r in enumerate(rows, 2)]
         return out
 
     def segment_table(self) -> list[dict[str, str]]:
@@ -406,6 +398,40 @@ class RunDir:
     @property
     def store_path(self) -> Path:
         return self.path / STORE
+
+
+def _segment_row(r: dict[str, str], *, path: str, line: int) -> SegmentRow:
+    """One ``segments.tsv`` row, strictly: a short row or a damaged number names its line and column."""
+    cells = [v for k, v in r.items() if k is not None]
+    if any(v is None for v in cells) or None in r:
+        raise InputError(f"expected {len(cells)} fields", path=path, line=line)
+
+    def count(col: str) -> int:
+        v = r.get(col) or "0"
+        if not v.isdigit():
+            raise InputError(f"not a count: {v[:40]!r}", path=path, line=line, field=col)
+        return int(v)
+
+    judge_scores = {k[len("score:"):]: _score_cell(v, path=path, line=line, column=k)
+                    for k, v in r.items() if k is not None and k.startswith("score:")}
+    return SegmentRow(
+        system=r.get("system") or None, doc_id=r.get("doc_id") or None, seg_id=r.get("seg_id") or None,
+        src_lang=r.get("src_lang") or None, tgt_lang=r.get("tgt_lang") or None,
+        score=_score_cell(r.get("score"), path=path, line=line, column="score"),
+        runs_ok=count("runs_ok"), runs_failed=count("runs_failed"), judge_scores=judge_scores)
+
+
+def _score_cell(v: str | None, *, path: str, line: int, column: str) -> float | None:
+    """A score cell of a run's TSV: empty (or None/nan) is unscored; anything else must be a finite number."""
+    if v is None or v in ("", "None") or v.lower() == "nan":
+        return None
+    try:
+        f = float(v)
+    except ValueError:
+        raise InputError(f"not a number: {v[:40]!r}", path=path, line=line, field=column) from None
+    if math.isinf(f):
+        raise InputError(f"infinite score {v!r}", path=path, line=line, field=column)
+    return f
 
 
 def _float_cell(v: str | None) -> float | None:
