@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from polyjudge.cli.options import format_option, out_option
+from polyjudge.cli.options import emit, format_option, out_option
 from polyjudge.data.errors import InputError
 
 FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl")
@@ -83,11 +83,4 @@ def meta_eval(mtme_dir: Path | None, lps: tuple[str, ...], human: str | None, hu
         lower_better=lower_better, exclude_systems=exclude, include_refs=include_refs,
         task=None if task == "none" else task, level=level, k=k, seed=seed, alpha=alpha,
         missing_metric=missing_metric)
-    text = evaluate(config).format(fmt)
-    if out is None:
-        click.echo(text, nl=False)
-        return
-    if Path(out).is_dir():
-        raise InputError("is a directory; give a file", path=out, field="out")
-    Path(out).write_text(text, encoding="utf-8")
-    click.echo(f"wrote {out}", err=True)
+    emit(evaluate(config).format(fmt), out)

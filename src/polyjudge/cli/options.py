@@ -32,6 +32,19 @@ def warn(message: str) -> None:
     click.echo(f"polyjudge: warning: {message}", err=True)
 
 
+def emit(text: str, out: str | None) -> None:
+    """Results to ``-o/--out FILE`` (saying where) or, without it, to standard output."""
+    from pathlib import Path
+
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    if Path(out).is_dir():
+        raise InputError("is a directory; give a file", path=out, field="out")
+    Path(out).write_text(text, encoding="utf-8")
+    click.echo(f"wrote {out}", err=True)
+
+
 # --------------------------------------------------------------------------- registry choices
 
 class RegistryChoice(click.ParamType[str, Any]):
@@ -286,6 +299,6 @@ def judge_config(kw: dict[str, Any], *, progress: bool = True) -> JudgeConfig:
         progress=progress and not quiet and sys.stderr.isatty())
 
 
-__all__ = ["OUTPUT_FORMATS", "RegistryChoice", "RegistryHelpCommand", "format_option", "input_format_option",
+__all__ = ["OUTPUT_FORMATS", "RegistryChoice", "RegistryHelpCommand", "emit", "format_option", "input_format_option",
            "judge_config", "judge_options", "legacy", "out_option", "parse_protocol_options", "registry_help",
            "warn"]

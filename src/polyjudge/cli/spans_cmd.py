@@ -17,12 +17,9 @@ Example (a TSA run on TED en-de against the human spans)::
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from polyjudge.cli.options import format_option, legacy, out_option
-from polyjudge.data.errors import InputError
+from polyjudge.cli.options import emit, format_option, legacy, out_option
 
 FORMATS = click.Choice(["auto", "task2", "mqm", "jsonl", "run"])
 
@@ -66,10 +63,4 @@ def span_f1(gold: str, pred: str | None, gold_format: str, pred_format: str, lp:
     if write_tsv:
         result.write_predictions_tsv(write_tsv)
     text = result.to_json() + "\n" if fmt == "json" else result.to_text() if fmt == "text" else result.to_tsv()
-    if out is None:
-        click.echo(text, nl=False)
-        return
-    if Path(out).is_dir():
-        raise InputError("is a directory; give a file", path=out, field="out")
-    Path(out).write_text(text, encoding="utf-8")
-    click.echo(f"wrote {out}", err=True)
+    emit(text, out)

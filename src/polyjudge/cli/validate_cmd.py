@@ -6,11 +6,10 @@ The computations are :func:`polyjudge.api.validate` and :func:`polyjudge.api.sim
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
-from polyjudge.cli.options import format_option, out_option
+from polyjudge.cli.options import emit, format_option, out_option
 from polyjudge.data.errors import InputError
 
 
@@ -79,13 +78,7 @@ def validate(task_path: str, human_path: str, judge_specs: tuple[str, ...], opti
     report = select(config)
     text = (report.to_text() if fmt == "text" else report.to_tsv() if fmt == "tsv"
             else json.dumps(report.to_json(), indent=2) + "\n")
-    if out:
-        if Path(out).is_dir():
-            raise InputError("is a directory; give a file", path=out, field="out")
-        Path(out).write_text(text, encoding="utf-8")
-        click.echo(f"wrote {out}", err=True)
-    else:
-        click.echo(text, nl=False)
+    emit(text, out)
 
 
 

@@ -7,7 +7,7 @@ re-scored with a fixed parser without sending anything again.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +53,6 @@ class Judgment:
     @property
     def ok(self) -> bool:
         return self.status == OK
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["usage"] = asdict(self.usage)
-        return d
 
     def to_record(self, item: Item) -> JudgmentRecord:
         """The ``judgments.jsonl`` line of this judgment (identifiers from its item)."""
