@@ -3,7 +3,7 @@
 ``forced-choice``: the judge picks one option; ``response-set``: the judge picks
 every option that could reasonably apply (one admissible set of the task).
 The rating task comes from a task file (option ``task=PATH``, see
-:mod:`polyjudge.validation.task`; from Python a :class:`RatingTask` works
+:mod:`polyjudge.data.rating_task`; from Python a :class:`RatingTask` works
 too). Judges are sampled several times per item (default 10 runs at
 temperature 1) so that each item gets a distribution.
 
@@ -14,32 +14,8 @@ letter (forced choice) or distinct valid letters naming an admissible set
 These protocols are categorical: ``score`` returns None; the annotation holds
 the choice and the item key used by ``polyjudge validate``.
 
-Rating tasks live here too (protocols sit below validation, which re-exports
-them from :mod:`polyjudge.validation.task`).
-
-Rating tasks: response options O and admissible response sets Q.
-
-A rating task (Guerdan et al., §2) has ordered options ``O = (o_1..o_q)`` and an
-ordered list ``Q`` of admissible response sets (non-empty subsets of O). Under
-forced choice a rater picks one option; under response-set elicitation a rater
-picks every option that could reasonably apply, i.e. one set in Q.
-
-Judges answer with letters: option ``k`` (0-based) is letter ``chr(ord('A')+k)``
-unless the task names its own letters. A response-set answer is the letters of
-its options in any order ("BA" = "AB"); it maps to the index *in Q* of the set
-with exactly those options, built here from set equality rather than from
-positional arithmetic (the authors' code gets the position wrong by one).
-
-Task file (JSON, or TOML read with the standard library)::
-
-    {"name": "toxicity",
-     "instruction": "Rate the toxicity of the comment.",
-     "options": [{"label": "Very toxic", "description": "..."}, "Toxic", "Not toxic"],
-     "response_sets": [["Very toxic"], ["Toxic"], ["Not toxic"], ["Very toxic", "Toxic"]],
-     "letters": ["A", "B", "C"]}
-
-``response_sets`` may be omitted or set to ``"all"`` (every non-empty subset,
-by size then option order) or ``"singletons"`` (a fully specified task).
+The rating task itself (options O, admissible sets Q, letters, the task file
+format) is :class:`polyjudge.data.rating_task.RatingTask`.
 """
 
 from __future__ import annotations
