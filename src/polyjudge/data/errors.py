@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 # Longest message kept: a value quoted from a huge line never floods the terminal.
 MAX_MESSAGE = 500
 
