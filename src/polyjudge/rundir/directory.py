@@ -113,6 +113,9 @@ def write_run(path: str | Path, contents: RunContents) -> None:
         f"{sys_}\t{format_mtme(s)}\n" for sys_, vals in by_system.items() for s in vals))
     _atomic_write(out / MTME_DIR / f"{name}.sys.score", (
         f"{s.system}\t{format_mtme(s.score)}\n" for s in contents.systems))
+    for stale in (out / MTME_DIR).glob("*.score"):  # another protocol's scores from an earlier run
+        if stale.name not in (f"{name}.seg.score", f"{name}.sys.score"):
+            stale.unlink()
     manifest = contents.manifest
     manifest.outputs = {"mtme_name": name}
     _atomic_write(out / MANIFEST, [json.dumps(manifest.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"])
