@@ -92,3 +92,56 @@ def test_tsv_text_and_out(tmp_path, capsys):
     assert out.split()[:4] == ["lp", "precision", "recall", "f1"]
     code, out, err = run(["span-f1", "--gold", str(gold), "--pred", str(pred), "-o", str(tmp_path / "s.json")], capsys)
     assert code == 0 and out == "" and json.loads((tmp_path / "s.json").read_text())["avg_recall"] == 0.5
+
+
+def test_nothing_to_score_exits_2_without_nan(tmp_path, capsys):
+    gold, pred = _small_files(tmp_path)
+    header_only = tmp_path / "gold.tsv"
+    header_only.write_text("doc_id\tsegment_id\tsource_lang\ttarget_lang\tsystem_id\tstart_indices\tend_indices"
+                           "\terror_types\n", encoding="utf-8")
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"system": "B", "doc_id": "d", "seg_id": "1", "lp": "en-de", "spans": []}) + "\n")
+    for g, p, words in ((header_only, pred, "no gold segments"), (gold, other, "no prediction matches")):
+        code, out, err = run(["span-f1", "--gold", str(g), "--pred", str(p)], capsys)
+        assert code == 2 and out == "" and words in err and "NaN" not in err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_impossible_spans_exit_2_naming_file_line_and_field(tmp_path, capsys):
+    gold, _ = _small_files(tmp_path)
+    pred = tmp_path / "rev.jsonl"
+    pred.write_text(json.dumps({"system": "A", "doc_id": "d", "seg_id": "1", "lp": "en-de",
+                                "spans": [{"start": 6, "end": 2, "severity": "major"}]}) + "\n")
+    code, out, err = run(["span-f1", "--gold", str(gold), "--pred", str(pred)], capsys)
+    assert code == 2 and out == "" and f"{pred}:1, field 'end'" in err and "before its start" in err
+
+
+def test_random_gold_files_exit_0_or_2_with_one_line(tmp_path_factory, capsys):
+    """Random task-2 rows, bytes, BOMs and CRLF as gold: scores or one line, never a
+    traceback, never NaN. 100 generated cases."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    header = (b"doc_id\tsegment_id\tsource_lang\ttarget_lang\tset_id\tsystem_id\thypothesis_segment\t"
+              b"start_indices\tend_indices\terror_types")
+    cell = st.sampled_from([b"0", b"3", b"-1", b"12", b"missing", b"", b"0 4", b"x", b"\xff"])
+    kind = st.sampled_from([b"major", b"minor", b"no-error", b"major minor", b"Huge", b""])
+    row = st.tuples(cell, cell, kind).map(
+        lambda r: b"d\t1\ten\tde\tofficial\tA\t0123456789\t" + b"\t".join(r))
+    body = st.lists(row, max_size=3).map(lambda rs: b"\n".join(rs)) | st.binary(max_size=150)
+
+    @settings(max_examples=100, deadline=None)
+    @given(st.sampled_from([b"", b"\xef\xbb\xbf"]), body, st.booleans())
+    def check(bom, rows, crlf):
+        d = tmp_path_factory.mktemp("fuzz")
+        gold = d / "gold.tsv"
+        end = b"\r\n" if crlf else b"\n"
+        gold.write_bytes(bom + header + end + rows.replace(b"\n", end) + end)
+        code, out, err = run(["span-f1", "--gold", str(gold), "--pred", str(gold), "--gold-format", "task2",
+                              "--pred-format", "task2"], capsys)
+        assert code in (0, 2), err
+        assert "Traceback" not in err and "NaN" not in out
+        if code == 2:
+            assert out == "" and len(err.strip().splitlines()) == 1
+
+    check()

@@ -14,6 +14,7 @@ from polyjudge.studies.tables import data_frame
 SCORE_FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl")
 TASK_PRESETS = ("wmt24", "wmt23")
 MISSING_METRIC = ("error", "drop")
+ITEM_KEYS = ("auto", "seg", "doc-seg")
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,10 @@ class MetaEvalConfig:
     or ``human`` (a score file or run directory) with ``metrics`` (name -> score
     file or run directory) for one language pair labelled ``lps[0]``.
     ``task=None`` skips the ranking table (per-LP statistics only).
+    With ``missing_metric="drop"``, system scores on both sides are averaged
+    over the same cells (see :class:`polyjudge.metaeval.tasks.LanguagePair`).
+    Every file is keyed by the same ``item_key``; a file without doc_id where
+    ``doc-seg`` is needed is an error naming it.
     """
 
     human: str | Path | None = None
@@ -43,6 +48,9 @@ class MetaEvalConfig:
     seed: int = 0
     alpha: float = 0.05  # p-value threshold of the significance clusters
     missing_metric: str = "error"  # a metric lacks a score where humans have one: "error" or "drop"
+    # how segments are matched across files: "seg" (seg_id), "doc-seg" (doc_id + seg_id), or
+    # "auto" (doc-seg when a file's seg_ids repeat across documents)
+    item_key: str = "auto"
 
 
 PER_LP_COLUMNS = ("lp", "metric")
@@ -85,7 +93,8 @@ class MetaEvalResult:
 def _check(config: MetaEvalConfig) -> None:
     for name, value, allowed in (("human-format", config.human_format, SCORE_FORMATS),
                                  ("metric-format", config.metric_format, SCORE_FORMATS),
-                                 ("missing-metric", config.missing_metric, MISSING_METRIC)):
+                                 ("missing-metric", config.missing_metric, MISSING_METRIC),
+                                 ("item-key", config.item_key, ITEM_KEYS)):
         if value not in allowed:
             raise InputError(f"unknown {name} {value!r} (choose from {', '.join(allowed)})", field=name)
     if config.task is not None and config.task not in TASK_PRESETS:
@@ -107,7 +116,8 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
                                    exclude_systems=config.exclude_systems, include_refs=config.include_refs,
                                    human_lower_better=config.human_lower_better,
                                    lower_better=config.lower_better, missing_metric=config.missing_metric,
-                                   extra_metrics=config.metrics, metric_format=config.metric_format)
+                                   extra_metrics=config.metrics, metric_format=config.metric_format,
+                                   item_key=config.item_key)
                 for lp in config.lps]
     if not config.human:
         raise InputError("give --human (scores file or run directory) or --mtme DIR", field="human")
@@ -115,13 +125,13 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
         raise InputError("give at least one --metric", field="metric")
     if len(config.lps) > 1:
         raise InputError("several --lp need --mtme (one file set per language pair)", field="lp")
-    h = readers.read_scores(config.human, config.human_format)
+    sources = [(config.human, config.human_format)]
+    sources += [(path, config.metric_format) for path in config.metrics.values()]
+    h, *read = readers.read_score_tables(sources, config.item_key)
     if config.human_lower_better:
         h = h.negated()
-    metrics = {}
-    for name, path in config.metrics.items():
-        m = readers.read_scores(path, config.metric_format)
-        metrics[name] = m.negated() if name in config.lower_better else m
+    metrics = {name: m.negated() if name in config.lower_better else m
+               for name, m in zip(config.metrics, read, strict=True)}
     return [tasks.LanguagePair(config.lps[0] if config.lps else "lp", h, metrics,
                                exclude_systems=config.exclude_systems, missing_metric=config.missing_metric)]
 

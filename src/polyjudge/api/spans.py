@@ -136,16 +136,34 @@ def vote_merger(threshold: float) -> span_scores.SpanMerger:
 
 
 def span_f1(config: SpanF1Config) -> SpanF1Result:
-    """Score the predicted spans against the gold ones, per language pair."""
+    """Score the predicted spans against the gold ones, per language pair.
+
+    Nothing to score (an empty gold file, no prediction at all, e.g. every
+    judgment failed, or none matching a gold segment) is an InputError saying
+    which, never a result of NaNs.
+    """
     config.check()
     merge = vote_merger(config.vote_threshold)
     gold, gold_warn = span_scores.read_spans(config.gold, fmt=config.gold_format, lp=config.lp,
                                              raters=config.raters, judge=config.judge, merge=merge)
+    if not gold:
+        raise InputError("no gold segments in the file: nothing to score against", path=str(config.gold))
     pred, pred_warn = span_scores.read_spans(config.pred, fmt=config.pred_format, lp=config.lp,
                                              raters=config.raters, judge=config.judge, merge=merge)
+    if not pred:
+        failed = "".join(f"; {w}" for w in pred_warn)
+        raise InputError(f"no predicted spans to score{failed}", path=str(config.pred))
     set_ids = None if config.set_id in (None, "*") else (str(config.set_id),)
     scores = span_scores.span_f1(gold, pred, set_ids=set_ids, missing=config.missing)
     scores.warnings.extend(gold_warn + pred_warn)
+    kept = [g for g in gold if set_ids is None or g.set_id is None or g.set_id in set_ids]
+    if not kept:
+        found = sorted({g.set_id or "" for g in gold})
+        raise InputError(f"no gold segment has set_id {config.set_id!r} (found: {', '.join(found)}); "
+                         "choose one with --set-id, or '*' for every set", path=str(config.gold), field="set_id")
+    reason = span_scores.nothing_to_score(scores, len(kept), len(pred))
+    if reason is not None:
+        raise InputError(reason, path=str(config.pred))
     return SpanF1Result(config, scores, list(gold), list(pred))
 
 

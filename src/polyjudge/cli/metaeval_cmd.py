@@ -59,13 +59,18 @@ def _metrics(specs: tuple[str, ...], *, unique: bool) -> dict[str, Path]:
               help="p-value threshold for significance clusters.")
 @click.option("--missing-metric", type=click.Choice(["error", "drop"]), default="error",
               show_default=True,
-              help="A metric lacks a score where humans have one: stop, or skip those cells.")
+              help="A metric lacks a score where humans have one: stop, or skip those cells (system "
+                   "scores of both sides are then means over the cells the metric scored).")
+@click.option("--item-key", type=click.Choice(["auto", "seg", "doc-seg"]), default="auto", show_default=True,
+              help="How segments are matched across files: seg_id, doc_id + seg_id, or auto "
+                   "(doc_id + seg_id when seg_ids repeat across documents).")
 @format_option()
 @out_option("Write the results to this file instead of standard output.")
 def meta_eval(mtme_dir: Path | None, lps: tuple[str, ...], human: str | None, human_format: str,
               metric_specs: tuple[str, ...], metric_format: str, human_lower_better: bool,
               lower_better: tuple[str, ...], exclude: tuple[str, ...], include_refs: bool, task: str, level: str,
-              k: int, seed: int, alpha: float, missing_metric: str, fmt: str, out: str | None) -> None:
+              k: int, seed: int, alpha: float, missing_metric: str, item_key: str, fmt: str,
+              out: str | None) -> None:
     """Meta-evaluate metrics against human scores, WMT style.
 
     \b
@@ -82,5 +87,5 @@ def meta_eval(mtme_dir: Path | None, lps: tuple[str, ...], human: str | None, hu
         human_format=human_format, metric_format=metric_format, human_lower_better=human_lower_better,
         lower_better=lower_better, exclude_systems=exclude, include_refs=include_refs,
         task=None if task == "none" else task, level=level, k=k, seed=seed, alpha=alpha,
-        missing_metric=missing_metric)
+        missing_metric=missing_metric, item_key=item_key)
     emit(evaluate(config).format(fmt), out)

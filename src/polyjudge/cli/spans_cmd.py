@@ -8,7 +8,11 @@ per language pair ``precision``, ``recall``, ``f1`` (plus counts) and the macro
 averages ``avg_precision``, ``avg_recall``, ``avg_f1``; ``--format tsv``/``text``
 print one line per language pair instead. ``--write-tsv`` converts the
 predictions to the task-2 TSV layout (hypothesis and identifiers taken from
-the gold). The scoring is :func:`polyjudge.api.span_f1`.
+the gold). The scoring is :func:`polyjudge.api.span_f1`. Impossible spans (start
+after end, a negative start, an end past the gold hypothesis, task-2 rows with
+unequal start/end/type lists) and comparisons with nothing to score (an empty
+gold file, no prediction, e.g. every judgment failed, a run of a protocol
+without spans) exit 2 with one line naming the file, instead of scores or NaN.
 
 Example (a TSA run on TED en-de against the human spans)::
 

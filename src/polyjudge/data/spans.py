@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.textio import iter_lines, short
 
 MISSING = "missing"
 NO_ERROR = "no-error"
@@ -67,7 +68,11 @@ class SpanSegment:
     method: str | None = None
     source: str | None = None
     reference: str | None = None
+    # Where the segment was read (file, 1-based line) and the field holding its span
+    # bounds, so that a bad span is reported where it is written.
     origin: str | None = field(default=None, compare=False)
+    line: int | None = field(default=None, compare=False)
+    bounds_field: str = field(default="end", compare=False)
 
     @property
     def hyp_length(self) -> int | None:
@@ -76,70 +81,122 @@ class SpanSegment:
         return None if self.hypothesis is None else len(self.hypothesis)
 
 
-
 def normalise_severity(value: object, *, where: str = "") -> str:
     """Lower-cased severity; raises InputError on one the scorer does not know."""
     sev = str(value).strip().lower()
     if sev not in SEVERITY_ROW:
-        raise InputError(f"unknown severity {value!r}{where}; expected major, minor, critical "
+        raise InputError(f"unknown severity {short(value)}{where}; expected major, minor, critical "
                          "or undecided", field="severity")
     return sev
 
 
+def check_span(span: Span, *, length: int | None = None, path: str | None = None, line: int | None = None,
+               start_field: str = "start", end_field: str = "end") -> None:
+    """Refuse a span no hypothesis can have: a negative start, an end before its start,
+    or (with ``length``, the hypothesis length in code points) an end past the text.
 
-def _task2_errors(starts: str, ends: str, types: str, where: str,
+    The official scorer would silently read such spans as Python slices (empty,
+    counted from the end, or cut short); here they are input errors.
+    """
+    if span.start is None:
+        return
+    end = span.start if span.end is None else span.end
+    if span.start < 0:
+        raise InputError(f"span start {span.start} is negative", path=path, line=line, field=start_field)
+    if end < span.start:
+        raise InputError(f"span end {end} is before its start {span.start}", path=path, line=line,
+                         field=end_field)
+    if length is not None and end > length:
+        raise InputError(f"span {span.start}-{end} ends past the hypothesis ({length} characters)",
+                         path=path, line=line, field=end_field)
+
+
+def _bound_int(text: str, *, path: str, line: int, name: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"span bounds must be integers or 'missing', got {short(text)}", path=path, line=line,
+                         field=name) from None
+
+
+def _task2_errors(starts: str, ends: str, types: str, *, path: str, line: int,
                   warnings: list[str]) -> tuple[Span, ...]:
-    """The spans of one task-2 row, read as the official scorer reads them."""
+    """The spans of one task-2 row, read as the official scorer reads valid rows.
+
+    Rows it would read wrongly are errors here: unequal numbers of start, end
+    and type entries (it cuts them to the shortest), negative starts and ends
+    before starts (it reads them as Python slices).
+    """
     if types == NO_ERROR:
         return ()
+    a_list, b_list, t_list = starts.split(" "), ends.split(" "), types.split(" ")
+    if not len(a_list) == len(b_list) == len(t_list):
+        bad = "end_indices" if len(b_list) != len(a_list) else "error_types"
+        raise InputError(f"{len(a_list)} start, {len(b_list)} end and {len(t_list)} error type entries; "
+                         "a row needs one of each per span", path=path, line=line, field=bad)
     out = []
-    for a, b, t in zip(starts.split(" "), ends.split(" "), types.split(" ")):
+    for a, b, t in zip(a_list, b_list, t_list):
         if not a or not b or not t:
             # The official scorer drops every span of such a row (with a warning).
-            warnings.append(f"{where}: empty start/end/type entry; row read as having no spans")
+            warnings.append(f"{path}:{line}: empty start/end/type entry; row read as having no spans")
             return ()
         if a == MISSING:
             out.append(Span(None, None, t.lower()))
             continue
-        sev = normalise_severity(t, where=f" at {where}")
         try:
-            out.append(Span(int(a), int(b), sev))
-        except ValueError:
-            raise InputError(f"span bounds must be integers or 'missing', got {a!r}/{b!r}",
-                             path=where, field="start_indices") from None
+            sev = normalise_severity(t)
+        except InputError as exc:
+            raise InputError(exc.reason, path=path, line=line, field="error_types") from None
+        span = Span(_bound_int(a, path=path, line=line, name="start_indices"),
+                    _bound_int(b, path=path, line=line, name="end_indices"), sev)
+        check_span(span, path=path, line=line, start_field="start_indices", end_field="end_indices")
+        out.append(span)
     return tuple(out)
 
 
+TASK2_NEEDED = ("doc_id", "segment_id", "source_lang", "target_lang", "system_id",
+                "start_indices", "end_indices", "error_types")
+
+
 def read_task2_tsv(path: str | Path) -> tuple[list[SpanSegment], list[str]]:
-    """Read a WMT25 task-2 TSV (gold or predictions). Returns segments and warnings."""
+    """Read a WMT25 task-2 TSV (gold or predictions). Returns segments and warnings.
+
+    Read through :mod:`polyjudge.data.textio` (BOM, CRLF and bad bytes handled)
+    with the quoting rules of the task's pandas-based scorer.
+    """
     path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found", path=str(path))
+    name = str(path)
     csv.field_size_limit(2**31 - 1)
     warnings: list[str] = []
     segs: list[SpanSegment] = []
-    with path.open(encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter="\t")
-        header = reader.fieldnames or []
-        need = ("doc_id", "segment_id", "source_lang", "target_lang", "system_id",
-                "start_indices", "end_indices", "error_types")
-        lacking = [c for c in need if c not in header]
+    reader = csv.reader((f"{text}\n" for _, text in iter_lines(path)), delimiter="\t")
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise InputError("empty file: expected a header line", path=name, line=1)
+        lacking = [c for c in TASK2_NEEDED if c not in header]
         if lacking:
-            raise InputError(f"missing column(s) {', '.join(lacking)}", path=str(path), line=1)
-        for row in reader:
+            raise InputError(f"missing column(s) {', '.join(lacking)}", path=name, line=1)
+        col = {c: header.index(c) for c in reversed(header)}  # the first of repeated names
+        for cells in reader:
             line = reader.line_num
-            where = f"{path}:{line}"
-            if None in row or any(v is None for v in row.values()):
-                raise InputError("wrong number of fields", path=str(path), line=line)
+            if not cells:
+                continue
+            if len(cells) != len(header):
+                raise InputError(f"expected {len(header)} tab-separated fields, got {len(cells)}", path=name,
+                                 line=line)
+            row = {c: cells[i] for c, i in col.items()}
             spans = _task2_errors(row["start_indices"], row["end_indices"], row["error_types"],
-                                  where, warnings)
+                                  path=name, line=line, warnings=warnings)
             segs.append(SpanSegment(
                 system=row["system_id"], doc_id=row["doc_id"], seg_id=row["segment_id"],
                 spans=spans, lp=f"{row['source_lang']}-{row['target_lang']}",
                 hypothesis=row.get("hypothesis_segment"), set_id=row.get("set_id"),
                 domain=row.get("domain_name"), method=row.get("method"),
                 source=row.get("source_segment"), reference=row.get("reference_segment"),
-                origin=where))
+                origin=name, line=line, bounds_field="end_indices"))
+    except csv.Error as exc:
+        raise InputError(f"malformed TSV: {exc}", path=name, line=reader.line_num or None) from None
     return segs, warnings
 
 
@@ -166,16 +223,44 @@ def write_task2_tsv(path: str | Path, segments: Iterable[SpanSegment], *,
                         s.domain or "", s.method or method, starts, ends, types])
 
 
-def spans_from_annotation(annotation: Any, where: str = "") -> tuple[Span, ...]:
-    """Spans of a polyjudge span annotation (``{"spans": [{start, end, severity}, ...]}``)."""
+def _annotation_bound(value: Any, *, path: str, line: int | None, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise InputError(f"span {name} must be an integer, got {short(value)}", path=path, line=line,
+                         field=name)
+    try:
+        return int(value)
+    except ValueError:
+        raise InputError(f"span {name} must be an integer, got {short(value)}", path=path, line=line,
+                         field=name) from None
+
+
+def spans_from_annotation(annotation: Any, where: str = "", *, line: int | None = None) -> tuple[Span, ...]:
+    """Spans of a polyjudge span annotation (``{"spans": [{start, end, severity}, ...]}``).
+
+    ``where`` (a file) and ``line`` locate the annotation in error messages.
+    """
     if not isinstance(annotation, dict) or not isinstance(annotation.get("spans"), list):
         raise InputError("annotation has no 'spans' list (was this run made with a span protocol?)",
-                         path=where, field="annotation")
+                         path=where, line=line, field="annotation")
     out = []
     for sp in annotation["spans"]:
-        s, e = sp.get("start"), sp.get("end")
-        sev = normalise_severity(sp.get("severity"), where=f" at {where}")
-        out.append(Span(None, None, sev) if s is None else Span(int(s), int(e), sev))
+        if not isinstance(sp, dict):
+            raise InputError(f"each span must be an object, got {type(sp).__name__}", path=where, line=line,
+                             field="annotation")
+        s = _annotation_bound(sp.get("start"), path=where, line=line, name="start")
+        e = _annotation_bound(sp.get("end"), path=where, line=line, name="end")
+        try:
+            sev = normalise_severity(sp.get("severity"))
+        except InputError as exc:
+            raise InputError(exc.reason, path=where, line=line, field="severity") from None
+        if s is None:
+            out.append(Span(None, None, sev))
+        elif e is None:
+            raise InputError(f"span starts at {s} but has no end", path=where, line=line, field="end")
+        else:
+            out.append(Span(s, e, sev))
     return tuple(out)
-
-

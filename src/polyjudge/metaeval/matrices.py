@@ -111,6 +111,20 @@ class ScoreMatrix:
         return dict(zip(self.systems, self.system_means().tolist()))
 
 
+def row_means(values: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Mean of each row over the given cells only (NaN for a row without any).
+
+    System scores compared with each other must average the same cells: this is
+    how a system score is restricted to the segments both sides scored.
+    """
+    v = np.where(cells, np.asarray(values, dtype=float), np.nan)
+    n = np.sum(cells, axis=1)
+    s = np.nansum(v, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means: np.ndarray = np.where(n > 0, s / np.maximum(n, 1), np.nan)
+    return means
+
+
 def align(human: ScoreMatrix, metric: ScoreMatrix, *, name: str = "metric",
           missing_metric: str = "error", source: str | None = None) -> np.ndarray:
     """Metric values laid out like ``human`` (same systems and items, same order).

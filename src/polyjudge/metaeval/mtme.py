@@ -14,7 +14,6 @@ from pathlib import Path
 
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval import readers
-from polyjudge.metaeval.matrices import ScoreMatrix
 from polyjudge.metaeval.tasks import LanguagePair
 
 
@@ -38,14 +37,18 @@ def mtme_language_pair(root: str | Path, lp: str, *, human: str | None = None, l
                        exclude_systems: Collection[str] = (), include_refs: bool = False,
                        human_lower_better: bool = False, lower_better: Collection[str] = (),
                        missing_metric: str = "error", extra_metrics: Mapping[str, str | Path] | None = None,
-                       metric_format: str = "auto") -> LanguagePair:
+                       metric_format: str = "auto", item_key: str = "auto") -> LanguagePair:
     """One language pair of the directory at ``root``.
 
     ``human`` names the human scores (default ``mqm`` when present, else the only
     one). Every metric with scores at ``level`` is read; ``.sys.score`` files,
-    when present, give the system-level scores. ``lower_better`` names metrics
-    (with or without the ``-REF`` suffix) to negate; ``extra_metrics`` adds score
-    files or run directories by name.
+    when present, give the system-level scores (see
+    :class:`~polyjudge.metaeval.tasks.LanguagePair` for when they are used).
+    ``lower_better`` names metrics (with or without the ``-REF`` suffix) to
+    negate; ``extra_metrics`` adds score files or run directories by name.
+    Items of the directory's files are positions; ``item_key`` (see
+    :func:`~polyjudge.metaeval.readers.resolve_item_key`) must key every file
+    alike, so ``doc-seg`` is refused for them.
     """
     found = readers.scan_mtme(root, lp)
     names = [n for n, levels in found.human.items() if level in levels]
@@ -57,30 +60,36 @@ def mtme_language_pair(root: str | Path, lp: str, *, human: str | None = None, l
     if human not in found.human or level not in found.human[human]:
         raise InputError(f"{lp}: no human scores '{human}' at level {level} "
                          f"(found: {', '.join(names) or 'none'})", path=str(root), field="human")
-    h = readers.read_mtme_matrix(found.human[human][level])
+    human_table = readers.read_mtme_table(found.human[human][level])
+    tables: dict[str, readers.ScoreTable] = {}
     hsys = None
     if "sys" in found.human[human]:
         hsys = _first_scores(readers.read_mtme_score_file(found.human[human]["sys"]))
-    if human_lower_better:
-        h = h.negated()
-        if hsys:
-            hsys = {s: -v for s, v in hsys.items()}
-    metrics: dict[str, ScoreMatrix] = {}
     msys: dict[str, dict[str, float]] = {}
+    negate: set[str] = set()
     refs_used: set[str] = set()
     for full, files in found.metrics.items():
         if level not in files:
             continue
         base, refs = readers.metric_refs(full)
         refs_used |= refs
-        m = readers.read_mtme_matrix(files[level])
-        negate = base in lower_better or full in lower_better
-        metrics[full] = m.negated() if negate else m
+        tables[full] = readers.read_mtme_table(files[level])
+        if base in lower_better or full in lower_better:
+            negate.add(full)
         if "sys" in files:
-            msys[full] = _first_scores(readers.read_mtme_score_file(files["sys"]), -1.0 if negate else 1.0)
+            msys[full] = _first_scores(readers.read_mtme_score_file(files["sys"]), -1.0 if full in negate else 1.0)
     for name, path in (extra_metrics or {}).items():
-        m = readers.read_scores(path, metric_format)
-        metrics[name] = m.negated() if name in lower_better else m
+        tables[name] = readers.read_score_table(path, metric_format)
+        negate.discard(name)
+        if name in lower_better:
+            negate.add(name)
+    key = readers.resolve_item_key([human_table, *tables.values()], item_key)
+    h = human_table.matrix(key)
+    if human_lower_better:
+        h = h.negated()
+        if hsys:
+            hsys = {s: -v for s, v in hsys.items()}
+    metrics = {name: t.matrix(key).negated() if name in negate else t.matrix(key) for name, t in tables.items()}
     drop = set(exclude_systems)
     if not include_refs:
         drop |= {s for s in h.systems if s in refs_used or s.startswith("ref")}

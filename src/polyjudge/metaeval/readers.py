@@ -8,28 +8,43 @@ Formats:
 * polyjudge run directories, read through :class:`~polyjudge.rundir.RunDir`:
   the final segment scores (empty = unscored), or one judge's, one stored run
   aggregator's or one run's scores.
-* plain TSV / JSONL with ``system``, ``seg_id`` and ``score`` fields (the
-  WMT ``*.avg_seg_scores.tsv`` files, whose score column is
+* plain TSV / JSONL with ``system``, ``seg_id`` and ``score`` fields, ``doc_id``
+  optional (the WMT ``*.avg_seg_scores.tsv`` files, whose score column is
   ``mqm_avg_score``, are accepted too).
 * the WMT MQM annotation TSV, scored by ``polyjudge.aggregate.mqm``
-  (error points are negated so that higher is better).
+  (error points are negated so that higher is better; its ``doc`` column,
+  the document name, is the doc_id, as in runs made from these files).
+
+Reading happens in two steps so that every file of one comparison keys its
+items the same way: :func:`read_score_table` gives the rows as read
+(:class:`ScoreTable`), :func:`resolve_item_key` picks one item key for all of
+them (``seg``: seg_id alone; ``doc-seg``: doc_id + seg_id, needed when seg_id
+restarts in every document), and :meth:`ScoreTable.matrix` builds the matrix.
+Text files are read through :mod:`polyjudge.data.textio` (UTF-8 with or
+without BOM, CRLF, bad bytes located).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl
+from polyjudge.data.textio import iter_lines, short
 from polyjudge.metaeval.matrices import ScoreMatrix
 from polyjudge.rundir import AGGREGATES, SEGMENTS, RunDir
 
 LEVELS = ("seg", "sys", "doc", "domain")
+ITEM_KEYS = ("auto", "seg", "doc-seg")
+# Between doc_id and seg_id in a doc-seg item key (U+241F, a symbol no id is likely to hold).
+DOC_SEG_SEPARATOR = "\u241f"
 
 
 def _float(text: str, *, path: Path, line: int, field_name: str) -> float | None:
@@ -39,10 +54,99 @@ def _float(text: str, *, path: Path, line: int, field_name: str) -> float | None
     try:
         v = float(t)
     except ValueError:
-        raise InputError(f"not a number: {t!r}", path=str(path), line=line, field=field_name) from None
+        raise InputError(f"not a number: {short(t)}", path=str(path), line=line, field=field_name) from None
     if math.isinf(v):
-        raise InputError(f"infinite score {t!r}", path=str(path), line=line, field=field_name)
+        raise InputError(f"infinite score {short(t)}", path=str(path), line=line, field=field_name)
     return v
+
+
+def _columns(header: Sequence[str], limit: int = 20) -> str:
+    """The header's column names for a message, each and the list cut short."""
+    names = ", ".join(short(h, 40) for h in header[:limit])
+    return names + (f", … ({len(header)} columns)" if len(header) > limit else "")
+
+
+# --------------------------------------------------------------------------- score tables
+
+Row = tuple[str, str | None, str, float | None, int | None]
+"""(system, doc_id or None, seg_id, score or None, line or None) as read from a file."""
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    """The scores of one file as read, before items are keyed.
+
+    ``has_doc_id``: at least one row names a document. mt-metrics-eval files,
+    whose items are positions, never do; they come as a ready ``positional``
+    matrix instead of rows.
+    """
+
+    source: str
+    rows: tuple[Row, ...]
+    has_doc_id: bool
+    positional: ScoreMatrix | None = None
+
+    def seg_ids_repeat_across_docs(self) -> bool:
+        """True when one seg_id is found in two documents (ids restart per document)."""
+        doc_of: dict[str, str] = {}
+        for _, doc, seg, _, _ in self.rows:
+            if doc is not None and doc_of.setdefault(seg, doc) != doc:
+                return True
+        return False
+
+    def matrix(self, item_key: str = "seg") -> ScoreMatrix:
+        """Systems x items, items keyed by ``seg`` (seg_id) or ``doc-seg`` (doc_id + seg_id).
+
+        A repeated (system, item) is an input error naming both lines.
+        """
+        if item_key not in ("seg", "doc-seg"):
+            raise ValueError(f"item_key must be 'seg' or 'doc-seg', not {item_key!r}")
+        if item_key == "doc-seg" and not self.has_doc_id:
+            raise InputError("items are keyed by doc_id + seg_id, but this file has no doc_id",
+                             path=self.source, field="doc_id")
+        if self.positional is not None:
+            return self.positional
+        seen: dict[tuple[str, str], int | None] = {}
+        triples: list[tuple[str, str, float | None]] = []
+        for system, doc, seg, score, line in self.rows:
+            item = seg if item_key == "seg" else f"{doc or ''}{DOC_SEG_SEPARATOR}{seg}"
+            if (system, item) in seen:
+                first = seen[(system, item)]
+                where = f" (first at line {first})" if first is not None else ""
+                hint = ("; seg_id repeats across documents: key items by doc_id + seg_id "
+                        "(--item-key doc-seg)" if item_key == "seg" and self.seg_ids_repeat_across_docs() else "")
+                label = seg if item_key == "seg" else f"{doc or ''}/{seg}"
+                raise InputError(f"duplicate score for system {short(system)}, item {short(label)}{where}{hint}",
+                                 path=self.source, line=line)
+            seen[(system, item)] = line
+            triples.append((system, item, score))
+        return ScoreMatrix.from_rows(triples, source=self.source)
+
+
+def resolve_item_key(tables: Sequence[ScoreTable], requested: str = "auto") -> str:
+    """The one item key every table of a comparison uses: ``seg`` or ``doc-seg``.
+
+    ``auto`` keys by doc_id + seg_id when some file has doc ids and its seg_ids
+    repeat across documents, else by seg_id. With ``doc-seg`` every file needs a
+    doc_id; the first one without is an input error naming it.
+    """
+    if requested not in ITEM_KEYS:
+        raise InputError(f"unknown item key {requested!r} (choose from {', '.join(ITEM_KEYS)})",
+                         field="item-key")
+    if requested == "seg":
+        return "seg"
+    reason = "--item-key doc-seg"
+    if requested == "auto":
+        repeating = [t for t in tables if t.has_doc_id and t.seg_ids_repeat_across_docs()]
+        if not repeating:
+            return "seg"
+        reason = f"seg_id repeats across documents in {short(repeating[0].source, 200)}"
+    for t in tables:
+        if not t.has_doc_id:
+            raise InputError(f"items must be keyed by doc_id + seg_id ({reason}), but this file has no "
+                             "doc_id; give every file a doc_id, or key by seg_id (--item-key seg)",
+                             path=t.source, field="doc_id")
+    return "doc-seg"
 
 
 # --------------------------------------------------------------------------- mt-metrics-eval
@@ -51,16 +155,12 @@ def read_mtme_score_file(path: str | Path) -> dict[str, list[float | None]]:
     """``system score`` lines -> system -> scores in item order."""
     p = Path(path)
     out: dict[str, list[float | None]] = {}
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read score file: {exc.strerror}", path=str(p)) from None
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in iter_lines(p):
         if not line.strip():
             continue
         parts = line.split("\t") if "\t" in line else line.split()
         if len(parts) != 2:
-            raise InputError("expected 'system<TAB>score'", path=str(p), line=n)
+            raise InputError(f"expected 'system<TAB>score', got {len(parts)} field(s)", path=str(p), line=n)
         out.setdefault(parts[0].strip(), []).append(
             _float(parts[1], path=p, line=n, field_name="score"))
     return out
@@ -69,6 +169,11 @@ def read_mtme_score_file(path: str | Path) -> dict[str, list[float | None]]:
 def read_mtme_matrix(path: str | Path) -> ScoreMatrix:
     p = Path(path)
     return ScoreMatrix.from_lists(read_mtme_score_file(p), source=str(p))
+
+
+def read_mtme_table(path: str | Path) -> ScoreTable:
+    """An mt-metrics-eval score file as a table: items are positions ("0", "1", ...), no doc_id."""
+    return ScoreTable(str(path), (), has_doc_id=False, positional=read_mtme_matrix(path))
 
 
 @dataclass
@@ -119,17 +224,83 @@ def metric_refs(name: str) -> tuple[str, set[str]]:
 
 # --------------------------------------------------------------------------- tables
 
-def _score_column(fields: list[str], path: Path) -> str:
+def _score_column(fields: Sequence[str], path: Path, line: int = 1) -> str:
     if "score" in fields:
         return "score"
     cands = [f for f in fields if f.endswith("score")]
     if len(cands) == 1:
         return cands[0]
-    raise InputError(f"no 'score' column (columns: {', '.join(fields)})", path=str(path), line=1)
+    raise InputError(f"no 'score' column (columns: {_columns(fields)})", path=str(path), line=line)
 
 
-def _item_key(doc: str | None, seg: str) -> str:
-    return seg if not doc else f"{doc}\u241f{seg}"
+def _json_id(value: Any, *, path: Path, line: int, name: str) -> str:
+    """An identifier from JSON: a string or a number (as text)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    raise InputError(f"must be a string or a number, got {type(value).__name__}", path=str(path), line=line,
+                     field=name)
+
+
+def _json_score(value: Any, *, path: Path, line: int, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise InputError(f"not a number: {value!r}", path=str(path), line=line, field=name)
+    if isinstance(value, int | float):
+        if math.isinf(value):
+            raise InputError(f"infinite score {value!r}", path=str(path), line=line, field=name)
+        return None if math.isnan(value) else float(value)
+    if isinstance(value, str):
+        return _float(value, path=path, line=line, field_name=name)
+    raise InputError(f"not a number: {type(value).__name__}", path=str(path), line=line, field=name)
+
+
+def _jsonl_table(p: Path) -> ScoreTable:
+    rows: list[Row] = []
+    has_doc = False
+    for n, rec in iter_jsonl(p):
+        for f in ("system", "seg_id"):
+            if f not in rec:
+                raise InputError("missing field", path=str(p), line=n, field=f)
+        col = _score_column(list(rec), p, n)
+        doc = rec.get("doc_id")
+        doc_id = None if doc is None else _json_id(doc, path=p, line=n, name="doc_id")
+        has_doc = has_doc or bool(doc_id)
+        rows.append((_json_id(rec["system"], path=p, line=n, name="system"), doc_id,
+                     _json_id(rec["seg_id"], path=p, line=n, name="seg_id"),
+                     _json_score(rec.get(col), path=p, line=n, name=col), n))
+    return ScoreTable(str(p), tuple(rows), has_doc)
+
+
+def _tsv_table(p: Path) -> ScoreTable:
+    lines = iter_lines(p)
+    first = next(lines, None)
+    if first is None:
+        raise InputError("empty file", path=str(p))
+    _, head = first
+    header = [h.strip() for h in (head.split("\t") if "\t" in head else head.split())]
+    for f in ("system", "seg_id"):
+        if f not in header:
+            raise InputError(f"missing column (columns: {_columns(header)})", path=str(p), line=1, field=f)
+    col = _score_column(header, p)
+    ix = {h: k for k, h in enumerate(header)}
+    rows: list[Row] = []
+    has_doc = False
+    for n, line in lines:
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) < len(header):
+            parts = line.split()
+        if len(parts) < len(header):
+            raise InputError(f"expected {len(header)} fields, got {len(parts)}", path=str(p), line=n)
+        doc = parts[ix["doc_id"]] if "doc_id" in ix else None
+        has_doc = has_doc or bool(doc)
+        rows.append((parts[ix["system"]], doc, parts[ix["seg_id"]],
+                     _float(parts[ix[col]], path=p, line=n, field_name=col), n))
+    return ScoreTable(str(p), tuple(rows), has_doc)
 
 
 def read_table(path: str | Path, *, use_doc_id: bool = False) -> ScoreMatrix:
@@ -140,60 +311,12 @@ def read_table(path: str | Path, *, use_doc_id: bool = False) -> ScoreMatrix:
     p = Path(path)
     if p.is_dir():
         return read_run_dir(p)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=str(p)) from None
-    rows: list[tuple[str, str, float | None]] = []
-    if p.suffix in (".jsonl", ".json"):
-        for n, rec in iter_jsonl(p):
-            for f in ("system", "seg_id"):
-                if f not in rec:
-                    raise InputError("missing field", path=str(p), line=n, field=f)
-            col = _score_column(list(rec), p)
-            v = rec.get(col)
-            if v is not None and not isinstance(v, (int, float)):
-                v = _float(str(v), path=p, line=n, field_name=col)
-            doc = str(rec.get("doc_id", "")) if use_doc_id else None
-            rows.append((str(rec["system"]), _item_key(doc, str(rec["seg_id"])),
-                         None if v is None else float(v)))
-        return ScoreMatrix.from_rows(rows, source=str(p))
-    lines = text.splitlines()
-    if not lines:
-        raise InputError("empty file", path=str(p))
-    header = lines[0].split("\t") if "\t" in lines[0] else lines[0].split()
-    header = [h.strip() for h in header]
-    for f in ("system", "seg_id"):
-        if f not in header:
-            raise InputError(f"missing column (columns: {', '.join(header)})", path=str(p), line=1,
-                             field=f)
-    col = _score_column(header, p)
-    ix = {h: k for k, h in enumerate(header)}
-    for n, line in enumerate(lines[1:], 2):
-        if not line.strip():
-            continue
-        parts = line.split("\t")
-        if len(parts) < len(header):
-            parts = line.split()
-        if len(parts) < len(header):
-            raise InputError(f"expected {len(header)} fields, got {len(parts)}", path=str(p), line=n)
-        doc = parts[ix["doc_id"]] if use_doc_id and "doc_id" in ix else None
-        rows.append((parts[ix["system"]], _item_key(doc, parts[ix["seg_id"]]),
-                     _float(parts[ix[col]], path=p, line=n, field_name=col)))
-    return ScoreMatrix.from_rows(rows, source=str(p))
+    table = _jsonl_table(p) if p.suffix in (".jsonl", ".json") else _tsv_table(p)
+    return table.matrix("doc-seg" if use_doc_id else "seg")
 
 
-def read_run_dir(path: str | Path, *, judge: str | None = None, aggregator: str | None = None,
-                 run: int | None = None) -> ScoreMatrix:
-    """Segment scores of a polyjudge run directory, keyed like its ``segments.tsv``.
-
-    By default the run's final score (the panel's, over every judge). ``judge``
-    picks one judge's own final score; ``aggregator`` one of the run
-    aggregators stored side by side in ``aggregates.tsv``, and ``run`` the
-    scores of a single run index, so that aggregators and single runs can be
-    compared with the final score. ``aggregator`` and ``run`` need a judge when
-    the run has several.
-    """
+def _run_table(path: str | Path, *, judge: str | None = None, aggregator: str | None = None,
+               run: int | None = None) -> ScoreTable:
     rd = RunDir.open(path)
     rows = rd.segment_rows
     if not rows:
@@ -212,9 +335,27 @@ def read_run_dir(path: str | Path, *, judge: str | None = None, aggregator: str 
         source = str(rd.path / SEGMENTS)
     if len(values) != len(rows):
         raise InputError(f"{len(values)} scores for {len(rows)} segments in {SEGMENTS}", path=source)
-    return ScoreMatrix.from_rows(
-        ((r.system or "", r.seg_id or "", None if math.isnan(v) else float(v)) for r, v in zip(rows, values)),
-        source=source)
+    # segments.tsv lines (header = line 1) name a duplicate; other sources hold no ids of their own
+    lines: list[int | None] = (list(range(2, len(rows) + 2)) if source == str(rd.path / SEGMENTS)
+                               else [None] * len(rows))
+    table = tuple((r.system or "", r.doc_id, r.seg_id or "", None if math.isnan(v) else float(v), line)
+                  for r, v, line in zip(rows, values, lines))
+    return ScoreTable(source, table, any(r.doc_id for r in rows))
+
+
+def read_run_dir(path: str | Path, *, judge: str | None = None, aggregator: str | None = None,
+                 run: int | None = None, item_key: str = "auto") -> ScoreMatrix:
+    """Segment scores of a polyjudge run directory, keyed like its ``segments.tsv``.
+
+    By default the run's final score (the panel's, over every judge). ``judge``
+    picks one judge's own final score; ``aggregator`` one of the run
+    aggregators stored side by side in ``aggregates.tsv``, and ``run`` the
+    scores of a single run index, so that aggregators and single runs can be
+    compared with the final score. ``aggregator`` and ``run`` need a judge when
+    the run has several. ``item_key`` as in :func:`resolve_item_key`.
+    """
+    table = _run_table(path, judge=judge, aggregator=aggregator, run=run)
+    return table.matrix(resolve_item_key([table], item_key))
 
 
 def _one_judge(rd: RunDir, judge: str | None) -> str:
@@ -241,16 +382,21 @@ def _single_run(rd: RunDir, judge: str, run: int) -> np.ndarray:
     return column
 
 
-def read_wmt_mqm(path: str | Path) -> ScoreMatrix:
-    """Human MQM from a WMT annotation TSV, negated (higher = better)."""
+def _mqm_table(path: str | Path) -> ScoreTable:
     try:
         from polyjudge.aggregate.mqm import human_mqm_scores
     except ImportError as exc:  # pragma: no cover - depends on the tree
         raise InputError(f"the WMT MQM scorer (polyjudge.aggregate.mqm) is unavailable: {exc}",
                          path=str(path)) from None
     scores = human_mqm_scores(path)
-    return ScoreMatrix.from_rows(((s.system, str(s.seg_id), -float(s.points)) for s in scores.segments),
-                                 source=str(path))
+    rows = tuple((s.system, s.doc or None, str(s.seg_id), -float(s.points), None) for s in scores.segments)
+    return ScoreTable(str(path), rows, any(s.doc for s in scores.segments))
+
+
+def read_wmt_mqm(path: str | Path) -> ScoreMatrix:
+    """Human MQM from a WMT annotation TSV, negated (higher = better)."""
+    table = _mqm_table(path)
+    return table.matrix(resolve_item_key([table]))
 
 
 def sniff_format(path: str | Path) -> str:
@@ -262,20 +408,19 @@ def sniff_format(path: str | Path) -> str:
         return "mtme"
     if p.suffix in (".jsonl", ".json"):
         return "jsonl"
-    try:
-        with p.open(encoding="utf-8") as f:
-            first = f.readline()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=str(p)) from None
-    cols = set(first.rstrip("\n").split("\t"))
+    first = next(iter_lines(p), None)
+    cols = set(first[1].split("\t")) if first is not None else set()
     if {"system", "seg_id", "rater", "severity"} <= cols:
         return "mqm"
     return "tsv"
 
 
-def read_scores(path: str | Path, fmt: str = "auto", *, judge: str | None = None,
-                aggregator: str | None = None, run: int | None = None) -> ScoreMatrix:
-    """Any supported source -> ScoreMatrix (higher = better is the caller's contract).
+FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl")
+
+
+def read_score_table(path: str | Path, fmt: str = "auto", *, judge: str | None = None,
+                     aggregator: str | None = None, run: int | None = None) -> ScoreTable:
+    """Any supported source as a :class:`ScoreTable` (items not keyed yet).
 
     ``judge``, ``aggregator`` and ``run`` choose which scores of a run
     directory are read (see :func:`read_run_dir`); other formats hold one
@@ -283,18 +428,42 @@ def read_scores(path: str | Path, fmt: str = "auto", *, judge: str | None = None
     """
     fmt = sniff_format(path) if fmt == "auto" else fmt
     if fmt == "run":
-        return read_run_dir(path, judge=judge, aggregator=aggregator, run=run)
+        return _run_table(path, judge=judge, aggregator=aggregator, run=run)
     if judge is not None or aggregator is not None or run is not None:
         raise InputError(f"judge, aggregator and run choose scores of a run directory, not of a {fmt} file",
                          path=str(path))
+    p = Path(path)
     if fmt == "mtme":
-        return read_mtme_matrix(path)
+        return read_mtme_table(p)
     if fmt == "mqm":
-        return read_wmt_mqm(path)
+        return _mqm_table(p)
     if fmt in ("tsv", "jsonl"):
-        return read_table(path)
-    raise InputError(f"unknown score format {fmt!r} (auto, run, mtme, mqm, tsv, jsonl)", path=str(path))
+        if p.is_dir():
+            return _run_table(p)
+        return _jsonl_table(p) if fmt == "jsonl" or p.suffix in (".jsonl", ".json") else _tsv_table(p)
+    raise InputError(f"unknown score format {fmt!r} ({', '.join(FORMATS)})", path=str(path))
 
 
-__all__ = ["MtmeSet", "metric_refs", "read_mtme_matrix", "read_mtme_score_file", "read_run_dir",
-           "read_scores", "read_table", "read_wmt_mqm", "scan_mtme", "sniff_format"]
+def read_scores(path: str | Path, fmt: str = "auto", *, judge: str | None = None,
+                aggregator: str | None = None, run: int | None = None, item_key: str = "auto") -> ScoreMatrix:
+    """Any supported source -> ScoreMatrix (higher = better is the caller's contract).
+
+    Items are keyed as :func:`resolve_item_key` decides for this file alone;
+    to compare files, read them with :func:`read_score_tables` instead.
+    """
+    table = read_score_table(path, fmt, judge=judge, aggregator=aggregator, run=run)
+    return table.matrix(resolve_item_key([table], item_key))
+
+
+def read_score_tables(sources: Iterable[tuple[str | Path, str]],
+                      item_key: str = "auto") -> list[ScoreMatrix]:
+    """Several (path, format) sources keyed alike: one matrix per source, in order."""
+    tables = [read_score_table(path, fmt) for path, fmt in sources]
+    key = resolve_item_key(tables, item_key)
+    return [t.matrix(key) for t in tables]
+
+
+__all__ = ["DOC_SEG_SEPARATOR", "FORMATS", "ITEM_KEYS", "MtmeSet", "ScoreTable", "metric_refs",
+           "read_mtme_matrix", "read_mtme_score_file", "read_mtme_table", "read_run_dir", "read_score_table",
+           "read_score_tables", "read_scores", "read_table", "read_wmt_mqm", "resolve_item_key", "scan_mtme",
+           "sniff_format"]

@@ -20,9 +20,12 @@ implementation of them:
 * Only language pairs present in both gold and prediction are scored, and in
   task-2 TSV files only rows with ``set_id == "official"`` (by default).
 
-Deviation, on purpose: severities are matched case-insensitively (the official
+Deviations, on purpose: severities are matched case-insensitively (the official
 script raises on ``Major``); it prints its averaged precision and recall under
-swapped labels, we do not.
+swapped labels, we do not. Spans it would read wrongly without a word are input
+errors naming the file, line and field: a negative start, an end before its
+start, an end past the gold hypothesis, and (task-2 TSV) rows whose start, end
+and type lists differ in length. On valid input the scores are the same.
 """
 
 from __future__ import annotations
@@ -44,11 +47,13 @@ from polyjudge.data.spans import (
     SEVERITY_ROW,
     Span,
     SpanSegment,
+    check_span,
     normalise_severity,
     read_task2_tsv,
     spans_from_annotation,
     write_task2_tsv,
 )
+from polyjudge.data.textio import iter_lines, short
 from polyjudge.rundir import JUDGMENTS, JudgmentRecord, RunDir
 
 PARTIAL_CREDIT = 0.5
@@ -57,7 +62,7 @@ __all__ = [
     "Span", "SpanSegment", "SpanScore", "SpanF1Result", "char_counts", "score_lp", "span_f1",
     "char_f1_reference", "read_task2_tsv", "write_task2_tsv", "read_span_jsonl",
     "segments_from_mqm", "read_run_predictions", "read_spans", "normalise_severity",
-    "spans_from_annotation",
+    "spans_from_annotation", "check_span", "nothing_to_score",
 ]
 
 
@@ -261,19 +266,22 @@ def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
     for g in gold:
         gkey = (g.lp, g.system, g.doc_id, g.seg_id, g.set_id, g.domain, g.method)
         if gkey in seen_gold:
-            raise InputError(f"gold segment {gkey} appears twice", path=g.origin)
+            raise InputError(f"gold segment {gkey} appears twice", path=g.origin, line=g.line)
         seen_gold.add(gkey)
         length = g.hyp_length
         if length is None:
-            raise InputError("gold segment has no hypothesis text or length", path=g.origin,
+            raise InputError("gold segment has no hypothesis text or length", path=g.origin, line=g.line,
                              field="hypothesis")
+        _check_spans(g, length)
         cands = [k for k in index.get((g.system, g.doc_id, g.seg_id), ()) if _compatible(pred[k], g)]
         if len(cands) > 1:
             raise InputError(f"{len(cands)} predictions match gold segment system={g.system!r} "
-                             f"doc_id={g.doc_id!r} seg_id={g.seg_id!r}", path=pred[cands[0]].origin)
+                             f"doc_id={g.doc_id!r} seg_id={g.seg_id!r}", path=pred[cands[0]].origin,
+                             line=pred[cands[0]].line)
         match = pred[cands[0]] if cands else None
-        if cands:
+        if match is not None:
             used[cands[0]] = True
+            _check_spans(match, length)
         by_lp[g.lp or "all"].append((g, match, length))
     result = SpanF1Result(per_lp={}, unmatched_predictions=int((~used).sum()))
     for lp, pairs in sorted(by_lp.items()):
@@ -289,7 +297,8 @@ def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
                 n_missing += 1
                 if missing == "error":
                     raise InputError(f"no prediction for gold segment system={g.system!r} "
-                                     f"doc_id={g.doc_id!r} seg_id={g.seg_id!r} ({lp})", path=g.origin)
+                                     f"doc_id={g.doc_id!r} seg_id={g.seg_id!r} ({lp})", path=g.origin,
+                                     line=g.line)
                 if missing == "skip":
                     continue
             lengths.append(length)
@@ -298,6 +307,38 @@ def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
         result.per_lp[lp] = score_lp(lengths, gs, ps, partial_credit)
         result.missing_predictions[lp] = n_missing
     return result
+
+
+def _check_spans(seg: SpanSegment, length: int) -> None:
+    """Every located span of ``seg`` lies within a hypothesis of ``length`` (the gold's) characters."""
+    for sp in seg.spans:
+        try:
+            check_span(sp, length=length, path=seg.origin, line=seg.line, end_field=seg.bounds_field,
+                       start_field=seg.bounds_field.replace("end", "start"))
+        except InputError as exc:
+            if seg.line is not None:
+                raise
+            # no line to point at (merged runs, spans built in Python): name the segment instead
+            raise InputError(f"system={seg.system!r} doc_id={seg.doc_id!r} seg_id={seg.seg_id!r}: {exc.reason}",
+                             path=exc.path, field=exc.field) from None
+
+
+def nothing_to_score(result: SpanF1Result, n_gold: int, n_pred: int) -> str | None:
+    """Why no language pair could be scored (a message), or None when one was.
+
+    An empty result has no precision, recall or F1 at all; callers report this
+    reason instead of printing NaN.
+    """
+    if result.per_lp:
+        return None
+    if n_gold == 0:
+        return "no gold segments to score against"
+    if n_pred == 0:
+        return "no predictions to score"
+    lps = ", ".join(result.lps_without_predictions) or "none"
+    return (f"no prediction matches a gold segment (gold language pairs: {lps}; "
+            f"{result.unmatched_predictions} of {n_pred} predictions matched none: "
+            "check system, doc_id, seg_id, language pair and set_id)")
 
 
 def _compatible(p: SpanSegment, g: SpanSegment) -> bool:
@@ -319,16 +360,38 @@ def _opt_str(x: Any) -> str | None:
     return None if x is None else str(x)
 
 
-def _bound(x: Any, where: str, name: str) -> int | None:
+def _bound(x: Any, path: str, line: int, name: str) -> int | None:
     if x is None or x == MISSING:
         return None
     if isinstance(x, bool) or not isinstance(x, (int, str)):
-        raise InputError(f"span {name} must be an integer or 'missing', got {x!r}", path=where, field=name)
+        raise InputError(f"span {name} must be an integer or 'missing', got {short(x)}", path=path, line=line,
+                         field=name)
     try:
         return int(x)
     except ValueError:
-        raise InputError(f"span {name} must be an integer or 'missing', got {x!r}", path=where,
+        raise InputError(f"span {name} must be an integer or 'missing', got {short(x)}", path=path, line=line,
                          field=name) from None
+
+
+def _text(x: Any, path: str, line: int, name: str) -> str | None:
+    if x is None or isinstance(x, str):
+        return x
+    raise InputError(f"must be a string, got {type(x).__name__}", path=path, line=line, field=name)
+
+
+def _length(x: Any, path: str, line: int) -> int | None:
+    if x is None:
+        return None
+    n: int | None = None
+    if isinstance(x, int) and not isinstance(x, bool):
+        n = x
+    elif isinstance(x, float) and x.is_integer():
+        n = int(x)
+    elif isinstance(x, str) and x.strip().isdigit():
+        n = int(x)
+    if n is None or n < 0:
+        raise InputError(f"must be a non-negative integer, got {short(x)}", path=path, line=line, field="length")
+    return n
 
 
 def read_span_jsonl(path: str | Path, *, lp: str | None = None) -> list[SpanSegment]:
@@ -342,44 +405,47 @@ def read_span_jsonl(path: str | Path, *, lp: str | None = None) -> list[SpanSegm
     (``start_i``, ``end_i``, ``severity``); bounds may be ``"missing"``.
     """
     path = Path(path)
+    name = str(path)
     if not path.is_file():
-        raise InputError("file not found", path=str(path))
+        raise InputError("file not found", path=name)
     out: list[SpanSegment] = []
     for n, d in iter_jsonl(path):
-        where = f"{path}:{n}"
         raw = _first(d, "spans", "esa_spans", "errors")
         if raw is None:
             raw = []
         if not isinstance(raw, list):
-            raise InputError("spans must be a list", path=str(path), line=n, field="spans")
+            raise InputError("spans must be a list", path=name, line=n, field="spans")
         spans = []
         for sp in raw:
             if not isinstance(sp, dict):
-                raise InputError("each span must be an object", path=str(path), line=n, field="spans")
+                raise InputError("each span must be an object", path=name, line=n, field="spans")
             sev = _first(sp, "severity")
             if sev is None:
-                raise InputError("span without severity", path=str(path), line=n, field="severity")
-            s = _bound(_first(sp, "start", "start_i"), where, "start")
-            e = _bound(_first(sp, "end", "end_i"), where, "end")
+                raise InputError("span without severity", path=name, line=n, field="severity")
+            s = _bound(_first(sp, "start", "start_i"), name, n, "start")
+            e = _bound(_first(sp, "end", "end_i"), name, n, "end")
             if s is None:
                 spans.append(Span(None, None, str(sev).lower()))
                 continue
             try:
-                sev = normalise_severity(sev, where=f" at {where}")
+                sev = normalise_severity(sev)
             except InputError as exc:
-                raise InputError(exc.reason, path=str(path), line=n, field="severity") from None
-            spans.append(Span(s, e if e is not None else s, sev))
+                raise InputError(exc.reason, path=name, line=n, field="severity") from None
+            span = Span(s, e if e is not None else s, sev)
+            check_span(span, path=name, line=n)
+            spans.append(span)
         pair = _first(d, "lp", "langs")
         if pair is None and _first(d, "source_lang") is not None:
             pair = f"{d['source_lang']}-{_first(d, 'target_lang')}"
-        length = _first(d, "length")
         out.append(SpanSegment(
             system=_opt_str(_first(d, "system", "system_id")), doc_id=_opt_str(_first(d, "doc_id")),
             seg_id=_opt_str(_first(d, "seg_id", "segment_id", "line_id")), spans=tuple(spans),
-            lp=_opt_str(pair) or lp, hypothesis=_first(d, "hypothesis", "tgt", "hypothesis_segment"),
-            length=int(length) if length is not None else None, set_id=_opt_str(_first(d, "set_id")),
+            lp=_opt_str(pair) or lp,
+            hypothesis=_text(_first(d, "hypothesis", "tgt", "hypothesis_segment"), name, n, "hypothesis"),
+            length=_length(_first(d, "length"), name, n), set_id=_opt_str(_first(d, "set_id")),
             domain=_opt_str(_first(d, "domain", "domain_name")), method=_opt_str(_first(d, "method")),
-            source=_first(d, "source", "src", "source_segment"), origin=where))
+            source=_text(_first(d, "source", "src", "source_segment"), name, n, "source"),
+            origin=name, line=n))
     return out
 
 
@@ -395,7 +461,7 @@ def lp_from_filename(path: str | Path) -> str | None:
 
 
 def segments_from_mqm(annotations: Iterable[Any], *, lp: str | None = None,
-                      raters: str = "first") -> list[SpanSegment]:
+                      raters: str = "first", path: str | None = None) -> list[SpanSegment]:
     """Gold span segments from WMT MQM annotations (``read_wmt_mqm`` records).
 
     One segment per (system, doc, seg_id); the segment's ``doc_id`` is the
@@ -417,7 +483,7 @@ def segments_from_mqm(annotations: Iterable[Any], *, lp: str | None = None,
         if key not in segs:
             segs[key] = SpanSegment(system=a.system, doc_id=doc, seg_id=str(a.seg_id),
                                     spans=(), lp=lp, hypothesis=a.target, source=a.source,
-                                    origin=f"line {getattr(a, 'line', '?')}")
+                                    origin=path, line=getattr(a, "line", None), bounds_field="target")
             rater_of[key] = a.rater
         elif raters == "first" and a.rater != rater_of[key]:
             continue
@@ -438,6 +504,24 @@ def segments_from_mqm(annotations: Iterable[Any], *, lp: str | None = None,
 SpanMerger = Callable[[list[dict[str, Any]]], dict[str, Any] | None]
 
 
+def _check_span_protocol(run: RunDir) -> None:
+    """Refuse a run whose protocol writes no spans (e.g. mqm, da): it has nothing to score."""
+    name = run.manifest.protocol
+    if not name:
+        return  # written by 0.1.0: no protocol recorded; the annotations tell
+    from polyjudge.protocols import PROTOCOLS, UnknownNameError
+
+    try:
+        protocol = PROTOCOLS.get(name)
+    except UnknownNameError:
+        return  # a plugin not installed here: the annotations tell
+    if not protocol.produces_spans:
+        spans = ", ".join(n for n, p in PROTOCOLS.items() if p.produces_spans)
+        raise InputError(f"the run was made with protocol '{name}', which produces no error spans; "
+                         f"span-f1 needs a run of a span protocol ({spans})", path=str(run.path),
+                         field="protocol")
+
+
 def read_run_predictions(run_dir: str | Path, *, judge: str | None = None,
                          merge: SpanMerger | None = None, run_index: int | None = None,
                          lp: str | None = None) -> tuple[list[SpanSegment], dict[str, int]]:
@@ -447,40 +531,50 @@ def read_run_predictions(run_dir: str | Path, *, judge: str | None = None,
     scorer reports them instead of treating a failure as "no error"). With
     several ok runs per item, ``merge`` combines them (character voting), or
     ``run_index`` picks one; otherwise the lowest run index is used.
+    A run of a protocol without spans is an input error.
     Returns the segments and counts of judgments by status.
     """
     given = Path(run_dir)
     run = RunDir.open(given.parent if given.is_file() and given.name == JUDGMENTS else given)
+    _check_span_protocol(run)
+    path = run.judgments_path
     judges: set[str] = set()
-    ok_runs: dict[int, list[JudgmentRecord]] = defaultdict(list)
+    ok_runs: dict[int, list[tuple[int, JudgmentRecord]]] = defaultdict(list)
     first: dict[int, JudgmentRecord] = {}
     status: dict[str, int] = defaultdict(int)
-    for j in run.iter_judgments():
+    for lineno, raw in run.iter_judgment_dicts():
+        j = JudgmentRecord.from_json(raw, path=path, line=lineno)
         judges.add(j.judge)
         if judge is not None and j.judge != judge:
             continue
         status[j.status] += 1
         first.setdefault(j.item_index, j)
         if j.ok and (run_index is None or j.run_index == run_index):
-            ok_runs[j.item_index].append(j)
+            ok_runs[j.item_index].append((lineno, j))
     if judge is None and len(judges) > 1:
         raise InputError(f"run has several judges ({', '.join(sorted(judges))}); "
-                         "choose one with --judge", path=run.judgments_path)
+                         "choose one with --judge", path=path)
     out = []
     for idx in sorted(first):
-        runs = sorted(ok_runs.get(idx, []), key=lambda j: j.run_index)
+        runs = sorted(ok_runs.get(idx, []), key=lambda lj: lj[1].run_index)
         if not runs:
             continue
-        where = f"{run.judgments_path} item {idx}"
+        # every run's spans are checked where they are written, merged or not
+        for lineno, j in runs:
+            for sp in spans_from_annotation(j.annotation, path, line=lineno):
+                check_span(sp, path=path, line=lineno)
+        line: int | None = runs[0][0]
         if merge is not None and len(runs) > 1:
-            ann = merge([j.annotation for j in runs])
+            ann = merge([j.annotation for _, j in runs])
             if ann is None:
                 continue
+            line = None
         else:
-            ann = runs[0].annotation
+            ann = runs[0][1].annotation
         ids = first[idx]
         out.append(SpanSegment(system=ids.system, doc_id=ids.doc_id, seg_id=ids.seg_id,
-                               spans=spans_from_annotation(ann, where), lp=lp, origin=where))
+                               spans=spans_from_annotation(ann, path, line=line), lp=lp, origin=path,
+                               line=line))
     return out, dict(status)
 
 
@@ -505,7 +599,7 @@ def read_spans(path: str | Path, *, fmt: str = "auto", lp: str | None = None,
         from polyjudge.data.wmt_mqm import guess_language_pair, read_wmt_mqm
         pair = guess_language_pair(p)
         lp = lp or ("-".join(pair) if pair else lp_from_filename(p))
-        return segments_from_mqm(read_wmt_mqm(p), lp=lp, raters=raters), warnings
+        return segments_from_mqm(read_wmt_mqm(p), lp=lp, raters=raters, path=str(p)), warnings
     if fmt == "jsonl":
         return read_span_jsonl(p, lp=lp), warnings
     if fmt == "run":
@@ -525,8 +619,8 @@ def _detect_format(p: Path) -> str:
         raise InputError("file not found", path=str(p))
     if p.suffix in (".jsonl", ".json"):
         return "jsonl"
-    with p.open(encoding="utf-8") as fh:
-        header = fh.readline().rstrip("\r\n").split("\t")
+    first = next(iter_lines(p), None)
+    header = first[1].split("\t") if first is not None else []
     if "start_indices" in header:
         return "task2"
     if "target" in header and "severity" in header:

@@ -26,14 +26,33 @@ import numpy as np
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval import significance as sig
 from polyjudge.metaeval import stats
-from polyjudge.metaeval.matrices import ScoreMatrix, align
+from polyjudge.metaeval.matrices import ScoreMatrix, align, row_means
 from polyjudge.metaeval.statistics import SPA_PERMUTATIONS, SPA_SEED, Level, Scores, Statistic, get_statistic
 from polyjudge.registry import Registry, UnknownNameError
 
 
 @dataclass
 class LanguagePair:
-    """Human and metric scores of one test set; every matrix is higher = better."""
+    """Human and metric scores of one test set; every matrix is higher = better.
+
+    System scores: a metric that scores every cell the humans scored is
+    compared as mt-metrics-eval compares, the human system scores
+    (``human_sys`` when given, else the mean over the human-scored cells)
+    against the metric's own (``metric_sys[name]`` when given, else its mean
+    over every cell it scored). When ``missing_metric="drop"`` leaves a metric
+    without some human-scored cells, averaging each side over its own cells
+    would compare different segments (a copy of the human scores could then
+    rank systems wrongly), so both that metric's system scores and the human
+    ones it is compared with are the means over the cells both scored. Given
+    ``.sys.score`` values are not used for such a metric, on either side: a
+    published system score cannot be restricted to a subset of segments.
+
+    mt-metrics-eval has no such mode: a metric score file containing ``None``
+    is refused, a system missing from it is an error (or, with ``repair``,
+    gets zero scores), only missing *human* scores are dropped (from both
+    vectors, in parallel), and system-level statistics read both sides'
+    ``.sys.score`` files as given.
+    """
 
     lp: str
     human: ScoreMatrix
@@ -55,19 +74,29 @@ class LanguagePair:
             hs = np.array([self.human_sys.get(s, np.nan) for s in keep], dtype=float)
         else:
             hs = hm.system_means()
+        rated = ~np.isnan(hm.values)
         ms: dict[str, np.ndarray] = {}
-        for name, m in self.metrics.items():
+        hs_for: dict[str, np.ndarray] = {}
+        for name, values in seg.items():
+            shared = rated & ~np.isnan(values)
             given = self.metric_sys.get(name)
-            if given is not None:
-                ms[name] = np.array([given.get(s, np.nan) for s in keep], dtype=float)
-            else:
-                ms[name] = m.select(keep).system_means()
-        return Prepared(self.lp, list(keep), list(hm.items), hm.values, seg, hs, ms)
+            if np.array_equal(shared, rated):
+                hs_for[name] = hs
+                ms[name] = (np.array([given.get(s, np.nan) for s in keep], dtype=float) if given is not None
+                            else self.metrics[name].select(keep).system_means())
+            else:  # cells dropped: both sides over the cells the metric scored
+                hs_for[name] = row_means(hm.values, shared)
+                ms[name] = row_means(values, shared)
+        return Prepared(self.lp, list(keep), list(hm.items), hm.values, seg, hs, ms, hs_for)
 
 
 @dataclass
 class Prepared:
-    """One LP's scores restricted to the systems with human scores, metrics aligned to them."""
+    """One LP's scores restricted to the systems with human scores, metrics aligned to them.
+
+    ``human_sys`` is the humans' own system scores; ``human_sys_by_metric[name]``
+    the human system scores that metric is compared with (the same cells).
+    """
 
     lp: str
     systems: list[str]
@@ -76,12 +105,36 @@ class Prepared:
     metric_seg: dict[str, np.ndarray]
     human_sys: np.ndarray
     metric_sys: dict[str, np.ndarray]
+    human_sys_by_metric: dict[str, np.ndarray] = field(default_factory=dict)
 
-    def human_scores(self) -> Scores:
-        return Scores(self.human, self.human_sys)
+    def human_scores(self, metric: str | None = None) -> Scores:
+        """The human scores, with the system scores ``metric`` is compared with."""
+        sys = self.human_sys if metric is None else self.human_sys_by_metric.get(metric, self.human_sys)
+        return Scores(self.human, sys)
 
     def metric_scores(self, name: str) -> Scores:
         return Scores(self.metric_seg[name], self.metric_sys[name])
+
+    def shared_cells(self, name: str) -> np.ndarray:
+        """Cells with both a human and a ``name`` score."""
+        shared: np.ndarray = ~np.isnan(self.human) & ~np.isnan(self.metric_seg[name])
+        return shared
+
+    def compared(self, a: str, b: str) -> tuple[Scores, Scores, Scores]:
+        """Human, ``a`` and ``b`` scores for testing ``a`` against ``b``.
+
+        When the two metrics scored different cells (``missing_metric="drop"``),
+        the three system scores are means over the cells both metrics scored,
+        so that the test compares like with like; segment scores are passed as
+        they are (the segment tests use only cells all three have).
+        """
+        ca, cb = self.shared_cells(a), self.shared_cells(b)
+        if np.array_equal(ca, cb):
+            return self.human_scores(a), self.metric_scores(a), self.metric_scores(b)
+        both = ca & cb
+        ma, mb = self.metric_seg[a], self.metric_seg[b]
+        return (Scores(self.human, row_means(self.human, both)), Scores(ma, row_means(ma, both)),
+                Scores(mb, row_means(mb, both)))
 
 
 # --------------------------------------------------------------------------- standard stats
@@ -89,12 +142,13 @@ class Prepared:
 def standard_stats(p: Prepared, name: str, seed: int = SPA_SEED) -> dict[str, float | int]:
     """The statistics every report carries, for one metric on one LP."""
     h, m = p.human, p.metric_seg[name]
+    hs, ms = p.human_scores(name).sys, p.metric_sys[name]
     tc = stats.tie_calibration(h, m, "item")
     return {
-        "sys_pairwise_accuracy": stats.pairwise_accuracy(p.human_sys, p.metric_sys[name]),
+        "sys_pairwise_accuracy": stats.pairwise_accuracy(hs, ms),
         "sys_spa": stats.soft_pairwise_accuracy(h, m, SPA_PERMUTATIONS, seed),
-        "sys_pearson": stats.pearson(p.human_sys, p.metric_sys[name]),
-        "sys_kendall": stats.kendall(p.human_sys, p.metric_sys[name]),
+        "sys_pearson": stats.pearson(hs, ms),
+        "sys_kendall": stats.kendall(hs, ms),
         "seg_pearson": stats.pearson(h, m, "none"),
         "seg_kendall_item": stats.kendall(h, m, "item", "b"),
         "seg_acc_t": tc.value,
@@ -220,14 +274,13 @@ def preset_tasks(name: str, lps: Sequence[str]) -> list[Task]:
 
 
 def _value(t: Task, data: dict[str, Prepared], m: str) -> float:
-    return t.stat.value(t.level, [data[lp].human_scores() for lp in t.lps],
+    return t.stat.value(t.level, [data[lp].human_scores(m) for lp in t.lps],
                         [data[lp].metric_scores(m) for lp in t.lps])
 
 
 def _test(t: Task, data: dict[str, Prepared], a: str, b: str, k: int, seed: int) -> sig.PermutationResult:
-    return t.stat.test(t.level, [data[lp].human_scores() for lp in t.lps],
-                       [data[lp].metric_scores(a) for lp in t.lps],
-                       [data[lp].metric_scores(b) for lp in t.lps], k, seed)
+    human, score_a, score_b = zip(*(data[lp].compared(a, b) for lp in t.lps), strict=True)
+    return t.stat.test(t.level, human, score_a, score_b, k, seed)
 
 
 def _run_task(ti: int, t: Task, data: dict[str, Prepared], metrics: Sequence[str], k: int, seed: int,
