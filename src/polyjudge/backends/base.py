@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from polyjudge.data.secrets import redact
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -48,11 +50,16 @@ class GenerateResult:
 
 
 class BackendError(RuntimeError):
-    """A failed call. ``retryable`` tells the engine whether to back off and retry."""
+    """A failed call. ``retryable`` tells the engine whether to back off and retry.
+
+    The message is redacted here, once for every backend: it quotes servers
+    (which may echo the API key) and URLs (which may hold a password), and it
+    goes on to store rows, ``judgments.jsonl``, the manifest and the terminal.
+    """
 
     def __init__(self, message: str, *, retryable: bool, status: int | None = None,
                  retry_after: float | None = None) -> None:
-        super().__init__(message)
+        super().__init__(redact(message))
         self.retryable, self.status, self.retry_after = retryable, status, retry_after
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from polyjudge.backends.base import Backend
+from polyjudge.data.secrets import redact_url, register_secret_env
 from polyjudge.registry import Registry, UnknownNameError
 
 
@@ -79,9 +80,13 @@ def backend_class(name: str, *, judge: str | None = None) -> type[RegisteredBack
                                   f"{', '.join(sorted(BACKENDS.names()))}") from None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class JudgeSpec:
-    """One judge: a backend name and what it needs (a model, an endpoint)."""
+    """One judge: a backend name and what it needs (a model, an endpoint).
+
+    ``base_url`` is kept as given (the backend needs its credentials); what
+    the spec shows of itself (:meth:`describe`, ``repr``) has them masked.
+    """
 
     backend: str
     model: str | None = None
@@ -95,7 +100,11 @@ class JudgeSpec:
         return cls(name, model, base_url)
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": self.backend, "model": self.model, "base_url": self.base_url}
+        """The judge's manifest entry; credentials in ``base_url`` are masked."""
+        return {"backend": self.backend, "model": self.model, "base_url": redact_url(self.base_url)}
+
+    def __repr__(self) -> str:
+        return f"JudgeSpec(backend={self.backend!r}, model={self.model!r}, base_url={redact_url(self.base_url)!r})"
 
 
 def make_backend(spec: JudgeSpec, settings: BackendSettings | None = None, *, api_key_env: str | None = None,
@@ -111,6 +120,7 @@ def make_backend(spec: JudgeSpec, settings: BackendSettings | None = None, *, ap
         timeout=timeout if timeout is not None else base.timeout,
         n_ctx=n_ctx if n_ctx is not None else base.n_ctx,
     )
+    register_secret_env(chosen.api_key_env)
     return backend_class(spec.backend).from_spec(spec, chosen)
 
 

@@ -17,6 +17,7 @@ from polyjudge.backends.base import Backend, BackendError, GenerateRequest, Gene
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl
+from polyjudge.data.secrets import redact
 
 
 def request_fingerprint(request: GenerateRequest | dict[str, Any]) -> str:
@@ -26,7 +27,13 @@ def request_fingerprint(request: GenerateRequest | dict[str, Any]) -> str:
 
 
 class RecordingBackend:
-    """Passes requests to ``inner`` and appends every answer to ``path``."""
+    """Passes requests to ``inner`` and appends every answer to ``path``.
+
+    Nothing secret is written: every secret value of the environment (the
+    API key, ``--api-key-env``) is masked in each line. Masking goes by value
+    only, never by shape, so a recording of ordinary texts replays byte for
+    byte.
+    """
 
     def __init__(self, inner: Backend, path: str | Path) -> None:
         self.inner, self.model = inner, inner.model
@@ -34,13 +41,14 @@ class RecordingBackend:
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         result = await self.inner.generate(request)
-        self._fh.write(json.dumps({
+        line = json.dumps({
             "model": self.model, "request": request.canonical(),
             "response": {"text": result.text, "finish_reason": result.finish_reason,
                          "usage": {"prompt_tokens": result.usage.prompt_tokens,
                                    "completion_tokens": result.usage.completion_tokens},
                          "latency_s": result.latency_s},
-        }, ensure_ascii=False) + "\n")
+        }, ensure_ascii=False)
+        self._fh.write(redact(line, patterns=False) + "\n")
         self._fh.flush()
         return result
 

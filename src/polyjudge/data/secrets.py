@@ -2,60 +2,187 @@
 
 :func:`redact` is applied where text leaves the process or reaches disk
 (backend error messages, store rows, manifests, reports, the CLI's error
-lines): API keys found in the environment, credentials in URLs
-(``https://user:pass@host``), ``Authorization``/``Bearer`` tokens and strings
-shaped like provider keys become ``[REDACTED]``.
+lines). It replaces with ``[REDACTED]``:
+
+* the value of every environment variable that holds a secret: one whose
+  name says so (``OPENAI_API_KEY``, ``HF_TOKEN``, ``DB_PASSWORD`` ...) or one
+  registered with :func:`register_secret_env` (the ``--api-key-env`` of a
+  run), also when it appears JSON- or URL-escaped, or cut short at the end of
+  a truncated message;
+* credentials in URLs (``https://user:pass@host``, ``?api_key=...``);
+* ``Authorization``/``Bearer`` headers and ``api_key=``/``password:`` values;
+* strings shaped like provider keys (``sk-...``, ``hf_...``, ``ghp_...``,
+  ``AIza...``, ``AKIA...``, JSON web tokens).
+
+The shapes are chosen so that ordinary prose, numbers, hex digests (run
+signatures, prompt hashes) and language codes are left alone: a value must
+follow an explicit key name, or have a provider's prefix and contain a digit.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import re
-from urllib.parse import urlsplit, urlunsplit
+from collections.abc import Iterable
+from typing import overload
+from urllib.parse import quote
 
 MASK = "[REDACTED]"
-# Environment variables whose values are secrets, by name.
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
-# Values never treated as secrets even when a variable's name says so (too short to matter, or flags).
-_MIN_SECRET_LEN = 8
-_PATTERNS = (
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
-    re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|token|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"',;&]{6,}"),
-    re.compile(r"\b(sk-(?:ant-|proj-)?)[A-Za-z0-9_-]{16,}"),
-    re.compile(r"(?i)([a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@"),
+# Shortest value treated as a secret: shorter ones would mask ordinary words.
+MIN_SECRET_LEN = 8
+# Shortest start of a secret masked where a message was cut ("sk-proj-" alone is no secret).
+_MIN_CUT = 12
+# Environment variables whose values are secrets, by a word of their name.
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS")
+# Values of such variables that are settings, not secrets.
+_FLAG_VALUES = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null", "enabled", "disabled"})
+# Names registered at run time (``--api-key-env``), whatever they are called.
+_registered: set[str] = set()
+
+_KEY_CHARS = r"[A-Za-z0-9._~+/=-]"
+# (substrings of the lower-cased text one of which must occur, pattern, replacement)
+_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
+    # scheme://user:pass@host, scheme://token@host
+    (("://",), re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#\"'<>\\]+@"), rf"\g<1>{MASK}@"),
+    # ?api_key=... &token=... in a query string
+    (("=",), re.compile(r"(?i)([?&](?:api[_-]?key|key|access[_-]?token|token|auth|sig|secret|client[_-]?secret"
+                        r"|password)=)[^&#\s\"'<>\\]+"), rf"\g<1>{MASK}"),
+    # Authorization: Bearer X / Basic X / X
+    (("authorization",),
+     re.compile(r"(?i)\b((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest)\s+)?)"
+                r"[^\s\"',;&\\]{6,}"), rf"\g<1>{MASK}"),
+    # Bearer X anywhere (a token has a digit, so "the bearer instruments" stays)
+    (("bearer",), re.compile(rf"(?i)\b(bearer\s+)(?={_KEY_CHARS}*\d){_KEY_CHARS}{{12,}}"), rf"\g<1>{MASK}"),
+    # api_key=X, "password": "X", client_secret: X: 8+ characters with a digit, or 16+;
+    # never all digits ("max_token: 40960" stays)
+    (("key", "token", "secret", "passw"),
+     re.compile(r"(?i)\b((?:[a-z0-9]+[_-])*(?:api[_-]?key|apikey|token|secret|password|passwd)[\"']?\s*[:=]\s*"
+                r"[\"']?)(?![0-9]+\b)(?:(?=[^\s\"',;&\\]*[0-9])[^\s\"',;&\\]{8,}|[^\s\"',;&\\]{16,})"),
+     rf"\g<1>{MASK}"),
+    # Provider key shapes, each with a digit somewhere.
+    (("sk-", "sk_", "rk-", "rk_"), re.compile(r"\b(?:sk|rk)[-_](?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{32,}"), MASK),
+    (("hf", "gh", "glpat", "xox"),
+     re.compile(r"\b(?:hf|gh[pousr]|github_pat|glpat|xox[abprs])[_-](?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}"),
+     MASK),
+    (("aiza",), re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), MASK),
+    (("akia", "asia"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),
+    (("eyj",), re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), MASK),
 )
 
 
-def _env_secrets() -> list[str]:
-    vals = {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET_LEN}
-    return sorted(vals, key=len, reverse=True)
+def register_secret_env(name: str) -> None:
+    """Treat the value of environment variable ``name`` as a secret from now on."""
+    if name:
+        _registered.add(name)
 
 
-def redact(text: str | None, extra: tuple[str, ...] = ()) -> str | None:
-    """``text`` with every secret it contains replaced by ``[REDACTED]`` (None stays None)."""
-    if not text:
-        return text
-    for secret in (*extra, *_env_secrets()):
-        if secret and len(secret) >= _MIN_SECRET_LEN and secret in text:
-            text = text.replace(secret, MASK)
-    for pat in _PATTERNS:
-        text = pat.sub(lambda m: m.group(1) + MASK + ("@" if m.group(0).endswith("@") else ""), text)
+@functools.lru_cache(maxsize=1024)
+def _is_secret(name: str, value: str) -> bool:
+    if len(value) < MIN_SECRET_LEN or value.isdigit() or value.lower() in _FLAG_VALUES:
+        return False
+    # A short plain word ("development") would mask prose; keys have digits or length.
+    if value.isalpha() and len(value) < 16:
+        return False
+    # A path to a credentials file is not itself the secret (and masking it garbles messages).
+    if value.startswith(("/", "~", ".")) and os.path.exists(os.path.expanduser(value)):
+        return False
+    return any(word.endswith(_SECRET_WORDS) for word in re.split(r"[^A-Za-z0-9]+", name.upper()) if word)
+
+
+def env_secrets() -> list[str]:
+    """Secret values from the environment, longest first."""
+    values = {v for k, v in os.environ.items()
+              if (k in _registered and len(v) >= MIN_SECRET_LEN) or _is_secret(k, v)}
+    return sorted(values, key=len, reverse=True)
+
+
+@functools.lru_cache(maxsize=256)
+def _spellings(secret: str) -> tuple[str, ...]:
+    """The ways a secret is written in text: as is, JSON-escaped, URL-encoded."""
+    forms = [secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
+             secret.replace("/", "\\/"), quote(secret, safe="")]
+    return tuple(dict.fromkeys(forms))
+
+
+def _mask_cut_secret(text: str, secret: str) -> str:
+    """Mask a secret cut short where ``text`` was truncated (at its end, or before an ellipsis)."""
+    for tail in ("…", "...", ""):
+        if tail and not text.endswith(tail):
+            continue
+        body = text[: len(text) - len(tail)]
+        if secret[:_MIN_CUT] not in body:
+            continue
+        for k in range(min(len(secret) - 1, len(body)), _MIN_CUT - 1, -1):
+            if body.endswith(secret[:k]):
+                return body[: len(body) - k] + MASK + tail
     return text
 
 
+class Redactor:
+    """Masks secrets in many texts with one snapshot of the secret values (a report, a file).
+
+    ``extra``: more secret values to mask. ``patterns=False`` masks only known
+    values (environment, ``extra``), never a shape: for texts that must stay
+    byte-exact unless they really hold a secret (recorded requests).
+    """
+
+    def __init__(self, extra: Iterable[str] = (), *, patterns: bool = True) -> None:
+        values = {v for v in extra if v and len(v) >= MIN_SECRET_LEN} | set(env_secrets())
+        self.secrets = sorted(values, key=len, reverse=True)
+        self.patterns = patterns
+
+    @overload
+    def __call__(self, text: str) -> str: ...
+    @overload
+    def __call__(self, text: None) -> None: ...
+    def __call__(self, text: str | None) -> str | None:
+        if not text:
+            return text
+        for secret in self.secrets:
+            for form in _spellings(secret):
+                if form in text:
+                    text = text.replace(form, MASK)
+            text = _mask_cut_secret(text, secret)
+        if self.patterns:
+            lower = text.lower()
+            for triggers, pattern, replacement in _PATTERNS:
+                if any(t in lower for t in triggers):
+                    text = pattern.sub(replacement, text)
+                    lower = text.lower()
+        return text
+
+
+@overload
+def redact(text: str, extra: Iterable[str] = (), *, patterns: bool = True) -> str: ...
+@overload
+def redact(text: None, extra: Iterable[str] = (), *, patterns: bool = True) -> None: ...
+def redact(text: str | None, extra: Iterable[str] = (), *, patterns: bool = True) -> str | None:
+    """``text`` with every secret it contains replaced by ``[REDACTED]`` (None stays None).
+
+    Arguments as for :class:`Redactor`; to redact many texts, make one Redactor.
+    """
+    if not text:
+        return text
+    return Redactor(extra, patterns=patterns)(text)
+
+
+@overload
+def redact_url(url: str) -> str: ...
+@overload
+def redact_url(url: None) -> None: ...
 def redact_url(url: str | None) -> str | None:
     """A URL without the credentials of its authority (``user:pass@`` becomes ``[REDACTED]@``)."""
     if not url:
         return url
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return redact(url)
-    if parts.username is None and parts.password is None:
-        return redact(url)
-    host = parts.hostname or ""
-    netloc = f"{MASK}@{host}" + (f":{parts.port}" if parts.port else "")
-    return redact(urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)))
+    scheme, sep, rest = url.partition("://")
+    if sep:
+        end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+        authority = rest[:end]
+        if "@" in authority:
+            url = f"{scheme}{sep}{MASK}@{authority.rpartition('@')[2]}{rest[end:]}"
+    return redact(url)
 
 
-__all__ = ["MASK", "redact", "redact_url"]
+__all__ = ["MASK", "MIN_SECRET_LEN", "Redactor", "env_secrets", "redact", "redact_url", "register_secret_env"]

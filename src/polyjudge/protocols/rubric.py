@@ -288,14 +288,16 @@ class Rubric(JudgeProtocol):
             item.tgt_lang or item.src_lang or item.extra.get("language"))
 
     def messages(self, item: Item, context: DocumentContext) -> list[Message]:
-        extra = {k: v for k, v in item.extra.items() if k.isidentifier()}
-        return self.template.render(
-            **extra, src=item.src, tgt=item.tgt, ref=item.ref, extra=item.extra,
+        # An item's extra fields are variables too, but never replace the protocol's own.
+        variables: dict[str, Any] = {k: v for k, v in item.extra.items() if k.isidentifier()}
+        variables.update(
+            src=item.src, tgt=item.tgt, ref=item.ref, extra=item.extra,
             language=self._language(item), source_language=language_name(item.src_lang),
             task=self.task, task_description=TASKS[self.task], detailed=self.detail == "detailed",
             metrics=[m.as_template() for m in self.metrics], input_block=self.input_block(item),
             examples=[{"input_block": self.input_block(e["item"]), "answer": e["answer"]}
                       for e in self.examples])
+        return self.template.render(**variables)
 
     def output_schema(self, item: Item) -> dict[str, Any] | None:
         props = {m.name: {"type": "object",

@@ -7,6 +7,11 @@ nor ``<!--`` can end the block), the script builds the table with
 ``textContent`` only, and a Content-Security-Policy allows no network and no
 script other than the page's own (by hash): even a missed escape could not
 run injected code.
+
+Secrets: every value the page shows (texts, tables, figures, the span
+browser's data) passes through :class:`polyjudge.data.secrets.Redactor` as it
+is rendered, and so do the standalone SVG files; the page's own script,
+style and policy are left byte-exact (the script's hash is in the policy).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import base64
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -24,6 +30,7 @@ import jinja2
 from markupsafe import Markup
 
 from polyjudge._version import __version__
+from polyjudge.data.secrets import Redactor
 from polyjudge.report import svg
 from polyjudge.report.load import RunData, load_run
 from polyjudge.report.sections import Figure, Section, build_sections
@@ -43,10 +50,23 @@ def json_for_script(obj: Any) -> Markup:
     return Markup(s)
 
 
-def _env() -> jinja2.Environment:
+def _env(finalize: Callable[[Any], Any] | None = None) -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FunctionLoader(lambda n: _asset(n)),
                               autoescape=True, undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True)
+                              trim_blocks=True, lstrip_blocks=True, finalize=finalize)
+
+
+def _redacting(redactor: Redactor, keep: tuple[object, ...]) -> Callable[[Any], Any]:
+    """A Jinja ``finalize`` hook masking secrets in every printed value but those in ``keep``."""
+    def finalize(value: Any) -> Any:
+        if any(value is k for k in keep):
+            return value
+        if isinstance(value, Markup):
+            return Markup(redactor(str(value)))
+        if isinstance(value, str):
+            return redactor(value)
+        return value
+    return finalize
 
 
 @dataclass(slots=True)
@@ -67,8 +87,9 @@ def render(runs: list[RunData], *, title: str | None = None, n_boot: int = 1000,
     csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
            "img-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'")
     title = title or "polyjudge report: " + (", ".join(r.name for r in runs) or "study outputs")
-    html = _env().get_template("report.html.j2").render(
-        title=title, sections=sections, css=Markup(_asset("report.css")), script=Markup(script),
+    css, code = Markup(_asset("report.css")), Markup(script)
+    html = _env(_redacting(Redactor(), (css, code, csp))).get_template("report.html.j2").render(
+        title=title, sections=sections, css=css, script=code,
         csp=csp, data={k: json_for_script(v) for k, v in data.items()}, version=__version__,
         generated=time.strftime("%Y-%m-%d %H:%M:%S"))
     figures = []
@@ -98,8 +119,9 @@ def write_report(run_dirs: list[str | Path], out: str | Path, *, plots_dir: str 
         pdir = Path(plots_dir)
         pdir.mkdir(parents=True, exist_ok=True)
         seen: dict[str, int] = {}
+        redactor = Redactor()
         for stem, fig in rep.figures:
             seen[stem] = seen.get(stem, 0) + 1
             name = stem if seen[stem] == 1 else f"{stem}-{seen[stem]}"
-            (pdir / f"{name}.svg").write_text(svg.standalone(fig.svg), encoding="utf-8")
+            (pdir / f"{name}.svg").write_text(redactor(svg.standalone(fig.svg)), encoding="utf-8")
     return rep
