@@ -123,3 +123,10 @@ def test_ted_segments_match_released_averages(pair):
     common = set(ours) & set(released)
     assert len(common) >= 0.95 * len(ours)
     assert max(abs(ours[k] - released[k]) for k in common) < 1e-5
+
+
+@pytest.mark.parametrize("weights", [{"max_errors": float("inf")}, {"critical": float("nan")}, {"major": "many"},
+                                     {"minor": None}, {"major": True}, [("critical", 1)]])
+def test_weights_that_are_not_finite_numbers_are_refused(weights):
+    with pytest.raises(ValueError, match="MQM weight"):
+        MQMWeights.from_options({"weights": weights})

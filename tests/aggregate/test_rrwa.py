@@ -79,7 +79,7 @@ def test_edge_cases():
 
 
 def test_registered():
-    assert {"rrwa", "mean-2s", "mean-all", "max", "min", "geo", "majority",
+    assert {"rrwa", "mean-2s", "mean-all", "max", "min", "geo", "geo+1", "majority",
             "trimmed-mean"} <= set(available_aggregators())
 
 
@@ -103,3 +103,43 @@ def test_run_exactly_at_two_sigma_is_kept():
     for d in (-67.0, -3.0, -0.1, -1234.5):
         assert outlier_mask([d, -1.0, -1.0, -1.0, -1.0]).all()
     assert not outlier_mask([-67.0] + [-1.0] * 5).all()  # six runs: sqrt(5) > 2
+
+
+# ---------------------------------------------------------------- geo zero policy, by hand
+
+def test_geo_is_zero_absorbing_and_says_so():
+    # one error-free kept run fixes geo at 0, whatever the other runs found
+    assert get_aggregator("geo")([0.0, -25.0, -30.0]) == 0.0
+    assert get_aggregator("geo")([0.0, -1.0]) == get_aggregator("max")([0.0, -1.0]) == 0.0
+    from polyjudge.aggregate.runs import AGGREGATORS
+    assert "0 if any kept run is 0" in AGGREGATORS.describe()["geo"]
+
+
+def test_geo_plus_one_by_hand():
+    geo1 = get_aggregator("geo+1")
+    # points 0, 3, 15 -> shifted 1, 4, 16 -> cube root of 64 = 4 -> minus the shift: 3
+    # (all three kept: mean -6, population sd sqrt(42) = 6.48, every deviation < 2σ)
+    assert geo1([0.0, -3.0, -15.0]) == pytest.approx(-3.0, abs=1e-12)
+    # 0, 5, 6 -> 1 * 6 * 7 = 42 -> 42^(1/3) - 1 = 2.4760
+    assert geo1([0.0, -5.0, -6.0]) == pytest.approx(-(42 ** (1 / 3) - 1), abs=1e-12)
+    assert geo1([0.0, 0.0]) == 0.0 and geo1([-4.0]) == pytest.approx(-4.0)
+    assert geo1([3.0, 15.0, 0.0]) == pytest.approx(3.0)  # higher-is-better scores keep their sign
+    with pytest.raises(ValueError):
+        geo1([-2.0, 3.0])
+    assert aggregate_all([-2.0, 3.0], ["geo+1"])["geo+1"] is None
+
+
+def test_geo_plus_one_on_table1_is_a_variant_not_the_paper_value():
+    # kept points 50, 11 x3, 6 x5 -> exp((ln 51 + 3 ln 12 + 5 ln 7) / 9) - 1 = 9.446
+    import math
+    expected = -(math.exp((math.log(51) + 3 * math.log(12) + 5 * math.log(7)) / 9) - 1)
+    assert get_aggregator("geo+1")(TABLE1) == pytest.approx(expected, abs=1e-12)
+    assert round(expected, 2) == -9.45 and round(get_aggregator("geo")(TABLE1), 2) == -9.29
+
+
+def test_geo_plus_one_against_scipy():
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        s = -rng.integers(0, 40, size=10).astype(float)
+        kept = remove_outliers(s)
+        assert get_aggregator("geo+1")(s) == pytest.approx(-(stats.gmean(1 - kept) - 1))

@@ -7,7 +7,7 @@ import pytest
 from polyjudge.aggregate import AGGREGATORS, available_aggregators, get_aggregator, register_aggregator
 from polyjudge.registry import UnknownNameError
 
-BUILTIN = {"first", "geo", "majority", "max", "mean", "mean-2s", "mean-all", "median", "min", "rrwa",
+BUILTIN = {"first", "geo", "geo+1", "majority", "max", "mean", "mean-2s", "mean-all", "median", "min", "rrwa",
            "trimmed-mean"}
 
 

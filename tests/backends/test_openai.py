@@ -83,3 +83,33 @@ def test_retry_after_http_date():
     from email.utils import formatdate
     assert 8 <= parse_retry_after(formatdate(time.time() + 10, usegmt=True)) <= 10
     assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_auth_and_not_found_are_not_retried(status):
+    with ScriptedServer(lambda b: Reply(status=status)) as srv:
+        with pytest.raises(BackendError) as exc:
+            gen(OpenAIBackend("m", srv.base_url, structured="none"))
+    assert exc.value.retryable is False and exc.value.status == status and len(srv.requests) == 1
+
+
+def test_error_text_from_the_server_is_short_and_without_secrets(monkeypatch):
+    monkeypatch.setenv("PJ_TEST_KEY", "sk-proj-abcdefghijklmnopqrstuvwx")
+    body = '{"error": {"message": "Incorrect API key provided: sk-proj-abcdefghijklmnopqrstuvwx.\\n' + "x" * 500 + '"}}'
+    with ScriptedServer(lambda b: Reply(status=401, raw_body=body)) as srv:
+        with pytest.raises(BackendError) as exc:
+            gen(OpenAIBackend("m", srv.base_url, api_key_env="PJ_TEST_KEY"))
+    text = str(exc.value)
+    assert "abcdefghijklmnop" not in text and "\n" not in text and len(text) <= 220
+    assert text.startswith("HTTP 401: Incorrect API key provided: ")
+
+
+def test_connection_refused_is_a_retryable_connection_error():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(BackendError) as exc:
+        gen(OpenAIBackend("m", f"http://127.0.0.1:{port}/v1"))
+    assert exc.value.retryable and str(exc.value).startswith("connection error: ConnectError")

@@ -73,3 +73,30 @@ def test_variability_of_a_0_1_0_run_unchanged(tmp_path):
     assert res.exit_code == 0, res.output
     assert res.stdout == (fixtures / "run-0.1.0-variability.txt").read_text(encoding="utf-8")
     assert out.read_text(encoding="utf-8") == (fixtures / "run-0.1.0-variability.tsv").read_text(encoding="utf-8")
+
+
+def test_duplicated_rows_count_once_with_a_warning(tmp_path):
+    from polyjudge.cli.errors import run_cli
+    from polyjudge.cli.main import cli
+
+    row = "A\td\t1\t1\tr1\ts\t<v>t</v>\tAccuracy/Mistranslation\tMajor"
+    f = tmp_path / "a.tsv"
+    f.write_text(HEADER + "\n".join([row, row, "B\td\t1\t1\tr1\ts\tt\tStyle/Awkward\tMinor"]) + "\n",
+                 encoding="utf-8")
+    res = CliRunner().invoke(human_mqm, [str(f)])
+    assert res.exit_code == 0, res.output
+    assert [ln for ln in res.stdout.splitlines() if "\t" in ln] == ["B\t1.000", "A\t5.000"]  # not 10
+    assert "dropped 1 duplicate annotation row" in res.stderr
+    f.write_text(HEADER, encoding="utf-8")
+    assert run_cli(cli, ["human-mqm", str(f)]) == 2
+
+
+def test_header_only_file_exits_2_with_one_line(tmp_path, capsys):
+    from polyjudge.cli.errors import run_cli
+    from polyjudge.cli.main import cli
+
+    f = tmp_path / "a.tsv"
+    f.write_bytes(b"\xef\xbb\xbf" + HEADER.replace("\n", "\r\n").encode())
+    assert run_cli(cli, ["human-mqm", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("polyjudge: error:") and "no annotation rows" in err

@@ -103,3 +103,63 @@ def test_bad_input(tmp_path):
     with pytest.raises(InputError, match="different"):
         load_mgsm_parallel(tmp_path, ["es"])
     assert len(load_mgsm_parallel(tmp_path, ["es"], wrong=False)) == 2
+
+
+# --------------------------------------------------------------------------- hostile input (issue 13)
+
+def _xquad(root: Path, lang: str, data: object) -> Path:
+    p = root / f"xquad.{lang}.json"
+    p.write_text(json.dumps(data), encoding="utf-8")
+    return p
+
+
+def _qa(qid: str, answer: object = "A") -> dict:
+    return {"id": qid, "question": f"q {qid}?", "answers": [{"text": answer, "answer_start": 0}]}
+
+
+@pytest.mark.parametrize("data,where", [
+    ([], "the file must be an object"),
+    ({"data": {}}, "the file.data must be a list"),
+    ({"data": [[]]}, "data[0] must be an object"),
+    ({"data": [{"paragraphs": [{"context": 3, "qas": []}]}]}, "context must be a string"),
+    ({"data": [{"paragraphs": [{"context": "c", "qas": [_qa("1", ["x"])]}]}]}, "text must be a string"),
+    ({"data": [{"paragraphs": [{"context": "c", "qas": [{"id": ["1"], "question": "q", "answers": []}]}]}]},
+     "id must be a string"),
+    ({"data": [{"paragraphs": [{"context": "c"}]}]}, "has no 'qas'"),
+])
+def test_xquad_of_the_wrong_shape_says_where(tmp_path, data, where):
+    p = _xquad(tmp_path, "en", data)
+    with pytest.raises(InputError) as exc:
+        load_xquad_parallel(tmp_path, ["en"])
+    assert exc.value.path == str(p) and where in str(exc.value) and "SQuAD" in str(exc.value)
+
+
+def test_xquad_bad_bytes_and_bom(tmp_path):
+    good = {"data": [{"title": "t", "paragraphs": [{"context": "c", "qas": [_qa("1", "A"), _qa("2", "B")]}]}]}
+    p = _xquad(tmp_path, "en", good)
+    p.write_bytes(b"\xef\xbb\xbf" + p.read_bytes().replace(b"\n", b"\r\n"))
+    assert len(load_xquad_parallel(tmp_path, ["en"])) == 4
+    p.write_bytes(p.read_bytes().replace(b"q 2?", b"q \xc0?"))
+    with pytest.raises(InputError) as exc:
+        load_xquad_parallel(tmp_path, ["en"])
+    assert exc.value.path == str(p) and exc.value.line == 1 and "not UTF-8" in str(exc.value)
+
+
+def test_mgsm_bad_bytes_bom_and_crlf(tmp_path):
+    (tmp_path / "mgsm_en.tsv").write_bytes(b"\xef\xbb\xbfOne plus one?\t2\r\nTwo plus two?\t4\r\n")
+    (tmp_path / "mgsm_de.tsv").write_bytes(b"Eins plus eins?\t2\nZwei plus zwei?\t4\n")
+    items = load_mgsm_parallel(tmp_path, ["en", "de"])
+    assert items[0].src == "One plus one?" and items[1].tgt == "4"
+    (tmp_path / "mgsm_de.tsv").write_bytes(b"Eins plus eins?\t2\nZwei plus \xff?\t4\n")
+    with pytest.raises(InputError) as exc:
+        load_mgsm_parallel(tmp_path, ["en", "de"])
+    assert exc.value.path == str(tmp_path / "mgsm_de.tsv") and exc.value.line == 2
+
+
+def test_mgsm_blank_lines_in_different_places_are_not_aligned(tmp_path):
+    (tmp_path / "mgsm_en.tsv").write_text("One?\t1\nTwo?\t2\n\n", encoding="utf-8")
+    (tmp_path / "mgsm_de.tsv").write_text("Eins?\t1\n\nZwei?\t2\n", encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        load_mgsm_parallel(tmp_path, ["en", "de"])
+    assert exc.value.path == str(tmp_path / "mgsm_de.tsv") and exc.value.line == 3
+    assert "not line-aligned" in str(exc.value)

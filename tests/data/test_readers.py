@@ -74,3 +74,133 @@ def test_document_context_is_all_sources_of_the_doc_in_order():
     assert ctx[0].sources == ("s1", "s2") and ctx[0].position == 0
     assert ctx[4].sources == ("s1", "s2") and ctx[4].position == 1
     assert ctx[2].sources == ("x",) and ctx[5].sources == ("t1",)
+
+
+# --------------------------------------------------------------------------- hostile input (issue 13)
+
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize("name,content", [
+    ("in.jsonl", b'{"src": "a", "tgt": "b", "system": "S"}\r\n{"src": "c", "tgt": "d", "system": "S"}\r\n'),
+    ("in.tsv", b"src\ttgt\tsystem\r\na\tb\tS\r\nc\td\tS\r\n"),
+    ("in.csv", b"src,tgt,system\r\na,b,S\r\n\"c\",d,S\r\n"),
+])
+def test_bom_and_crlf_read_like_plain_lf(tmp_path, name, content):
+    plain = tmp_path / f"plain-{name}"
+    plain.write_bytes(content.replace(b"\r\n", b"\n"))
+    hostile = tmp_path / name
+    hostile.write_bytes(BOM + content)
+    got = read_items(hostile)
+    assert [(i.src, i.tgt, i.system, i.extra) for i in got] == [
+        (i.src, i.tgt, i.system, i.extra) for i in read_items(plain)]
+    assert got[0].src == "a" and "\ufeffsrc" not in got[0].extra
+
+
+@pytest.mark.parametrize("name,content,line", [
+    ("in.jsonl", b'{"src": "a", "tgt": "b"}\n{"src": "a", "tgt": "\xff"}\n', 2),
+    ("in.tsv", b"src\ttgt\n\xc3\n", 2),
+    ("in.csv", b"src,tgt\na,b\nc,\xe2\x82\n", 3),
+])
+def test_bad_bytes_name_file_line_and_column(tmp_path, name, content, line):
+    p = tmp_path / name
+    p.write_bytes(content)
+    with pytest.raises(InputError) as exc:
+        read_items(p)
+    assert exc.value.path == str(p) and exc.value.line == line
+    assert "not UTF-8" in str(exc.value) and "column" in str(exc.value)
+
+
+def test_huge_header_is_cut_in_the_message(tmp_path):
+    p = tmp_path / "in.tsv"
+    p.write_text("x" * 2_000_000 + "\ttgt\na\tb\n", encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        read_items(p)
+    assert exc.value.field == "src" and len(str(exc.value)) < 300
+
+
+def test_deep_nesting_and_huge_integers_are_input_errors(tmp_path):
+    p = tmp_path / "in.jsonl"
+    p.write_text('{"src": "a", "tgt": "b"}\n' + "[" * 100_000 + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        read_items(p)
+    assert exc.value.line == 2 and "nested too deeply" in str(exc.value)
+    p.write_text('{"src": "a", "tgt": "b", "n": ' + "9" * 5000 + "}\n", encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        read_items(p)
+    assert exc.value.line == 1 and len(str(exc.value)) < 300
+
+
+def test_csv_with_a_bare_carriage_return_is_an_input_error(tmp_path):
+    p = tmp_path / "in.csv"
+    p.write_bytes(b"src,tgt\na\rb,c\n")
+    with pytest.raises(InputError) as exc:
+        read_items(p)
+    assert exc.value.line == 2 and "CSV" in str(exc.value)
+
+
+def test_a_long_csv_field_is_data(tmp_path):
+    p = tmp_path / "in.csv"
+    p.write_text("src,tgt\n" + "a" * 300_000 + ",b\n", encoding="utf-8")
+    assert len(read_items(p)[0].src) == 300_000
+
+
+def test_duplicate_ids_name_both_lines(tmp_path):
+    p = tmp_path / "in.jsonl"
+    rows = [{"src": "a", "tgt": "b", "system": "S", "doc_id": "d", "seg_id": "1"},
+            {"src": "a", "tgt": "b", "system": "T", "doc_id": "d", "seg_id": "1"},  # other system: fine
+            {"src": "a", "tgt": "b", "system": "S", "doc_id": "e", "seg_id": "1"},  # other document: fine
+            {"src": "x", "tgt": "y", "system": "S", "doc_id": "d", "seg_id": 1}]  # same ids as line 1
+    p.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        read_items(p)
+    assert exc.value.line == 4 and exc.value.field == "seg_id" and "line 1" in str(exc.value)
+    t = tmp_path / "in.tsv"
+    t.write_text("src\ttgt\tseg_id\na\tb\t7\nc\td\t8\ne\tf\t7\n", encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        read_items(t)
+    assert exc.value.line == 4 and "line 2" in str(exc.value)
+
+
+def test_items_without_seg_id_never_clash(tmp_path):
+    p = tmp_path / "in.tsv"
+    p.write_text("src\ttgt\tsystem\tdoc_id\na\tb\tS\td\na\tb\tS\td\n", encoding="utf-8")
+    assert len(read_items(p)) == 2
+
+
+def test_parallel_files_bom_crlf_last_line_and_bad_bytes(tmp_path):
+    (tmp_path / "s.txt").write_bytes(BOM + b"one\r\ntwo")  # no final line end: the last line still counts
+    (tmp_path / "h.txt").write_bytes(b"eins\nzwei\n")
+    items = read_parallel(tmp_path / "s.txt", tmp_path / "h.txt")
+    assert [(i.src, i.tgt) for i in items] == [("one", "eins"), ("two", "zwei")]
+    (tmp_path / "h.txt").write_bytes(b"eins\nzw\xffei\n")
+    with pytest.raises(InputError) as exc:
+        read_parallel(tmp_path / "s.txt", tmp_path / "h.txt")
+    assert exc.value.path == str(tmp_path / "h.txt") and exc.value.line == 2
+
+
+MQM_HEADER = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\n"
+MQM_ROW = "A\ttalk\t1\t1\tr1\tHello\t<v>Hallo</v>\tAccuracy/Mistranslation\tMajor\n"
+
+
+def test_wmt_mqm_tsv_with_bom_is_recognised(tmp_path):
+    p = tmp_path / "mqm_ted_ende.tsv"
+    p.write_bytes(BOM + (MQM_HEADER + MQM_ROW).replace("\n", "\r\n").encode())
+    (item,) = read_items(p)
+    assert (item.src, item.tgt, item.doc_id, item.src_lang, item.tgt_lang) == ("Hello", "Hallo", "talk", "en", "de")
+
+
+def test_wmt_mqm_languages_from_flags_name_or_error(tmp_path):
+    named = tmp_path / "mqm_newstest2020_zh-en.tsv"
+    named.write_text(MQM_HEADER + MQM_ROW, encoding="utf-8")
+    assert (read_items(named)[0].src_lang, read_items(named)[0].tgt_lang) == ("zh", "en")
+    assert read_items(named, tgt_lang="de")[0].tgt_lang == "de"  # a flag wins over the name
+    anonymous = tmp_path / "annotations.tsv"
+    anonymous.write_text(MQM_HEADER + MQM_ROW, encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        read_items(anonymous)
+    assert "--src-lang" in str(exc.value) and "--tgt-lang" in str(exc.value) and exc.value.path == str(anonymous)
+    with pytest.raises(InputError):
+        read_items(anonymous, src_lang="en")
+    got = read_items(anonymous, src_lang="en", tgt_lang="de")[0]
+    assert (got.src_lang, got.tgt_lang) == ("en", "de")

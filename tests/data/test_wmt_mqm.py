@@ -130,3 +130,42 @@ def test_real_ted_files(pair, n_sys, n_ann, n_rows):
         for e in a.errors:
             if e.start is not None:
                 assert 0 <= e.start <= e.end <= len(a.target)
+
+
+# --------------------------------------------------------------------------- hostile input (issue 13)
+
+def test_duplicate_rows_count_once_and_are_reported(tmp_path):
+    row = "A\td\t1\t1\tr\ts\t<v>t</v>\tAccuracy/Mistranslation\tMajor\t"
+    other = "A\td\t1\t1\tr\ts\tt<v>x</v>\tFluency/Grammar\tMinor\t"
+    anns, rep = read_wmt_mqm_report(write(tmp_path, [row, row, other, row]))
+    assert rep.duplicate_rows == 2 and rep.rows == 2
+    assert [(e.category, e.severity) for e in anns[0].errors] == [("Accuracy/Mistranslation", "Major"),
+                                                                  ("Fluency/Grammar", "Minor")]
+    # the same error from another rater is not a duplicate
+    anns, rep = read_wmt_mqm_report(write(tmp_path, [row, row.replace("\tr\t", "\tr2\t")]))
+    assert rep.duplicate_rows == 0 and len(anns) == 2
+
+
+def test_header_only_file_is_an_input_error(tmp_path):
+    with pytest.raises(InputError) as exc:
+        read_wmt_mqm(write(tmp_path, []))
+    assert "no annotation rows" in str(exc.value)
+
+
+def test_bom_crlf_and_bad_bytes(tmp_path):
+    p = write(tmp_path, ["A\td\t1\t1\tr\ts\t<v>t</v>\tOther\tMinor\t"])
+    plain = read_wmt_mqm(p)
+    p.write_bytes(b"\xef\xbb\xbf" + p.read_bytes().replace(b"\n", b"\r\n"))
+    assert read_wmt_mqm(p) == plain
+    p.write_bytes(p.read_bytes().replace(b"<v>t", b"<v>t\xff"))
+    with pytest.raises(InputError) as exc:
+        read_wmt_mqm(p)
+    assert exc.value.line == 2 and "column" in str(exc.value)
+
+
+def test_guess_language_pair_needs_known_codes():
+    assert guess_language_pair("data.tsv") is None  # not Danish -> Tamil
+    assert guess_language_pair("mqm_test.tsv") is None
+    assert guess_language_pair("mqm_generalMT2022_cs-uk.tsv") == ("cs", "uk")
+    assert guess_language_pair("mqm_ted_zhen.tsv") == ("zh", "en")
+    assert guess_language_pair("x_dede.tsv") is None

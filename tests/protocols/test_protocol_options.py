@@ -82,7 +82,8 @@ def test_protocol_exposes_typed_settings_and_keeps_extra_as_given():
 
 def test_option_help_rows():
     rows = {name: (typ, doc) for name, typ, doc in GembaMQM.option_help()}
-    assert list(rows) == ["weights", "classic"]  # the resolved 'scoring' is not an option
+    # the resolved 'scoring' is not an option
+    assert list(rows) == ["weights", "classic", "max_errors_per_severity", "echo_fields"]
     assert rows["classic"][0] == "bool" and rows["classic"][1].endswith("(default: false)")
     tsa = {name: doc for name, _, doc in TaggedSpanAnnotation.option_help()}
     assert tsa["weights"].endswith('(default: {"major": 5.0, "minor": 1.0})')

@@ -24,7 +24,7 @@ from polyjudge.protocols import (
 from polyjudge.protocols.mqm import GembaMQM
 from polyjudge.protocols.tsa import DirectIndex, GembaSpans, TaggedSpanAnnotation
 
-BUILTINS = ["da", "mqm", "tsa", "gemba-spans", "direct-index", "pointwise", "rubric",
+BUILTINS = ["da", "mqm", "tsa", "gemba-spans", "direct-index", "gemba-esa", "pointwise", "rubric",
             "forced-choice", "response-set"]
 
 
@@ -70,7 +70,7 @@ def test_help_summaries_are_one_short_line():
 
 def test_only_span_protocols_produce_spans():
     spans = {name for name in BUILTINS if PROTOCOLS.get(name).produces_spans}
-    assert spans == {"tsa", "gemba-spans", "direct-index"}
+    assert spans == {"tsa", "gemba-spans", "direct-index", "gemba-esa"}
     assert TaggedSpanAnnotation.produces_spans and GembaSpans.produces_spans and DirectIndex.produces_spans
 
 

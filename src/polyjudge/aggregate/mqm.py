@@ -14,6 +14,7 @@ segments. The TED tables in ``shared/data/README.md`` are reproduced by
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -56,9 +57,12 @@ class MQMWeights:
         w = cls()
         if not options:
             return w
-        given = dict(options.get("weights") or {})
+        weights = options.get("weights") or {}
+        if not isinstance(weights, Mapping):
+            raise ValueError(f"MQM weights must be a mapping of names to numbers, got {type(weights).__name__}")
+        given = dict(weights)
         known = {f for f in cls.__dataclass_fields__}
-        bad = sorted(set(given) - known)
+        bad = sorted(str(k) for k in set(given) - known)
         if bad:
             raise ValueError(f"unknown MQM weight(s): {', '.join(bad)}; known: {', '.join(sorted(known))}")
         if "classic" in options:
@@ -66,10 +70,14 @@ class MQMWeights:
         for k, v in given.items():
             if k == "classic":
                 given[k] = bool(v)
-            elif k == "max_errors":
-                given[k] = int(v)
-            else:
-                given[k] = float(v)
+                continue
+            try:
+                number = int(v) if k == "max_errors" else float(v)
+            except (TypeError, ValueError, OverflowError):
+                number = math.nan
+            if isinstance(v, bool) or not math.isfinite(number):
+                raise ValueError(f"MQM weight '{k}' must be a finite number, got {str(v)[:40]!r}")
+            given[k] = number
         return replace(w, **given)
 
     def signature(self) -> str:

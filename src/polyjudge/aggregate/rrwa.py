@@ -13,7 +13,21 @@ so identical scores (σ = 0) never lose a run.
 
 Other aggregators registered here let the paper's comparison be repeated:
 ``mean-2s`` (mean after the same outlier removal; the paper's "mean"),
-``mean-all``, ``max``, ``min``, ``geo``, ``trimmed-mean`` and ``majority``.
+``mean-all``, ``max``, ``min``, ``geo``, ``geo+1``, ``trimmed-mean`` and
+``majority``.
+
+Zero policy of the geometric means. MQM scores are minus error points and an
+error-free run scores 0, which a geometric mean cannot take a logarithm of:
+
+* ``geo`` is the paper's column (Table 1: -9.29 on its example). It is
+  *zero-absorbing*: as soon as one kept run found no errors the result is 0,
+  the limit of the product (scipy's ``gmean`` agrees). On MQM data, where a
+  clean run is common, ``geo`` then behaves much like ``max``.
+* ``geo+1`` shifts the error points by one before averaging and back after,
+  ``-(exp(mean(log(1 + points))) - 1)``: a clean run pulls the score towards 0
+  without fixing it there, and equal runs still give their own value. It
+  differs from ``geo`` also without zeros (-9.45 on Table 1), so it is a
+  variant, not a replacement.
 """
 
 from __future__ import annotations
@@ -98,27 +112,47 @@ def minimum(scores: Sequence[float]) -> float:
     return float(_array(scores).min())
 
 
+def _one_sign(kept: Floats, name: str) -> float:
+    """-1 when every kept score is <= 0, +1 when every one is >= 0; mixed signs have no geometric mean."""
+    if np.all(kept <= 0):
+        return -1.0
+    if np.all(kept >= 0):
+        return 1.0
+    raise ValueError(f"{name} needs scores of one sign (all <= 0 or all >= 0)")
+
+
 @register_aggregator("geo")
 def geometric(scores: Sequence[float]) -> float:
-    """Geometric mean of the magnitudes after 2σ outlier removal, sign restored.
+    """Geometric mean of magnitudes after 2σ removal; 0 if any kept run is 0 (paper's geo).
 
     For MQM (scores <= 0) this is minus the geometric mean of the error points.
-    Zero case: if any kept run has magnitude 0 the result is 0, the limit of the
-    geometric mean (one error-free run makes the product zero; scipy's
-    ``gmean`` gives the same). Scores of mixed sign have no geometric mean and
-    raise ``ValueError``.
+    Zero policy, on purpose: if any kept run has magnitude 0 the result is 0,
+    the limit of the geometric mean (one error-free run makes the product
+    zero; scipy's ``gmean`` gives the same), which is what reproduces the
+    paper's column. Use ``geo+1`` for a geometric mean that a clean run does
+    not collapse. Scores of mixed sign have no geometric mean and raise
+    ``ValueError``.
     """
     kept = remove_outliers(scores)
-    if np.all(kept <= 0):
-        sign = -1.0
-    elif np.all(kept >= 0):
-        sign = 1.0
-    else:
-        raise ValueError("geo needs scores of one sign (all <= 0 or all >= 0)")
+    sign = _one_sign(kept, "geo")
     mags = np.abs(kept)
     if np.any(mags == 0):
         return 0.0
     return float(sign * np.exp(np.mean(np.log(mags))))
+
+
+@register_aggregator("geo+1")
+def geometric_shifted(scores: Sequence[float]) -> float:
+    """Geometric mean of magnitudes + 1, minus 1, after 2σ removal; a 0 run does not absorb it.
+
+    ``sign * (exp(mean(log(1 + |s|))) - 1)`` over the kept runs: the usual
+    shifted geometric mean, defined for error-free runs (magnitude 0 adds
+    ``log 1 = 0``). On runs that all found errors it is close to, but not
+    equal to, ``geo``. Scores of mixed sign raise ``ValueError``, as for ``geo``.
+    """
+    kept = remove_outliers(scores)
+    sign = _one_sign(kept, "geo+1")
+    return float(sign * np.expm1(np.mean(np.log1p(np.abs(kept)))))
 
 
 @register_aggregator("trimmed-mean")
@@ -158,6 +192,6 @@ def aggregate_all(scores: Sequence[float], names: Sequence[str] = COMPARISON) ->
     return out
 
 
-__all__ = ["COMPARISON", "OUTLIER_SIGMAS", "aggregate_all", "geometric", "majority", "maximum",
+__all__ = ["COMPARISON", "OUTLIER_SIGMAS", "aggregate_all", "geometric", "geometric_shifted", "majority", "maximum",
            "mean_all", "mean_without_outliers", "minimum", "outlier_mask", "remove_outliers",
            "rrwa", "rrwa_weights", "trimmed_mean"]

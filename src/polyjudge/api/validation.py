@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from polyjudge.data import textio
 from polyjudge.data.errors import InputError
+from polyjudge.data.readers import json_type, parse_json
 from polyjudge.validation.selection import SelectionReport
 from polyjudge.validation.simulate import SimConfig, SimResult
 
@@ -63,16 +65,22 @@ def _judge_source(source: JudgeSource) -> tuple[str | None, str]:
 
 
 def _read_matrix(source: str | Path | np.ndarray) -> np.ndarray:
+    """The reverse forced-choice matrix: an array, or a JSON file holding a list of rows of numbers."""
     if isinstance(source, np.ndarray):
         return np.asarray(source, dtype=float)
+    path = str(source)
+    if not Path(source).is_file():
+        raise InputError("reverse matrix file not found", path=path)
+    rows = parse_json(textio.read_text(source), path=path)
+    if (not isinstance(rows, list) or not rows or not all(isinstance(r, list) and r for r in rows)
+            or len({len(r) for r in rows}) != 1
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) for r in rows for x in r)):
+        raise InputError(f"the reverse matrix must be a JSON list of |Q| rows of |O| numbers each "
+                         f"(e.g. [[1, 0], [0, 1]]), got {json_type(rows)}", path=path)
     try:
-        m = json.loads(Path(source).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read reverse matrix: {exc}", path=str(source)) from None
-    try:
-        return np.asarray(m, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError("reverse matrix must be a |Q| x |O| array of numbers", path=str(source)) from None
+        return np.asarray(rows, dtype=float)
+    except OverflowError:
+        raise InputError("the reverse matrix holds a number too large", path=path) from None
 
 
 def validate(config: ValidateConfig) -> SelectionReport:
@@ -92,7 +100,11 @@ def validate(config: ValidateConfig) -> SelectionReport:
                                          else task.option_of_letter(config.option))
     reverse_fc: Callable[[float | None], np.ndarray]
     if config.reverse_matrix is not None:
-        fixed = check_reverse_forced_choice(_read_matrix(config.reverse_matrix), task)
+        where = None if isinstance(config.reverse_matrix, np.ndarray) else str(config.reverse_matrix)
+        try:
+            fixed = check_reverse_forced_choice(_read_matrix(config.reverse_matrix), task)
+        except InputError as exc:
+            raise InputError(exc.reason, path=exc.path or where, line=exc.line, field=exc.field) from None
         betas: list[float | None] = [None]
 
         def reverse_fc(beta: float | None) -> np.ndarray:

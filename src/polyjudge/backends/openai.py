@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
+from polyjudge.data.secrets import redact
 
 if TYPE_CHECKING:
     import httpx
@@ -140,7 +141,8 @@ class OpenAIBackend(RegisteredBackend):
         except httpx.TimeoutException as exc:
             raise BackendError(f"timeout: {type(exc).__name__}", retryable=True) from None
         except httpx.TransportError as exc:
-            raise BackendError(f"connection error: {type(exc).__name__}: {exc}", retryable=True) from None
+            raise BackendError(f"connection error: {type(exc).__name__}: {redact(str(exc))}",
+                               retryable=True) from None
         latency = time.perf_counter() - start
         if resp.status_code == 400 and with_schema and self._schema_supported is None \
                 and "response_format" in resp.text:
@@ -183,7 +185,9 @@ def _ssl_context() -> ssl.SSLContext:
 
 
 def _error_message(resp: httpx.Response) -> str:
+    """The server's reason, short and without secrets (some servers echo the key they refused)."""
     try:
-        return str(resp.json()["error"]["message"])[:200]
+        text = str(resp.json()["error"]["message"])
     except Exception:  # noqa: BLE001 - any non-JSON body
-        return resp.text[:200]
+        text = resp.text
+    return (redact(" ".join(text.split())) or "")[:200]

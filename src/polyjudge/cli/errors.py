@@ -1,32 +1,93 @@
 """One place that turns known errors into messages and exit codes.
 
-Bad input (InputError) exits 2 with ``polyjudge: error: FILE:LINE, field 'F': why``.
+Exit codes (README, "Exit codes"):
+
+* 0: the command finished (a run within its ``--max-failure-rate``);
+* 1: an unexpected internal error, or the system failed us (disk full, no
+  permission, a damaged store): one line, no traceback for the latter;
+* 2: bad input or usage: ``polyjudge: error: FILE:LINE, field 'F': why``
+  (also a run directory in use by another process, or holding another run);
+* 3: a run stopped short: more failed requests than ``--max-failure-rate``, or
+  the endpoint rejected the requests or kept failing;
+* 130: interrupted (Ctrl-C, SIGTERM); completed judgments are kept.
+
+Every line printed here is passed through :func:`polyjudge.data.secrets.redact`.
 """
 
 from __future__ import annotations
 
+import logging
+import sqlite3
+
 import click
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.secrets import redact
+from polyjudge.engine.errors import RunInterrupted, RunStopped
 
+EXIT_OK = 0
+EXIT_INTERNAL = 1
 EXIT_BAD_INPUT = 2
+EXIT_RUN_FAILED = 3
+EXIT_INTERRUPTED = 130
+
+
+def error_line(message: str) -> None:
+    """``polyjudge: error: MESSAGE`` on stderr, one line, secrets removed."""
+    click.echo(f"polyjudge: error: {_one_line(message)}", err=True)
+
+
+def _one_line(text: str) -> str:
+    return " ".join((redact(text) or "").split("\n"))
+
+
+class _WarningLines(logging.Handler):
+    """Library warnings (``logging.getLogger("polyjudge")``) as ``polyjudge: warning: ...`` lines."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(f"polyjudge: warning: {_one_line(record.getMessage())}", err=True)
+
+
+def _route_warnings() -> None:
+    logger = logging.getLogger("polyjudge")
+    if not any(isinstance(h, _WarningLines) for h in logger.handlers):
+        logger.addHandler(_WarningLines(logging.WARNING))
+
+
+def _os_message(exc: OSError) -> str:
+    if exc.strerror and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror}"
+    return str(exc) or type(exc).__name__
 
 
 def run_cli(group: click.Group, argv: list[str] | None) -> int:
+    _route_warnings()
     try:
         group.main(args=argv, prog_name="polyjudge", standalone_mode=False)
     except InputError as exc:
-        click.echo(f"polyjudge: error: {exc}", err=True)
+        error_line(str(exc))
         return EXIT_BAD_INPUT
+    except RunInterrupted as exc:
+        click.echo(_one_line(str(exc)), err=True)
+        return EXIT_INTERRUPTED
+    except RunStopped as exc:
+        error_line(str(exc))
+        return EXIT_RUN_FAILED
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
         exc.show()
         return EXIT_BAD_INPUT if exc.exit_code == 2 else exc.exit_code
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
-        return 130
-    except KeyboardInterrupt:
-        click.echo("Interrupted; completed judgments are kept in the run's store.", err=True)
-        return 130
-    return 0
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("polyjudge: interrupted", err=True)  # a run in progress says more (RunInterrupted)
+        return EXIT_INTERRUPTED
+    except UnicodeDecodeError as exc:  # a reader that bypassed polyjudge.data.textio
+        error_line(f"input is not valid UTF-8 ({exc.reason} at byte {exc.start})")
+        return EXIT_BAD_INPUT
+    except sqlite3.Error as exc:
+        error_line(f"the run's store database failed: {exc}")
+        return EXIT_INTERNAL
+    except OSError as exc:  # disk full, no permission, a path that vanished
+        error_line(_os_message(exc))
+        return EXIT_INTERNAL
+    return EXIT_OK

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from polyjudge.api import Estimate, RunResult, estimate
+from polyjudge.api import Estimate, JudgeConfig, RunResult, estimate
 from polyjudge.api import judge as api_judge
 from polyjudge.cli.options import (
     RegistryHelpCommand,
@@ -20,12 +20,17 @@ from polyjudge.cli.options import (
     out_option,
 )
 from polyjudge.data.errors import InputError
+from polyjudge.data.records import Item
+from polyjudge.engine.errors import RunInterrupted, RunStopped
+from polyjudge.rundir import PENDING
 
 INPUT_FORMATS = ("jsonl", "csv", "tsv")
 
 
-def print_summary(result: RunResult, out: Path | None, fmt: str = "text") -> None:
-    """Counts, failures, tokens and cost on stderr; the system table on stdout in ``fmt``."""
+def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
+                  max_failure_rate: float | None = None, table: bool = True) -> None:
+    """Counts, failures, tokens and cost on stderr; the system table on stdout in ``fmt``
+    (left out with ``table=False``, for a run that stopped short)."""
     m = result.manifest
     c = m.counts
 
@@ -34,14 +39,22 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text") -> Non
 
     echo(f"signature: {m.signature}")
     ok = c.get("status_ok", 0)
-    echo(f"items: {c['items']}  judgments: {c['judgments']}  ok: {ok}  failed: {c['judgments'] - ok}  "
-         f"(sent now: {c['sent_this_session']}, from store: {c['from_store']}, retries: {c['retries']})")
-    for reason, n in list(m.failures.items())[:8]:
-        echo(f"  failure x{n}: {reason}")
+    pending = c.get("status_pending", 0)
+    echo(f"items: {c['items']}  judgments: {c['judgments']}  ok: {ok}  failed: {c['judgments'] - ok - pending}"
+         + (f"  not run: {pending}" if pending else "")
+         + f"  (sent now: {c['sent_this_session']}, from store: {c['from_store']}, retries: {c['retries']})")
+    n, request_failed = c["judgments"], result.request_failed_count()
+    if n:
+        limit = f"; allowed: {max_failure_rate:.0%}" if max_failure_rate is not None else ""
+        echo(f"requests failed after retries: {request_failed} of {n} ({request_failed / n:.1%}{limit})")
+    for reason, k in [(r, k) for r, k in m.failures.items() if not r.startswith(f"{PENDING}:")][:8]:
+        echo(f"  failure x{k}: {reason}")
     echo(f"tokens: {m.tokens['prompt']:,} prompt + {m.tokens['completion']:,} completion  "
          f"cost: ${m.cost_usd:.4f}  wall time: {m.wall_time_s:.1f}s")
     if out is not None:
         echo(f"run directory: {out}")
+    if not table:
+        return
     rows = result.system_rows()
     if fmt == "json":
         click.echo(json.dumps({"signature": m.signature, "counts": c, "cost_usd": m.cost_usd,
@@ -53,32 +66,50 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text") -> Non
         click.echo(f"{row.system}\t{'' if row.score is None else f'{row.score:.4f}'}\t{row.n_segments}")
 
 
+def judge_and_summarise(items: list[Item], config: JudgeConfig, out: str, fmt: str) -> RunResult:
+    """Judge into ``out`` and print the summary; a run that stopped short (endpoint given up,
+    too many failed requests) still prints its counts before its error line (exit 3)."""
+    try:
+        result = api_judge(items, config, out=out)
+    except RunInterrupted:
+        raise
+    except RunStopped as exc:
+        print_summary(exc.result, Path(out), max_failure_rate=config.max_failure_rate, table=False)
+        raise
+    print_summary(result, Path(out), fmt, max_failure_rate=config.max_failure_rate)
+    return result
+
+
 @click.command(cls=RegistryHelpCommand)
 @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
-@out_option("Run directory (re-running the same command resumes from it).", required=True,
+@out_option("Run directory (re-running the same command resumes from it); not needed with --dry-run.",
             legacy_decls=("-O",))
 @input_format_option(INPUT_FORMATS, "Input format (default: from the extension; WMT MQM TSV is detected).")
 @format_option(legacy_input=INPUT_FORMATS)
 @click.option("--src-lang", default=None, help="Source language code for items that lack one.")
 @click.option("--tgt-lang", default=None, help="Target language code for items that lack one.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N items.")
-@click.option("--dry-run", is_flag=True, help="Print how many requests and tokens the run would take.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the requests, tokens and an upper bound of the cost the run would take, and warn "
+                   "about prompts over a model's context; sends and writes nothing.")
 @judge_options
-def judge(input_path: str, out: str, input_format: str | None, fmt: str, src_lang: str | None,
+def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, src_lang: str | None,
           tgt_lang: str | None, limit: int | None, dry_run: bool, **kw: Any) -> None:
     """Judge every item of INPUT and write a run directory (re-running resumes)."""
     from polyjudge.data.readers import read_items
 
+    if out is None and not dry_run:
+        raise click.UsageError("Missing option '-o' / '--out'.")
     items = read_items(input_path, fmt=input_format, src_lang=src_lang, tgt_lang=tgt_lang)
     if limit is not None:
         items = items[:limit]
     config = judge_config(kw)
     if dry_run:
         est: Estimate = estimate(items, config, out=out)
-        click.echo(json.dumps(est.__dict__) if fmt == "json" else est.describe())
+        click.echo(json.dumps(est.to_dict()) if fmt == "json" else est.describe())
         return
-    result = api_judge(items, config, out=out)
-    print_summary(result, Path(out), fmt)
+    assert out is not None
+    judge_and_summarise(items, config, out, fmt)
 
 
 @click.command(cls=RegistryHelpCommand)
@@ -133,7 +164,6 @@ def demo(out: str, fmt: str, **kw: Any) -> None:
         items = read_items(path)
     click.echo(f"polyjudge demo: {len(items)} segments, protocol {config.protocol}, "
                f"judge {', '.join(config.judges)}", err=True)
-    result = api_judge(items, config, out=out)
-    print_summary(result, Path(out), fmt)
+    result = judge_and_summarise(items, config, out, fmt)
     if result.manifest.counts.get("status_ok", 0) == 0:
         raise InputError("no judgment succeeded; see the failures above")

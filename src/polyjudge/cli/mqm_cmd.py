@@ -5,7 +5,9 @@
 in positive MQM error points as WMT publishes them (lower is better). With
 ``--out DIR`` it writes ``DIR/segments.tsv`` (``system doc seg_id points
 score n_raters``; ``score`` = −points, higher is better) and
-``DIR/systems.tsv`` (``system points score n_segments``).
+``DIR/systems.tsv`` (``system points score n_segments``). A row repeated word
+for word (same rater, segment and error) counts once, with a warning; a file
+with no annotation rows is bad input (exit 2).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+
+from polyjudge.cli.options import warn
 
 
 def _fmt(x: float) -> str:
@@ -32,6 +36,9 @@ def human_mqm(tsv: str, out: str | None, classic: bool, quirks: bool) -> None:
     from polyjudge.rundir import SEGMENTS, SYSTEMS  # same file names as a run directory, own columns
 
     annotations, report = read_wmt_mqm_report(tsv)
+    if report.duplicate_rows:
+        warn(f"{tsv}: dropped {report.duplicate_rows} duplicate annotation row(s) (the same rater, system, "
+             "document, segment and error repeated word for word)")
     res = score_human_annotations(annotations, MQMWeights(classic=classic))
     for system, points in res.ranking():
         click.echo(f"{system}\t{points:.3f}")

@@ -266,7 +266,14 @@ def judge_options(fn: F) -> F:
         click.option("--prices", type=click.Path(dir_okay=False), default=None,
                      help="JSON price table {model: [usd_per_mtok_in, usd_per_mtok_out]}."),
         click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per request."),
-        click.option("--n-ctx", type=int, default=8192, show_default=True, help="Context size (llamacpp)."),
+        click.option("--n-ctx", type=int, default=8192, show_default=True,
+                     help="Context size (llamacpp); prompts that do not fit are warned about."),
+        click.option("--max-failure-rate", type=click.FloatRange(0.0, 1.0), default=0.1, show_default=True,
+                     help="Exit 3 (after writing the run) when the requests of more than this share of "
+                          "judgments failed after retries; unparseable answers are reported but do not count."),
+        click.option("--restart", is_flag=True,
+                     help="Delete the run already in the run directory (outputs and store) and start over; "
+                          "without it a directory holding another protocol or configuration is refused."),
         click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
     ]
     for opt in reversed(opts):
@@ -296,7 +303,8 @@ def judge_config(kw: dict[str, Any], *, progress: bool = True) -> JudgeConfig:
         temperature=kw.pop("temperature"), aggregator=kw.pop("aggregator"), min_runs=kw.pop("min_runs"),
         concurrency=kw.pop("concurrency"), seed=kw.pop("seed"), api_key_env=kw.pop("api_key_env"),
         timeout=kw.pop("timeout"), n_ctx=kw.pop("n_ctx"), record=kw.pop("record"), prices=kw.pop("prices"),
-        progress=progress and not quiet and sys.stderr.isatty())
+        progress=progress and not quiet and sys.stderr.isatty(), max_failure_rate=kw.pop("max_failure_rate"),
+        restart=kw.pop("restart"))
 
 
 __all__ = ["OUTPUT_FORMATS", "RegistryChoice", "RegistryHelpCommand", "emit", "format_option", "input_format_option",

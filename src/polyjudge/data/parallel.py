@@ -23,11 +23,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from polyjudge.data import textio
 from polyjudge.data.errors import InputError
-from polyjudge.data.readers import read_json
+from polyjudge.data.readers import json_type, read_json
 from polyjudge.data.records import Item
 
 XQUAD_LANGUAGES = ("ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh")
@@ -65,7 +67,7 @@ def _donors(ids: list[str], answers: dict[str, dict[str, str]], seed: int) -> di
                 out[qid] = cand
                 break
         else:
-            raise InputError(f"no question has an answer different from question {qid}")
+            raise InputError(f"no question has an answer different from question {textio.short(qid)}")
     return out
 
 
@@ -112,21 +114,40 @@ def _limit(ids: list[str], limit: int | None) -> list[str]:
     return ids
 
 
+def _field(obj: Any, key: str, kind: type, where: str, path: Path) -> Any:
+    """``obj[key]`` of the expected JSON type, else an InputError saying what the layout needs."""
+    if not isinstance(obj, dict):
+        raise InputError(f"not in SQuAD v1.1 layout: {where} must be an object, got {json_type(obj)}",
+                         path=str(path))
+    if key not in obj:
+        raise InputError(f"not in SQuAD v1.1 layout: {where} has no '{key}'", path=str(path), field=key)
+    value = obj[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        expected = "a list" if kind is list else "a string"
+        raise InputError(f"not in SQuAD v1.1 layout: {where}.{key} must be {expected}, got {json_type(value)}",
+                         path=str(path), field=key)
+    return value
+
+
 def read_xquad(path: Path) -> dict[str, _Question]:
     """One XQuAD (SQuAD v1.1) file as ``question id -> question``, file order."""
     data = read_json(path, "XQuAD file")
     out: dict[str, _Question] = {}
-    try:
-        for article in data["data"]:
-            for para in article["paragraphs"]:
-                for qa in para["qas"]:
-                    if not qa["answers"]:
-                        raise InputError(f"question {qa['id']} has no answer", path=str(path),
-                                         field="answers")
-                    out[qa["id"]] = _Question(qa["id"], qa["question"], qa["answers"][0]["text"],
-                                              para["context"], article.get("title"))
-    except (KeyError, TypeError) as exc:
-        raise InputError(f"not in SQuAD v1.1 layout (missing {exc})", path=str(path)) from None
+    for a, article in enumerate(_field(data, "data", list, "the file", path)):
+        title = article.get("title") if isinstance(article, dict) else None
+        for p, para in enumerate(_field(article, "paragraphs", list, f"data[{a}]", path)):
+            where = f"data[{a}].paragraphs[{p}]"
+            context = _field(para, "context", str, where, path)
+            for q, qa in enumerate(_field(para, "qas", list, where, path)):
+                at = f"{where}.qas[{q}]"
+                qid = _field(qa, "id", str, at, path)
+                answers = _field(qa, "answers", list, at, path)
+                if not answers:
+                    raise InputError(f"question {textio.short(qid)} has no answer", path=str(path),
+                                     field="answers")
+                answer = _field(answers[0], "text", str, f"{at}.answers[0]", path)
+                out[qid] = _Question(qid, _field(qa, "question", str, at, path), answer, context,
+                                     title if isinstance(title, str) else None)
     return out
 
 
@@ -146,12 +167,10 @@ def load_xquad_parallel(root: str | Path, languages: list[str], *, limit: int | 
 
 def read_mgsm(path: Path) -> list[_Question]:
     """One MGSM TSV file (``question<TAB>answer``, no header), one question per line."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputError("MGSM file not found", path=str(path)) from None
+    if not path.exists():
+        raise InputError("MGSM file not found", path=str(path))
     out = []
-    for n, line in enumerate(lines, 1):
+    for n, line in textio.iter_lines(path):
         if not line.strip():
             continue
         parts = line.split("\t")
@@ -176,6 +195,11 @@ def load_mgsm_parallel(root: str | Path, languages: list[str], *, limit: int | N
                              "line-aligned", path=str(path))
         n_lines = len(qs)
         per_lang[lang] = {q.item_id: q for q in qs}
+        first = per_lang[langs[0]]
+        moved = next((q.item_id for q in qs if q.item_id not in first), None)
+        if moved is not None:  # same count, but a blank line sits elsewhere
+            raise InputError(f"files are not line-aligned: this file has a problem on line {int(moved[5:])}, "
+                             f"the {langs[0]} file a blank line there", path=str(path), line=int(moved[5:]))
     ids = _limit(list(per_lang[langs[0]]), limit)
     return _build("mgsm", per_lang, ids, wrong, seed)
 

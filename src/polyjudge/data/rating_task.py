@@ -29,7 +29,6 @@ ask judges) and validation (which compares their answers with humans') use it.
 from __future__ import annotations
 
 import itertools
-import json
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,9 +37,14 @@ from typing import Any
 
 import numpy as np
 
+from polyjudge.data import textio
 from polyjudge.data.errors import InputError
+from polyjudge.data.readers import json_type, parse_json, plain
 
 __all__ = ["RatingTask", "all_subsets", "load_task"]
+
+# "all" response sets grow as 2^q - 1; beyond this many options a task must list its sets.
+MAX_ALL_OPTIONS = 16
 
 
 def all_subsets(n_options: int) -> list[frozenset[int]]:
@@ -134,7 +138,7 @@ class RatingTask:
         for k, x in enumerate(self.letters):
             if x.upper() == up:
                 return k
-        raise InputError(f"'{letter}' is not one of the letters {', '.join(self.letters)}")
+        raise InputError(f"{textio.short(letter)} is not one of the letters {', '.join(self.letters)}")
 
     def set_of_letters(self, letters: str) -> int:
         """Index in Q of the response set whose options are exactly ``letters``.
@@ -147,10 +151,10 @@ class RatingTask:
             raise InputError("empty response set")
         ks = [self.option_of_letter(c) for c in chars]
         if len(set(ks)) != len(ks):
-            raise InputError(f"'{letters}' repeats a letter")
+            raise InputError(f"{textio.short(letters)} repeats a letter")
         s = frozenset(ks)
         if s not in self._set_index:
-            raise InputError(f"'{letters}' is not an admissible response set")
+            raise InputError(f"{textio.short(letters)} is not an admissible response set")
         return self._set_index[s]
 
     # -- construction -------------------------------------------------------
@@ -161,6 +165,10 @@ class RatingTask:
         q = len(options)
         sets: list[frozenset[int]]
         if response_sets is None or response_sets == "all":
+            if q > MAX_ALL_OPTIONS:
+                raise InputError(f"'all' response sets of {q} options would be {2 ** q - 1} sets; list the "
+                                 f"admissible ones (at most {MAX_ALL_OPTIONS} options for 'all')",
+                                 field="response_sets")
             sets = all_subsets(q)
         elif response_sets == "singletons":
             sets = [frozenset([k]) for k in range(q)]
@@ -199,13 +207,18 @@ def load_task(path: str | Path) -> RatingTask:
     p = Path(path)
     if not p.is_file():
         raise InputError("task file not found", path=str(p))
-    text = p.read_text(encoding="utf-8")
-    try:
-        raw = tomllib.loads(text) if p.suffix.lower() == ".toml" else json.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"cannot parse task file: {exc}", path=str(p)) from None
+    text = textio.read_text(p)
+    if p.suffix.lower() == ".toml":
+        try:
+            raw = tomllib.loads(text)
+        except RecursionError:
+            raise InputError("cannot parse task file: nested too deeply", path=str(p)) from None
+        except ValueError as exc:  # TOMLDecodeError, or an integer too long to convert
+            raise InputError(f"cannot parse task file: {plain(exc, 200)}", path=str(p)) from None
+    else:
+        raw = parse_json(text, path=str(p))
     if not isinstance(raw, dict):
-        raise InputError("task file must hold an object", path=str(p))
+        raise InputError(f"task file must hold an object, got {json_type(raw)}", path=str(p))
     opts = raw.get("options")
     if not isinstance(opts, list) or not opts:
         raise InputError("'options' must be a non-empty list", path=str(p), field="options")
@@ -221,6 +234,8 @@ def load_task(path: str | Path) -> RatingTask:
         else:
             raise InputError("each option is a label or {label, description}", path=str(p), field="options")
     letters = raw.get("letters")
+    if letters is not None and (not isinstance(letters, list) or not all(isinstance(x, str) for x in letters)):
+        raise InputError("'letters' must be a list of one-character strings", path=str(p), field="letters")
     try:
         return RatingTask.build(labels, raw.get("response_sets", "all"),
                                 name=str(raw.get("name", p.stem)),

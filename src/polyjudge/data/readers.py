@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from polyjudge.data import textio
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import CORE_FIELDS, Item
 
@@ -42,86 +43,125 @@ def _item_from_mapping(row: dict[str, Any], path: str, line: int, defaults: dict
     return Item(**values, extra=extra, origin=f"{path}:{line}")
 
 
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every non-blank line of a JSONL file.
+def plain(text: object, limit: int = textio.MAX_QUOTED) -> str:
+    """Text taken from a file (a column or key name) for a message: one line, cut to ``limit``.
 
-    The one JSONL reader of the project: invalid JSON or a line that is not an
-    object raises InputError naming the file and line.
+    Unlike :func:`textio.short` it is not quoted, so it reads well as a field name.
     """
-    try:
-        fh = open(path, encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", path=str(path)) from None
-    with fh:
-        for n, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=str(path), line=n) from None
-            if not isinstance(row, dict):
-                raise InputError("each line must be a JSON object", path=str(path), line=n)
-            yield n, row
+    flat = " ".join(str(text).splitlines())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def read_json(path: str | Path, what: str = "file") -> Any:
-    """A whole JSON file; a missing file or invalid JSON raises InputError (with the line)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{what} not found", path=str(path)) from None
+def parse_json(text: str, *, path: str, line: int | None = None) -> Any:
+    """``json.loads`` whose every failure is an InputError naming the file and place.
+
+    ``line`` is the line of a JSONL record (the column comes from the parser);
+    without it ``text`` is a whole file and the parser's line is used. Nesting
+    too deep for the parser and integers too long to convert are input errors too.
+    """
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
+                         line=line if line is not None else exc.lineno) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", path=path, line=line) from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise InputError(f"invalid JSON: {textio.short(str(exc))}", path=path, line=line) from None
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for messages ("an array", "a string")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-blank line of a JSONL file.
+
+    The one JSONL reader of the project, built on :func:`textio.iter_lines` (BOM,
+    CRLF and bad bytes handled there): invalid JSON or a line that is not an
+    object raises InputError naming the file and line.
+    """
+    name = str(path)
+    for n, text in textio.iter_lines(path):
+        if not text.strip():
+            continue
+        row = parse_json(text, path=name, line=n)
+        if not isinstance(row, dict):
+            raise InputError(f"each line must be a JSON object, got {json_type(row)}", path=name, line=n)
+        yield n, row
+
+
+def read_json(path: str | Path, what: str = "file") -> Any:
+    """A whole JSON file; a missing file, bad bytes or invalid JSON raise InputError (with the line)."""
+    if not Path(path).exists():
+        raise InputError(f"{what} not found", path=str(path))
+    return parse_json(textio.read_text(path), path=str(path))
 
 
 def read_jsonl(path: str | Path, **defaults: str | None) -> list[Item]:
     return [_item_from_mapping(row, str(path), n, defaults) for n, row in iter_jsonl(path)]
 
 
+def iter_delimited(path: str | Path, delimiter: str) -> Iterator[tuple[int, list[str]]]:
+    """(line number, cells) of a TSV or CSV file read through :mod:`textio`.
+
+    TSV is split on tabs only: MT files are rarely quoted, so quotes inside
+    text stay text. CSV follows the usual quoting (a quoted field may span
+    lines; the line number is then that of its last line). Cells are never
+    size-limited: a long segment is data, and is reported by the caller if
+    it is a problem.
+    """
+    if delimiter == "\t":
+        for n, text in textio.iter_lines(path):
+            yield n, text.split("\t")
+        return
+    csv.field_size_limit(2**31 - 1)
+    reader = csv.reader((text + "\n" for _, text in textio.iter_lines(path)), delimiter=delimiter,
+                        quoting=csv.QUOTE_MINIMAL)
+    try:
+        for row in reader:
+            yield reader.line_num, row
+    except csv.Error as exc:
+        raise InputError(f"not valid CSV: {exc}", path=str(path), line=reader.line_num) from None
+
+
 def read_delimited(path: str | Path, delimiter: str, **defaults: str | None) -> list[Item]:
     items = []
-    with open(path, encoding="utf-8", newline="") as fh:
-        # TSV files in MT are rarely quoted; quotes inside text must stay text.
-        reader = (csv.reader(fh, delimiter=delimiter, quoting=csv.QUOTE_NONE) if delimiter == "\t"
-                  else csv.reader(fh, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL))
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise InputError("empty file (a header row is needed)", path=str(path), line=1) from None
-        header = [h.strip().lstrip("\ufeff") for h in header]
-        for name in REQUIRED:
-            if name not in header:
-                raise InputError(f"header has no '{name}' column (found: {', '.join(header)})",
-                                 path=str(path), line=1, field=name)
-        for row in reader:
-            line = reader.line_num
-            if not row or row == [""]:
-                continue
-            if len(row) != len(header):
-                raise InputError(f"expected {len(header)} columns, found {len(row)}", path=str(path), line=line)
-            items.append(_item_from_mapping(dict(zip(header, row)), str(path), line, defaults))
+    rows = iter_delimited(path, delimiter)
+    first = next(rows, None)
+    if first is None:
+        raise InputError("empty file (a header row is needed)", path=str(path), line=1)
+    header = [h.strip() for h in first[1]]
+    for name in REQUIRED:
+        if name not in header:
+            raise InputError(f"header has no '{name}' column (found: {textio.short(header)})",
+                             path=str(path), line=first[0], field=name)
+    for line, row in rows:
+        if not row or row == [""]:
+            continue
+        if len(row) != len(header):
+            raise InputError(f"expected {len(header)} columns, found {len(row)}", path=str(path), line=line)
+        items.append(_item_from_mapping(dict(zip(header, row)), str(path), line, defaults))
     return items
-
-
-def _read_lines(path: str | Path) -> list[str]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read().split("\n")[:-1] if Path(path).stat().st_size else []
-    except FileNotFoundError:
-        raise InputError("file not found", path=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=str(path)) from None
 
 
 def read_parallel(src: str | Path, tgt: str | Path, ref: str | Path | None = None, *,
                   system: str | None = None, src_lang: str | None = None,
                   tgt_lang: str | None = None) -> list[Item]:
     """Line-aligned source, hypothesis and optional reference files."""
-    srcs, tgts = _read_lines(src), _read_lines(tgt)
-    refs = _read_lines(ref) if ref is not None else None
+    srcs, tgts = textio.read_lines(src), textio.read_lines(tgt)
+    refs = textio.read_lines(ref) if ref is not None else None
     for other, lines in ((tgt, tgts), (ref, refs)):
         if lines is not None and len(lines) != len(srcs):
             raise InputError(f"has {len(lines)} lines but the source {src} has {len(srcs)}",
@@ -133,33 +173,67 @@ def read_parallel(src: str | Path, tgt: str | Path, ref: str | Path | None = Non
 
 
 def is_wmt_mqm_tsv(path: str | Path) -> bool:
-    with open(path, encoding="utf-8") as fh:
-        first = fh.readline().rstrip("\n").split("\t")
-    return tuple(first[:len(WMT_MQM_HEADER)]) == WMT_MQM_HEADER
+    """Whether the first line is the WMT MQM header (a BOM or CRLF does not hide it)."""
+    _, first = next(textio.iter_lines(path), (0, ""))  # the generator (and file) closes when dropped
+    return tuple(first.split("\t")[:len(WMT_MQM_HEADER)]) == WMT_MQM_HEADER
+
+
+def _line_of(item: Item) -> int | None:
+    """The line number in an item's ``origin`` (``file:12`` or ``line 12``), if it has one."""
+    tail = (item.origin or "").replace(" ", ":").rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def check_unique_ids(items: Sequence[Item], path: str | None = None) -> None:
+    """Refuse two items with the same (system, doc_id, seg_id).
+
+    Scores are keyed by these ids downstream (segment tables, meta-evaluation),
+    so a repeated key would silently stand for two different segments. Items
+    without a ``seg_id`` are identified by their position and never clash.
+    """
+    first: dict[tuple[str | None, str | None, str], Item] = {}
+    for it in items:
+        if it.seg_id is None:
+            continue
+        key = (it.system, it.doc_id, it.seg_id)
+        seen = first.setdefault(key, it)
+        if seen is it:
+            continue
+        ids = ", ".join(f"{name} {textio.short(value)}" for name, value in zip(("system", "doc_id", "seg_id"), key)
+                        if value is not None)
+        where = _line_of(seen)
+        earlier = f"line {where}" if where is not None else seen.origin or "an earlier item"
+        raise InputError(f"duplicate item ({ids}): the same ids as {earlier}", path=path, line=_line_of(it),
+                         field="seg_id")
 
 
 def read_items(path: str | Path, *, fmt: str | None = None, src_lang: str | None = None,
                tgt_lang: str | None = None, system: str | None = None) -> list[Item]:
-    """Read items from a file, choosing the format from ``fmt`` or the extension."""
+    """Read items from a file, choosing the format from ``fmt`` or the extension.
+
+    Two items with the same (system, doc_id, seg_id) are refused. A WMT MQM TSV
+    has no language columns: its languages are ``src_lang``/``tgt_lang``, else
+    the pair its file name tells, else an InputError asks for them.
+    """
     p = Path(path)
     if not p.is_file():
-        raise InputError("file not found", path=str(p))
+        raise InputError("file not found" if not p.exists() else "not a file", path=str(p))
     fmt = fmt or {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv"}.get(p.suffix.lower())
     defaults = {"src_lang": src_lang, "tgt_lang": tgt_lang, "system": system}
-    try:
-        if fmt == "jsonl":
-            items = read_jsonl(p, **defaults)
-        elif fmt == "csv":
-            items = read_delimited(p, ",", **defaults)
-        elif fmt == "tsv" and is_wmt_mqm_tsv(p):
-            from polyjudge.data.wmt_mqm import read_wmt_mqm, wmt_mqm_items
-            items = wmt_mqm_items(read_wmt_mqm(p), src_lang=src_lang, tgt_lang=tgt_lang)
-        elif fmt == "tsv":
-            items = read_delimited(p, "\t", **defaults)
-        else:
-            raise InputError("unknown input format: use .jsonl, .csv or .tsv, or --format", path=str(p))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=str(p)) from None
+    if fmt == "jsonl":
+        items = read_jsonl(p, **defaults)
+    elif fmt == "csv":
+        items = read_delimited(p, ",", **defaults)
+    elif fmt == "tsv" and is_wmt_mqm_tsv(p):
+        from polyjudge.data.wmt_mqm import read_wmt_mqm, wmt_mqm_items, wmt_mqm_languages
+        annotations = read_wmt_mqm(p)
+        src_lang, tgt_lang = wmt_mqm_languages(p, src_lang, tgt_lang)
+        items = wmt_mqm_items(annotations, src_lang=src_lang, tgt_lang=tgt_lang)
+    elif fmt == "tsv":
+        items = read_delimited(p, "\t", **defaults)
+    else:
+        raise InputError("unknown input format: use .jsonl, .csv or .tsv, or --format", path=str(p))
     if not items:
         raise InputError("no items in file", path=str(p))
+    check_unique_ids(items, str(p))
     return items

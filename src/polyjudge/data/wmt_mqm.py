@@ -27,7 +27,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from polyjudge.data import textio
 from polyjudge.data.errors import InputError
+from polyjudge.data.languages import LANGUAGE_NAMES
+from polyjudge.data.readers import plain
 from polyjudge.data.records import Item
 
 REQUIRED_COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target",
@@ -88,6 +91,8 @@ class MQMReadReport:
     # (system, seg_id); their target span is dropped (offsets would not fit).
     target_mismatches: int = 0
     source_mismatches: int = 0
+    # Rows identical to an earlier row (same rater, system, segment and error): dropped, counted here.
+    duplicate_rows: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -129,35 +134,19 @@ def strip_markup(text: str) -> tuple[str, tuple[int, int] | None, str | None]:
     return clean, (start, end), quirk
 
 
-def _split_lines(path: Path) -> list[str]:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", path=str(path)) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise InputError("not valid UTF-8", path=str(path), line=line) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    # Only \n separates rows: a stray \r or U+2028 inside a field is text.
-    lines = text.split("\n")
-    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
-
-
 def read_wmt_mqm_report(path: str | Path) -> tuple[list[MQMAnnotation], MQMReadReport]:
     """Read a WMT MQM TSV into annotations, plus counts of the quirks met."""
     path = Path(path)
     name = str(path)
-    lines = _split_lines(path)
+    # Only \n separates rows: a stray \r or U+2028 inside a field is text.
+    lines = textio.read_lines(path)
     if not lines or not lines[0].strip():
         raise InputError("empty file: expected a header line", path=name, line=1)
     header = lines[0].split("\t")
     for col in REQUIRED_COLUMNS:
         if col not in header:
-            raise InputError(f"missing column '{col}' in header "
-                             f"(have: {', '.join(header)})", path=name, line=1, field=col)
+            raise InputError(f"missing column '{col}' in header (have: {textio.short(header)})",
+                             path=name, line=1, field=col)
     idx = {c: header.index(c) for c in header}
     has_comment = "comment" in idx
     report = MQMReadReport()
@@ -165,6 +154,7 @@ def read_wmt_mqm_report(path: str | Path) -> tuple[list[MQMAnnotation], MQMReadR
     first_target: dict[tuple[str, str], str] = {}
     first_source: dict[str, str] = {}
     no_error_keys: set[tuple[str, str, str, str]] = set()
+    seen_rows: set[tuple[str, ...]] = set()
 
     for lineno, line in enumerate(lines[1:], start=2):
         if not line.strip():
@@ -177,14 +167,19 @@ def read_wmt_mqm_report(path: str | Path) -> tuple[list[MQMAnnotation], MQMReadR
             else:
                 raise InputError(f"expected {len(header)} tab-separated fields, found {len(parts)}",
                                  path=name, line=lineno,
-                                 field=header[min(len(parts), len(header) - 1)])
+                                 field=plain(header[min(len(parts), len(header) - 1)]))
+        row_key = tuple(parts)
+        if row_key in seen_rows:  # the same rater's same error copied twice counts once
+            report.duplicate_rows += 1
+            continue
+        seen_rows.add(row_key)
         get = {c: parts[i] for c, i in idx.items()}
         for col in ("system", "seg_id", "rater", "severity"):
             if not get[col].strip():
                 raise InputError("empty value", path=name, line=lineno, field=col)
         severity = get["severity"].strip()
         if severity.lower() not in KNOWN_SEVERITIES:
-            raise InputError(f"unknown severity '{severity}' (known: Critical, Major, Minor, "
+            raise InputError(f"unknown severity {textio.short(severity)} (known: Critical, Major, Minor, "
                              "Neutral, No-error)", path=name, line=lineno, field="severity")
         report.rows += 1
         target, tspan, tquirk = strip_markup(get["target"])
@@ -239,26 +234,56 @@ def read_wmt_mqm_report(path: str | Path) -> tuple[list[MQMAnnotation], MQMReadR
             start=tspan[0] if tspan else None, end=tspan[1] if tspan else None,
             comment=comment if comment else None,
             source_start=sspan[0] if sspan else None, source_end=sspan[1] if sspan else None))
+    if not groups:
+        raise InputError("no annotation rows (the file has only a header)", path=name)
     return list(groups.values()), report
 
 
 def read_wmt_mqm(path: str | Path) -> list[MQMAnnotation]:
-    """One :class:`MQMAnnotation` per (system, doc_id, seg_id, rater), file order."""
+    """One :class:`MQMAnnotation` per (system, doc_id, seg_id, rater), file order
+    (a row repeated word for word counts once)."""
     return read_wmt_mqm_report(path)[0]
 
 
-_PAIR = re.compile(r"([a-z]{2})-?([a-z]{2})")
+_PAIR = re.compile(r"([a-z]{2,3})-([a-z]{2,3})|([a-z]{2})([a-z]{2})")
 
 
 def guess_language_pair(path: str | Path) -> tuple[str, str] | None:
     """Language codes from a WMT file name such as ``mqm_ted_ende.tsv`` or
-    ``mqm_newstest2020_en-de.tsv``; None when the name does not tell."""
+    ``mqm_newstest2020_en-de.tsv``; None when the name does not tell.
+
+    Only known language codes count, two different ones, and a pair written
+    without a hyphen must include English (as WMT's do): ``data.tsv`` would
+    otherwise read as Danish to Tamil.
+    """
     stem = Path(path).name.lower()
     for part in reversed(re.split(r"[_.]", stem)):
         m = _PAIR.fullmatch(part)
-        if m:
-            return m.group(1), m.group(2)
+        if not m:
+            continue
+        src, tgt = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if src == tgt or src not in LANGUAGE_NAMES or tgt not in LANGUAGE_NAMES:
+            continue
+        if m.group(1) or "en" in (src, tgt):
+            return src, tgt
     return None
+
+
+def wmt_mqm_languages(path: str | Path, src_lang: str | None = None,
+                      tgt_lang: str | None = None) -> tuple[str, str]:
+    """Source and target language of a WMT MQM TSV, which has no language columns.
+
+    Given codes win; a missing one comes from the file name; when neither
+    tells, an InputError asks for them, since a prompt without its languages
+    would silently judge a different task.
+    """
+    guess = guess_language_pair(path)
+    if guess is not None:
+        src_lang, tgt_lang = src_lang or guess[0], tgt_lang or guess[1]
+    if not src_lang or not tgt_lang:
+        raise InputError("a WMT MQM TSV has no language columns and this file name does not name the pair "
+                         "(e.g. mqm_ted_ende.tsv): give --src-lang and --tgt-lang", path=str(path))
+    return src_lang, tgt_lang
 
 
 def wmt_mqm_items(annotations: list[MQMAnnotation], src_lang: str | None = None,
@@ -283,4 +308,4 @@ def wmt_mqm_items(annotations: list[MQMAnnotation], src_lang: str | None = None,
 
 
 __all__ = ["MQMAnnotation", "MQMError", "MQMReadReport", "guess_language_pair", "read_wmt_mqm",
-           "read_wmt_mqm_report", "strip_markup", "wmt_mqm_items"]
+           "read_wmt_mqm_report", "strip_markup", "wmt_mqm_items", "wmt_mqm_languages"]

@@ -1,8 +1,10 @@
-"""Token prices for cost accounting, in US dollars per million tokens.
+"""Token prices for cost accounting (US dollars per million tokens) and context sizes.
 
-The table is a convenience, not a promise: prices change. Users override or
-extend it with ``--prices FILE.json`` (``{"model": [input, output], ...}``).
-Models not in the table (local ones) cost nothing.
+The tables are a convenience, not a promise: prices change. Users override or
+extend the prices with ``--prices FILE.json`` (``{"model": [input, output], ...}``).
+Models not in the table (local ones) cost nothing. Context sizes (prompt plus
+completion, in tokens) let a run warn before sending a prompt the model cannot
+take; the embedded judge's is ``--n-ctx``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,23 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "gpt-4.1-mini": (0.40, 1.60),
     "gpt-4.1-nano": (0.10, 0.40),
 }
+
+CONTEXT_TOKENS: dict[str, int] = {
+    "gpt-4o": 128_000,
+    "gpt-4o-mini": 128_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4.1-mini": 1_047_576,
+    "gpt-4.1-nano": 1_047_576,
+}
+
+
+def approx_tokens(text: str) -> int:
+    """A token count estimated without a tokenizer: UTF-8 bytes / 4.
+
+    That is characters / 4 for English (about right for GPT tokenizers) and
+    more for other scripts, whose characters take more tokens each.
+    """
+    return len(text.encode("utf-8", "surrogatepass")) // 4
 
 
 def load_prices(path: str | None) -> dict[str, tuple[float, float]]:

@@ -76,7 +76,7 @@ def judgment_from(task: Task, stored: StoredResponse | None, protocol: JudgeProt
                         stored.finish_reason)
 
     if stored is None:
-        return made(PENDING, "not run (interrupted or dry run)")
+        return made(PENDING, "not sent (the run stopped before it; re-run the same command to resume)")
     if stored.status != "done":
         return made(REQUEST_FAILED, stored.error)
     if stored.finish_reason == "length":
@@ -114,6 +114,10 @@ class RunResult:
     manifest: Manifest = field(default_factory=Manifest)
     # A segment with fewer successful runs than this is left unscored.
     min_runs: int = 1
+    # Why sending stopped before every request was tried ("interrupted", "rejected",
+    # "unreachable"; see engine.runner), with a sentence for people; None when it did not.
+    stop_kind: str | None = None
+    stop_reason: str | None = None
 
     def __post_init__(self) -> None:
         self._segments: dict[str, list[SegmentResult]] = {}
@@ -173,6 +177,18 @@ class RunResult:
                 key = f"{j.status}: {j.error}"
                 counts[key] = counts.get(key, 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+    def answered_count(self) -> int:
+        """Judgments with an outcome (ok or failed), i.e. all but those never sent."""
+        return sum(1 for j in self.judgments if j.status != PENDING)
+
+    def failed_count(self) -> int:
+        """Judgments that were tried and failed (request, truncation or parse); never sent ones excluded."""
+        return sum(1 for j in self.judgments if j.status not in (OK, PENDING))
+
+    def request_failed_count(self) -> int:
+        """Judgments whose request got no answer after its retries (what ``max_failure_rate`` limits)."""
+        return sum(1 for j in self.judgments if j.status == REQUEST_FAILED)
 
     def status_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

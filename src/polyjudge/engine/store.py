@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from polyjudge.backends.base import GenerateRequest, GenerateResult
+from polyjudge.data.secrets import redact
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (
@@ -36,6 +37,10 @@ CREATE TABLE IF NOT EXISTS responses (
     attempts INTEGER NOT NULL,
     created REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS meta (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
 
 
@@ -53,20 +58,49 @@ class StoredResponse:
 
 
 class Store:
-    def __init__(self, path: Path | str) -> None:
+    """The store of one run directory. ``readonly=True`` reads an existing store
+    without changing anything on disk (``--dry-run``): with no write-ahead log
+    beside it nobody is writing and the file is read as immutable (SQLite then
+    creates no ``-wal``/``-shm`` files); otherwise it is opened read-only and
+    sees what the writer has committed."""
+
+    def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = str(path)
+        self.readonly = readonly
+        self._known_prompts: set[str] = set()
+        if readonly:
+            p = Path(path)
+            idle = not p.with_name(p.name + "-wal").exists()
+            uri = f"{p.resolve().as_uri()}?{'immutable=1' if idle else 'mode=ro'}"
+            self._db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            return
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         # NORMAL: a commit survives the process being killed (not a power cut).
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
-        self._known_prompts: set[str] = set()
 
     def close(self) -> None:
         self._db.close()
 
+    def _has_table(self, name: str) -> bool:
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() \
+            is not None
+
+    def get_meta(self, name: str) -> str | None:
+        """A value the session keeps about the run (e.g. what run this store belongs to)."""
+        if self.readonly and not self._has_table("meta"):
+            return None  # a store written before the table existed
+        row = self._db.execute("SELECT value FROM meta WHERE name=?", (name,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, name: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
+
     def completed_keys(self) -> set[str]:
         """Keys answered already (an answer came back, usable or not)."""
+        if self.readonly and not self._has_table("responses"):
+            return set()
         return {k for (k,) in self._db.execute("SELECT key FROM responses WHERE status='done'")}
 
     def get_many(self, keys: list[str]) -> dict[str, StoredResponse]:
@@ -105,4 +139,4 @@ class Store:
             "INSERT INTO responses VALUES (?,?,?,?,'failed',NULL,NULL,0,0,0,?,?,?) "
             "ON CONFLICT(key) DO UPDATE SET error=excluded.error, attempts=responses.attempts+excluded.attempts, "
             "created=excluded.created WHERE responses.status='failed'",
-            (key, prompt_hash, judge, run_index, error, attempts, time.time()))
+            (key, prompt_hash, judge, run_index, redact(error), attempts, time.time()))

@@ -35,7 +35,6 @@ of the judge-vs-majority statistics and counted in ``n_no_majority``.
 from __future__ import annotations
 
 import csv
-import io
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -45,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from polyjudge.data import textio
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl
 from polyjudge.metaeval.agreement import (
@@ -74,17 +74,26 @@ class RatingRow:
     rating: Any  # float or str
 
 
-def _value(raw: Any) -> Any:
-    """Numbers stay numbers (as float); anything else is a category label."""
-    if isinstance(raw, bool):
-        return float(raw)
-    if isinstance(raw, (int, float)):
-        return float(raw)
-    text = str(raw).strip()
-    try:
-        return float(text)
-    except ValueError:
-        return text
+def _value(raw: Any, path: str, line: int) -> Any:
+    """Numbers stay numbers (as float); anything else is a category label.
+
+    A number must be finite: an infinite rating (or one too large for a float)
+    would turn every statistic of its group into NaN without saying why.
+    """
+    if isinstance(raw, bool | int | float):
+        try:
+            value = float(raw)
+        except OverflowError:
+            value = math.inf
+    else:
+        text = str(raw).strip()
+        try:
+            value = float(text)
+        except ValueError:
+            return text
+    if math.isinf(value):
+        raise InputError(f"not a finite rating: {textio.short(raw)}", path=path, line=line, field="rating")
+    return value
 
 
 def _row(d: dict[str, Any], path: str, line: int) -> RatingRow | None:
@@ -95,13 +104,16 @@ def _row(d: dict[str, Any], path: str, line: int) -> RatingRow | None:
         raise InputError("missing field 'rating'", path=path, line=line, field="rating")
     kind = str(d["kind"]).strip().lower()
     if kind not in ("human", "judge"):
-        raise InputError(f"kind must be 'human' or 'judge', got {d['kind']!r}", path=path, line=line,
+        raise InputError(f"kind must be 'human' or 'judge', got {textio.short(d['kind'])}", path=path, line=line,
                          field="kind")
     raw = d["rating"]
-    if raw is None or (isinstance(raw, str) and not raw.strip()) or (isinstance(raw, float) and math.isnan(raw)):
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    value = _value(raw, path, line)
+    if isinstance(value, float) and math.isnan(value):
         return None
     return RatingRow(str(d["item_id"]), str(d.get("language") or ""), str(d.get("task") or ""),
-                     str(d.get("metric") or ""), str(d["rater"]), kind, _value(raw))
+                     str(d.get("metric") or ""), str(d["rater"]), kind, value)
 
 
 def read_ratings(path: str | Path, fmt: str | None = None) -> list[RatingRow]:
@@ -115,26 +127,29 @@ def read_ratings(path: str | Path, fmt: str | None = None) -> list[RatingRow]:
             if r is not None:
                 out.append(r)
     else:
+        csv.field_size_limit(2**31 - 1)
+        lines = (text + "\n" for _, text in textio.iter_lines(p))
+        reader = csv.DictReader(lines, delimiter="," if fmt == "csv" else "\t")
         try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read ratings: {exc}", path=str(p)) from None
-        reader = csv.DictReader(io.StringIO(text), delimiter="," if fmt == "csv" else "\t")
-        missing = {"item_id", "rater", "kind", "rating"} - set(reader.fieldnames or [])
-        if missing:
-            raise InputError(f"header lacks column(s) {sorted(missing)}", path=str(p), line=1)
-        for i, d in enumerate(reader, 2):
-            r = _row(d, str(p), i)
-            if r is not None:
-                out.append(r)
+            missing = {"item_id", "rater", "kind", "rating"} - set(reader.fieldnames or [])
+            if missing:
+                raise InputError(f"header lacks column(s) {sorted(missing)}", path=str(p), line=1)
+            for d in reader:
+                r = _row(d, str(p), reader.line_num)
+                if r is not None:
+                    out.append(r)
+        except csv.Error as exc:
+            raise InputError(f"not a valid {fmt.upper()} row: {exc}", path=str(p),
+                             line=reader.reader.line_num) from None
     if not out:
         raise InputError("no ratings found", path=str(p))
     seen: set[tuple[str, str, str, str, str]] = set()
     for r in out:
         key = (r.item_id, r.language, r.task, r.metric, r.rater)
         if key in seen:
-            raise InputError(f"rater {r.rater!r} rates item {r.item_id!r} twice "
-                             f"(language {r.language!r}, task {r.task!r}, metric {r.metric!r})", path=str(p))
+            raise InputError(f"rater {textio.short(r.rater)} rates item {textio.short(r.item_id)} twice "
+                             f"(language {textio.short(r.language)}, task {textio.short(r.task)}, "
+                             f"metric {textio.short(r.metric)})", path=str(p))
         seen.add(key)
     return out
 

@@ -8,6 +8,17 @@ language names. It answers ``{"errors": {"critical": [...], "major": [...],
 with the same system message and no history of earlier segments, as in the
 paper. Published defaults: temperature 0.4, ten runs merged with ``rrwa``.
 
+Output schema (for backends with structured output): ``{"errors": {critical,
+major, minor}}`` with at most ``max_errors_per_severity`` errors per list
+(8 by default, small enough for grammar-constrained decoders; 0 lifts the
+bound). The paper's own answer format repeats the input fields before
+``"errors"``; with ``echo_fields=auto`` (the default) the schema allows
+``source_language``, ``source``, ``target_language`` and ``target`` as
+optional keys whenever a replacement prompt is loaded with
+``--prompt-template``, so a published prompt runs unchanged, while the
+built-in prompt (which asks for ``"errors"`` only) keeps its exact schema.
+``allow``/``forbid`` choose explicitly. The parser accepts echoed keys either way.
+
 Parsing policy (what is accepted vs. a :class:`ParseFailure`), chosen so that
 every accepted answer has an unambiguous MQM score and nothing is guessed:
 
@@ -68,7 +79,8 @@ IGNORED_SEVERITIES = ("neutral", "no-error", "no_error", "none")
 # Bounds of the JSON schema: small enough for grammar-constrained decoders.
 MAX_ERRORS_PER_SEVERITY = 8
 MAX_DESC_CHARS = 240
-_ECHO_KEYS = {"source", "target", "source_language", "target_language"}
+# The input fields the paper's answer format repeats, in its order.
+ECHO_KEYS = ("source_language", "source", "target_language", "target")
 _TYPES_LONGEST_FIRST = sorted(ERROR_TYPES, key=len, reverse=True)
 
 
@@ -111,7 +123,7 @@ def parse_mqm_answer(text: str) -> dict[str, Any]:
         sev_keys = {k for k in obj if k.lower() in SEVERITIES or k.lower() in IGNORED_SEVERITIES}
         if not sev_keys:
             raise ParseFailure("the answer has no 'errors' object")
-        raw = {k: v for k, v in obj.items() if k not in _ECHO_KEYS}
+        raw = {k: v for k, v in obj.items() if k not in ECHO_KEYS}
     out: dict[str, list[dict[str, str]]] = {s: [] for s in SEVERITIES}
     if raw is None:
         return {"errors": out}
@@ -142,15 +154,24 @@ def parse_mqm_answer(text: str) -> dict[str, Any]:
     return {"errors": out}
 
 
+ECHO_CHOICES = ("auto", "allow", "forbid")
+
+
 @dataclass(frozen=True, slots=True)
 class MQMOptions:
-    """How the errors of an ``mqm`` answer become points; ``scoring`` is the result."""
+    """How the errors of an ``mqm`` answer become points (``scoring`` is the result), and
+    what the answer schema allows."""
 
     weights: dict[str, float] = field(default_factory=dict, metadata=option(
         "points per error by MQMWeights field: critical, major, minor, minor_punctuation, "
         "neutral, non_translation, max_errors, cap"))
     classic: bool = field(default=False, metadata=option(
         "first GEMBA-MQM scoring: at most max_errors errors count, the total capped at cap"))
+    max_errors_per_severity: int = field(default=MAX_ERRORS_PER_SEVERITY, metadata=option(
+        "most errors per severity list the answer schema allows (structured output); 0 = no bound"))
+    echo_fields: str = field(default="auto", metadata=option(
+        "answer schema allows the echoed input fields (source, target, languages): 'allow', "
+        "'forbid', or 'auto' (allowed with a replacement --prompt-template)"))
     # Resolved from the two options above; the signature records it, so it
     # changes whenever a score would.
     scoring: MQMWeights = field(init=False, compare=False, metadata=option(
@@ -165,6 +186,12 @@ class MQMOptions:
         except ValueError as exc:  # an unknown weight name
             raise InputError(str(exc), field="weights") from None
         object.__setattr__(self, "scoring", scoring)
+        if self.max_errors_per_severity < 0:
+            raise InputError("max_errors_per_severity must be >= 0 (0 = no bound)",
+                             field="max_errors_per_severity")
+        if self.echo_fields not in ECHO_CHOICES:
+            raise InputError(f"echo_fields must be one of {', '.join(ECHO_CHOICES)}, not {self.echo_fields!r}",
+                             field="echo_fields")
 
 
 @register_protocol()
@@ -188,8 +215,22 @@ class GembaMQM(JudgeProtocol):
     def template_hash(self) -> str:
         return self.template.hash
 
+    @property
+    def echo_allowed(self) -> bool:
+        """Whether the answer schema lets the judge repeat the input fields (see the module doc)."""
+        if self.settings.echo_fields == "auto":
+            return self.options.template is not None
+        return self.settings.echo_fields == "allow"
+
     def signature_suffix(self) -> dict[str, str]:
-        return {"context": "doc" if self.options.use_context else "none"}
+        # Schema parts only when they differ from the built-in prompt's schema, so that
+        # signatures of runs made before these options existed stay as they were.
+        parts = {"context": "doc" if self.options.use_context else "none"}
+        if self.settings.max_errors_per_severity != MAX_ERRORS_PER_SEVERITY:
+            parts["schema_cap"] = str(self.settings.max_errors_per_severity or "none")
+        if self.echo_allowed:
+            parts["schema_echo"] = "yes"
+        return parts
 
     # -- prompt ------------------------------------------------------------
     def segment_payload(self, item: Item) -> dict[str, str]:
@@ -233,15 +274,21 @@ class GembaMQM(JudgeProtocol):
             "required": ["type", "desc"],
             "additionalProperties": False,
         }
-        severity_list = {"type": "array", "items": error, "maxItems": MAX_ERRORS_PER_SEVERITY}
+        severity_list: dict[str, Any] = {"type": "array", "items": error}
+        if self.settings.max_errors_per_severity:
+            severity_list["maxItems"] = self.settings.max_errors_per_severity
+        properties: dict[str, Any] = {}
+        if self.echo_allowed:  # optional, in the order the paper's answer repeats them
+            properties.update({k: {"type": "string"} for k in ECHO_KEYS})
+        properties["errors"] = {
+            "type": "object",
+            "properties": {s: severity_list for s in SEVERITIES},
+            "required": list(SEVERITIES),
+            "additionalProperties": False,
+        }
         return {
             "type": "object",
-            "properties": {"errors": {
-                "type": "object",
-                "properties": {s: severity_list for s in SEVERITIES},
-                "required": list(SEVERITIES),
-                "additionalProperties": False,
-            }},
+            "properties": properties,
             "required": ["errors"],
             "additionalProperties": False,
         }
@@ -254,4 +301,4 @@ class GembaMQM(JudgeProtocol):
         return llm_mqm_score(annotation, self.weights)
 
 
-__all__ = ["ERROR_TYPES", "GembaMQM", "MQMOptions", "normalise_type", "parse_mqm_answer"]
+__all__ = ["ECHO_CHOICES", "ECHO_KEYS", "ERROR_TYPES", "GembaMQM", "MQMOptions", "normalise_type", "parse_mqm_answer"]

@@ -12,11 +12,12 @@ from polyjudge.protocols.base import JudgeProtocol, ProtocolOptions
 from polyjudge.registry import Registry
 
 # Module order is listing order: da, mqm, tsa (tsa, gemba-spans, direct-index),
-# pointwise, rubric, elicitation (forced-choice, response-set).
+# esa (gemba-esa), pointwise, rubric, elicitation (forced-choice, response-set).
 BUILTIN_MODULES = (
     "polyjudge.protocols.da",
     "polyjudge.protocols.mqm",
     "polyjudge.protocols.tsa",
+    "polyjudge.protocols.esa",
     "polyjudge.protocols.pointwise",
     "polyjudge.protocols.rubric",
     "polyjudge.protocols.elicitation",

@@ -5,18 +5,20 @@
 shape; the report sections read one documented shape per study (see
 :mod:`polyjudge.report.sections`). Each ``*_data`` function here accepts
 either and returns the documented one, so a file can be handed to the report
-as the command wrote it. Shapes the functions do not recognise are returned
-unchanged (the section then shows what it can, or nothing).
+as the command wrote it. :func:`check_study` refuses a file of neither shape
+(or with nothing to show) with an InputError naming the file and the shape
+expected, so a wrong file never just disappears from the report.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
+from polyjudge.data import textio
 from polyjudge.data.errors import InputError
+from polyjudge.data.readers import json_type, parse_json, plain
 from polyjudge.report.format import general
 
 # Readable names of the meta-eval task statistics (metaeval.tasks.Task.statistic).
@@ -180,7 +182,7 @@ def validation_data(obj: Any) -> Any:
 def _f(x: Any) -> float:
     try:
         return float(x) if x is not None else math.nan
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return math.nan
 
 
@@ -194,13 +196,170 @@ def _bias_loss(row: dict[str, Any]) -> float:
     return _f(row.get("bias_excess"))
 
 
+# --------------------------------------------------------------------------- shape checks
+
+# What each study file may look like, for the message when it does not.
+EXPECTED = {
+    "metaeval.json": 'the JSON of "polyjudge meta-eval --format json" ({"ranking": [...], "language_pairs": '
+                     '{...}}) or {"results": [{"metric", "lp", "level", "statistic", "value"}, ...]}',
+    "consistency.json": 'the study.json of "polyjudge consistency" ({"reference", "rows": [{"judge", '
+                        '"per_language": {...}}, ...]}) or {"results": [{"judge", "language", "kappa"}, ...]}',
+    "validation.json": 'the JSON of "polyjudge validate --format json" ({"judges", "rows": [{"beta", "tau", '
+                       '"definition", "selected"}, ...]}) or {"selection": [{"target_values", "rows"}, ...]}',
+}
+
+
+class _Shape:
+    """Checks one study file's JSON; the first mismatch is an InputError naming the file,
+    where in the JSON it is, and the shape the file should have."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        self.path, self.kind = path, kind
+
+    def fail(self, where: str, detail: str) -> InputError:
+        return InputError(f"{plain(where, 160)}: {detail}; expected {EXPECTED[self.kind]}", path=self.path)
+
+    def obj(self, v: Any, where: str) -> dict[str, Any]:
+        if not isinstance(v, dict):
+            raise self.fail(where, f"must be an object, got {json_type(v)}")
+        return v
+
+    def objects(self, v: Any, where: str, *, optional: bool = False) -> list[dict[str, Any]]:
+        """A list of objects (None when optional and absent)."""
+        if v is None and optional:
+            return []
+        if not isinstance(v, list):
+            raise self.fail(where, f"must be a list, got {json_type(v)}")
+        return [self.obj(x, f"{where}[{i}]") for i, x in enumerate(v)]
+
+    def texts(self, v: Any, where: str) -> None:
+        if v is not None and (not isinstance(v, list) or not all(isinstance(x, str) for x in v)):
+            raise self.fail(where, "must be a list of strings")
+
+    def number(self, v: Any, where: str) -> None:
+        """A JSON number that fits a float, or null."""
+        if v is None:
+            return
+        ok = isinstance(v, int | float) and not isinstance(v, bool)
+        if ok and isinstance(v, int):
+            try:
+                float(v)
+            except OverflowError:
+                ok = False
+        if not ok:
+            raise self.fail(where, f"must be a number or null, got {json_type(v)}")
+
+    def numbers(self, d: dict[str, Any], keys: tuple[str, ...], where: str) -> None:
+        for key in keys:
+            self.number(d.get(key), f"{where}.{key}")
+
+    def numbers_of(self, v: Any, where: str) -> None:
+        """An object whose values are numbers or null (absent is fine)."""
+        if v is not None:
+            for k, x in self.obj(v, where).items():
+                self.number(x, f"{where}.{k}")
+
+
+def _check_metaeval(obj: Any, shape: _Shape) -> None:
+    if is_metaeval_output(obj):
+        for i, row in enumerate(shape.objects(obj.get("ranking"), "ranking", optional=True)):
+            shape.numbers(row, ("average",), f"ranking[{i}]")
+            for j, c in enumerate(shape.objects(row.get("columns"), f"ranking[{i}].columns", optional=True)):
+                shape.numbers(c, ("value",), f"ranking[{i}].columns[{j}]")
+        lps = obj.get("language_pairs")
+        for lp, by_metric in (shape.obj(lps, "language_pairs") if lps is not None else {}).items():
+            for metric, st in shape.obj(by_metric, f"language_pairs.{lp}").items():
+                shape.numbers_of(st, f"language_pairs.{lp}.{metric}")
+        obj = metaeval_data(obj)
+    results = shape.objects(obj if isinstance(obj, list) else shape.obj(obj, "the file").get("results"), "results")
+    for i, r in enumerate(results):
+        shape.numbers(r, ("value",), f"results[{i}]")
+        ci = r.get("ci")
+        if ci is not None:
+            if not isinstance(ci, list) or len(ci) != 2:
+                raise shape.fail(f"results[{i}].ci", "must be [low, high]")
+            shape.number(ci[0], f"results[{i}].ci[0]")
+            shape.number(ci[1], f"results[{i}].ci[1]")
+    if isinstance(obj, dict):
+        for i, r in enumerate(shape.objects(obj.get("ranking"), "ranking", optional=True)):
+            shape.numbers(r, ("average",), f"ranking[{i}]")
+    if not results:
+        raise shape.fail("results", "no meta-evaluation results")
+
+
+def _check_consistency(obj: Any, shape: _Shape) -> None:
+    if is_consistency_study(obj):
+        for i, row in enumerate(shape.objects(obj["rows"], "rows")):
+            where = f"rows[{i}]"
+            shape.numbers(row, ("fleiss_kappa", "n_complete", "accuracy"), where)
+            shape.texts(row.get("languages"), f"{where}.languages")
+            per = row.get("per_language")
+            for lang, st in (shape.obj(per, f"{where}.per_language") if per is not None else {}).items():
+                if isinstance(st, dict):
+                    shape.numbers(st, ("cohen_vs_ref",), f"{where}.per_language.{lang}")
+        obj = consistency_data(obj)
+    doc = shape.obj(obj, "the file")
+    results = shape.objects(doc.get("results"), "results")
+    for i, r in enumerate(results):
+        shape.numbers(r, ("kappa",), f"results[{i}]")
+    for i, r in enumerate(shape.objects(doc.get("fleiss"), "fleiss", optional=True)):
+        shape.numbers(r, ("kappa",), f"fleiss[{i}]")
+    if not results:
+        raise shape.fail("results", "no Cohen's kappa against the reference language")
+
+
+def _check_validation(obj: Any, shape: _Shape) -> None:
+    if is_validation_report(obj):
+        for i, row in enumerate(shape.objects(obj["rows"], "rows")):
+            shape.numbers(row, ("beta", "tau", "consistency", "abs_bias"), f"rows[{i}]")
+        shape.texts(obj.get("judges"), "judges")
+        per_judge = obj.get("per_judge")
+        for key, table in (shape.obj(per_judge, "per_judge") if per_judge is not None else {}).items():
+            for judge, values in shape.obj(table, f"per_judge.{key}").items():
+                shape.obj(values, f"per_judge.{key}.{judge}")
+        shape.numbers_of(obj.get("human_prevalence"), "human_prevalence")
+        shape.numbers_of(obj.get("failures"), "failures")
+        obj = validation_data(obj)
+    doc = shape.obj(obj, "the file")
+    sels = doc.get("selection")
+    tables = shape.objects(sels if isinstance(sels, list) or sels is None else [sels], "selection", optional=True)
+    for i, sel in enumerate(tables):
+        shape.numbers_of(sel.get("target_values"), f"selection[{i}].target_values")
+        for j, r in enumerate(shape.objects(sel.get("rows"), f"selection[{i}].rows")):
+            shape.numbers(r, ("loss",), f"selection[{i}].rows[{j}]")
+            shape.numbers_of(r.get("metric_values"), f"selection[{i}].rows[{j}].metric_values")
+    cells = shape.objects(doc.get("class_distribution"), "class_distribution", optional=True)
+    for i, c in enumerate(cells):
+        count = c.get("count")
+        if isinstance(count, bool) or not isinstance(count, int | float) or not 0 <= count < 2**53:
+            raise shape.fail(f"class_distribution[{i}].count", "must be a non-negative number")
+    notes = doc.get("notes")
+    if notes is not None and (not isinstance(notes, list)
+                              or not all(isinstance(n, list | tuple) and len(n) == 2 for n in notes)):
+        raise shape.fail("notes", "must be a list of [name, value] pairs")
+    if not tables and not cells:
+        raise shape.fail("the file", "no selection table and no class distribution")
+
+
+_CHECKS = {"metaeval.json": _check_metaeval, "consistency.json": _check_consistency,
+           "validation.json": _check_validation}
+
+
+def check_study(obj: Any, kind: str, path: str) -> Any:
+    """``obj`` when it has a shape the report reads for ``kind`` (one of :data:`STUDY_FILES`);
+    otherwise an InputError naming ``path``, the place in the JSON and the shape expected,
+    so a wrong file is never silently left out of the report."""
+    _CHECKS[kind](obj, _Shape(path, kind))
+    return obj
+
+
 # --------------------------------------------------------------------------- files
 
 STUDY_FILES = ("metaeval.json", "consistency.json", "validation.json")
 
 
 def read_study(path: str | Path, kind: str) -> Any:
-    """Parsed JSON of one study output given on the command line.
+    """Parsed JSON of one study output given on the command line, checked by :func:`check_study`.
 
     ``kind`` is one of :data:`STUDY_FILES`; for ``consistency.json`` a
     directory means the ``--out`` folder of ``polyjudge consistency`` (its
@@ -216,9 +375,4 @@ def read_study(path: str | Path, kind: str) -> Any:
                 break
         else:
             raise InputError("no study.json in this folder (the --out of polyjudge consistency)", path=str(p))
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", path=str(p)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", path=str(p), line=exc.lineno) from None
+    return check_study(parse_json(textio.read_text(p), path=str(p)), kind, str(p))

@@ -24,10 +24,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from polyjudge.aggregate.panel import aggregate_panel
-from polyjudge.analysis import aggregate_rows
+from polyjudge.analysis import aggregate_rows, available_run_aggregators
 from polyjudge.data.errors import InputError
 from polyjudge.data.spans import Span
-from polyjudge.rundir import OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED, Manifest, RunDir
+from polyjudge.data.textio import short
+from polyjudge.report.adapters import check_study
+from polyjudge.rundir import MANIFEST, OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED, Manifest, RunDir
 
 # The statuses the report counts one column each (a "pending" judgment never reaches a run directory).
 STATUSES = (OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED)
@@ -261,10 +263,15 @@ def _collector_paused() -> Iterator[None]:
 def load_run(path: str | Path) -> RunData:
     """Read one run directory (any format version; see DEVELOPERS.md)."""
     rd = RunDir.open(path)
+    aggregator = rd.manifest.config.aggregator
+    if aggregator not in available_run_aggregators():  # a damaged or hand-edited manifest
+        raise InputError(f"unknown aggregator {short(aggregator)} (known: {', '.join(available_run_aggregators())})",
+                         path=str(rd.path / MANIFEST), field="config.aggregator")
     with _collector_paused():
         judgments = _judgment_columns(rd)
         segments = _segments(rd, judgments)
-    extras = {name: obj for name in EXTRA_JSON if (obj := rd.extra_json(name)) is not None}
+    extras = {name: check_study(obj, name, str(rd.path / name))
+              for name in EXTRA_JSON if (obj := rd.extra_json(name)) is not None}
     return RunData(rundir=rd, segments=segments, judgments=judgments, extras=extras)
 
 

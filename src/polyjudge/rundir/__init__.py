@@ -1,7 +1,8 @@
-"""The run directory contract: typed records, one writer, one reader.
+"""The run directory contract: typed records, one writer, one reader, one lock.
 
 ``write_run(path, RunContents(...))`` writes a run; ``RunDir.open(path)``
-reads one (any format version). See DEVELOPERS.md for the file layout.
+reads one (any format version); ``RunDirLock(path)`` keeps a second judging
+process out. See DEVELOPERS.md for the file layout.
 """
 
 from polyjudge.rundir.directory import (
@@ -19,6 +20,7 @@ from polyjudge.rundir.directory import (
     RunScores,
     write_run,
 )
+from polyjudge.rundir.lock import LOCK_FILE, RunDirInUse, RunDirLock, clear_run
 from polyjudge.rundir.records import (
     FORMAT_VERSION,
     OK,
@@ -38,7 +40,8 @@ from polyjudge.rundir.records import (
     tsv_text,
 )
 
-__all__ = ["AGGREGATES", "FORMAT_VERSION", "ITEMS", "JUDGMENTS", "MANIFEST", "MERGED", "OK", "PARSE_FAILED",
-           "PENDING", "REQUEST_FAILED", "SEGMENTS", "SPANS", "STATUSES", "STORE", "SYSTEMS", "TRUNCATED",
-           "JudgmentRecord", "Manifest", "MergedRow", "RunConfig", "RunContents", "RunDir", "RunScores",
-           "SegmentRow", "SystemRow", "format_cell", "format_mtme", "tsv_text", "write_run"]
+__all__ = ["AGGREGATES", "FORMAT_VERSION", "ITEMS", "JUDGMENTS", "LOCK_FILE", "MANIFEST", "MERGED", "OK",
+           "PARSE_FAILED", "PENDING", "REQUEST_FAILED", "SEGMENTS", "SPANS", "STATUSES", "STORE", "SYSTEMS",
+           "TRUNCATED", "JudgmentRecord", "Manifest", "MergedRow", "RunConfig", "RunContents", "RunDir",
+           "RunDirInUse", "RunDirLock", "RunScores", "SegmentRow", "SystemRow", "clear_run", "format_cell",
+           "format_mtme", "tsv_text", "write_run"]

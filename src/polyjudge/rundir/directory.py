@@ -9,7 +9,6 @@ sees a half-written file and an interrupted write never destroys the last one.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -21,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from polyjudge.data import textio
 from polyjudge.data.errors import InputError
-from polyjudge.data.readers import iter_jsonl
+from polyjudge.data.readers import iter_jsonl, parse_json, plain
 from polyjudge.data.records import CORE_FIELDS, Item
 from polyjudge.data.spans import SpanSegment, read_task2_tsv, write_task2_tsv
 from polyjudge.rundir.records import (
@@ -159,10 +159,29 @@ class RunScores:
     scores: np.ndarray
 
 
-def _read_tsv(path: Path) -> list[dict[str, str]]:
-    csv.field_size_limit(2**31 - 1)
-    with path.open(encoding="utf-8", newline="") as f:
-        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+def _read_tsv(path: Path) -> list[tuple[int, dict[str, str]]]:
+    """(line, column -> cell) of a run's TSV file; tabs only split cells (no quoting).
+
+    Read through :mod:`textio`, so a damaged byte is an InputError with its line
+    and column; a row with more or fewer cells than the header is one too.
+    """
+    rows: list[tuple[int, dict[str, str]]] = []
+    header: list[str] | None = None
+    for n, text in textio.iter_lines(path):
+        if header is None:
+            header = text.split("\t")
+            continue
+        if not text:
+            continue
+        cells = text.split("\t")
+        if len(cells) != len(header):
+            raise InputError(f"expected {len(header)} fields, found {len(cells)}", path=str(path), line=n)
+        rows.append((n, dict(zip(header, cells))))
+    return rows
+
+
+def _read_json(path: Path) -> Any:
+    return parse_json(textio.read_text(path), path=str(path))
 
 
 @dataclass
@@ -201,11 +220,7 @@ class RunDir:
         p = self.path / MANIFEST
         if not p.exists():
             return Manifest(format_version=0)
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", path=str(p), line=exc.lineno) from None
-        return Manifest.from_json(data, path=str(p))
+        return Manifest.from_json(_read_json(p), path=str(p))
 
     @property
     def has_manifest(self) -> bool:
@@ -220,10 +235,7 @@ class RunDir:
         p = self.path / name
         if not p.is_file():
             return None
-        try:
-            return json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", path=str(p), line=exc.lineno) from None
+        return _read_json(p)
 
     # -- judgments -----------------------------------------------------------------
     def iter_judgments(self) -> Iterator[JudgmentRecord]:
@@ -257,7 +269,14 @@ class RunDir:
 
     @property
     def n_runs(self) -> int:
-        return max((j.run_index for j in self.judgments), default=-1) + 1
+        judgments = self.judgments
+        top = max((j.run_index for j in judgments), default=-1)
+        # Every run index below the highest was recorded for some item (failures included),
+        # so an index beyond the number of judgments can only come from a damaged file.
+        if top >= len(judgments):
+            raise InputError(f"run_index {top} but only {len(judgments)} judgments: the file is damaged",
+                             path=self.judgments_path, field="run_index")
+        return top + 1
 
     # -- items and segments --------------------------------------------------------
     @cached_property
@@ -277,7 +296,11 @@ class RunDir:
         for jr in self.judgments:
             ids.setdefault(jr.item_index, jr)
         rows = self.segment_rows
-        n = max(len(rows), (max(ids) + 1) if ids else 0)
+        top = max(ids, default=-1)
+        if top >= max(len(rows), len(self.judgments)):  # every item has a row or a judgment
+            raise InputError(f"item_index {top} but only {len(self.judgments)} judgments and {len(rows)} "
+                             f"segment rows: the file is damaged", path=self.judgments_path, field="item_index")
+        n = max(len(rows), top + 1)
         items = []
         for i in range(n):
             j: JudgmentRecord | None = ids.get(i)
@@ -298,22 +321,26 @@ class RunDir:
         if not p.exists():
             return []
         rows = _read_tsv(p)
-        if rows and "score" not in rows[0]:
+        if rows and "score" not in rows[0][1]:
             raise InputError("missing column", path=str(p), field="score")
-        out = [_segment_row(r, path=str(p), line=line) for line, r in enumerate(rows, 2)]
-        return out
+        return [_segment_row(r, path=str(p), line=line) for line, r in rows]
 
     def segment_table(self) -> list[dict[str, str]]:
         """``segments.tsv`` as raw string rows (every column, including ones older writers added)."""
         p = self.path / SEGMENTS
-        return _read_tsv(p) if p.exists() else []
+        return [r for _, r in _read_tsv(p)] if p.exists() else []
 
     def system_rows(self) -> list[SystemRow]:
         p = self.path / SYSTEMS
         if not p.exists():
             return []
-        return [SystemRow(r["system"], _float_cell(r.get("score")), int(r.get("n_segments") or 0),
-                          int(r.get("n_unscored") or 0)) for r in _read_tsv(p)]
+        rows = _read_tsv(p)
+        if rows and "system" not in rows[0][1]:
+            raise InputError("missing column", path=str(p), field="system")
+        return [SystemRow(r["system"], _float_cell(r.get("score")),
+                          _count_cell(r.get("n_segments"), path=str(p), line=line, column="n_segments"),
+                          _count_cell(r.get("n_unscored"), path=str(p), line=line, column="n_unscored"))
+                for line, r in rows]
 
     # -- scores --------------------------------------------------------------------
     def run_scores(self, judge: str) -> RunScores:
@@ -341,8 +368,8 @@ class RunDir:
             vals = [r.score for r in rows]
         else:
             if judge not in rows[0].judge_scores:
-                raise InputError(f"no scores of judge '{judge}' (judges: {', '.join(self.judges)})",
-                                 path=str(self.path / SEGMENTS), field=f"score:{judge}")
+                raise InputError(f"no scores of judge '{plain(judge)}' (judges: {plain(', '.join(self.judges), 300)})",
+                                 path=str(self.path / SEGMENTS), field=plain(f"score:{judge}"))
             vals = [r.judge_scores.get(judge) for r in rows]
         return np.array([np.nan if v is None else v for v in vals], dtype=float)
 
@@ -354,9 +381,11 @@ class RunDir:
         rows = _read_tsv(p)
         if not rows:
             return {}
-        names = [c for c in rows[0] if c not in ("judge", "system", "doc_id", "seg_id")]
+        if "judge" not in rows[0][1]:
+            raise InputError("missing column", path=str(p), field="judge")
+        names = [c for c in rows[0][1] if c not in ("judge", "system", "doc_id", "seg_id")]
         out: dict[str, dict[str, list[float]]] = {}
-        for r in rows:
+        for _, r in rows:
             table = out.setdefault(r["judge"], {n: [] for n in names})
             for n in names:
                 v = _float_cell(r.get(n))
@@ -372,9 +401,10 @@ class RunDir:
         """One judge's per-item score under one aggregator, as written at judge time."""
         table = self._aggregates.get(judge)
         if table is None or aggregator not in table:
-            raise InputError(f"no '{aggregator}' scores of judge '{judge}' in {AGGREGATES} "
-                             f"(stored: {', '.join(self.aggregate_names()) or 'none'})",
-                             path=str(self.path), field=aggregator)
+            stored = plain(", ".join(self.aggregate_names()) or "none", 300)
+            raise InputError(f"no '{plain(aggregator)}' scores of judge '{plain(judge)}' in {AGGREGATES} "
+                             f"(stored: {stored})",
+                             path=str(self.path), field=plain(aggregator))
         return table[aggregator]
 
     # -- spans and merged annotations ----------------------------------------------
@@ -404,19 +434,13 @@ class RunDir:
 
 
 def _segment_row(r: dict[str, str], *, path: str, line: int) -> SegmentRow:
-    """One ``segments.tsv`` row, strictly: a short row or a damaged number names its line and column."""
-    cells = [v for k, v in r.items() if k is not None]
-    if any(v is None for v in cells) or None in r:
-        raise InputError(f"expected {len(cells)} fields", path=path, line=line)
+    """One ``segments.tsv`` row, strictly: a damaged number names its line and column."""
 
     def count(col: str) -> int:
-        v = r.get(col) or "0"
-        if not v.isdigit():
-            raise InputError(f"not a count: {v[:40]!r}", path=path, line=line, field=col)
-        return int(v)
+        return _count_cell(r.get(col), path=path, line=line, column=col)
 
-    judge_scores = {k[len("score:"):]: _score_cell(v, path=path, line=line, column=k)
-                    for k, v in r.items() if k is not None and k.startswith("score:")}
+    judge_scores = {k[len("score:"):]: _score_cell(v, path=path, line=line, column=plain(k))
+                    for k, v in r.items() if k.startswith("score:")}
     return SegmentRow(
         system=r.get("system") or None, doc_id=r.get("doc_id") or None, seg_id=r.get("seg_id") or None,
         src_lang=r.get("src_lang") or None, tgt_lang=r.get("tgt_lang") or None,
@@ -431,10 +455,18 @@ def _score_cell(v: str | None, *, path: str, line: int, column: str) -> float | 
     try:
         f = float(v)
     except ValueError:
-        raise InputError(f"not a number: {v[:40]!r}", path=path, line=line, field=column) from None
+        raise InputError(f"not a number: {textio.short(v)}", path=path, line=line, field=column) from None
     if math.isinf(f):
-        raise InputError(f"infinite score {v!r}", path=path, line=line, field=column)
+        raise InputError(f"infinite score {textio.short(v)}", path=path, line=line, field=column)
     return f
+
+
+def _count_cell(v: str | None, *, path: str, line: int, column: str) -> int:
+    """A count cell (empty is 0); anything but ASCII digits is a damaged file."""
+    v = v or "0"
+    if not (v.isascii() and v.isdigit()) or len(v) > 18:
+        raise InputError(f"not a count: {textio.short(v)}", path=path, line=line, field=column)
+    return int(v)
 
 
 def _float_cell(v: str | None) -> float | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.readers import plain
 
 FORMAT_VERSION = 1
 
@@ -43,6 +44,43 @@ def tsv_text(x: Any) -> str:
 
 def _opt_str(x: Any) -> str | None:
     return None if x is None else str(x)
+
+
+# Largest count or index a run directory can plausibly hold (also the largest exact float integer).
+MAX_COUNT = 2**53
+
+
+def _count(v: Any, *, path: str, field: str, line: int | None = None) -> int:
+    """A non-negative integer field; null or absent is 0 and an integral float is accepted."""
+    if v is None:
+        return 0
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_COUNT:
+        raise InputError("must be a non-negative integer", path=path, line=line, field=field)
+    return v
+
+
+def _number(v: Any, *, path: str, field: str, line: int | None = None) -> float:
+    """A number field (null or absent is 0.0); anything else, or one beyond a float, is a damaged file."""
+    if v is None:
+        return 0.0
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise InputError("must be a number", path=path, line=line, field=field)
+    try:
+        return float(v)
+    except OverflowError:
+        raise InputError("number too large", path=path, line=line, field=field) from None
+
+
+def _object(d: dict[str, Any], key: str, *, path: str) -> dict[str, Any]:
+    """A JSON-object field of the manifest ({} when absent or null)."""
+    v = d.get(key)
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise InputError("must be a JSON object", path=path, field=key)
+    return v
 
 
 def _opt_float(x: Any) -> float | None:
@@ -93,25 +131,30 @@ class JudgmentRecord:
             if key not in d:
                 raise InputError("missing field", path=path, line=line, field=key)
         idx = d["item_index"]
-        if not isinstance(idx, int) or isinstance(idx, bool) or idx < 0:
+        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx <= MAX_COUNT:
             raise InputError("must be a non-negative integer", path=path, line=line, field="item_index")
         run = d.get("run_index") or 0
-        if not isinstance(run, int) or isinstance(run, bool) or run < 0:
+        if isinstance(run, bool) or not isinstance(run, int) or not 0 <= run <= MAX_COUNT:
             raise InputError("must be a non-negative integer", path=path, line=line, field="run_index")
         status = str(d["status"])
         score = d.get("score")
-        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
-            raise InputError("must be a number or null", path=path, line=line, field="score")
+        if score is not None:
+            score = _number(score, path=path, line=line, field="score")
+            if math.isinf(score):
+                raise InputError("must be a finite number or null", path=path, line=line, field="score")
         raw_usage = d.get("usage")
         usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
         return cls(item_index=idx, system=_opt_str(d.get("system")), doc_id=_opt_str(d.get("doc_id")),
                    seg_id=_opt_str(d.get("seg_id")), run_index=run, judge=str(d.get("judge") or "judge"),
                    status=status, error=_opt_str(d.get("error")), raw_text=_opt_str(d.get("raw_text")),
                    annotation=d.get("annotation"),
-                   score=float(score) if score is not None and status == OK else None,
-                   prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                   completion_tokens=int(usage.get("completion_tokens") or 0),
-                   latency_s=float(d.get("latency_s") or 0.0), finish_reason=_opt_str(d.get("finish_reason")))
+                   score=score if status == OK else None,
+                   prompt_tokens=_count(usage.get("prompt_tokens"), path=path, line=line,
+                                        field="usage.prompt_tokens"),
+                   completion_tokens=_count(usage.get("completion_tokens"), path=path, line=line,
+                                            field="usage.completion_tokens"),
+                   latency_s=_number(d.get("latency_s"), path=path, line=line, field="latency_s"),
+                   finish_reason=_opt_str(d.get("finish_reason")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +220,34 @@ class RunConfig:
                 "max_tokens": self.max_tokens, "use_context": self.use_context,
                 "prompt_template": self.prompt_template, "protocol_options": self.protocol_options}
 
+    @classmethod
+    def from_json(cls, d: dict[str, Any], *, path: str) -> RunConfig:
+        """The manifest's ``config``: known keys must have their type (unknown keys are ignored)."""
+        values: dict[str, Any] = {}
+        for key, kinds in _CONFIG_TYPES.items():
+            if key not in d:
+                continue
+            v = d[key]
+            if v is None and key == "prompt_template":
+                values[key] = None
+            elif isinstance(v, bool) and bool not in kinds:
+                raise InputError(f"must be {_CONFIG_NAMES[key]}", path=path, field=f"config.{key}")
+            elif not isinstance(v, kinds):
+                raise InputError(f"must be {_CONFIG_NAMES[key]}", path=path, field=f"config.{key}")
+            else:
+                values[key] = _number(v, path=path, field=f"config.{key}") if key == "temperature" else v
+        return cls(**values)
+
+
+_CONFIG_TYPES: dict[str, tuple[type, ...]] = {
+    "runs": (int,), "temperature": (int, float), "aggregator": (str,), "concurrency": (int,), "seed": (int,),
+    "min_runs": (int,), "max_tokens": (int,), "use_context": (bool,), "prompt_template": (str,),
+    "protocol_options": (dict,)}
+_CONFIG_NAMES = {"runs": "an integer", "temperature": "a number", "aggregator": "a string",
+                 "concurrency": "an integer", "seed": "an integer", "min_runs": "an integer",
+                 "max_tokens": "an integer", "use_context": "true or false", "prompt_template": "a string or null",
+                 "protocol_options": "a JSON object"}
+
 
 @dataclass(slots=True)
 class Manifest:
@@ -226,28 +297,37 @@ class Manifest:
         if not isinstance(d, dict):
             raise InputError("manifest must be a JSON object", path=path)
         known = set(Manifest.__dataclass_fields__) - {"unknown"}
-        raw_cfg = d.get("config")
-        cfg: dict[str, Any] = raw_cfg if isinstance(raw_cfg, dict) else {}
-        cfg_fields = set(RunConfig.__dataclass_fields__)
-        config = RunConfig(**{k: v for k, v in cfg.items() if k in cfg_fields})
+        config = RunConfig.from_json(_object(d, "config", path=path), path=path)
         prices: dict[str, tuple[float, float]] = {}
-        for model, pair in (d.get("prices") or {}).items():
+        for model, pair in _object(d, "prices", path=path).items():
             if (not isinstance(pair, list | tuple) or len(pair) != 2
-                    or not all(isinstance(x, int | float) for x in pair)):
+                    or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in pair)):
                 raise InputError("expected [input_usd_per_mtok, output_usd_per_mtok]", path=path,
-                                 field=f"prices.{model}")
-            prices[str(model)] = (float(pair[0]), float(pair[1]))
+                                 field=f"prices.{plain(model)}")
+            prices[str(model)] = (_number(pair[0], path=path, field=f"prices.{plain(model)}"),
+                                  _number(pair[1], path=path, field=f"prices.{plain(model)}"))
         fv = d.get("format_version", 0)
-        if not isinstance(fv, int) or fv < 0:
+        if isinstance(fv, bool) or not isinstance(fv, int) or not 0 <= fv <= MAX_COUNT:
             raise InputError("must be a non-negative integer", path=path, field="format_version")
+        judges = d.get("judges") or []
+        if not isinstance(judges, list):
+            raise InputError("must be a list", path=path, field="judges")
+
+        def counts(key: str) -> dict[str, int]:
+            return {str(k): _count(v, path=path, field=f"{key}.{plain(k)}")
+                    for k, v in _object(d, key, path=path).items()}
+
+        def texts(key: str) -> dict[str, str]:
+            return {str(k): str(v) for k, v in _object(d, key, path=path).items()}
+
         return cls(
             signature=str(d.get("signature") or ""), protocol=str(d.get("protocol") or ""), config=config,
             template_hash=str(d.get("template_hash") or ""),
-            judges=[j if isinstance(j, dict) else {"model": str(j)} for j in d.get("judges") or []],
-            versions=dict(d.get("versions") or {}), counts=dict(d.get("counts") or {}),
-            failures=dict(d.get("failures") or {}), tokens=dict(d.get("tokens") or {}),
-            cost_usd=float(d.get("cost_usd") or 0.0), wall_time_s=float(d.get("wall_time_s") or 0.0),
-            created=str(d.get("created") or ""), prices=prices, outputs=dict(d.get("outputs") or {}),
+            judges=[j if isinstance(j, dict) else {"model": str(j)} for j in judges],
+            versions=texts("versions"), counts=counts("counts"), failures=counts("failures"),
+            tokens=counts("tokens"), cost_usd=_number(d.get("cost_usd"), path=path, field="cost_usd"),
+            wall_time_s=_number(d.get("wall_time_s"), path=path, field="wall_time_s"),
+            created=str(d.get("created") or ""), prices=prices, outputs=texts("outputs"),
             format_version=fv, unknown={k: v for k, v in d.items() if k not in known})
 
 

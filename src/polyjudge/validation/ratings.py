@@ -22,6 +22,7 @@ Ratings file formats (humans and judges alike; one rater's rating per entry):
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
+from polyjudge.data import textio
 from polyjudge.data.errors import InputError
 from polyjudge.data.rating_task import RatingTask
 from polyjudge.data.readers import iter_jsonl
@@ -139,7 +141,7 @@ def _answer_fc(task: RatingTask, ans: Any, where: _Where) -> int:
             return task.option_of_letter(ans)
         except InputError as exc:
             raise InputError(exc.reason, **where) from None
-    raise InputError(f"forced-choice answer must be a letter or label, got {ans!r}", **where)
+    raise InputError(f"forced-choice answer must be a letter or label, got {textio.short(ans)}", **where)
 
 
 def _answer_rs(task: RatingTask, ans: Any, where: _Where) -> int:
@@ -147,6 +149,8 @@ def _answer_rs(task: RatingTask, ans: Any, where: _Where) -> int:
         if isinstance(ans, list):
             ks = []
             for a in ans:
+                if not isinstance(a, str):
+                    raise InputError(f"a response set lists option labels or letters, got {textio.short(a)}")
                 ks.append(task.options.index(a) if a in task.options else task.option_of_letter(a))
             return task.set_of_letters("".join(task.letters[k] for k in ks))
         if isinstance(ans, str):
@@ -155,7 +159,7 @@ def _answer_rs(task: RatingTask, ans: Any, where: _Where) -> int:
             return task.set_of_letters(ans)
     except InputError as exc:
         raise InputError(exc.reason, **where) from None
-    raise InputError(f"response-set answer must be letters or a list of labels, got {ans!r}", **where)
+    raise InputError(f"response-set answer must be letters or a list of labels, got {textio.short(ans)}", **where)
 
 
 class _Acc:
@@ -187,9 +191,17 @@ class _Acc:
         return RatingCounts(name, list(self.order), fc, rs, self.failures, dict(self.reasons))
 
 
+def _is_count(x: Any) -> bool:
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return False
+    try:
+        return math.isfinite(float(x)) and x >= 0
+    except OverflowError:  # an integer too large for a float
+        return False
+
+
 def _counts(vals: Any, size: int, where: _Where) -> np.ndarray:
-    if (not isinstance(vals, list) or len(vals) != size
-            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in vals)):
+    if not isinstance(vals, list) or len(vals) != size or not all(_is_count(x) for x in vals):
         raise InputError(f"expected a list of {size} non-negative counts", **where)
     return np.asarray(vals, dtype=float)
 
@@ -221,26 +233,36 @@ def _read_jsonl(path: Path, task: RatingTask, acc: _Acc) -> None:
                              path=str(path), line=ln)
 
 
+def _tsv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line, cells) of a ratings TSV read through :mod:`textio` (quoted cells allowed)."""
+    csv.field_size_limit(2**31 - 1)
+    reader = csv.reader((text + "\n" for _, text in textio.iter_lines(path)), delimiter="\t")
+    try:
+        for row in reader:
+            yield reader.line_num, row
+    except csv.Error as exc:
+        raise InputError(f"not a valid TSV row: {exc}", path=str(path), line=reader.line_num) from None
+
+
 def _read_tsv(path: Path, task: RatingTask, acc: _Acc) -> None:
-    with path.open(encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh, delimiter="\t")
-        header = next(reader, None)
-        if header is None or [h.strip() for h in header[:3]] != ["item", "protocol", "answer"]:
-            raise InputError("TSV header must be: item, protocol, answer", path=str(path), line=1)
-        for ln, row in enumerate(reader, 2):
-            if not row or not any(c.strip() for c in row):
-                continue
-            if len(row) < 3:
-                raise InputError("expected 3 columns", path=str(path), line=ln)
-            item, proto, ans = row[0].strip(), row[1].strip().lower(), row[2].strip()
-            where = _Where(path=str(path), line=ln, field="answer")
-            if proto in ("fc", "forced-choice", "forced_choice"):
-                acc.add_fc(item, _answer_fc(task, ans, where))
-            elif proto in ("rs", "response-set", "response_set"):
-                acc.add_rs(item, _answer_rs(task, ans, where))
-            else:
-                raise InputError(f"protocol must be fc or rs, got {proto!r}", path=str(path),
-                                 line=ln, field="protocol")
+    rows = _tsv_rows(path)
+    first = next(rows, None)
+    if first is None or [h.strip() for h in first[1][:3]] != ["item", "protocol", "answer"]:
+        raise InputError("TSV header must be: item, protocol, answer", path=str(path), line=1)
+    for ln, row in rows:
+        if not row or not any(c.strip() for c in row):
+            continue
+        if len(row) < 3:
+            raise InputError("expected 3 columns", path=str(path), line=ln)
+        item, proto, ans = row[0].strip(), row[1].strip().lower(), row[2].strip()
+        where = _Where(path=str(path), line=ln, field="answer")
+        if proto in ("fc", "forced-choice", "forced_choice"):
+            acc.add_fc(item, _answer_fc(task, ans, where))
+        elif proto in ("rs", "response-set", "response_set"):
+            acc.add_rs(item, _answer_rs(task, ans, where))
+        else:
+            raise InputError(f"protocol must be fc or rs, got {textio.short(proto)}", path=str(path),
+                             line=ln, field="protocol")
 
 
 def run_item_key(judgment: JudgmentRecord) -> str:
