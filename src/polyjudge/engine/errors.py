@@ -1,0 +1,61 @@
+"""Runs that end early or outside their limits.
+
+Each is raised by :func:`polyjudge.engine.session.judge` *after* the run
+directory has been written from the store, so nothing completed is lost; the
+partial result rides along (``exc.result``). The CLI maps them to exit codes:
+:class:`RunInterrupted` 130, :class:`EndpointFailed` and
+:class:`FailureRateExceeded` 3.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from polyjudge.engine.result import RunResult
+
+
+class RunStopped(Exception):
+    """A run that did not finish within its limits; its outputs are written to ``out``."""
+
+    def __init__(self, message: str, result: RunResult, out: Path | None) -> None:
+        super().__init__(message)
+        self.result, self.out = result, out
+
+
+class RunInterrupted(RunStopped):
+    """Ctrl-C or SIGTERM: sending stopped, completed judgments are kept (re-run to resume)."""
+
+    def __init__(self, result: RunResult, out: Path | None, signum: int | None) -> None:
+        done, total = result.answered_count(), len(result.judgments)
+        if out is not None:
+            msg = (f"interrupted: {done} of {total} judgments done and kept in {out}; "
+                   "re-run the same command to resume")
+        else:
+            msg = f"interrupted: {done} of {total} judgments done (no run directory, so nothing is kept)"
+        super().__init__(msg, result, out)
+        self.signum = signum
+
+
+class EndpointFailed(RunStopped):
+    """The endpoint rejected the requests (401/403/404, unknown model) or kept failing;
+    the run stopped sending early."""
+
+
+class FailureRateExceeded(RunStopped):
+    """More requests failed (no answer after retries) than the configured share of judgments allows.
+
+    Answers that could not be parsed or were truncated are the judge's own
+    behaviour (what robustness probes measure): they are counted and reported,
+    but do not count here.
+    """
+
+    def __init__(self, result: RunResult, out: Path | None, failed: int, total: int, limit: float) -> None:
+        where = f"; the run is written to {out}" if out is not None else ""
+        super().__init__(f"{failed} of {total} requests failed after retries ({failed / total:.1%}), more than "
+                         f"the allowed share {limit:g} (--max-failure-rate){where}", result, out)
+        self.failed, self.total, self.limit = failed, total, limit
+
+
+__all__ = ["EndpointFailed", "FailureRateExceeded", "RunInterrupted", "RunStopped"]

@@ -1,0 +1,177 @@
+"""Ctrl-C and SIGTERM mid-run: sending stops, every output file is written from the store,
+the process says how to resume and exits 130; re-running sends nothing answered twice."""
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from polyjudge.api import JudgeConfig, judge
+from polyjudge.engine.errors import RunInterrupted
+from polyjudge.engine.result import RunResult
+from polyjudge.engine.signals import Interrupts, catching_interrupts
+from polyjudge.rundir import LOCK_FILE, PENDING, RunDir
+from tests.engine.test_kill_resume import ROOT, free_port, judge_cmd, logged
+from tests.engine.test_lock import wait_for_port
+from tests.helpers.openai_server import ScriptedServer
+
+N_ITEMS, RUNS = 20, 3
+TOTAL = N_ITEMS * RUNS
+
+SERVER = """
+import json, sys, hashlib
+sys.path.insert(0, {root!r})
+from tests.helpers.openai_server import serve_forever
+log = open({log!r}, "a")
+def responder(body):
+    user = body["messages"][-1]["content"]
+    log.write(json.dumps({{"user": user, "seed": body.get("seed")}}) + "\\n"); log.flush()
+    h = int(hashlib.sha256((user + str(body.get("seed"))).encode()).hexdigest(), 16)
+    return json.dumps({{"score": h % 101}})
+serve_forever(responder, {port}, latency_s=0.03)
+"""
+
+
+def store_rows(run):
+    db = sqlite3.connect(run / "store.sqlite")
+    try:
+        done = {(json.loads(rq)["messages"][-1]["content"], r)
+                for rq, r in db.execute("SELECT p.request_json, r.run_index FROM responses r "
+                                        "JOIN prompts p USING(prompt_hash) WHERE r.status='done'")}
+        failed = db.execute("SELECT count(*) FROM responses WHERE status='failed'").fetchone()[0]
+    finally:
+        db.close()
+    return done, failed
+
+
+def check_outputs_match_store(run, n_done, n_failed):
+    """Every output file is there, complete, and says exactly what the store holds."""
+    lines = [json.loads(x) for x in (run / "judgments.jsonl").read_text().splitlines()]
+    assert len(lines) == TOTAL  # one line per planned judgment; the unsent ones say so
+    answered = [x for x in lines if x["status"] != PENDING]
+    assert len([x for x in answered if x["status"] != "request_failed"]) == n_done
+    assert len([x for x in answered if x["status"] == "request_failed"]) == n_failed
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["counts"]["judgments"] == TOTAL
+    assert manifest["counts"].get("status_pending", 0) == TOTAL - len(answered)
+    assert len((run / "items.jsonl").read_text().splitlines()) == N_ITEMS
+    assert len((run / "segments.tsv").read_text().splitlines()) == N_ITEMS + 1
+    assert (run / "systems.tsv").read_text().startswith("system\tscore")
+    assert len((run / "mtme" / "polyjudge-da.seg.score").read_text().splitlines()) == N_ITEMS
+    rd = RunDir.open(run)  # the one reader accepts it
+    assert len(rd.judgments) == TOTAL and len(rd.segment_rows) == N_ITEMS
+    assert not (run / LOCK_FILE).exists()
+    return len(answered)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_mid_run_then_resume(tmp_path, sig):
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X"}) + "\n"
+                           for i in range(N_ITEMS)), encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    port, log = free_port(), tmp_path / "server.log"
+    # stderr: the server complains about the connections the interrupted client dropped
+    server = subprocess.Popen([sys.executable, "-c", SERVER.format(root=str(ROOT), log=str(log), port=port)],
+                              stderr=subprocess.DEVNULL)
+    wait_for_port(port)
+    run = tmp_path / "run"
+    try:
+        proc = subprocess.Popen(judge_cmd(inp, run, port), env=env, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while len(logged(log)) < 12 and time.time() < deadline:
+            time.sleep(0.01)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        assert "Traceback" not in err and "Aborted" not in err
+        m = re.search(rf"^interrupted: (\d+) of {TOTAL} judgments done and kept in {re.escape(str(run))}; "
+                      r"re-run the same command to resume$", err, re.M)
+        assert m, err
+        done_before, failed = store_rows(run)
+        answered = check_outputs_match_store(run, len(done_before), failed)
+        assert int(m.group(1)) == answered == len(done_before) + failed
+        assert 0 < answered < TOTAL
+        sent_before = len(logged(log))
+
+        again = subprocess.run(judge_cmd(inp, run, port), env=env, capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        resent = logged(log)[sent_before:]
+    finally:
+        server.kill()
+    assert not {(user, seed) for user, seed in resent} & done_before  # nothing answered is sent twice
+    assert len(resent) == TOTAL - len(done_before)
+    done_after, _ = store_rows(run)
+    assert len(done_after) == TOTAL
+    assert check_outputs_match_store(run, TOTAL, 0) == TOTAL
+
+
+# ----------------------------------------------------------------------------- in one process
+
+def items_file(tmp_path, n=12):
+    p = tmp_path / "in.jsonl"
+    p.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X"}) + "\n"
+                         for i in range(n)), encoding="utf-8")
+    return p
+
+
+def test_interrupt_stops_sending_and_keeps_what_is_done(tmp_path):
+    calls = []
+
+    def responder(body):
+        calls.append(1)
+        if len(calls) == 5:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the run is sending
+        return json.dumps({"score": 60})
+
+    with ScriptedServer(responder, latency_s=0.01) as srv:
+        cfg = JudgeConfig(judges=(f"openai:m@{srv.base_url}",), runs=2, concurrency=2)
+        with pytest.raises(RunInterrupted) as exc:
+            judge(items_file(tmp_path), cfg, out=tmp_path / "run")
+        sent = len(srv.requests)
+    assert sent < 24  # stopped sending early
+    result = exc.value.result
+    assert exc.value.signum == signal.SIGINT and exc.value.out == tmp_path / "run"
+    assert 0 < result.answered_count() <= sent
+    assert str(exc.value).startswith(f"interrupted: {result.answered_count()} of 24 judgments done and kept in")
+    assert len((tmp_path / "run" / "judgments.jsonl").read_text().splitlines()) == 24
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers restored
+
+
+def test_signal_while_writing_waits_for_every_file(tmp_path, monkeypatch):
+    real_write = RunResult.write
+
+    def write_with_signal(self, out_dir, mtme_name=None):
+        os.kill(os.getpid(), signal.SIGTERM)  # arrives while the files are written
+        real_write(self, out_dir, mtme_name)
+
+    monkeypatch.setattr(RunResult, "write", write_with_signal)
+    with ScriptedServer(lambda b: json.dumps({"score": 60})) as srv:
+        cfg = JudgeConfig(judges=(f"openai:m@{srv.base_url}",))
+        with pytest.raises(RunInterrupted) as exc:
+            judge(items_file(tmp_path, 3), cfg, out=tmp_path / "run")
+    assert exc.value.signum == signal.SIGTERM
+    assert exc.value.result.answered_count() == 3
+    assert (tmp_path / "run" / "manifest.json").exists()  # the last file written
+
+
+def test_interrupts_outside_the_main_thread_change_nothing():
+    import threading
+
+    seen = []
+
+    def body():
+        with catching_interrupts() as it:
+            seen.append(isinstance(it, Interrupts))
+            seen.append(signal.getsignal(signal.SIGINT))
+
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    assert seen == [True, signal.default_int_handler]
