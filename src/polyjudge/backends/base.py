@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from polyjudge.data.secrets import redact
 
@@ -26,10 +26,23 @@ class GenerateRequest:
     seed: int | None = None
     # A JSON schema for constrained / structured output, or None for free text.
     json_schema: dict[str, Any] | None = None
+    # Samples wanted from this one prompt (OpenAI's ``n``); choice k answers run ``seed``+k.
+    n: int = 1
+    # Top-k token log-probabilities wanted with the answer (0 = none), for expected scores.
+    top_logprobs: int = 0
+    # Reasoning budget of reasoning models ("low", "medium", "high"), or None for the default.
+    reasoning_effort: str | None = None
+
+    # Fields added after 0.1.0 enter the canonical form (and so the cache key) only when set,
+    # so requests that do not use them keep the keys their stores already hold.
+    _OPTIONAL_DEFAULTS: ClassVar[dict[str, Any]] = {"n": 1, "top_logprobs": 0, "reasoning_effort": None}
 
     def canonical(self) -> dict[str, Any]:
         d = asdict(self)
         d["messages"] = [asdict(m) for m in self.messages]
+        for key, default in self._OPTIONAL_DEFAULTS.items():
+            if d[key] == default:
+                del d[key]
         return d
 
 
@@ -37,6 +50,19 @@ class GenerateRequest:
 class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Prompt tokens the provider served from its cache (billed at the cached-input price).
+    cached_prompt_tokens: int = 0
+    # Completion tokens spent on hidden reasoning (already included in completion_tokens).
+    reasoning_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TokenLogprob:
+    """One generated token with its log-probability and the top alternatives at that position."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +73,13 @@ class GenerateResult:
     usage: Usage = field(default_factory=Usage)
     latency_s: float = 0.0
     model: str | None = None
+    # With ``n`` > 1: every choice's text and finish reason in order (``text`` is choice 0).
+    choices: tuple[str, ...] = ()
+    choice_finish_reasons: tuple[str, ...] = ()
+    # With ``top_logprobs`` > 0: the answer's tokens (of choice 0) with their probabilities.
+    logprobs: tuple[TokenLogprob, ...] = ()
+    # Hidden reasoning text some servers return beside the answer (kept, never parsed).
+    reasoning: str | None = None
 
 
 class BackendError(RuntimeError):
@@ -58,9 +91,12 @@ class BackendError(RuntimeError):
     """
 
     def __init__(self, message: str, *, retryable: bool, status: int | None = None,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, unsupported: str | None = None) -> None:
         super().__init__(redact(message))
         self.retryable, self.status, self.retry_after = retryable, status, retry_after
+        # The request parameter the server rejected (e.g. "n", "max_tokens", "temperature"),
+        # so the caller can adapt once instead of failing every request.
+        self.unsupported = unsupported
 
 
 @runtime_checkable
