@@ -93,3 +93,9 @@ def test_random_files_exit_0_or_2_with_one_line(tmp_path_factory, capsys):
             assert out == "" and len(err.strip().splitlines()) == 1
 
     check()
+
+
+def test_help_lists_the_run_variant_flags():
+    res = CliRunner().invoke(meta_eval, ["--help"])
+    assert res.exit_code == 0
+    assert "--aggregators" in res.output and "--single-runs" in res.output and "NAME@run1" in res.output

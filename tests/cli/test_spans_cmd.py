@@ -145,3 +145,25 @@ def test_random_gold_files_exit_0_or_2_with_one_line(tmp_path_factory, capsys):
             assert out == "" and len(err.strip().splitlines()) == 1
 
     check()
+
+
+def test_missing_predictions_are_scored_as_empty_and_reported(tmp_path, capsys):
+    """The official scorer's rule by default: a failed item predicts no errors (its gold is missed)."""
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("\n".join(json.dumps({"system": "A", "doc_id": "d", "seg_id": str(i), "lp": "en-de",
+                                          "hypothesis": "0123456789",
+                                          "spans": [{"start": 0, "end": 4, "severity": "major"}]})
+                              for i in (1, 2)) + "\n")
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(json.dumps({"system": "A", "doc_id": "d", "seg_id": "1", "lp": "en-de",
+                                "spans": [{"start": 0, "end": 4, "severity": "major"}]}) + "\n")
+    code, out, err = run(["span-f1", "--gold", str(gold), "--pred", str(pred)], capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    # tp 4 of 8 gold characters: R = 0.5, P = 1, F1 = 2/3
+    assert res["en-de"]["recall"] == 0.5 and res["en-de"]["precision"] == 1.0
+    assert res["en-de"]["missing_predictions"] == 1 and res["missing_policy"] == "empty"
+    code, out, _ = run(["span-f1", "--gold", str(gold), "--pred", str(pred), "--format", "text"], capsys)
+    assert "gold segments without a prediction: 1 (scored as predicting no errors)" in out
+    code, out, _ = run(["span-f1", "--gold", str(gold), "--pred", str(pred), "--missing", "skip"], capsys)
+    assert json.loads(out)["en-de"]["f1"] == 1.0 and json.loads(out)["en-de"]["missing_predictions"] == 1

@@ -120,11 +120,14 @@ def test_pairing_set_filter_and_missing_policies():
     g2 = SpanSegment("s", "d", "2", (S(0, 4),), lp="en-de", length=10, set_id="official")
     g3 = SpanSegment("s", "d", "3", (S(0, 4),), lp="en-de", length=10, set_id="test")
     p1 = SpanSegment("s", "d", "1", (S(0, 4),))  # no lp: matches any pair
+    # default: a missing prediction is scored as empty, as the official scorer does, and counted
     res = span_f1([g1, g2, g3], [p1])
+    assert res.per_lp["en-de"].segments == 2 and res.missing_predictions["en-de"] == 1
+    assert res.per_lp["en-de"].recall == 0.5 and res.missing == "empty" and res.total_missing == 1
+    assert span_f1([g1, g2, g3], [p1], missing="empty").per_lp == res.per_lp
+    res = span_f1([g1, g2, g3], [p1], missing="skip")
     assert res.per_lp["en-de"].segments == 1 and res.missing_predictions["en-de"] == 1
-    assert res.per_lp["en-de"].f1 == 1.0
-    res = span_f1([g1, g2, g3], [p1], missing="empty")
-    assert res.per_lp["en-de"].recall == 0.5
+    assert res.per_lp["en-de"].f1 == 1.0 and res.as_dict()["missing_policy"] == "skip"
     with pytest.raises(InputError):
         span_f1([g1, g2], [p1], missing="error")
     res = span_f1([g1, g2, g3], [p1], set_ids=None, missing="empty")
@@ -197,9 +200,12 @@ def test_run_directory_predictions(tmp_path):
     assert "parse_failed=1" in warns[0]
     gold = [SpanSegment("A", "d", "1", (S(0, 3),), lp="en-de", length=5),
             SpanSegment("A", "d", "2", (S(0, 3),), lp="en-de", length=5)]
-    res = span_f1(gold, segs)
-    # the failed judgment is not scored as "no error"
+    res = span_f1(gold, segs, missing="skip")
+    # the failed judgment is never read as a prediction: left out with "skip" ...
     assert res.per_lp["en-de"].f1 == 1.0 and res.missing_predictions["en-de"] == 1
+    # ... and by default scored as an empty prediction (the official rule), its gold span missed
+    res = span_f1(gold, segs)
+    assert res.per_lp["en-de"].recall == 0.5 and res.missing_predictions["en-de"] == 1
 
 
 # ------------------------------------------------------------------ vectorised == loop

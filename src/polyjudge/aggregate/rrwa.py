@@ -143,7 +143,7 @@ def geometric(scores: Sequence[float]) -> float:
 
 @register_aggregator("geo+1")
 def geometric_shifted(scores: Sequence[float]) -> float:
-    """Geometric mean of magnitudes + 1, minus 1, after 2σ removal; a 0 run does not absorb it.
+    """Geometric mean shifted by +1 after 2σ removal: an error-free run does not make it 0.
 
     ``sign * (exp(mean(log(1 + |s|))) - 1)`` over the kept runs: the usual
     shifted geometric mean, defined for error-free runs (magnitude 0 adds

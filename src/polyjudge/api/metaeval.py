@@ -30,6 +30,13 @@ class MetaEvalConfig:
     over the same cells (see :class:`polyjudge.metaeval.tasks.LanguagePair`).
     Every file is keyed by the same ``item_key``; a file without doc_id where
     ``doc-seg`` is needed is an error naming it.
+
+    Run-directory metrics can be split into one metric per run aggregator
+    (``aggregators``: names, or ``("all",)`` for every aggregator the run
+    stored) and one per single run (``single_runs``), named ``NAME@rrwa``,
+    ``NAME@run3`` (runs counted from 1), as in GEMBA-MQM V2's Tables 2–4;
+    see :mod:`polyjudge.metaeval.variants`. ``lower_better`` names apply to
+    every row of a metric.
     """
 
     human: str | Path | None = None
@@ -51,6 +58,9 @@ class MetaEvalConfig:
     # how segments are matched across files: "seg" (seg_id), "doc-seg" (doc_id + seg_id), or
     # "auto" (doc-seg when a file's seg_ids repeat across documents)
     item_key: str = "auto"
+    # every run aggregator ("all" or names) and every single run of run-directory metrics as metrics
+    aggregators: tuple[str, ...] = ()
+    single_runs: bool = False
 
 
 PER_LP_COLUMNS = ("lp", "metric")
@@ -106,18 +116,22 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
     """The language pairs the config describes, every score read (higher = better)."""
     from polyjudge.metaeval import readers
     from polyjudge.metaeval.mtme import mtme_language_pair
+    from polyjudge.metaeval.variants import RunVariants, expand_metrics, parse_aggregator_list
 
     _check(config)
+    variants = RunVariants(parse_aggregator_list(config.aggregators), config.single_runs)
+    opened: readers.RunDirs = {}  # every run directory is read once, however many metrics it gives
     if config.mtme_dir is not None:
         if not config.lps:
             raise InputError("--mtme needs at least one --lp", field="lp")
         human = None if config.human is None else str(config.human)
+        extra = expand_metrics(config.metrics, config.metric_format, variants, opened)
         return [mtme_language_pair(config.mtme_dir, lp, human=human, level=config.level,
                                    exclude_systems=config.exclude_systems, include_refs=config.include_refs,
                                    human_lower_better=config.human_lower_better,
                                    lower_better=config.lower_better, missing_metric=config.missing_metric,
-                                   extra_metrics=config.metrics, metric_format=config.metric_format,
-                                   item_key=config.item_key)
+                                   extra_metrics=extra.sources, metric_format=config.metric_format,
+                                   item_key=config.item_key, base_names=extra.base, opened=opened)
                 for lp in config.lps]
     if not config.human:
         raise InputError("give --human (scores file or run directory) or --mtme DIR", field="human")
@@ -125,13 +139,14 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
         raise InputError("give at least one --metric", field="metric")
     if len(config.lps) > 1:
         raise InputError("several --lp need --mtme (one file set per language pair)", field="lp")
-    sources = [(config.human, config.human_format)]
-    sources += [(path, config.metric_format) for path in config.metrics.values()]
-    h, *read = readers.read_score_tables(sources, config.item_key)
+    expanded = expand_metrics(config.metrics, config.metric_format, variants, opened)
+    sources = [readers.ScoreSource(config.human, config.human_format), *expanded.sources.values()]
+    h, *read = readers.read_score_tables(sources, config.item_key, opened=opened)
     if config.human_lower_better:
         h = h.negated()
-    metrics = {name: m.negated() if name in config.lower_better else m
-               for name, m in zip(config.metrics, read, strict=True)}
+    lower = set(config.lower_better)
+    metrics = {name: m.negated() if name in lower or expanded.base[name] in lower else m
+               for name, m in zip(expanded.sources, read, strict=True)}
     return [tasks.LanguagePair(config.lps[0] if config.lps else "lp", h, metrics,
                                exclude_systems=config.exclude_systems, missing_metric=config.missing_metric)]
 

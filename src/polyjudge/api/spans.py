@@ -30,7 +30,8 @@ class SpanF1Config:
 
     ``set_id``: score only task-2 rows of this set (``None`` or ``"*"``: every set).
     ``missing``: gold segments without a prediction (e.g. failed judgments) are
-    left out and counted (``skip``), scored as "no errors" (``empty``), or an error.
+    scored as "no errors" (``empty``, the default: the official WMT25 scorer's
+    rule), left out (``skip``), or an error; they are counted either way.
     ``raters``: WMT MQM gold with several raters per segment: the ``first`` or ``all`` pooled.
     ``vote_threshold``: share of a run directory's runs that must mark a character.
     """
@@ -42,7 +43,7 @@ class SpanF1Config:
     lp: str | None = None  # for inputs that do not name their language pair
     judge: str | None = None  # the judge to score when a run has several
     set_id: str | None = "official"
-    missing: str = "skip"
+    missing: str = "empty"
     raters: str = "first"
     vote_threshold: float = 0.5
 
@@ -98,6 +99,9 @@ class SpanF1Result:
     def to_text(self) -> str:
         s = self.scores
         text = aligned(self.to_tsv())
+        if s.total_missing:
+            how = {"empty": "scored as predicting no errors", "skip": "left out"}.get(s.missing, s.missing)
+            text += f"gold segments without a prediction: {s.total_missing} ({how})\n"
         if s.unmatched_predictions:
             text += f"predictions without a gold segment: {s.unmatched_predictions}\n"
         if s.lps_without_predictions:

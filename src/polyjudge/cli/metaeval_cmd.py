@@ -64,18 +64,27 @@ def _metrics(specs: tuple[str, ...], *, unique: bool) -> dict[str, Path]:
 @click.option("--item-key", type=click.Choice(["auto", "seg", "doc-seg"]), default="auto", show_default=True,
               help="How segments are matched across files: seg_id, doc_id + seg_id, or auto "
                    "(doc_id + seg_id when seg_ids repeat across documents).")
+@click.option("--aggregators", "aggregators", default=None, metavar="all|NAME,...",
+              help="Rank every run aggregator of run-directory metrics as a metric of its own, named "
+                   "NAME@AGG: 'all' (every aggregator the run stored) or names such as rrwa,mean-2s,geo,max "
+                   "(one not stored is computed from the single runs).")
+@click.option("--single-runs", is_flag=True,
+              help="Rank every single run of run-directory metrics as a metric of its own, named NAME@run1, "
+                   "NAME@run2, ... (GEMBA-MQM V2 Tables 2-4). A run that failed on some items has no score "
+                   "there: add --missing-metric drop to compare over the items each one scored.")
 @format_option()
 @out_option("Write the results to this file instead of standard output.")
 def meta_eval(mtme_dir: Path | None, lps: tuple[str, ...], human: str | None, human_format: str,
               metric_specs: tuple[str, ...], metric_format: str, human_lower_better: bool,
               lower_better: tuple[str, ...], exclude: tuple[str, ...], include_refs: bool, task: str, level: str,
-              k: int, seed: int, alpha: float, missing_metric: str, item_key: str, fmt: str,
-              out: str | None) -> None:
+              k: int, seed: int, alpha: float, missing_metric: str, item_key: str, aggregators: str | None,
+              single_runs: bool, fmt: str, out: str | None) -> None:
     """Meta-evaluate metrics against human scores, WMT style.
 
     \b
     polyjudge meta-eval --mtme DIR --lp en-de --lp zh-en --task wmt24
     polyjudge meta-eval --human mqm.tsv --metric chrF=chrf.tsv --metric runs/judge1
+    polyjudge meta-eval --human mqm.tsv --metric gemba=runs/mqm --aggregators all --single-runs
     """
     from polyjudge.api import MetaEvalConfig
     from polyjudge.api import meta_eval as evaluate
@@ -87,5 +96,6 @@ def meta_eval(mtme_dir: Path | None, lps: tuple[str, ...], human: str | None, hu
         human_format=human_format, metric_format=metric_format, human_lower_better=human_lower_better,
         lower_better=lower_better, exclude_systems=exclude, include_refs=include_refs,
         task=None if task == "none" else task, level=level, k=k, seed=seed, alpha=alpha,
-        missing_metric=missing_metric, item_key=item_key)
+        missing_metric=missing_metric, item_key=item_key, aggregators=() if aggregators is None else (aggregators,),
+        single_runs=single_runs)
     emit(evaluate(config).format(fmt), out)

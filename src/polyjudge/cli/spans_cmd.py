@@ -6,7 +6,10 @@ directory (its ``judgments.jsonl``; several runs per item are merged by
 character voting). Prints one JSON object (``--format json``, the default):
 per language pair ``precision``, ``recall``, ``f1`` (plus counts) and the macro
 averages ``avg_precision``, ``avg_recall``, ``avg_f1``; ``--format tsv``/``text``
-print one line per language pair instead. ``--write-tsv`` converts the
+print one line per language pair instead. A gold segment without a prediction
+(a failed judgment) is scored as predicting no errors, as the official scorer
+does (``--missing empty``); ``missing_predictions`` counts them, and
+``--missing skip`` leaves them out instead. ``--write-tsv`` converts the
 predictions to the task-2 TSV layout (hypothesis and identifiers taken from
 the gold). The scoring is :func:`polyjudge.api.span_f1`. Impossible spans (start
 after end, a negative start, an end past the gold hypothesis, task-2 rows with
@@ -40,10 +43,11 @@ FORMATS = click.Choice(["auto", "task2", "mqm", "jsonl", "run"])
 @click.option("--judge", default=None, help="Judge (model) to score when the run has several.")
 @click.option("--set-id", "set_id", default="official", show_default=True,
               help="Score only rows of this set_id (task-2 TSVs); '*' scores every set.")
-@click.option("--missing", type=click.Choice(["skip", "empty", "error"]), default="skip",
+@click.option("--missing", type=click.Choice(["empty", "skip", "error"]), default="empty",
               show_default=True,
-              help="Gold segments without a prediction (e.g. failed judgments): leave out and "
-                   "count, score as 'no errors', or stop with an error.")
+              help="Gold segments without a prediction (e.g. failed judgments): score as 'no errors' "
+                   "(the official WMT25 scorer's rule), leave out, or stop with an error; counted as "
+                   "missing_predictions either way.")
 @click.option("--raters", type=click.Choice(["first", "all"]), default="first", show_default=True,
               help="WMT MQM gold with several raters per segment: first rater, or pool all.")
 @click.option("--vote-threshold", type=float, default=0.5, show_default=True,

@@ -36,8 +36,11 @@ def _first_scores(scores: dict[str, list[float | None]], sign: float = 1.0) -> d
 def mtme_language_pair(root: str | Path, lp: str, *, human: str | None = None, level: str = "seg",
                        exclude_systems: Collection[str] = (), include_refs: bool = False,
                        human_lower_better: bool = False, lower_better: Collection[str] = (),
-                       missing_metric: str = "error", extra_metrics: Mapping[str, str | Path] | None = None,
-                       metric_format: str = "auto", item_key: str = "auto") -> LanguagePair:
+                       missing_metric: str = "error",
+                       extra_metrics: Mapping[str, str | Path | readers.ScoreSource] | None = None,
+                       metric_format: str = "auto", item_key: str = "auto",
+                       base_names: Mapping[str, str] | None = None,
+                       opened: readers.RunDirs | None = None) -> LanguagePair:
     """One language pair of the directory at ``root``.
 
     ``human`` names the human scores (default ``mqm`` when present, else the only
@@ -45,7 +48,11 @@ def mtme_language_pair(root: str | Path, lp: str, *, human: str | None = None, l
     when present, give the system-level scores (see
     :class:`~polyjudge.metaeval.tasks.LanguagePair` for when they are used).
     ``lower_better`` names metrics (with or without the ``-REF`` suffix) to
-    negate; ``extra_metrics`` adds score files or run directories by name.
+    negate; ``extra_metrics`` adds score files or run directories by name (or
+    :class:`~polyjudge.metaeval.readers.ScoreSource` objects, e.g. one
+    aggregator of a run); ``base_names`` maps an extra metric to the name
+    ``lower_better`` knows it by (``judge@rrwa`` -> ``judge``); ``opened``
+    shares run directories already read.
     Items of the directory's files are positions; ``item_key`` (see
     :func:`~polyjudge.metaeval.readers.resolve_item_key`) must key every file
     alike, so ``doc-seg`` is refused for them.
@@ -78,10 +85,11 @@ def mtme_language_pair(root: str | Path, lp: str, *, human: str | None = None, l
             negate.add(full)
         if "sys" in files:
             msys[full] = _first_scores(readers.read_mtme_score_file(files["sys"]), -1.0 if full in negate else 1.0)
-    for name, path in (extra_metrics or {}).items():
-        tables[name] = readers.read_score_table(path, metric_format)
+    for name, src in (extra_metrics or {}).items():
+        tables[name] = src.table(opened) if isinstance(src, readers.ScoreSource) else readers.read_score_table(
+            src, metric_format, opened=opened)
         negate.discard(name)
-        if name in lower_better:
+        if name in lower_better or (base_names or {}).get(name) in lower_better:
             negate.add(name)
     key = readers.resolve_item_key([human_table, *tables.values()], item_key)
     h = human_table.matrix(key)

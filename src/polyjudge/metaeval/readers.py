@@ -6,8 +6,9 @@ Formats:
   ``DIR/metric-scores/LP/NAME-REF.LEVEL.score``; lines ``system<TAB>score`` in
   item order per system, ``None`` for missing.
 * polyjudge run directories, read through :class:`~polyjudge.rundir.RunDir`:
-  the final segment scores (empty = unscored), or one judge's, one stored run
-  aggregator's or one run's scores.
+  the final segment scores (empty = unscored), or one judge's, one run
+  aggregator's (stored in ``aggregates.tsv``, or computed from the single
+  runs when not stored) or one run's scores.
 * plain TSV / JSONL with ``system``, ``seg_id`` and ``score`` fields, ``doc_id``
   optional (the WMT ``*.avg_seg_scores.tsv`` files, whose score column is
   ``mqm_avg_score``, are accepted too).
@@ -35,10 +36,13 @@ from typing import Any
 
 import numpy as np
 
+from polyjudge.aggregate.runs import AGGREGATORS, get_aggregator
+from polyjudge.analysis.runs import aggregate_rows
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl
 from polyjudge.data.textio import iter_lines, short
 from polyjudge.metaeval.matrices import ScoreMatrix
+from polyjudge.registry import UnknownNameError
 from polyjudge.rundir import AGGREGATES, SEGMENTS, RunDir
 
 LEVELS = ("seg", "sys", "doc", "domain")
@@ -315,9 +319,23 @@ def read_table(path: str | Path, *, use_doc_id: bool = False) -> ScoreMatrix:
     return table.matrix("doc-seg" if use_doc_id else "seg")
 
 
+RunDirs = dict[str, RunDir]
+"""Run directories already opened, by path: several metrics read from one run parse it once."""
+
+
+def open_run_dir(path: str | Path, opened: RunDirs | None = None) -> RunDir:
+    """``RunDir.open(path)``, reusing the one in ``opened`` (and keeping it there) when given."""
+    if opened is None:
+        return RunDir.open(path)
+    key = str(Path(path).resolve())
+    if key not in opened:
+        opened[key] = RunDir.open(path)
+    return opened[key]
+
+
 def _run_table(path: str | Path, *, judge: str | None = None, aggregator: str | None = None,
-               run: int | None = None) -> ScoreTable:
-    rd = RunDir.open(path)
+               run: int | None = None, opened: RunDirs | None = None) -> ScoreTable:
+    rd = open_run_dir(path, opened)
     rows = rd.segment_rows
     if not rows:
         raise InputError(f"no segment scores in the run directory ({SEGMENTS} missing or empty)",
@@ -325,8 +343,7 @@ def _run_table(path: str | Path, *, judge: str | None = None, aggregator: str | 
     if aggregator is not None and run is not None:
         raise InputError("choose an aggregator or a run index, not both", path=str(rd.path))
     if aggregator is not None:
-        values = rd.aggregate_scores(_one_judge(rd, judge), aggregator)
-        source = str(rd.path / AGGREGATES)
+        values, source = _aggregator_values(rd, _one_judge(rd, judge), aggregator)
     elif run is not None:
         values = _single_run(rd, _one_judge(rd, judge), run)
         source = rd.judgments_path
@@ -348,11 +365,13 @@ def read_run_dir(path: str | Path, *, judge: str | None = None, aggregator: str 
     """Segment scores of a polyjudge run directory, keyed like its ``segments.tsv``.
 
     By default the run's final score (the panel's, over every judge). ``judge``
-    picks one judge's own final score; ``aggregator`` one of the run
-    aggregators stored side by side in ``aggregates.tsv``, and ``run`` the
-    scores of a single run index, so that aggregators and single runs can be
-    compared with the final score. ``aggregator`` and ``run`` need a judge when
-    the run has several. ``item_key`` as in :func:`resolve_item_key`.
+    picks one judge's own final score; ``aggregator`` a run aggregator (the
+    column stored in ``aggregates.tsv``, or, for a registered aggregator that
+    was not stored, computed from the single runs with the run's ``min_runs``),
+    and ``run`` the scores of a single run index (0-based), so that
+    aggregators and single runs can be compared with the final score.
+    ``aggregator`` and ``run`` need a judge when the run has several.
+    ``item_key`` as in :func:`resolve_item_key`.
     """
     table = _run_table(path, judge=judge, aggregator=aggregator, run=run)
     return table.matrix(resolve_item_key([table], item_key))
@@ -370,6 +389,37 @@ def _one_judge(rd: RunDir, judge: str | None) -> str:
         raise InputError(f"the run has {len(judges)} judges ({', '.join(judges) or 'none'}); choose one",
                          path=str(rd.path), field="judge")
     return judges[0]
+
+
+def _aggregator_values(rd: RunDir, judge: str, name: str) -> tuple[np.ndarray, str]:
+    """One judge's per-item scores under aggregator ``name`` and where they come from.
+
+    The stored column when there is one (under this name or another name of the
+    same aggregator, e.g. ``mean`` for ``mean-2s``): exactly what the run
+    wrote. Otherwise a registered aggregator is applied to the single runs in
+    ``judgments.jsonl`` (items with fewer ok runs than the run's ``min_runs``
+    stay unscored, as at judge time).
+    """
+    stored = rd.aggregate_names()
+    if name in stored:
+        return rd.aggregate_scores(judge, name), str(rd.path / AGGREGATES)
+    try:
+        fn = get_aggregator(name)
+    except UnknownNameError:
+        listed = ", ".join(stored) or "none"
+        raise InputError(f"unknown aggregator '{short(name)}': not in {AGGREGATES} (stored: {listed}) and not "
+                         f"registered (available: {', '.join(AGGREGATORS.names())})", path=str(rd.path),
+                         field="aggregator") from None
+    for other in stored:
+        try:
+            same = get_aggregator(other) is fn
+        except (KeyError, ImportError):  # stored by a plugin that is not installed here
+            same = False
+        if same:
+            return rd.aggregate_scores(judge, other), str(rd.path / AGGREGATES)
+    runs = rd.run_scores(judge).scores
+    values = aggregate_rows(runs, name, min_runs=max(1, rd.manifest.config.min_runs))
+    return values, rd.judgments_path
 
 
 def _single_run(rd: RunDir, judge: str, run: int) -> np.ndarray:
@@ -419,16 +469,18 @@ FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl")
 
 
 def read_score_table(path: str | Path, fmt: str = "auto", *, judge: str | None = None,
-                     aggregator: str | None = None, run: int | None = None) -> ScoreTable:
+                     aggregator: str | None = None, run: int | None = None,
+                     opened: RunDirs | None = None) -> ScoreTable:
     """Any supported source as a :class:`ScoreTable` (items not keyed yet).
 
     ``judge``, ``aggregator`` and ``run`` choose which scores of a run
     directory are read (see :func:`read_run_dir`); other formats hold one
-    score per segment and refuse them.
+    score per segment and refuse them. ``opened`` shares opened run
+    directories between calls.
     """
     fmt = sniff_format(path) if fmt == "auto" else fmt
     if fmt == "run":
-        return _run_table(path, judge=judge, aggregator=aggregator, run=run)
+        return _run_table(path, judge=judge, aggregator=aggregator, run=run, opened=opened)
     if judge is not None or aggregator is not None or run is not None:
         raise InputError(f"judge, aggregator and run choose scores of a run directory, not of a {fmt} file",
                          path=str(path))
@@ -455,15 +507,34 @@ def read_scores(path: str | Path, fmt: str = "auto", *, judge: str | None = None
     return table.matrix(resolve_item_key([table], item_key))
 
 
-def read_score_tables(sources: Iterable[tuple[str | Path, str]],
-                      item_key: str = "auto") -> list[ScoreMatrix]:
-    """Several (path, format) sources keyed alike: one matrix per source, in order."""
-    tables = [read_score_table(path, fmt) for path, fmt in sources]
+@dataclass(frozen=True, slots=True)
+class ScoreSource:
+    """Where one metric's scores are: a file or run directory in ``fmt``, and for a run
+    directory which scores (see :func:`read_run_dir`; ``run`` is 0-based)."""
+
+    path: str | Path
+    fmt: str = "auto"
+    judge: str | None = None
+    aggregator: str | None = None
+    run: int | None = None
+
+    def table(self, opened: RunDirs | None = None) -> ScoreTable:
+        return read_score_table(self.path, self.fmt, judge=self.judge, aggregator=self.aggregator, run=self.run,
+                                opened=opened)
+
+
+def read_score_tables(sources: Iterable[tuple[str | Path, str] | ScoreSource],
+                      item_key: str = "auto", *, opened: RunDirs | None = None) -> list[ScoreMatrix]:
+    """Several sources ((path, format) pairs or :class:`ScoreSource`) keyed alike: one matrix
+    per source, in order. Each run directory is read once (``opened``: a cache to share)."""
+    opened = {} if opened is None else opened
+    tables = [src.table(opened) if isinstance(src, ScoreSource) else read_score_table(*src, opened=opened)
+              for src in sources]
     key = resolve_item_key(tables, item_key)
     return [t.matrix(key) for t in tables]
 
 
-__all__ = ["DOC_SEG_SEPARATOR", "FORMATS", "ITEM_KEYS", "MtmeSet", "ScoreTable", "metric_refs",
-           "read_mtme_matrix", "read_mtme_score_file", "read_mtme_table", "read_run_dir", "read_score_table",
-           "read_score_tables", "read_scores", "read_table", "read_wmt_mqm", "resolve_item_key", "scan_mtme",
-           "sniff_format"]
+__all__ = ["DOC_SEG_SEPARATOR", "FORMATS", "ITEM_KEYS", "MtmeSet", "RunDirs", "ScoreSource", "ScoreTable",
+           "metric_refs", "open_run_dir", "read_mtme_matrix", "read_mtme_score_file", "read_mtme_table",
+           "read_run_dir", "read_score_table", "read_score_tables", "read_scores", "read_table", "read_wmt_mqm",
+           "resolve_item_key", "scan_mtme", "sniff_format"]

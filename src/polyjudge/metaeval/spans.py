@@ -19,6 +19,11 @@ implementation of them:
   both are 0). The reported averages are plain means over language pairs.
 * Only language pairs present in both gold and prediction are scored, and in
   task-2 TSV files only rows with ``set_id == "official"`` (by default).
+* A gold segment without a prediction (e.g. a failed judgment) is scored as a
+  prediction of no errors, as the official scorer scores it (``missing="empty"``,
+  the default; its gold characters count against recall); the number of such
+  segments is reported per language pair. ``missing="skip"`` leaves them out,
+  which flatters judges whose answers often fail, and ``"error"`` refuses them.
 
 Deviations, on purpose: severities are matched case-insensitively (the official
 script raises on ``Major``); it prints its averaged precision and recall under
@@ -86,11 +91,17 @@ class SpanScore:
 @dataclass(slots=True)
 class SpanF1Result:
     per_lp: dict[str, SpanScore]
-    # gold segments of a scored pair that had no prediction (left out, see span_f1)
+    # gold segments of a scored pair that had no prediction (scored as empty or left out: ``missing``)
     missing_predictions: dict[str, int] = field(default_factory=dict)
     unmatched_predictions: int = 0
     lps_without_predictions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    missing: str = "empty"  # the policy the missing predictions were scored with
+
+    @property
+    def total_missing(self) -> int:
+        """Gold segments without a prediction, over every scored language pair."""
+        return sum(self.missing_predictions.values())
 
     @property
     def avg_precision(self) -> float:
@@ -113,6 +124,7 @@ class SpanF1Result:
         out["avg_precision"] = self.avg_precision
         out["avg_recall"] = self.avg_recall
         out["avg_f1"] = self.avg_f1
+        out["missing_policy"] = self.missing
         out["unmatched_predictions"] = self.unmatched_predictions
         out["lps_without_predictions"] = list(self.lps_without_predictions)
         if self.warnings:
@@ -237,7 +249,7 @@ MissingPolicy = str  # "skip" | "empty" | "error"
 
 
 def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
-            set_ids: Sequence[str] | None = ("official",), missing: MissingPolicy = "skip",
+            set_ids: Sequence[str] | None = ("official",), missing: MissingPolicy = "empty",
             partial_credit: float = PARTIAL_CREDIT) -> SpanF1Result:
     """Pair predictions with gold segments and score every language pair.
 
@@ -246,8 +258,9 @@ def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
     domain, method) is equal too. Segments whose ``set_id`` is set and not in
     ``set_ids`` are left out (``None`` keeps all). A language pair is scored
     when at least one of its gold segments has a prediction; gold segments
-    without one are left out and counted (``missing="skip"``), scored as
-    "no errors predicted" (``"empty"``), or raise (``"error"``).
+    without one are scored as "no errors predicted" (``missing="empty"``, the
+    official scorer's rule), left out (``"skip"``), or raise (``"error"``);
+    either way they are counted in ``missing_predictions``.
     """
     if missing not in ("skip", "empty", "error"):
         raise ValueError(f"unknown missing-prediction policy {missing!r}")
@@ -283,7 +296,7 @@ def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
             used[cands[0]] = True
             _check_spans(match, length)
         by_lp[g.lp or "all"].append((g, match, length))
-    result = SpanF1Result(per_lp={}, unmatched_predictions=int((~used).sum()))
+    result = SpanF1Result(per_lp={}, unmatched_predictions=int((~used).sum()), missing=missing)
     for lp, pairs in sorted(by_lp.items()):
         if not any(m is not None for _, m, _ in pairs):
             result.lps_without_predictions.append(lp)
