@@ -4,6 +4,13 @@ from __future__ import annotations
 
 # Longest message kept: a value quoted from a huge line never floods the terminal.
 MAX_MESSAGE = 500
+MAX_PART = 200
+
+
+def _one_line(text: str, limit: int) -> str:
+    """Every kind of line break (\\r, U+2028, ...) becomes a space; cut to ``limit`` characters."""
+    text = " ".join(text.splitlines())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class InputError(ValueError):
@@ -14,9 +21,9 @@ class InputError(ValueError):
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
                  field: str | None = None) -> None:
-        message = " ".join(message.split("\n"))
-        if len(message) > MAX_MESSAGE:
-            message = message[: MAX_MESSAGE - 1] + "…"
+        message = _one_line(message, MAX_MESSAGE)
+        path = None if path is None else _one_line(str(path), MAX_PART)
+        field = None if field is None else _one_line(str(field), MAX_PART)
         self.path, self.line, self.field, self.reason = path, line, field, message
         where = []
         if path is not None:
