@@ -36,7 +36,7 @@ def scratch_registry(monkeypatch):
 
 
 def test_builtin_backends_are_registered_by_name():
-    assert sorted(BACKENDS.names()) == ["llamacpp", "openai", "replay"]
+    assert sorted(BACKENDS.names()) == ["anthropic", "llamacpp", "openai", "replay"]
     assert BACKENDS.get("openai") is OpenAIBackend
     assert BACKENDS.get("llamacpp") is LlamaCppBackend
     assert BACKENDS.get("replay") is ReplayBackend
@@ -46,10 +46,11 @@ def test_builtin_backends_are_registered_by_name():
 def test_unknown_backend_lists_the_valid_names():
     with pytest.raises(ValueError) as exc:
         JudgeSpec.parse("gemini:pro")
-    assert str(exc.value) == "unknown backend 'gemini' in judge 'gemini:pro'; use one of llamacpp, openai, replay"
+    assert str(exc.value) == ("unknown backend 'gemini' in judge 'gemini:pro'; "
+                              "use one of anthropic, llamacpp, openai, replay")
     # one error type for both ways of catching it
     assert isinstance(exc.value, UnknownBackendError) and isinstance(exc.value, UnknownNameError)
-    with pytest.raises(KeyError, match="use one of llamacpp, openai, replay"):
+    with pytest.raises(KeyError, match="use one of anthropic, llamacpp, openai, replay"):
         make_backend(JudgeSpec("gemini", "pro"))
 
 

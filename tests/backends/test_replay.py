@@ -31,3 +31,45 @@ def test_bad_recording_names_the_line(tmp_path):
     with pytest.raises(InputError) as exc:
         ReplayBackend(p)
     assert exc.value.line == 2
+
+
+def test_samples_logprobs_reasoning_and_token_details_survive_record_and_replay(tmp_path):
+    import asyncio
+
+    from polyjudge.backends.base import GenerateRequest, GenerateResult, Message, TokenLogprob, Usage
+
+    answer = GenerateResult("80", "stop", Usage(10, 5, cached_prompt_tokens=4, reasoning_tokens=2), 0.1, "m",
+                            choices=("80", "70"), choice_finish_reasons=("stop", "length"),
+                            logprobs=(TokenLogprob("80", -0.2, (("80", -0.2), ("70", -1.9))),), reasoning="hmm")
+    plain = GenerateResult("50", "stop", Usage(3, 1), 0.1, "m")
+
+    class Fixed:
+        model = "m"
+
+        def __init__(self):
+            self.answers = [answer, plain]
+
+        async def generate(self, request):
+            return self.answers.pop(0)
+
+        async def aclose(self):
+            return None
+
+    req = GenerateRequest(messages=(Message("user", "a"),), n=2, top_logprobs=2)
+    req2 = GenerateRequest(messages=(Message("user", "b"),))
+    rec = RecordingBackend(Fixed(), tmp_path / "rec.jsonl")
+
+    async def go(backend):
+        try:
+            return [await backend.generate(r) for r in (req, req2)]
+        finally:
+            await backend.aclose()
+    asyncio.run(go(rec))
+    lines = [json.loads(x) for x in (tmp_path / "rec.jsonl").read_text().splitlines()]
+    # an ordinary answer keeps the recording form it always had
+    assert lines[1]["response"] == {"text": "50", "finish_reason": "stop",
+                                    "usage": {"prompt_tokens": 3, "completion_tokens": 1}, "latency_s": 0.1}
+    got, got_plain = asyncio.run(go(ReplayBackend(tmp_path / "rec.jsonl")))
+    assert (got.choices, got.choice_finish_reasons, got.logprobs, got.reasoning) == (
+        answer.choices, answer.choice_finish_reasons, answer.logprobs, answer.reasoning)
+    assert got.usage == answer.usage and got_plain.usage == plain.usage and got_plain.reasoning is None

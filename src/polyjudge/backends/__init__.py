@@ -1,16 +1,27 @@
 """LLM backends behind one async ``generate`` interface.
 
-Judge specs on the command line: ``openai:MODEL[@BASE_URL]``,
-``llamacpp[:MODEL_OR_GGUF_PATH]``, ``replay:RECORDING.jsonl``; further
-backends register with :func:`register_backend` or the ``polyjudge.backends``
-entry-point group. Importing this package is cheap: the backend modules (and
-httpx, llama.cpp) load when the registry is first used.
+Judge specs on the command line: ``openai:MODEL[?OPTIONS][@BASE_URL[,BASE_URL...]]``,
+``anthropic:MODEL[?OPTIONS][@BASE_URL]``, ``llamacpp[:MODEL_OR_GGUF_PATH]``,
+``replay:RECORDING.jsonl``; several base URLs make one judge served by a pool
+of servers (:class:`PoolBackend`). Further backends register with
+:func:`register_backend` or the ``polyjudge.backends`` entry-point group.
+Importing this package is cheap: the backend modules (and httpx, llama.cpp)
+load when the registry is first used.
 """
 
 from __future__ import annotations
 
-from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Message, Usage
-from polyjudge.backends.build import build_backends
+from polyjudge.backends.base import (
+    Backend,
+    BackendError,
+    GenerateRequest,
+    GenerateResult,
+    Message,
+    TokenLogprob,
+    Usage,
+)
+from polyjudge.backends.build import adaptations_of, build_backends, server_counts_of
+from polyjudge.backends.pool import PoolBackend
 from polyjudge.backends.registry import (
     BACKENDS,
     BackendSettings,
@@ -18,10 +29,12 @@ from polyjudge.backends.registry import (
     RegisteredBackend,
     UnknownBackendError,
     backend_class,
+    build_judge,
     make_backend,
     register_backend,
 )
 
 __all__ = ["BACKENDS", "Backend", "BackendError", "BackendSettings", "GenerateRequest", "GenerateResult",
-           "JudgeSpec", "Message", "RegisteredBackend", "UnknownBackendError", "Usage", "backend_class",
-           "build_backends", "make_backend", "register_backend"]
+           "JudgeSpec", "Message", "PoolBackend", "RegisteredBackend", "TokenLogprob", "UnknownBackendError",
+           "Usage", "adaptations_of", "backend_class", "build_backends", "build_judge", "make_backend",
+           "register_backend", "server_counts_of"]

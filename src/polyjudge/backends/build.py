@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.backends.base import Backend
-from polyjudge.backends.registry import BackendSettings, JudgeSpec, backend_class
+from polyjudge.backends.pool import PoolBackend
+from polyjudge.backends.registry import BackendSettings, JudgeSpec, backend_class, build_judge
 from polyjudge.data.secrets import register_secret_env
 
 
@@ -17,7 +18,8 @@ def build_backends(specs: Sequence[JudgeSpec], settings: BackendSettings, *,
 
     Each entry is ``spec.describe()`` (credentials in ``base_url`` masked)
     with ``model`` replaced by the backend's own model name, plus what the
-    backend class adds (``model_file`` for llamacpp). With ``record`` every
+    backend class adds (``model_file`` for llamacpp) and, for a judge served
+    by several servers, ``servers`` (each URL masked). With ``record`` every
     backend appends its answers to that JSONL file; the file is opened only
     once every spec has been built.
 
@@ -30,9 +32,12 @@ def build_backends(specs: Sequence[JudgeSpec], settings: BackendSettings, *,
     info: list[dict[str, Any]] = []
     for spec in specs:
         cls = backend_class(spec.backend)
-        backend = cls.from_spec(spec, settings)
+        backend = build_judge(spec, settings)
         built.append(backend)
-        info.append(spec.describe() | {"model": backend.model} | cls.manifest_fields(backend))
+        entry = spec.describe() | {"model": backend.model} | cls.manifest_fields(backend)
+        if isinstance(backend, PoolBackend):
+            entry["servers"] = backend.servers
+        info.append(entry)
     if not record:
         return built, info
     from polyjudge.backends.replay import RecordingBackend
@@ -41,4 +46,17 @@ def build_backends(specs: Sequence[JudgeSpec], settings: BackendSettings, *,
     return recording, info
 
 
-__all__ = ["build_backends"]
+def adaptations_of(backend: Backend) -> dict[str, str]:
+    """What ``backend`` changed in requests its server rejected (``{}`` for backends that never adapt),
+    looking through a recording wrapper: for the run's manifest and signature."""
+    found = getattr(backend, "adaptations", None)
+    return dict(found) if isinstance(found, dict) else {}
+
+
+def server_counts_of(backend: Backend) -> dict[str, int] | None:
+    """Requests sent to each server of a judge served by several (masked URL -> count), else None."""
+    counts = getattr(backend, "server_counts", None)
+    return counts() if callable(counts) else None
+
+
+__all__ = ["adaptations_of", "build_backends", "server_counts_of"]

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
 from polyjudge.backends.models import DEFAULT_MODEL, resolve_model_path
+from polyjudge.backends.reasoning import join_reasoning, split_reasoning
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
 
 
@@ -75,6 +76,12 @@ class LlamaCppBackend(RegisteredBackend):
         return body
 
     def generate_sync(self, request: GenerateRequest) -> GenerateResult:
+        # Not offered here: say which, so the engine can do without (one request per sample, no logprobs).
+        if request.n > 1:
+            raise BackendError("llama.cpp answers one choice per request", retryable=False, unsupported="n")
+        if request.top_logprobs > 0:
+            raise BackendError("log-probabilities are not offered by the embedded judge", retryable=False,
+                               unsupported="logprobs")
         start = time.perf_counter()
         try:
             data = self._server.handle_chat_completions(self._body(request))
@@ -88,11 +95,15 @@ class LlamaCppBackend(RegisteredBackend):
             raise BackendError(f"llama.cpp error: {msg}", retryable=False)
         choice = data["choices"][0]
         usage = data.get("usage") or {}
-        return GenerateResult(text=choice["message"].get("content") or "",
+        # A reasoning model's thinking is kept apart from the answer that is parsed.
+        text, thinking = split_reasoning(choice["message"].get("content") or "")
+        served = choice["message"].get("reasoning_content")
+        return GenerateResult(text=text,
                               finish_reason=choice.get("finish_reason") or "stop",
                               usage=Usage(int(usage.get("prompt_tokens") or 0),
                                           int(usage.get("completion_tokens") or 0)),
-                              latency_s=latency, model=self.model)
+                              latency_s=latency, model=self.model,
+                              reasoning=join_reasoning(served if isinstance(served, str) else None, thinking))
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         async with self._slots:

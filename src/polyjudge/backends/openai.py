@@ -3,55 +3,101 @@
 Works with OpenAI, Azure OpenAI (``azure=True``), vLLM, SGLang, Ollama and the
 llama.cpp server. The API key is read from an environment variable at call
 time and only ever placed in a request header.
+
+Reasoning models (OpenAI's o-series and later) reject ``max_tokens`` (they
+take ``max_completion_tokens``) and any temperature but their default. The
+backend learns this from the server's documented 400 answers (``param``
+``max_tokens`` with code ``unsupported_parameter``, ``param`` ``temperature``
+with ``unsupported_value``), changes its requests once, resends, and keeps
+the change for its lifetime; :attr:`OpenAIBackend.adaptations` says what was
+changed. The judge spec option ``?reasoning`` sends reasoning-model requests
+from the start, ``?reasoning=false`` never adapts.
+
+Open reasoning models served by vLLM or llama.cpp return their thinking as
+``reasoning_content`` (or ``reasoning``) or inline as ``<think>…</think>``:
+both go to ``GenerateResult.reasoning`` and never to the parsed text.
 """
 
 from __future__ import annotations
 
-import asyncio
-import email.utils
-import functools
 import os
-import ssl
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
-from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
-from polyjudge.data.secrets import redact
+from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, TokenLogprob, Usage
+from polyjudge.backends.http import (
+    ErrorInfo,
+    HttpClients,
+    error_info,
+    is_retryable_status,
+    parse_retry_after,
+)
+from polyjudge.backends.reasoning import join_reasoning, split_reasoning
+from polyjudge.backends.registry import (
+    DEFAULT_API_KEY_ENV,
+    BackendSettings,
+    JudgeSpec,
+    RegisteredBackend,
+    register_backend,
+)
+from polyjudge.data.secrets import register_secret_env
 
 if TYPE_CHECKING:
     import httpx
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+STRUCTURED_MODES = ("auto", "json_schema", "none")
+# Error codes OpenAI documents for a parameter a model does not take, or a value it does not allow.
+_REJECTED_CODES = frozenset({"unsupported_parameter", "unsupported_value"})
+# A request is adapted and resent at most this many times (each change is made once).
+_MAX_ADAPTATIONS = 4
 
 
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
+def _rejects(info: ErrorInfo, field: str) -> bool:
+    """True when a 400 says the model does not take request field ``field`` (or its value)."""
+    if info.param == field:
+        return info.code is None or info.code in _REJECTED_CODES
+    if info.param is None and info.names(field):
+        lower = info.message.lower()
+        return "unsupported" in lower or "not supported" in lower or "does not support" in lower
+    return False
+
+
+def _int(value: Any) -> int:
     try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
+        return int(value or 0)
     except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+        return 0
+
+
+def _details(usage: dict[str, Any], name: str) -> dict[str, Any]:
+    value = usage.get(name)
+    return value if isinstance(value, dict) else {}
 
 
 @register_backend()
 class OpenAIBackend(RegisteredBackend):
-    """OpenAI-compatible chat completions over HTTP: openai:MODEL[@BASE_URL].
+    """OpenAI-compatible chat completions over HTTP: openai:MODEL[?OPTIONS][@BASE_URL[,BASE_URL...]].
 
     ``structured``: ``"auto"`` sends the protocol's JSON schema as
     ``response_format`` and, if the server rejects that parameter, stops
     sending it (the protocol's parser then extracts strict JSON from the text);
     ``"json_schema"`` always sends it; ``"none"`` never does.
+
+    ``reasoning``: ``None`` adapts to a reasoning model when the server says
+    so (see the module docstring); ``True`` sends ``max_completion_tokens``
+    and no temperature from the first request; ``False`` never adapts (a
+    rejected parameter is a failure naming it).
     """
 
     name: ClassVar[str] = "openai"
+    spec_options: ClassVar[dict[str, str]] = {
+        "reasoning": "a reasoning model: max_completion_tokens, model-default temperature "
+                     "(reasoning=false: never adapt to 400 answers)",
+        "structured": "auto, json_schema or none: how the protocol's JSON schema is sent",
+        "key_env": "environment variable holding this judge's API key",
+        "per_server": "requests in flight per server when several are given",
+    }
 
     @classmethod
     def parse_target(cls, rest: str) -> tuple[str | None, str | None]:
@@ -65,48 +111,47 @@ class OpenAIBackend(RegisteredBackend):
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
         if not spec.model:
             raise ValueError("the openai backend needs --model")
-        return cls(spec.model, spec.base_url or DEFAULT_BASE_URL, api_key_env=settings.api_key_env,
-                   timeout=settings.timeout)
+        key_env = spec.option("key_env") or settings.key_env_for(DEFAULT_API_KEY_ENV)
+        register_secret_env(key_env)
+        return cls(spec.model, spec.base_url or DEFAULT_BASE_URL, api_key_env=key_env, timeout=settings.timeout,
+                   structured=spec.option("structured") or "auto", reasoning=spec.flag("reasoning"))
 
     def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, *,
-                 api_key_env: str = "OPENAI_API_KEY", timeout: float = 120.0,
+                 api_key_env: str = DEFAULT_API_KEY_ENV, timeout: float = 120.0,
                  structured: str = "auto", azure: bool = False, api_version: str | None = None,
-                 max_connections: int = 256) -> None:
-        import httpx  # here, not at module level: listing the backends must not load it
-
+                 max_connections: int = 256, reasoning: bool | None = None) -> None:
+        if structured not in STRUCTURED_MODES:
+            raise ValueError(f"structured must be one of {', '.join(STRUCTURED_MODES)}, got '{structured}'")
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
         self.structured = structured
         self.azure = azure
+        self.reasoning = reasoning
         self._schema_supported: bool | None = None if structured == "auto" else structured == "json_schema"
         self._params = {"api-version": api_version} if api_version else None
-        self._timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
-        # One single-connection client per concurrent request. httpx's pool scans
-        # every connection on each request, which is quadratic at concurrency 64
-        # (measured: 11 ms CPU per request); one keep-alive connection per client,
-        # handed out from a free list, keeps each request O(1) (about 1.7 ms).
-        self._slots = asyncio.Semaphore(max_connections)
-        self._idle: list[httpx.AsyncClient] = []
-        self._clients: list[httpx.AsyncClient] = []
+        self._http = HttpClients(timeout, max_connections=max_connections)
+        self._timeout = self._http.timeout
+        # How requests are written; changed at most once each, when the server rejects the default.
+        self._token_field = "max_completion_tokens" if reasoning else "max_tokens"
+        self._send_temperature = not reasoning
+        self._adaptations: dict[str, str] = {}
+        if reasoning:
+            self._adaptations = {"max_tokens": "sent as max_completion_tokens (reasoning model)",
+                                 "temperature": "left at the model's default (reasoning model)"}
 
-    def _client(self) -> httpx.AsyncClient:
-        if self._idle:
-            return self._idle.pop()
-        import httpx
+    # ------------------------------------------------------------------ what was changed
 
-        client = httpx.AsyncClient(timeout=self._timeout, verify=_ssl_context(),
-                                   limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
-        self._clients.append(client)
-        return client
+    @property
+    def adaptations(self) -> dict[str, str]:
+        """Request fields written otherwise than asked (field -> how), e.g. ``max_tokens`` sent as
+        ``max_completion_tokens``: for the run's manifest and signature."""
+        return dict(self._adaptations)
 
-    async def _post(self, url: str, body: dict[str, Any]) -> httpx.Response:
-        async with self._slots:
-            client = self._client()
-            try:
-                return await client.post(url, json=body, headers=self._headers(), params=self._params)
-            finally:
-                self._idle.append(client)
+    def _adapt(self, field: str, how: str) -> None:
+        self._adaptations.setdefault(field, how)
+
+    # ------------------------------------------------------------------ requests
 
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.api_key_env)
@@ -114,80 +159,142 @@ class OpenAIBackend(RegisteredBackend):
             return {}
         return {"api-key": key} if self.azure else {"Authorization": f"Bearer {key}"}
 
-    def _body(self, request: GenerateRequest, with_schema: bool) -> dict[str, Any]:
+    def _body(self, request: GenerateRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
         }
+        if self._send_temperature:
+            body["temperature"] = request.temperature
+        body[self._token_field] = request.max_tokens
         if request.seed is not None:
             body["seed"] = request.seed
-        if with_schema and request.json_schema is not None:
+        if request.n > 1:
+            body["n"] = request.n
+        if request.top_logprobs > 0:
+            body["logprobs"] = True
+            body["top_logprobs"] = request.top_logprobs
+        if request.reasoning_effort is not None:
+            body["reasoning_effort"] = request.reasoning_effort
+        if request.json_schema is not None and self._schema_supported is not False:
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "judgment", "schema": request.json_schema, "strict": True},
             }
         return body
 
-    async def generate(self, request: GenerateRequest) -> GenerateResult:
-        import httpx
+    def _adapted_to(self, resp: httpx.Response, sent: dict[str, Any]) -> bool:
+        """Learn from a 400 that rejects how the request was written; True when it should be resent.
 
-        with_schema = request.json_schema is not None and self._schema_supported is not False
-        url = f"{self.base_url}/chat/completions"
-        start = time.perf_counter()
-        try:
-            resp = await self._post(url, self._body(request, with_schema))
-        except httpx.TimeoutException as exc:
-            raise BackendError(f"timeout: {type(exc).__name__}", retryable=True) from None
-        except httpx.TransportError as exc:
-            raise BackendError(f"connection error: {type(exc).__name__}: {redact(str(exc))}",
-                               retryable=True) from None
-        latency = time.perf_counter() - start
-        if resp.status_code == 400 and with_schema and self._schema_supported is None \
-                and "response_format" in resp.text:
+        Decided on what was *sent*, so a request that left before another one
+        taught the backend is resent in the new form too.
+        """
+        if "response_format" in sent and self._schema_supported is None and "response_format" in resp.text:
             # The server does not know structured output: fall back to plain text.
             self._schema_supported = False
-            return await self.generate(request)
-        if resp.status_code != 200:
-            retryable = resp.status_code in (408, 409, 429) or resp.status_code >= 500
-            raise BackendError(f"HTTP {resp.status_code}: {_error_message(resp)}", retryable=retryable,
-                               status=resp.status_code,
-                               retry_after=parse_retry_after(resp.headers.get("retry-after")))
-        if with_schema and self._schema_supported is None:
-            self._schema_supported = True
+            self._adapt("response_format", "not sent: the server rejected it (JSON parsed from the text)")
+            return True
+        if self.reasoning is False:
+            return False
+        info = error_info(resp)
+        if "max_tokens" in sent and _rejects(info, "max_tokens"):
+            self._token_field = "max_completion_tokens"
+            self._adapt("max_tokens", "sent as max_completion_tokens (the server rejected max_tokens)")
+            return True
+        if "temperature" in sent and _rejects(info, "temperature"):
+            self._send_temperature = False
+            self._adapt("temperature", f"left at the model's default (the server rejected {sent['temperature']:g})")
+            return True
+        return False
+
+    def _error(self, resp: httpx.Response, sent: dict[str, Any]) -> BackendError:
+        info = error_info(resp)
+        status = resp.status_code
+        unsupported: str | None = None
+        if status == 400:
+            for field, name in (("n", "n"), ("logprobs", "logprobs"), ("top_logprobs", "logprobs"),
+                                ("reasoning_effort", "reasoning_effort"), ("max_tokens", "max_tokens"),
+                                ("temperature", "temperature")):
+                if field in sent and info.names(field):
+                    unsupported = name
+                    break
+        # An exhausted quota answers 429 but no wait will refill it.
+        retryable = is_retryable_status(status) and info.code != "insufficient_quota"
+        return BackendError(f"HTTP {status}: {info.message}", retryable=retryable, status=status,
+                            retry_after=parse_retry_after(resp.headers.get("retry-after")), unsupported=unsupported)
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        url = f"{self.base_url}/chat/completions"
+        for _ in range(_MAX_ADAPTATIONS + 1):
+            body = self._body(request)
+            start = time.perf_counter()
+            resp = await self._http.post(url, body, headers=self._headers(), params=self._params)
+            latency = time.perf_counter() - start
+            if resp.status_code == 400 and self._adapted_to(resp, body):
+                continue
+            if resp.status_code != 200:
+                raise self._error(resp, body)
+            if "response_format" in body and self._schema_supported is None:
+                self._schema_supported = True
+            return self._result(request, resp, latency)
+        raise BackendError("HTTP 400: the server kept rejecting the request after it was adapted",
+                           retryable=False, status=400)
+
+    # ------------------------------------------------------------------ answers
+
+    def _result(self, request: GenerateRequest, resp: httpx.Response, latency: float) -> GenerateResult:
         try:
             data = resp.json()
-            choice = data["choices"][0]
-            text = choice["message"].get("content") or ""
-            finish = choice.get("finish_reason") or "stop"
+            raw = sorted(data["choices"], key=lambda c: int(c.get("index") or 0))
+            texts: list[str] = []
+            finishes: list[str] = []
+            first_reasoning: str | None = None
+            for k, choice in enumerate(raw):
+                message = choice["message"]
+                answer, thinking = split_reasoning(message.get("content") or "")
+                if k == 0:
+                    served = message.get("reasoning_content") or message.get("reasoning")
+                    first_reasoning = join_reasoning(served if isinstance(served, str) else None, thinking)
+                texts.append(answer)
+                finishes.append(choice.get("finish_reason") or "stop")
+            first = raw[0]
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise BackendError("malformed response body from server", retryable=True,
                                status=resp.status_code) from None
-        usage = data.get("usage") or {}
+        logprobs = self._logprobs(first, texts[0]) if request.top_logprobs > 0 else ()
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         return GenerateResult(
-            text=text, finish_reason=finish,
-            usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+            text=texts[0], finish_reason=finishes[0],
+            usage=Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")),
+                        cached_prompt_tokens=_int(_details(usage, "prompt_tokens_details").get("cached_tokens")),
+                        reasoning_tokens=_int(_details(usage, "completion_tokens_details").get("reasoning_tokens"))),
             latency_s=latency, model=data.get("model") or self.model,
+            choices=tuple(texts) if request.n > 1 else (),
+            choice_finish_reasons=tuple(finishes) if request.n > 1 else (),
+            logprobs=logprobs, reasoning=first_reasoning,
         )
 
+    @staticmethod
+    def _logprobs(choice: dict[str, Any], text: str) -> tuple[TokenLogprob, ...]:
+        """The answer's tokens with their log-probabilities; a server that sends none cannot serve
+        the request (``unsupported="logprobs"``, so the caller can do without)."""
+        block = choice.get("logprobs")
+        content = block.get("content") if isinstance(block, dict) else None
+        if not content:
+            if block is None or text:
+                raise BackendError("the server returned no log-probabilities", retryable=False,
+                                   unsupported="logprobs")
+            return ()
+        try:
+            return tuple(TokenLogprob(str(t["token"]), float(t["logprob"]),
+                                      tuple((str(a["token"]), float(a["logprob"]))
+                                            for a in t.get("top_logprobs") or ()))
+                         for t in content)
+        except (KeyError, TypeError, ValueError):
+            raise BackendError("malformed log-probabilities from server", retryable=True) from None
+
     async def aclose(self) -> None:
-        for client in self._clients:
-            await client.aclose()
-        self._clients.clear()
-        self._idle.clear()
+        await self._http.aclose()
 
 
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for all clients: building one costs ~30 ms (CA bundle)."""
-    return ssl.create_default_context()
-
-
-def _error_message(resp: httpx.Response) -> str:
-    """The server's reason, short and without secrets (some servers echo the key they refused)."""
-    try:
-        text = str(resp.json()["error"]["message"])
-    except Exception:  # noqa: BLE001 - any non-JSON body
-        text = resp.text
-    return (redact(" ".join(text.split())) or "")[:200]
+__all__ = ["DEFAULT_BASE_URL", "OpenAIBackend", "parse_retry_after"]

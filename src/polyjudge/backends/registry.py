@@ -1,17 +1,29 @@
 """Backends by name: the registry, judge specs and the knobs every judge shares.
 
 A judge is written ``BACKEND[:TARGET]`` (``openai:gpt-4o@http://host/v1``,
-``llamacpp``, ``replay:run.jsonl``). The backend name is looked up in
-:data:`BACKENDS`; the backend class itself says how its target is split
-(:meth:`RegisteredBackend.parse_target`) and how it is built from a spec
-(:meth:`RegisteredBackend.from_spec`). The built-in backend modules are
-imported only when the registry is first used, so importing this module
-loads neither httpx nor llama.cpp.
+``anthropic:claude-sonnet-5``, ``llamacpp``, ``replay:run.jsonl``). The
+backend name is looked up in :data:`BACKENDS`; the backend class itself says
+how its target is split (:meth:`RegisteredBackend.parse_target`) and how it
+is built from a spec (:meth:`RegisteredBackend.from_spec`). The built-in
+backend modules are imported only when the registry is first used, so
+importing this module loads neither httpx nor llama.cpp.
+
+Two additions to the target, for backends that take them:
+
+* options, after the model and before the endpoint:
+  ``openai:o4-mini?reasoning,key_env=MY_KEY@http://host/v1`` (a bare name is
+  ``NAME=true``); each backend lists the ones it takes in ``spec_options``;
+* several servers for one judge, comma-separated:
+  ``openai:MODEL@http://a:8000/v1,http://b:8000/v1``: the judge becomes a
+  :class:`~polyjudge.backends.pool.PoolBackend` over one backend per server
+  (option ``per_server=N`` caps the requests in flight on each).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -19,14 +31,30 @@ from polyjudge.backends.base import Backend
 from polyjudge.data.secrets import redact_url, register_secret_env
 from polyjudge.registry import Registry, UnknownNameError
 
+# ``--api-key-env``'s default. A backend whose provider names its key otherwise (anthropic:
+# ANTHROPIC_API_KEY) reads its own variable unless another one was chosen (see key_env_for).
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+
 
 @dataclass(frozen=True, slots=True)
 class BackendSettings:
     """Options that apply to every judge of a panel (one ``--timeout`` for all, ...)."""
 
-    api_key_env: str = "OPENAI_API_KEY"  # environment variable holding the API key (http backends)
+    api_key_env: str = DEFAULT_API_KEY_ENV  # environment variable holding the API key (http backends)
     timeout: float = 120.0  # seconds per request (http backends)
     n_ctx: int = 8192  # context size per request (llamacpp)
+    # Requests in flight per server when a judge names several servers (None: only --concurrency caps them).
+    max_per_server: int | None = None
+
+    def key_env_for(self, backend_default: str) -> str:
+        """The key variable for a backend whose provider's own is ``backend_default``.
+
+        ``api_key_env`` when it was changed from :data:`DEFAULT_API_KEY_ENV`
+        (the user chose it), else ``backend_default``: a panel of an OpenAI
+        and an Anthropic judge reads ``OPENAI_API_KEY`` and ``ANTHROPIC_API_KEY``
+        without any flag. A judge's ``key_env=`` option overrides both.
+        """
+        return backend_default if self.api_key_env == DEFAULT_API_KEY_ENV else self.api_key_env
 
 
 class RegisteredBackend(ABC):
@@ -37,6 +65,8 @@ class RegisteredBackend(ABC):
     """
 
     name: ClassVar[str]
+    # Options the judge spec may give after the model (``MODEL?name=value,flag``): name -> help text.
+    spec_options: ClassVar[Mapping[str, str]] = {}
 
     @classmethod
     def parse_target(cls, rest: str) -> tuple[str | None, str | None]:
@@ -56,7 +86,8 @@ class RegisteredBackend(ABC):
 
 BACKENDS: Registry[type[RegisteredBackend]] = Registry(
     "backend",
-    modules=["polyjudge.backends.openai", "polyjudge.backends.llamacpp", "polyjudge.backends.replay"],
+    modules=["polyjudge.backends.openai", "polyjudge.backends.anthropic", "polyjudge.backends.llamacpp",
+             "polyjudge.backends.replay"],
     entry_point_group="polyjudge.backends",
 )
 register_backend = BACKENDS.register
@@ -80,31 +111,126 @@ def backend_class(name: str, *, judge: str | None = None) -> type[RegisteredBack
                                   f"{', '.join(sorted(BACKENDS.names()))}") from None
 
 
+_TRUE, _FALSE = frozenset({"true", "yes", "on", "1"}), frozenset({"false", "no", "off", "0"})
+
+
+def _parse_options(text: str, cls: type[RegisteredBackend], judge: str) -> tuple[tuple[str, str], ...]:
+    """``name=value,flag`` -> sorted pairs, each name checked against ``cls.spec_options``."""
+    pairs: dict[str, str] = {}
+    for part in text.split(","):
+        name, eq, value = (p.strip() for p in part.partition("="))
+        if not name:
+            continue
+        if name not in cls.spec_options:
+            valid = ", ".join(sorted(cls.spec_options))
+            raise ValueError(f"unknown option '{name}' in judge '{judge}'; the {cls.name} backend takes {valid}")
+        pairs[name] = value if eq else "true"
+    return tuple(sorted(pairs.items()))
+
+
+def split_servers(base_url: str | None) -> tuple[str, ...]:
+    """The servers of a comma-separated endpoint list (one for a plain URL, none for None)."""
+    if not base_url:
+        return ()
+    servers = tuple(u.strip() for u in base_url.split(","))
+    if len(servers) > 1:
+        if not all(servers):
+            raise ValueError(f"empty server in '{redact_servers(base_url)}'")
+        if len(set(servers)) != len(servers):
+            raise ValueError(f"a server is named twice in '{redact_servers(base_url)}'")
+    return servers
+
+
+def redact_servers(base_url: str | None) -> str | None:
+    """An endpoint (or comma-separated list) with the credentials of every URL masked."""
+    if not base_url or "," not in base_url:
+        return redact_url(base_url)
+    return ",".join(redact_url(u.strip()) for u in base_url.split(","))
+
+
 @dataclass(frozen=True, slots=True, repr=False)
 class JudgeSpec:
-    """One judge: a backend name and what it needs (a model, an endpoint).
+    """One judge: a backend name and what it needs (a model, an endpoint, options).
 
     ``base_url`` is kept as given (the backend needs its credentials); what
     the spec shows of itself (:meth:`describe`, ``repr``) has them masked.
+    It may name several servers, comma-separated (see :attr:`servers`).
     """
 
     backend: str
     model: str | None = None
     base_url: str | None = None
+    options: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> JudgeSpec:
-        """``BACKEND[:TARGET]`` -> spec; an unknown backend raises :class:`UnknownBackendError`."""
+        """``BACKEND[:TARGET]`` -> spec; an unknown backend or option raises ``ValueError``
+        (:class:`UnknownBackendError` for the backend)."""
         name, _, rest = text.partition(":")
-        model, base_url = backend_class(name, judge=text).parse_target(rest)
-        return cls(name, model, base_url)
+        backend = backend_class(name, judge=text)
+        model, base_url = backend.parse_target(rest)
+        options: tuple[tuple[str, str], ...] = ()
+        if backend.spec_options and model and "?" in model:
+            model, _, opts = model.partition("?")
+            options = _parse_options(opts, backend, text)
+            model = model or None
+        return cls(name, model, base_url, options)
+
+    @property
+    def servers(self) -> tuple[str, ...]:
+        """Every server ``base_url`` names (several make the judge a pool)."""
+        return split_servers(self.base_url)
+
+    def option(self, name: str) -> str | None:
+        """The value of option ``name`` (``"true"`` for a bare flag), or None when not given."""
+        return dict(self.options).get(name)
+
+    def flag(self, name: str) -> bool | None:
+        """Option ``name`` as a yes/no setting (None when not given); ``ValueError`` for another value."""
+        value = self.option(name)
+        if value is None:
+            return None
+        if value.lower() in _TRUE:
+            return True
+        if value.lower() in _FALSE:
+            return False
+        raise ValueError(f"option '{name}' of judge {self.backend}:{self.model} takes true or false, got '{value}'")
+
+    def int_option(self, name: str) -> int | None:
+        """Option ``name`` as a positive integer (None when not given); ``ValueError`` otherwise."""
+        value = self.option(name)
+        if value is None:
+            return None
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"option '{name}' of judge {self.backend}:{self.model} takes a positive integer, "
+                             f"got '{value}'")
+        return int(value)
 
     def describe(self) -> dict[str, Any]:
         """The judge's manifest entry; credentials in ``base_url`` are masked."""
-        return {"backend": self.backend, "model": self.model, "base_url": redact_url(self.base_url)}
+        entry: dict[str, Any] = {"backend": self.backend, "model": self.model,
+                                 "base_url": redact_servers(self.base_url)}
+        if self.options:
+            entry["options"] = dict(self.options)
+        return entry
 
     def __repr__(self) -> str:
-        return f"JudgeSpec(backend={self.backend!r}, model={self.model!r}, base_url={redact_url(self.base_url)!r})"
+        opts = f", options={self.options!r}" if self.options else ""
+        return (f"JudgeSpec(backend={self.backend!r}, model={self.model!r}, "
+                f"base_url={redact_servers(self.base_url)!r}{opts})")
+
+
+def build_judge(spec: JudgeSpec, settings: BackendSettings) -> Backend:
+    """One judge's backend; a spec naming several servers gives a pool over one backend per server."""
+    cls = backend_class(spec.backend)
+    servers = spec.servers
+    if len(servers) <= 1:
+        return cls.from_spec(spec, settings)
+    from polyjudge.backends.pool import PoolBackend
+
+    members = [cls.from_spec(dataclasses.replace(spec, base_url=url), settings) for url in servers]
+    cap = spec.int_option("per_server") if "per_server" in cls.spec_options else None
+    return PoolBackend(members, servers, max_per_server=cap or settings.max_per_server)
 
 
 def make_backend(spec: JudgeSpec, settings: BackendSettings | None = None, *, api_key_env: str | None = None,
@@ -115,14 +241,16 @@ def make_backend(spec: JudgeSpec, settings: BackendSettings | None = None, *, ap
     corresponding field of ``settings``.
     """
     base = settings if settings is not None else BackendSettings()
-    chosen = BackendSettings(
+    chosen = dataclasses.replace(
+        base,
         api_key_env=api_key_env if api_key_env is not None else base.api_key_env,
         timeout=timeout if timeout is not None else base.timeout,
         n_ctx=n_ctx if n_ctx is not None else base.n_ctx,
     )
     register_secret_env(chosen.api_key_env)
-    return backend_class(spec.backend).from_spec(spec, chosen)
+    return build_judge(spec, chosen)
 
 
-__all__ = ["BACKENDS", "BackendSettings", "JudgeSpec", "RegisteredBackend", "UnknownBackendError",
-           "backend_class", "make_backend", "register_backend"]
+__all__ = ["BACKENDS", "DEFAULT_API_KEY_ENV", "BackendSettings", "JudgeSpec", "RegisteredBackend",
+           "UnknownBackendError", "backend_class", "build_judge", "make_backend", "redact_servers",
+           "register_backend", "split_servers"]

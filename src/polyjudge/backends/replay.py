@@ -13,7 +13,7 @@ from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any, ClassVar
 
-from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
+from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl
@@ -24,6 +24,42 @@ def request_fingerprint(request: GenerateRequest | dict[str, Any]) -> str:
     canonical = request.canonical() if isinstance(request, GenerateRequest) else request
     blob = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _recorded(result: GenerateResult) -> dict[str, Any]:
+    """An answer as a recording line holds it; what 0.1.0 did not have is written only when set,
+    so recordings of ordinary answers keep their exact form."""
+    usage: dict[str, int] = {"prompt_tokens": result.usage.prompt_tokens,
+                             "completion_tokens": result.usage.completion_tokens}
+    if result.usage.cached_prompt_tokens:
+        usage["cached_prompt_tokens"] = result.usage.cached_prompt_tokens
+    if result.usage.reasoning_tokens:
+        usage["reasoning_tokens"] = result.usage.reasoning_tokens
+    out: dict[str, Any] = {"text": result.text, "finish_reason": result.finish_reason, "usage": usage,
+                           "latency_s": result.latency_s}
+    if result.choices:
+        out["choices"] = list(result.choices)
+        out["choice_finish_reasons"] = list(result.choice_finish_reasons)
+    if result.logprobs:
+        out["logprobs"] = [[t.token, t.logprob, [list(a) for a in t.top]] for t in result.logprobs]
+    if result.reasoning is not None:
+        out["reasoning"] = result.reasoning
+    return out
+
+
+def _replayed(resp: dict[str, Any], model: str) -> GenerateResult:
+    """A recorded answer back as a result (see :func:`_recorded`)."""
+    usage = resp.get("usage") or {}
+    return GenerateResult(
+        text=resp["text"], finish_reason=resp.get("finish_reason", "stop"),
+        usage=Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0),
+                    cached_prompt_tokens=usage.get("cached_prompt_tokens", 0),
+                    reasoning_tokens=usage.get("reasoning_tokens", 0)),
+        latency_s=0.0, model=model,
+        choices=tuple(resp.get("choices") or ()), choice_finish_reasons=tuple(resp.get("choice_finish_reasons") or ()),
+        logprobs=tuple(TokenLogprob(str(t[0]), float(t[1]), tuple((str(a[0]), float(a[1])) for a in t[2]))
+                       for t in resp.get("logprobs") or ()),
+        reasoning=resp.get("reasoning"))
 
 
 class RecordingBackend:
@@ -41,16 +77,22 @@ class RecordingBackend:
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         result = await self.inner.generate(request)
-        line = json.dumps({
-            "model": self.model, "request": request.canonical(),
-            "response": {"text": result.text, "finish_reason": result.finish_reason,
-                         "usage": {"prompt_tokens": result.usage.prompt_tokens,
-                                   "completion_tokens": result.usage.completion_tokens},
-                         "latency_s": result.latency_s},
-        }, ensure_ascii=False)
+        line = json.dumps({"model": self.model, "request": request.canonical(), "response": _recorded(result)},
+                          ensure_ascii=False)
         self._fh.write(redact(line, patterns=False) + "\n")
         self._fh.flush()
         return result
+
+    @property
+    def adaptations(self) -> dict[str, str]:
+        """The wrapped backend's adaptations (see ``OpenAIBackend.adaptations``)."""
+        found = getattr(self.inner, "adaptations", None)
+        return dict(found) if isinstance(found, dict) else {}
+
+    def server_counts(self) -> dict[str, int] | None:
+        """The wrapped backend's requests per server when it is a pool, else None."""
+        counts = getattr(self.inner, "server_counts", None)
+        return counts() if callable(counts) else None
 
     async def aclose(self) -> None:
         self._fh.close()
@@ -96,10 +138,7 @@ class ReplayBackend(RegisteredBackend):
         if not queue:
             raise BackendError("no recorded answer for this request", retryable=False)
         resp = queue.popleft() if len(queue) > 1 else queue[0]
-        usage = resp.get("usage") or {}
-        return GenerateResult(text=resp["text"], finish_reason=resp.get("finish_reason", "stop"),
-                              usage=Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
-                              latency_s=0.0, model=self.model)
+        return _replayed(resp, self.model)
 
     async def aclose(self) -> None:
         return None
