@@ -25,7 +25,7 @@ from polyjudge.protocols.mqm import GembaMQM
 from polyjudge.protocols.tsa import DirectIndex, GembaSpans, TaggedSpanAnnotation
 
 BUILTINS = ["da", "mqm", "tsa", "gemba-spans", "direct-index", "gemba-esa", "pointwise", "rubric",
-            "forced-choice", "response-set"]
+            "forced-choice", "response-set", "pairwise"]
 
 
 def test_every_builtin_is_registered_under_its_class_name():

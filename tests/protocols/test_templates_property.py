@@ -46,13 +46,13 @@ def _shots_file(tmp: Path) -> str:
 
 # (protocol, options); options starting with _ are not protocol options (_context: use_context).
 CONFIGS: list[tuple[str, dict[str, Any]]] = [
-    ("da", {}), ("mqm", {}), ("tsa", {}), ("gemba-spans", {}), ("direct-index", {}),
+    ("da", {}), ("mqm", {}), ("tsa", {}), ("gemba-spans", {}), ("direct-index", {}), ("gemba-esa", {}),
     ("forced-choice", {"task": "TASK"}), ("response-set", {"task": "TASK"}),
     ("rubric", {}), ("rubric", {"detail": "detailed", "task": "translation", "metric": "task_quality",
                                 "few_shot": "SHOTS"}),
     *[("pointwise", {"task": t, "scale": s}) for t in ("translation", "qa", "math", "summarization", "dialogue")
       for s in ("binary", "grade")],
-    ("mqm", {"_context": "none"}),
+    ("mqm", {"_context": "none"}), ("pairwise", {}),
 ]
 
 
@@ -70,6 +70,8 @@ def _expected_texts(name: str, opts: dict[str, Any], item: Item, ctx: DocumentCo
         shown = {"translation": [item.src], "qa": [e["context"], e["question"]], "math": [e["question"]],
                  "summarization": [e["document"]], "dialogue": [item.src]}[task]
         return [(last, t) for t in [*shown, item.tgt]]
+    if name == "pairwise":
+        return [(last, item.src), (last, item.tgt), (last, item.extra["tgt_b"])]
     return [(last, item.src), (last, item.tgt)]
 
 
@@ -90,7 +92,8 @@ def protocols(tmp_path_factory) -> dict[int, Any]:
 
 
 def _item(src: str, tgt: str, ref: str, other: str) -> tuple[Item, DocumentContext]:
-    extra = {"context": "ctx: " + other, "question": other + "?", "document": other, "language": "de"}
+    extra = {"context": "ctx: " + other, "question": other + "?", "document": other, "language": "de",
+             "tgt_b": other}
     item = Item(src=src, tgt=tgt, ref=ref or None, src_lang="en", tgt_lang="de", doc_id="d", extra=extra)
     return item, DocumentContext("d", (src, other, "Last sentence."), 0)
 

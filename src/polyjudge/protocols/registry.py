@@ -21,6 +21,7 @@ BUILTIN_MODULES = (
     "polyjudge.protocols.pointwise",
     "polyjudge.protocols.rubric",
     "polyjudge.protocols.elicitation",
+    "polyjudge.protocols.pairwise",
 )
 
 PROTOCOLS: Registry[type[JudgeProtocol]] = Registry(
