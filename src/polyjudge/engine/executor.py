@@ -1,0 +1,62 @@
+"""The executor seam: what sends a run's tasks, here or on a Ray cluster.
+
+An executor gets the planned tasks that the store does not hold yet, sends
+them, and writes every answer (or recorded failure) to the store from the
+calling process, which stays its only writer. Everything else about a run
+(plan, cache keys, resume, parsing, outputs) happens around it and does not
+depend on which executor ran. :func:`polyjudge.engine.runner.execute` is the
+local one; :class:`polyjudge.engine.ray_executor.RayExecutor` spreads the
+same work over a pool of Ray actors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from polyjudge.backends.base import Backend
+from polyjudge.data.errors import InputError
+from polyjudge.engine.plan import Task
+from polyjudge.engine.runner import ExecStats, ProgressHook, RetryPolicy, execute
+from polyjudge.engine.spend import Budget, RateLimiter
+from polyjudge.engine.store import Store
+
+if TYPE_CHECKING:
+    from polyjudge.backends.registry import BackendSettings, JudgeSpec
+    from polyjudge.engine.ray_executor import RayOptions
+
+LOCAL, RAY = "local", "ray"
+EXECUTORS = (LOCAL, RAY)
+
+
+class Executor(Protocol):
+    """Sends ``tasks`` (tasks, or runs of one prompt sent as one request) and writes each answer
+    to ``store``; the contract of :func:`~polyjudge.engine.runner.execute` (retries, giving up,
+    ``stop``, progress, rate ``limiters`` per judge, the spending ``budget``)."""
+
+    async def __call__(self, tasks: Iterable[Task | Sequence[Task]], backends: list[Backend], store: Store, *,
+                       concurrency: int, retry: RetryPolicy = ..., on_update: ProgressHook | None = None,
+                       rng: random.Random | None = None, stop: asyncio.Event | None = None,
+                       limiters: Sequence[RateLimiter | None] = ..., budget: Budget | None = None,
+                       attempts_used: Mapping[str, int] | None = None) -> ExecStats: ...
+
+
+def make_executor(name: str, specs: Sequence[JudgeSpec], settings: BackendSettings, *,
+                  ray: RayOptions | None = None) -> Executor:
+    """The executor called ``name`` (``local`` or ``ray``).
+
+    Checks what can be checked before a run directory is touched: an unknown
+    name, Ray not installed, or bad Ray options raise :class:`InputError`.
+    """
+    if name == LOCAL:
+        return execute
+    if name == RAY:
+        from polyjudge.engine.ray_executor import RayExecutor, RayOptions
+
+        return RayExecutor(specs, settings, ray if ray is not None else RayOptions())
+    raise InputError(f"unknown executor '{name}'; use one of {', '.join(EXECUTORS)}", field="executor")
+
+
+__all__ = ["EXECUTORS", "LOCAL", "RAY", "Executor", "make_executor"]

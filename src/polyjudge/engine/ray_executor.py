@@ -1,0 +1,802 @@
+"""Judging on a Ray cluster: the same run, its requests sent from a pool of actors.
+
+:class:`RayExecutor` has the contract of :func:`polyjudge.engine.runner.execute`
+(see :class:`polyjudge.engine.executor.Executor`), so nothing else about a run
+changes when it moves to a cluster. How the work is spread:
+
+- Each actor builds its own backends from the judge specs (backends hold
+  connections or a loaded model and do not travel; specs and settings do) and
+  runs the local executor itself on the chunks it is given: the same retries,
+  backoff, Retry-After, fatal answers, giving up on an endpoint, and several
+  samples per request. The store writes it makes are recorded, not performed.
+- Those writes stream back to the driver as each answer arrives (one Ray
+  streaming generator per chunk), and the driver, the only writer of the
+  SQLite store, performs them at once: the store ends up as the local
+  executor leaves it, so resume, deduplication and outputs are unchanged.
+- Work goes out in the planned order, in chunks that share a prompt prefix
+  (everything but the last message: instructions and the document context).
+  A prefix keeps going to the same actor while it has room, so a local model
+  reuses its KV cache as with the local executor.
+- Limits stay global. ``--rpm``/``--tpm`` and the per-server limit of a judge
+  with several servers are split evenly between the actors; the spending cap
+  stays on the driver, which reserves each request's worst case before
+  handing it out, settles what the answer cost when it comes back and hands
+  out nothing more once the cap is reached.
+- An actor that dies is restarted by Ray; the tasks of its chunks whose answers
+  had not arrived are sent again (to any actor), never the answered ones. A
+  task whose actor dies :attr:`RayOptions.max_actor_deaths` times is recorded
+  as failed, so a prompt that kills its worker cannot loop forever.
+- A ``vllm`` judge (``vllm:HF_MODEL``) runs ``ray.data.llm``'s vLLM engine
+  processor instead of actors (GPU nodes only); see :func:`vllm_row`.
+
+Ray is optional (``pip install 'polyjudge[ray]'``) and imported only here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import importlib
+import logging
+import math
+import os
+import random
+import signal
+import socket
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
+from polyjudge.backends.registry import BackendSettings, JudgeSpec
+from polyjudge.data.errors import InputError
+from polyjudge.data.secrets import redact
+from polyjudge.engine.plan import Task
+from polyjudge.engine.runner import (
+    BUDGET,
+    INTERRUPTED,
+    UNREACHABLE,
+    ExecStats,
+    ProgressHook,
+    RetryPolicy,
+    as_group,
+    execute,
+)
+from polyjudge.engine.spend import Budget, RateLimiter
+from polyjudge.engine.store import Store
+
+log = logging.getLogger("polyjudge")
+
+INSTALL_RAY = "pip install 'polyjudge[ray]'"
+INSTALL_RAY_LLM = "pip install 'ray[llm]'"
+VLLM = "vllm"
+# The error kind (ExecStats.errors, the run's failure table) of a task whose actor kept dying.
+ACTOR_DIED = "ray actor died"
+# The store calls that answer a task (an actor's executor also makes put_prompt); the driver performs them.
+_ANSWERS = frozenset({"put_result", "put_failure"})
+
+Work = tuple[Task, ...]  # one request: a task, or runs of one prompt sent with n choices
+
+
+@dataclass(frozen=True, slots=True)
+class RayOptions:
+    """Where and how wide to run (the ``--ray-*`` flags).
+
+    ``address`` None joins the cluster named by ``RAY_ADDRESS`` if set, else
+    starts a one-machine cluster here; ``"auto"`` joins the cluster this machine
+    is part of (``ray start``); ``"ray://HOST:10001"`` connects through Ray Client.
+    ``actors`` None means one actor per live node. ``runtime_env`` ships code or
+    packages to the nodes (e.g. ``{"pip": ["polyjudge[ray]"]}``).
+    """
+
+    address: str | None = None
+    actors: int | None = None
+    cpus_per_actor: float = 1.0
+    gpus_per_actor: float = 0.0
+    runtime_env: Mapping[str, Any] | None = None
+    # Requests per call to an actor; None: twice the actor's request slots.
+    chunk_tasks: int | None = None
+    # Deaths of the actor answering a task before that task is recorded as failed.
+    max_actor_deaths: int = 3
+    # Rows per batch sent to a vLLM engine (vllm judges only).
+    vllm_batch_size: int = 64
+
+    def check(self) -> None:
+        """Bad values raise :class:`InputError` naming the flag."""
+        if self.actors is not None and self.actors < 1:
+            raise InputError(f"must be at least 1, got {self.actors}", field="ray-actors")
+        if not (math.isfinite(self.cpus_per_actor) and self.cpus_per_actor >= 0):
+            raise InputError(f"must be a number >= 0, got {self.cpus_per_actor}", field="ray-cpus-per-actor")
+        if not (math.isfinite(self.gpus_per_actor) and self.gpus_per_actor >= 0):
+            raise InputError(f"must be a number >= 0, got {self.gpus_per_actor}", field="ray-gpus-per-actor")
+        if self.chunk_tasks is not None and self.chunk_tasks < 1:
+            raise InputError(f"must be at least 1, got {self.chunk_tasks}", field="ray-chunk-tasks")
+        if self.max_actor_deaths < 1:
+            raise InputError(f"must be at least 1, got {self.max_actor_deaths}", field="ray-max-actor-deaths")
+
+
+def require_ray() -> ModuleType:
+    """The ``ray`` module, or :class:`InputError` (exit 2) with the install command."""
+    try:
+        return importlib.import_module("ray")
+    except ImportError:
+        raise InputError(f"the Ray executor needs Ray, which is not installed: {INSTALL_RAY}",
+                         field="executor") from None
+
+
+def require_ray_llm() -> ModuleType:
+    """``ray.data.llm`` (the vLLM processor), or :class:`InputError` saying how to get it."""
+    require_ray()
+    try:
+        return importlib.import_module("ray.data.llm")
+    except ImportError as exc:
+        raise InputError(f"a vllm judge runs ray.data.llm's vLLM engine, which cannot be imported here ({exc}); "
+                         f"install it on the driver and the GPU nodes: {INSTALL_RAY_LLM}", field="judge") from None
+
+
+def connect(options: RayOptions) -> ModuleType:
+    """Join (or start) the cluster once per process; later runs reuse the connection.
+
+    ``ray.init`` replaces the SIGTERM handler; the run's own handlers (which stop
+    sending and keep what is done) are put back.
+    """
+    ray = require_ray()
+    if ray.is_initialized():
+        return ray
+    main = threading.current_thread() is threading.main_thread()
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} if main else {}
+    kwargs: dict[str, Any] = {"logging_level": logging.WARNING}
+    if options.runtime_env:
+        kwargs["runtime_env"] = dict(options.runtime_env)
+    if options.address is None and not os.environ.get("RAY_ADDRESS"):
+        kwargs["include_dashboard"] = False  # a cluster that lives as long as this process needs no web UI
+    try:
+        ray.init(address=options.address, **kwargs)
+    except ConnectionError as exc:
+        raise InputError(f"cannot connect to the Ray cluster at {options.address}: {exc}",
+                         field="ray-address") from None
+    finally:
+        for s, handler in handlers.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+    return ray
+
+
+# --------------------------------------------------------------------------- chunks of work
+
+
+@dataclass(slots=True)
+class _Chunk:
+    prefix: str  # what the requests' prompts share (see _prefix_key)
+    work: list[Work]
+
+    @property
+    def size(self) -> int:
+        return len(self.work)
+
+
+def _prefix_key(task: Task) -> str:
+    """Everything the prompt holds before its last message (instructions, document context)."""
+    h = hashlib.sha256()
+    for m in task.request.messages[:-1]:
+        h.update(f"{m.role}\x00{m.content}\x00".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def chunk_work(work: Iterable[Task | Sequence[Task]], size: int) -> list[_Chunk]:
+    """Consecutive requests (planned order: document by document) with one prefix, at most ``size`` each."""
+    chunks: list[_Chunk] = []
+    keys: dict[str, str] = {}  # prompt hash -> prefix key (runs and judges share a prompt)
+    for unit in work:
+        group = as_group(unit)
+        first = group[0]
+        key = keys.get(first.prompt_hash)
+        if key is None:
+            key = keys[first.prompt_hash] = _prefix_key(first)
+        if chunks and chunks[-1].prefix == key and chunks[-1].size < size:
+            chunks[-1].work.append(group)
+        else:
+            chunks.append(_Chunk(key, [group]))
+    return chunks
+
+
+# --------------------------------------------------------------------------- inside an actor
+
+
+@dataclass(frozen=True, slots=True)
+class _Write:
+    """One store call made by an actor's executor, performed again by the driver."""
+
+    method: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _ChunkDone:
+    """The last message of a chunk: its executor's counts (``stop_kind`` set if it stopped early)."""
+
+    stats: ExecStats
+
+
+@dataclass(frozen=True, slots=True)
+class _Ready:
+    pid: int
+    host: str
+    error: str | None = None
+    spec_error: bool = False  # a bad spec (exit 2) rather than a missing model or library
+
+
+class _Relay(Store):
+    """The store as an actor's executor sees it: writes are recorded and sent to the driver.
+
+    Writes made in one step of the event loop (a request's prompt and answers)
+    travel together. Nothing is kept on the node.
+    """
+
+    def __init__(self) -> None:  # no database here: the driver's store is the only one
+        self.outbox: asyncio.Queue[list[_Write] | None] = asyncio.Queue()
+        self._pending: list[_Write] = []
+
+    def _add(self, write: _Write) -> None:
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.append(write)
+
+    def _flush(self) -> None:
+        if self._pending:
+            self.outbox.put_nowait(self._pending)
+            self._pending = []
+
+    def close_outbox(self) -> None:
+        self._flush()
+        self.outbox.put_nowait(None)
+
+    def put_prompt(self, prompt_hash: str, request: GenerateRequest) -> None:
+        self._add(_Write("put_prompt", (prompt_hash,)))  # the driver has the request: only its hash travels
+
+    def put_result(self, key: str, prompt_hash: str, judge: str, run_index: int, result: GenerateResult,
+                   attempts: int, **kwargs: Any) -> None:
+        self._add(_Write("put_result", (key, prompt_hash, judge, run_index, result, attempts), kwargs))
+
+    def put_failure(self, key: str, prompt_hash: str, judge: str, run_index: int, error: str,
+                    attempts: int) -> None:
+        self._add(_Write("put_failure", (key, prompt_hash, judge, run_index, error, attempts)))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        yield  # the driver commits each write as it arrives
+
+
+class _Slotted:
+    """A backend whose requests share the actor's slots, however many chunks are running."""
+
+    def __init__(self, backend: Backend, slots: asyncio.Semaphore) -> None:
+        self.model, self._backend, self._slots = backend.model, backend, slots
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        async with self._slots:
+            return await self._backend.generate(request)
+
+    async def aclose(self) -> None:
+        await self._backend.aclose()
+
+
+class _NotHere:
+    """Stands for a judge the actors do not serve (a vllm judge); never asked."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        raise BackendError(f"judge {self.model} is not served by the Ray actors", retryable=False)
+
+    async def aclose(self) -> None:
+        return None
+
+
+@contextmanager
+def _cpu_count(cpus: int) -> Iterator[None]:
+    """Make this actor's process see only the CPUs Ray gave it while its backends are built.
+
+    The embedded backend starts one llama.cpp thread per CPU it sees; two actors
+    on one node would each start one per core of the node and spin against each
+    other (4× slower on two cores). This worker process belongs to the actor.
+    To be replaced by a thread count in ``BackendSettings`` once it has one.
+    """
+    seen = os.cpu_count
+    os.cpu_count = lambda: cpus
+    try:
+        yield
+    finally:
+        os.cpu_count = seen
+
+
+def _share(limiter: RateLimiter | None, parts: int) -> tuple[float | None, float | None] | None:
+    """One actor's share of a judge's ``--rpm``/``--tpm`` (requests, tokens per minute)."""
+    if limiter is None:
+        return None
+    rpm = limiter.requests.rate * 60.0 / parts if limiter.requests is not None else None
+    tpm = limiter.tokens.rate * 60.0 / parts if limiter.tokens is not None else None
+    return rpm, tpm
+
+
+class JudgeActor:
+    """A Ray actor: the run's judges built here, and the local executor answering chunks.
+
+    Up to ``slots`` requests are in flight at once over all its chunks. An error
+    building the backends is kept and reported by :meth:`ready`, so a broken
+    node is named rather than restarted over and over.
+    """
+
+    def __init__(self, specs: Sequence[JudgeSpec], settings: BackendSettings, served: Mapping[int, str],
+                 slots: int, retry: RetryPolicy, seed: int, cpus: int,
+                 rates: Sequence[tuple[float | None, float | None] | None]) -> None:
+        from polyjudge.backends.build import build_backends
+
+        # Ray forwards a worker's stdout to the driver's stdout, where a command may be printing
+        # JSON or TSV: whatever this process prints (native libraries included) goes to stderr.
+        os.dup2(2, 1)
+        self._error: str | None = None
+        self._spec_error = False
+        self._slots_n = slots
+        self._slots = asyncio.Semaphore(slots)
+        self._retry, self._rng = retry, random.Random(seed)
+        self._limiters = [RateLimiter(*r) if r is not None else None for r in rates]
+        self._backends: list[Backend] = []
+        try:
+            with _cpu_count(cpus):
+                built, _ = build_backends([specs[i] for i in served], settings)
+            mine = dict(zip(served, built))
+            for index, name in served.items():
+                if mine[index].model != name:
+                    raise RuntimeError(f"judge {index + 1} is '{mine[index].model}' on this node, "
+                                       f"'{name}' on the driver")
+            self._backends = [_Slotted(mine[i], self._slots) if i in mine else _NotHere(s.model or s.backend)
+                              for i, s in enumerate(specs)]
+        except Exception as exc:  # noqa: BLE001 - reported to the driver by ready()
+            self._error = redact(f"{type(exc).__name__}: {exc}")
+            self._spec_error = isinstance(exc, ValueError)
+
+    def ready(self) -> _Ready:
+        return _Ready(os.getpid(), socket.gethostname(), self._error, self._spec_error)
+
+    async def judge(self, work: list[Work], attempts_used: dict[str, int]) -> AsyncIterator[list[_Write] | _ChunkDone]:
+        """Run the local executor on ``work``; yield its store writes as they happen, then its counts."""
+        if self._error is not None:  # a restarted actor that could not build its judges this time
+            raise RuntimeError(f"this Ray actor could not build its judges: {self._error}")
+        relay = _Relay()
+        runner = asyncio.ensure_future(execute(
+            work, self._backends, relay, concurrency=self._slots_n, retry=self._retry, rng=self._rng,
+            limiters=self._limiters, attempts_used=attempts_used or None))
+        runner.add_done_callback(lambda _: relay.close_outbox())
+        try:
+            while (writes := await relay.outbox.get()) is not None:
+                yield writes
+            yield _ChunkDone(runner.result())
+        finally:
+            runner.cancel()
+
+
+# --------------------------------------------------------------------------- the driver
+
+
+@dataclass(slots=True)
+class _Unit:
+    """A request handed out: its tasks still unanswered and the budget reserved for it."""
+
+    group: Work
+    open: set[str]
+    reserved: float = 0.0
+
+
+class _Driver:
+    """Hands chunks to actors, performs the writes that stream back, re-sends lost work."""
+
+    def __init__(self, ray: ModuleType, actors: list[Any], store: Store, stats: ExecStats, *, slots: int,
+                 options: RayOptions, on_update: ProgressHook | None, budget: Budget | None,
+                 attempts_used: Mapping[str, int] | None) -> None:
+        self.ray, self.actors, self.store, self.stats = ray, actors, store, stats
+        self.options, self.on_update, self.budget = options, on_update, budget
+        self.attempts_used = attempts_used or {}
+        self.chunk_size = options.chunk_tasks or max(1, 2 * slots)
+        self.room = max(self.chunk_size, 2 * slots)  # requests an actor may hold
+        self.loads = [0] * len(actors)
+        self.home: dict[str, int] = {}  # prefix -> the actor that last took it
+        self.deaths: dict[str, int] = {}
+        self.single_only: set[str] = set()  # judges whose server does not give n choices
+        self.pending: deque[_Chunk] = deque()
+        self.running: set[asyncio.Task[None]] = set()  # chunks being answered, and probes of lost actors
+        self.down: set[int] = set()  # actors lost and not back yet: they get no work
+        self.wake = asyncio.Event()
+        self.halted = False
+        self.draining = False  # the spending cap is reached: nothing more is handed out
+
+    # ---------------------------------------------------------------- handing out
+
+    def _pick(self, chunk: _Chunk) -> int | None:
+        home = self.home.get(chunk.prefix)
+        if home is not None and home not in self.down and self.loads[home] < self.room:
+            return home
+        free = [i for i, load in enumerate(self.loads) if load < self.room and i not in self.down]
+        return min(free, key=lambda i: self.loads[i]) if free else None
+
+    def _units(self, chunk: _Chunk) -> list[_Unit] | None:
+        """The chunk's requests with their reservations; what does not fit the cap goes back (None: nothing fits)."""
+        work: list[Work] = []
+        for group in chunk.work:  # judges whose server gave no n choices get one request per run
+            work += [(t,) for t in group] if len(group) > 1 and group[0].judge in self.single_only else [group]
+        units: list[_Unit] = []
+        for group in work:
+            reserved = 0.0
+            if self.budget is not None:
+                first = group[0]
+                request = first.request if len(group) == 1 else dataclasses.replace(first.request, n=len(group))
+                got = self.budget.reserve(first.judge, request)
+                if got is None:
+                    self.draining = True
+                    if self.stats.stop_kind is None:
+                        self.stats.stop_kind = BUDGET
+                        self.stats.stop_reason = "the spending cap (--max-cost) leaves no room for the next request"
+                    rest = work[len(units):]
+                    if rest:
+                        self.pending.appendleft(_Chunk(chunk.prefix, rest))
+                    break
+                reserved = got
+            units.append(_Unit(group, {t.key for t in group}, reserved))
+        return units or None
+
+    # ---------------------------------------------------------------- what comes back
+
+    def _perform(self, writes: list[_Write], units: dict[str, _Unit], prompts: Mapping[str, GenerateRequest],
+                 index: int) -> None:
+        answered = 0
+        for w in writes:
+            if w.method == "put_prompt":
+                self.store.put_prompt(w.args[0], prompts[w.args[0]])
+                continue
+            if w.method not in _ANSWERS:
+                raise RuntimeError(f"a Ray actor asked for an unknown store call: {w.method}")
+            getattr(self.store, w.method)(*w.args, **w.kwargs)
+            key = str(w.args[0])
+            unit = units.get(key)
+            if unit is None:
+                continue
+            answered += 1
+            if w.method == "put_result":
+                self.stats.done += 1
+                if self.budget is not None:
+                    task = next(t for t in unit.group if t.key == key)
+                    usage: Usage = w.kwargs.get("usage") or w.args[4].usage
+                    self.budget.learn(task.request, usage)
+                    self.budget.settle(0.0, self.budget.cost_of(task.judge, usage))
+            else:
+                self.stats.failed += 1
+            unit.open.discard(key)
+            del units[key]
+            if not unit.open:
+                self.loads[index] -= 1
+                self._release(unit)
+        if answered and self.on_update is not None:
+            self.on_update(self.stats)
+
+    def _release(self, unit: _Unit) -> None:
+        if self.budget is not None and unit.reserved:
+            self.budget.settle(unit.reserved, 0.0)
+            unit.reserved = 0.0
+
+    def _finish(self, part: ExecStats) -> None:
+        """Fold a chunk's counts in (answers were counted as they came) and stop the run if it stopped."""
+        self.single_only.update(part.samples_fallback)
+        self.stats.add(dataclasses.replace(part, done=0, failed=0, stop_kind=None, stop_reason=None))
+        if part.stop_kind is not None and part.stop_kind != BUDGET:
+            self._halt(part.stop_kind, part.stop_reason or part.stop_kind)
+
+    def _halt(self, kind: str, reason: str) -> None:
+        if self.stats.stop_kind is None or self.stats.stop_kind == BUDGET:
+            self.stats.stop_kind, self.stats.stop_reason = kind, reason
+        self.halted = True
+        self.wake.set()
+
+    def _lost(self, index: int, chunk: _Chunk, left: list[_Unit], exc: Exception) -> None:
+        """The actor died: its unanswered requests go out again, or fail once they have seen too many deaths."""
+        if index not in self.down:
+            self.down.add(index)
+            self.running.add(asyncio.ensure_future(self._probe(index)))
+        again: list[Work] = []
+        for unit in left:
+            tasks = [t for t in unit.group if t.key in unit.open]
+            keep: list[Task] = []
+            for t in tasks:
+                self.deaths[t.key] = n = self.deaths.get(t.key, 0) + 1
+                if n < self.options.max_actor_deaths:
+                    keep.append(t)
+                    continue
+                self.store.put_prompt(t.prompt_hash, t.request)
+                self.store.put_failure(t.key, t.prompt_hash, t.judge, t.run_index,
+                                       f"{ACTOR_DIED}: the Ray actor answering it died {n} times "
+                                       f"({type(exc).__name__})", 0)
+                self.stats.failed += 1
+                self.stats.errors[ACTOR_DIED] = self.stats.errors.get(ACTOR_DIED, 0) + 1
+                if self.on_update is not None:
+                    self.on_update(self.stats)
+            if len(keep) == len(unit.group):
+                again.append(unit.group)
+            else:  # part of a multi-sample request was answered: the rest one by one
+                again += [(t,) for t in keep]
+        if again:
+            log.warning(f"a Ray actor died ({type(exc).__name__}); sending its {len(again)} unanswered "
+                        "request(s) again")
+            self.pending.appendleft(_Chunk(chunk.prefix, again))
+
+    async def _consume(self, index: int, chunk: _Chunk, units: list[_Unit]) -> None:
+        by_key = {k: u for u in units for k in u.open}
+        prompts = {t.prompt_hash: t.request for u in units for t in u.group}
+        used = {k: self.attempts_used[k] for u in units for t in u.group
+                if (k := t.key) in self.attempts_used}
+        try:
+            stream = self.actors[index].judge.options(num_returns="streaming").remote(
+                [u.group for u in units], used)
+            async for ref in stream:
+                message = await ref
+                if isinstance(message, _ChunkDone):
+                    self._finish(message.stats)
+                else:
+                    self._perform(message, by_key, prompts, index)
+        except self.ray.exceptions.RayActorError as exc:
+            if not self.halted:
+                self._lost(index, chunk, [u for u in units if u.open], exc)
+        finally:
+            for unit in units:  # requests left without an answer (lost, or a stopped chunk)
+                if unit.open:
+                    self.loads[index] -= 1
+                    unit.open = set()
+                self._release(unit)
+            self.wake.set()
+
+    async def _probe(self, index: int) -> None:
+        """Give a lost actor work again once Ray has restarted it (it may be on another node)."""
+        try:
+            info: _Ready = await self.actors[index].ready.remote()
+        except self.ray.exceptions.RayActorError as exc:
+            log.warning(f"a Ray actor is gone for good ({type(exc).__name__}); going on with the others")
+        else:
+            if info.error is None:
+                self.down.discard(index)
+            else:
+                log.warning(f"a restarted Ray actor on {info.host} could not build its judges: {info.error}")
+        self.wake.set()
+
+    async def run(self, chunks: list[_Chunk], stop: asyncio.Event | None) -> None:
+        self.pending.extend(chunks)
+        running = self.running
+        watcher = asyncio.ensure_future(self._watch(stop)) if stop is not None else None
+        try:
+            while not self.halted and (running or (self.pending and not self.draining)):
+                while self.pending and not self.draining and (index := self._pick(self.pending[0])) is not None:
+                    chunk = self.pending.popleft()
+                    units = self._units(chunk)
+                    if units is None:
+                        break
+                    self.loads[index] += len(units)
+                    self.home[chunk.prefix] = index
+                    running.add(asyncio.ensure_future(self._consume(index, chunk, units)))
+                if not running:
+                    if self.pending and not self.draining:  # nothing can take the work that is left
+                        self._halt(UNREACHABLE, "every Ray actor was lost and none came back")
+                    break
+                await self.wake.wait()
+                self.wake.clear()
+                for finished in [r for r in running if r.done()]:
+                    running.discard(finished)
+                    finished.result()  # an error of our own or in an actor (not a death) stops the run
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+            for r in running:
+                r.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+
+    async def _watch(self, stop: asyncio.Event) -> None:
+        await stop.wait()
+        self._halt(INTERRUPTED, "interrupted")
+
+
+def _start_actors(ray: ModuleType, specs: Sequence[JudgeSpec], settings: BackendSettings,
+                  served: Mapping[int, str], options: RayOptions, *, count: int, slots: int,
+                  retry: RetryPolicy, rng: random.Random, limiters: Sequence[RateLimiter | None]) -> list[Any]:
+    remote = ray.remote(JudgeActor).options(
+        num_cpus=options.cpus_per_actor, num_gpus=options.gpus_per_actor,
+        max_restarts=-1, max_task_retries=0,  # restarted when lost; the driver re-sends what was lost
+    )
+    cpus = max(1, round(options.cpus_per_actor))
+    rates = [_share(limiters[i] if i < len(limiters) else None, count) for i in range(len(specs))]
+    if settings.max_per_server is not None:  # a limit per server holds for the whole pool
+        settings = dataclasses.replace(settings, max_per_server=max(1, settings.max_per_server // count))
+    return [remote.remote(list(specs), settings, dict(served), slots, retry, rng.getrandbits(32), cpus, rates)
+            for _ in range(count)]
+
+
+async def _check_ready(actors: list[Any]) -> None:
+    infos: list[_Ready] = await asyncio.gather(*(a.ready.remote() for a in actors))
+    log.debug(f"Ray actors ready: {', '.join(f'{i.host} pid {i.pid}' for i in infos)}")
+    for info in infos:
+        if info.error is not None:
+            where = f"a Ray actor on {info.host} could not build its judges: {info.error}"
+            if info.spec_error:
+                raise InputError(where, field="judge")
+            raise RuntimeError(where)
+
+
+def _kill(ray: ModuleType, actors: list[Any]) -> None:
+    for a in actors:
+        try:
+            ray.kill(a, no_restart=True)
+        except Exception as exc:  # noqa: BLE001 - the cluster may be gone already; nothing to clean then
+            log.debug(f"could not stop a Ray actor: {exc}")
+
+
+def _alive_nodes(ray: ModuleType) -> int:
+    return sum(1 for n in ray.nodes() if n.get("Alive"))
+
+
+async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[JudgeSpec], settings: BackendSettings,
+                      store: Store, *, options: RayOptions = RayOptions(), concurrency: int = 16,
+                      retry: RetryPolicy = RetryPolicy(), on_update: ProgressHook | None = None,
+                      rng: random.Random | None = None, stop: asyncio.Event | None = None,
+                      limiters: Sequence[RateLimiter | None] = (), budget: Budget | None = None,
+                      attempts_used: Mapping[str, int] | None = None) -> ExecStats:
+    """Send ``tasks`` (tasks, or groups of runs sent as one request) from a pool of Ray actors,
+    writing every answer to ``store`` here, as :func:`~polyjudge.engine.runner.execute` does.
+
+    ``specs`` are the run's judges in order (``task.judge_index`` indexes them);
+    ``concurrency`` is the number of requests in flight over the whole pool,
+    split evenly between the actors, and so are ``limiters``' rates. The
+    ``budget`` is kept here. Returns the same :class:`ExecStats`, with
+    ``stop_kind`` set when sending stopped early.
+    """
+    options.check()
+    stats = ExecStats()
+    work = [as_group(t) for t in tasks]
+    if not work:
+        return stats
+    rng = rng or random.Random()
+    judges = {t.judge_index: t.judge for group in work for t in group}
+    unknown = sorted(i for i in judges if not 0 <= i < len(specs))
+    if unknown:
+        raise ValueError(f"tasks name judge {unknown[0]} but only {len(specs)} judge spec(s) were given")
+    on_vllm = {i for i in judges if specs[i].backend == VLLM}
+    if on_vllm:
+        require_ray_llm()
+    ray = connect(options)
+    if on_vllm:
+        _check_gpus(ray)
+    pooled = [g for g in work if g[0].judge_index not in on_vllm]
+    if pooled:
+        served = {i: name for i, name in judges.items() if i not in on_vllm}
+        count = options.actors or max(1, _alive_nodes(ray))
+        slots = max(1, math.ceil(concurrency / count))
+        actors = _start_actors(ray, specs, settings, served, options, count=count, slots=slots, retry=retry,
+                               rng=rng, limiters=limiters)
+        try:
+            await _check_ready(actors)
+            driver = _Driver(ray, actors, store, stats, slots=slots, options=options, on_update=on_update,
+                             budget=budget, attempts_used=attempts_used)
+            await driver.run(chunk_work(pooled, driver.chunk_size), stop)
+        finally:
+            _kill(ray, actors)
+    for index in sorted(on_vllm):
+        if stats.stop_kind is None and stop is not None and stop.is_set():
+            stats.stop_kind, stats.stop_reason = INTERRUPTED, "interrupted"
+        if stats.stop_kind is not None:
+            break
+        mine = [t for g in work if g[0].judge_index == index for t in g]
+        await _execute_vllm(ray, mine, specs[index], settings, store, stats, options=options,
+                            on_update=on_update, stop=stop)
+    return stats
+
+
+class RayExecutor:
+    """The Ray executor behind the :class:`~polyjudge.engine.executor.Executor` seam.
+
+    Built before the run starts, so a missing Ray (or ``ray.data.llm`` for a
+    vllm judge) or a bad option is an :class:`InputError` (exit 2) before any
+    run directory is touched. The driver-side ``backends`` the engine passes are
+    not used to send: each actor builds its own from ``specs``.
+    """
+
+    def __init__(self, specs: Sequence[JudgeSpec], settings: BackendSettings,
+                 options: RayOptions = RayOptions()) -> None:
+        options.check()
+        require_ray()
+        if any(s.backend == VLLM for s in specs):
+            require_ray_llm()
+        self.specs, self.settings, self.options = list(specs), settings, options
+
+    async def __call__(self, tasks: Iterable[Task | Sequence[Task]], backends: list[Backend], store: Store, *,
+                       concurrency: int, retry: RetryPolicy = RetryPolicy(), on_update: ProgressHook | None = None,
+                       rng: random.Random | None = None, stop: asyncio.Event | None = None,
+                       limiters: Sequence[RateLimiter | None] = (), budget: Budget | None = None,
+                       attempts_used: Mapping[str, int] | None = None) -> ExecStats:
+        return await execute_ray(tasks, self.specs, self.settings, store, options=self.options,
+                                 concurrency=concurrency, retry=retry, on_update=on_update, rng=rng, stop=stop,
+                                 limiters=limiters, budget=budget, attempts_used=attempts_used)
+
+
+# --------------------------------------------------------------------------- vllm judges (GPU nodes)
+
+
+def _check_gpus(ray: ModuleType) -> None:
+    if not ray.cluster_resources().get("GPU", 0):
+        raise InputError("a vllm judge needs GPU nodes and this Ray cluster has none; join GPU nodes with "
+                         "'ray start --address HEAD:6379' on each, or judge with llamacpp/openai instead",
+                         field="judge")
+
+
+def vllm_row(task: Task) -> dict[str, Any]:
+    """One Ray Data row for the vLLM processor: chat messages and sampling parameters.
+
+    A protocol's JSON schema becomes vLLM's structured output (guided JSON), as
+    the llama.cpp backend constrains its answers with a grammar.
+    """
+    req = task.request
+    params: dict[str, Any] = {"temperature": req.temperature, "max_tokens": req.max_tokens}
+    if req.seed is not None:
+        params["seed"] = req.seed
+    if req.json_schema is not None:
+        params["structured_outputs"] = {"json": req.json_schema}
+    return {"key": task.key, "messages": [{"role": m.role, "content": m.content} for m in req.messages],
+            "sampling_params": params}
+
+
+def vllm_result(row: Mapping[str, Any], max_tokens: int, model: str) -> GenerateResult:
+    """The processor's output row as a backend answer (vLLM reports tokens, not a finish reason)."""
+    completion = int(row.get("num_generated_tokens") or 0)
+    return GenerateResult(text=str(row.get("generated_text") or ""),
+                          finish_reason="length" if completion >= max_tokens else "stop",
+                          usage=Usage(int(row.get("num_input_tokens") or 0), completion), model=model)
+
+
+def _next_row(rows: Iterator[dict[str, Any]]) -> dict[str, Any] | None:
+    return next(rows, None)
+
+
+async def _execute_vllm(ray: ModuleType, tasks: list[Task], spec: JudgeSpec, settings: BackendSettings,
+                        store: Store, stats: ExecStats, *, options: RayOptions, on_update: ProgressHook | None,
+                        stop: asyncio.Event | None) -> None:
+    """One vllm judge's tasks through ``ray.data.llm``: rows in, answers written as they stream out."""
+    llm = require_ray_llm()
+    config = llm.vLLMEngineProcessorConfig(
+        model_source=spec.model, concurrency=options.actors or 1, batch_size=options.vllm_batch_size,
+        engine_kwargs={"enable_prefix_caching": True, "max_model_len": settings.n_ctx},
+        should_continue_on_error=True,  # a failed row is recorded, never raised or scored
+        runtime_env=dict(options.runtime_env) if options.runtime_env else None)
+    processor = llm.build_processor(config)
+    by_key = {t.key: t for t in tasks}
+    rows: Iterator[dict[str, Any]] = iter(processor(ray.data.from_items([vllm_row(t) for t in tasks])).iter_rows())
+    while (row := await asyncio.to_thread(_next_row, rows)) is not None:
+        task = by_key.pop(str(row["key"]))
+        store.put_prompt(task.prompt_hash, task.request)
+        stats.sent += 1
+        error = row.get("__inference_error__")
+        if error:
+            store.put_failure(task.key, task.prompt_hash, task.judge, task.run_index, f"vllm error: {error}", 1)
+            stats.failed += 1
+            stats.errors["vllm error"] = stats.errors.get("vllm error", 0) + 1
+        else:
+            store.put_result(task.key, task.prompt_hash, task.judge, task.run_index,
+                             vllm_result(row, task.request.max_tokens, task.judge), 1)
+            stats.done += 1
+        if on_update is not None:
+            on_update(stats)
+        if stop is not None and stop.is_set():
+            stats.stop_kind, stats.stop_reason = INTERRUPTED, "interrupted"
+            return
+
+
+__all__ = ["ACTOR_DIED", "INSTALL_RAY", "VLLM", "JudgeActor", "RayExecutor", "RayOptions", "chunk_work",
+           "connect", "execute_ray", "require_ray", "require_ray_llm", "vllm_result", "vllm_row"]
