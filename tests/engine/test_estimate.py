@@ -41,7 +41,7 @@ def test_tokens_are_utf8_bytes_over_four():
 def test_cost_is_an_upper_bound_per_priced_judge(items):
     est = dry(items, ["gpt-4.1-mini", "local", "unknown"], runs=2, free_judges={"local"})
     assert est.requests_to_send == 6 * 2 * 3
-    inp, out = DEFAULT_PRICES["gpt-4.1-mini"]
+    inp, out = DEFAULT_PRICES["gpt-4.1-mini"][:2]
     # the priced judge has a third of the requests (all judges see the same prompts)
     expected = (est.prompt_tokens / 3 * inp + est.max_completion_tokens / 3 * out) / 1e6
     assert est.cost_usd == pytest.approx(expected, rel=1e-3)

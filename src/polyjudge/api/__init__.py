@@ -16,7 +16,9 @@ tabular results have ``to_pandas()`` (needs ``pip install 'polyjudge[pandas]'``)
 """
 
 from polyjudge.api.calibration import AgreementConfig, AgreementResult, agreement
+from polyjudge.api.compare import CompareFormatsConfig, CompareFormatsResult, FormatRow, compare_formats
 from polyjudge.api.metaeval import MetaEvalConfig, MetaEvalResult, meta_eval
+from polyjudge.api.pairwise import PairwiseConfig, PairwiseResult, pairwise
 from polyjudge.api.reporting import ReportConfig, report
 from polyjudge.api.spans import SpanF1Config, SpanF1Result, span_f1
 from polyjudge.api.studies import (
@@ -30,7 +32,10 @@ from polyjudge.api.studies import (
 )
 from polyjudge.api.validation import SimulationResult, ValidateConfig, simulate, validate
 from polyjudge.data.errors import InputError
+from polyjudge.engine.batches import BatchOptions, BatchRecord, batch_status, cancel_batches
 from polyjudge.engine.core import Estimate
+from polyjudge.engine.errors import BudgetExceeded
+from polyjudge.engine.pricing import ModelPrice
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.session import JudgeConfig, build_protocol, estimate, judge
 from polyjudge.validation.selection import SelectionReport
@@ -43,3 +48,6 @@ __all__ = [
     "ValidateConfig", "agreement", "build_protocol", "consistency", "default_grid", "estimate", "judge",
     "meta_eval", "probe", "report", "simulate", "span_f1", "validate",
 ]
+__all__ += ["CompareFormatsConfig", "CompareFormatsResult", "FormatRow", "compare_formats"]
+__all__ += ["PairwiseConfig", "PairwiseResult", "pairwise"]
+__all__ += ["BatchOptions", "BatchRecord", "BudgetExceeded", "ModelPrice", "batch_status", "cancel_batches"]

@@ -11,6 +11,7 @@ import click
 
 from polyjudge.api import Estimate, JudgeConfig, RunResult, estimate
 from polyjudge.api import judge as api_judge
+from polyjudge.cli.errors import error_line
 from polyjudge.cli.options import (
     RegistryHelpCommand,
     format_option,
@@ -21,10 +22,19 @@ from polyjudge.cli.options import (
 )
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
-from polyjudge.engine.errors import RunInterrupted, RunStopped
+from polyjudge.engine.errors import BudgetExceeded, RunInterrupted, RunStopped
 from polyjudge.rundir import PENDING
 
 INPUT_FORMATS = ("jsonl", "csv", "tsv")
+
+
+class SpendingCapReached(click.ClickException):
+    """The spending cap stopped the run: ``polyjudge: error: ...`` and exit 4 (README, "Exit codes")."""
+
+    exit_code = BudgetExceeded.exit_code
+
+    def show(self, file: Any = None) -> None:
+        error_line(self.message)
 
 
 def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
@@ -49,8 +59,14 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
         echo(f"requests failed after retries: {request_failed} of {n} ({request_failed / n:.1%}{limit})")
     for reason, k in [(r, k) for r, k in m.failures.items() if not r.startswith(f"{PENDING}:")][:8]:
         echo(f"  failure x{k}: {reason}")
-    echo(f"tokens: {m.tokens['prompt']:,} prompt + {m.tokens['completion']:,} completion  "
-         f"cost: ${m.cost_usd:.4f}  wall time: {m.wall_time_s:.1f}s")
+    for line in _paying_less(result):
+        echo(line)
+    cached = m.tokens.get("cached_prompt", 0)
+    echo(f"tokens: {m.tokens['prompt']:,} prompt" + (f" ({cached:,} cached)" if cached else "")
+         + f" + {m.tokens['completion']:,} completion  cost: ${m.cost_usd:.4f}"
+         + (f" of the ${result.max_cost:.4f} cap (${max(0.0, result.max_cost - m.cost_usd):.4f} left)"
+            if result.max_cost is not None else "")
+         + f"  wall time: {m.wall_time_s:.1f}s")
     if out is not None:
         echo(f"run directory: {out}")
     if not table:
@@ -66,6 +82,23 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
         click.echo(f"{row.system}\t{'' if row.score is None else f'{row.score:.4f}'}\t{row.n_segments}")
 
 
+def _paying_less(result: RunResult) -> list[str]:
+    """Summary lines on deduplication, samples per request and batches (only what happened)."""
+    c = result.manifest.counts
+    lines = []
+    shared = c.get("shared_answers", 0)
+    if shared:
+        lines.append(f"deduplication: {c['judgments']} judgments from {c.get('distinct_requests', 0)} distinct "
+                     f"requests; {shared} judgments share their request with another item")
+    if c.get("multi_sample_requests"):
+        lines.append(f"samples per request: {c['multi_sample_requests']} requests answered several runs each")
+    for judge, what in result.samples_fallback.items():
+        lines.append(f"samples per request: judge {judge}: {what}; one request per run instead")
+    if c.get("answered_by_batch"):
+        lines.append(f"batch: {c['answered_by_batch']} answers through the Batch API (at the batch price)")
+    return lines
+
+
 def judge_and_summarise(items: list[Item], config: JudgeConfig, out: str, fmt: str) -> RunResult:
     """Judge into ``out`` and print the summary; a run that stopped short (endpoint given up,
     too many failed requests) still prints its counts before its error line (exit 3)."""
@@ -73,6 +106,9 @@ def judge_and_summarise(items: list[Item], config: JudgeConfig, out: str, fmt: s
         result = api_judge(items, config, out=out)
     except RunInterrupted:
         raise
+    except BudgetExceeded as exc:
+        print_summary(exc.result, Path(out), max_failure_rate=config.max_failure_rate, table=False)
+        raise SpendingCapReached(str(exc)) from None
     except RunStopped as exc:
         print_summary(exc.result, Path(out), max_failure_rate=config.max_failure_rate, table=False)
         raise
@@ -110,6 +146,9 @@ def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, 
         return
     assert out is not None
     judge_and_summarise(items, config, out, fmt)
+    if config.batch_export is not None:
+        click.echo(f"batch input written to {config.batch_export}; answer it (e.g. with vLLM's run_batch) and load "
+                   "the output with --batch-import FILE", err=True)
 
 
 @click.command(cls=RegistryHelpCommand)
@@ -129,7 +168,10 @@ def score(sources: str, translations: str, references: str | None, src_lang: str
     from polyjudge.data.readers import read_parallel
 
     items = read_parallel(sources, translations, references, src_lang=src_lang, tgt_lang=tgt_lang)
-    result = api_judge(items, judge_config(kw), out=out)
+    try:
+        result = api_judge(items, judge_config(kw), out=out)
+    except BudgetExceeded as exc:
+        raise SpendingCapReached(str(exc)) from None
     scores = result.segment_scores()
     rows = [{"src": it.src, "mt": it.tgt, "ref": it.ref, "score": s} for it, s in zip(result.items, scores)]
     got = [s for s in scores if s is not None]

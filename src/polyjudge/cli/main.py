@@ -17,15 +17,18 @@ from polyjudge._version import __version__
 # command name -> "module:attribute" of a click.Command
 COMMANDS: dict[str, str] = {
     "judge": "polyjudge.cli.judge_cmd:judge",
+    "batch": "polyjudge.cli.batch_cmd:batch",
     "score": "polyjudge.cli.judge_cmd:score",
     "demo": "polyjudge.cli.judge_cmd:demo",
     "human-mqm": "polyjudge.cli.mqm_cmd:human_mqm",
     "variability": "polyjudge.cli.mqm_cmd:variability",
     "span-f1": "polyjudge.cli.spans_cmd:span_f1",
+    "compare-formats": "polyjudge.cli.compare_cmd:compare_formats",
     "meta-eval": "polyjudge.cli.metaeval_cmd:meta_eval",
     "consistency": "polyjudge.cli.consistency_cmd:consistency",
     "agreement": "polyjudge.cli.agreement_cmd:agreement",
     "probe": "polyjudge.cli.probes_cmd:probe",
+    "pairwise": "polyjudge.cli.pairwise_cmd:pairwise",
     "validate": "polyjudge.cli.validate_cmd:validate",
     "simulate": "polyjudge.cli.validate_cmd:simulate",
     "report": "polyjudge.cli.report_cmd:report",

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import click
 
 from polyjudge.data.errors import InputError
-from polyjudge.engine.session import DEFAULT_JUDGE, JudgeConfig
+from polyjudge.engine.session import DEFAULT_JUDGE, BatchOptions, JudgeConfig
 from polyjudge.registry import Registry, UnknownNameError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -264,7 +264,27 @@ def judge_options(fn: F) -> F:
         click.option("--record", type=click.Path(dir_okay=False), default=None,
                      help="Append every request/answer to this JSONL (for the replay backend)."),
         click.option("--prices", type=click.Path(dir_okay=False), default=None,
-                     help="JSON price table {model: [usd_per_mtok_in, usd_per_mtok_out]}."),
+                     help="JSON price table (USD per million tokens) over the built-in one: {model: [input, output]} "
+                          "or {model: {input, cached_input, output, batch_discount}}."),
+        click.option("--samples-per-request", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+                     help="Ask API judges for N runs in one request (n choices, each stored as its own run); a "
+                          "server that rejects or ignores n gets one request per run (said once)."),
+        click.option("--batch", is_flag=True,
+                     help="Send through the judges' Batch API (openai): about half the price, answered within 24 h. "
+                          "Re-running re-attaches to the run's batches; see `polyjudge batch status|cancel`."),
+        click.option("--batch-fallback", type=click.Choice(["batch", "live"]), default="batch", show_default=True,
+                     help="Where failed or expired batch lines are retried: a new batch, or live requests."),
+        click.option("--batch-export", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+                     help="Write the requests as a batch input JSONL (OpenAI, vLLM run_batch) instead of sending."),
+        click.option("--batch-import", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+                     help="Load a batch output JSONL (OpenAI, vLLM run_batch) into the run; sends nothing."),
+        click.option("--max-cost", type=click.FloatRange(min=0.0, min_open=True), default=None, metavar="USD",
+                     help="Never let the run (all its sessions) cost more: sending stops before a request could "
+                          "pass the cap (exit 4); re-run with a higher cap to resume."),
+        click.option("--rpm", type=click.FloatRange(min=0.0, min_open=True), default=None, metavar="N",
+                     help="At most N requests per minute per judge."),
+        click.option("--tpm", type=click.FloatRange(min=0.0, min_open=True), default=None, metavar="N",
+                     help="At most N tokens per minute per judge (prompt plus completion limit, as providers count)."),
         click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per request."),
         click.option("--n-ctx", type=int, default=8192, show_default=True,
                      help="Context size (llamacpp); prompts that do not fit are warned about."),
@@ -304,7 +324,9 @@ def judge_config(kw: dict[str, Any], *, progress: bool = True) -> JudgeConfig:
         concurrency=kw.pop("concurrency"), seed=kw.pop("seed"), api_key_env=kw.pop("api_key_env"),
         timeout=kw.pop("timeout"), n_ctx=kw.pop("n_ctx"), record=kw.pop("record"), prices=kw.pop("prices"),
         progress=progress and not quiet and sys.stderr.isatty(), max_failure_rate=kw.pop("max_failure_rate"),
-        restart=kw.pop("restart"))
+        restart=kw.pop("restart"), samples_per_request=kw.pop("samples_per_request"), batch=kw.pop("batch"),
+        batch_options=BatchOptions(fallback=kw.pop("batch_fallback")), batch_export=kw.pop("batch_export"),
+        batch_import=kw.pop("batch_import"), max_cost=kw.pop("max_cost"), rpm=kw.pop("rpm"), tpm=kw.pop("tpm"))
 
 
 __all__ = ["OUTPUT_FORMATS", "RegistryChoice", "RegistryHelpCommand", "emit", "format_option", "input_format_option",

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import platform
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -14,15 +14,18 @@ from typing import Any
 
 from polyjudge._version import __version__
 from polyjudge.backends.base import Backend
+from polyjudge.backends.batch import BatchClient
 from polyjudge.data.records import Item
 from polyjudge.data.secrets import redact, redact_url
-from polyjudge.engine.plan import Task, plan_tasks
-from polyjudge.engine.pricing import CONTEXT_TOKENS, DEFAULT_PRICES, cost_usd
+from polyjudge.engine.batches import BatchOptions, export_batch, import_batch, run_batches
+from polyjudge.engine.plan import Task, distinct_tasks, plan_tasks, sample_groups
+from polyjudge.engine.pricing import CONTEXT_TOKENS, DEFAULT_PRICES, ModelPrice
 from polyjudge.engine.progress import progress_bar
 from polyjudge.engine.result import Judgment, RunResult, judgment_from
-from polyjudge.engine.runner import ExecStats, RetryPolicy, execute
+from polyjudge.engine.runner import BUDGET, ExecStats, RetryPolicy, execute
 from polyjudge.engine.signals import Interrupts
-from polyjudge.engine.store import Store
+from polyjudge.engine.spend import Budget, RateLimiter
+from polyjudge.engine.store import BATCH, Store, StoredResponse
 from polyjudge.protocols.base import JudgeProtocol
 from polyjudge.rundir import Manifest, RunConfig
 
@@ -47,13 +50,52 @@ class OversizedPrompt:
 
 
 @dataclass(frozen=True, slots=True)
+class CostScenario:
+    """What the requests still to send would cost one way of sending them (``--dry-run``).
+
+    ``cost_usd`` is an upper bound (every prompt token at the input price,
+    every completion at its token limit); ``cost_usd_cached`` credits the
+    prompt tokens the provider's prompt cache would likely serve
+    (``cached_prompt_tokens``: prefixes of 1,024 tokens or more shared with
+    the judge's previous request, in steps of 128, as OpenAI caches; none
+    for batches, whose requests run in no predictable order). Both are None
+    when no judge has a price.
+    """
+
+    samples_per_request: int
+    batch: bool
+    requests: int  # HTTP requests (or batch lines) after grouping runs into samples per request
+    prompt_tokens: int
+    cached_prompt_tokens: int
+    max_completion_tokens: int
+    cost_usd: float | None
+    cost_usd_cached: float | None
+
+    @property
+    def label(self) -> str:
+        how = "one request per run" if self.samples_per_request == 1 else \
+            f"{self.samples_per_request} samples per request"
+        return f"{how}, {'batch' if self.batch else 'live'}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"samples_per_request": self.samples_per_request, "batch": self.batch, "requests": self.requests,
+                "prompt_tokens": self.prompt_tokens, "cached_prompt_tokens": self.cached_prompt_tokens,
+                "max_completion_tokens": self.max_completion_tokens, "cost_usd": self.cost_usd,
+                "cost_usd_cached": self.cost_usd_cached}
+
+
+@dataclass(frozen=True, slots=True)
 class Estimate:
     """What a run would cost before sending anything (``--dry-run``).
 
-    ``cost_usd`` is an upper bound: prompt tokens are estimated from the text
-    and every completion is counted at its token limit. It covers the judges
-    with a known price (local backends are free); ``unpriced`` lists the others,
-    and it is None when no judge has a price.
+    ``requests_to_send`` counts distinct requests (tasks sharing a cache key
+    are sent once; ``shared`` judgments are answered by another item's
+    request). ``cost_usd`` is an upper bound for the run as configured:
+    prompt tokens are estimated from the text and every completion is
+    counted at its token limit. It covers the judges with a known price
+    (local backends are free); ``unpriced`` lists the others, and it is None
+    when no judge has a price. ``scenarios`` price the same requests live
+    and batched, one request per run and several samples per request.
     """
 
     requests_total: int
@@ -64,11 +106,21 @@ class Estimate:
     cost_usd: float | None = None
     unpriced: tuple[str, ...] = ()
     oversized: tuple[OversizedPrompt, ...] = ()
+    shared: int = 0
+    calls: int = 0  # HTTP requests (or batch lines) as configured
+    cached_prompt_tokens: int = 0
+    samples_per_request: int = 1
+    batch: bool = False
+    scenarios: tuple[CostScenario, ...] = ()
 
     def describe(self) -> str:
         text = (f"{self.requests_to_send} requests to send ({self.requests_cached} of "
                 f"{self.requests_total} already in the store); about {self.prompt_tokens:,} prompt tokens "
                 f"and at most {self.max_completion_tokens:,} completion tokens")
+        if self.shared:
+            text += f"; {self.shared} judgment(s) answered by a request another item also sends"
+        if self.calls != self.requests_to_send:
+            text += f"; {self.calls} HTTP requests with {self.samples_per_request} samples per request"
         if self.cost_usd is not None:
             text += (f"; estimated cost at most ${self.cost_usd:,.4f} (an upper bound: every completion "
                      "counted at its token limit)")
@@ -76,6 +128,14 @@ class Estimate:
             text += f"; no price known for {', '.join(self.unpriced)} (add one with --prices)"
         if self.oversized:
             text += f"; {len(self.oversized)} prompt(s) exceed the model's context (see the warnings)"
+        priced = [s for s in self.scenarios if s.cost_usd is not None]
+        if priced:
+            text += "\nUSD by way of sending (at most; with likely prompt-cache hits):"
+            width = max(len(s.label) for s in priced)
+            for s in priced:
+                share = s.cached_prompt_tokens / s.prompt_tokens if s.prompt_tokens else 0.0
+                text += (f"\n  {s.label.ljust(width)}  {s.requests:>9,} requests  {s.prompt_tokens:>13,} prompt tokens "
+                         f"({share:.0%} cached)  ${s.cost_usd:,.4f}  (${s.cost_usd_cached:,.4f})")
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -85,39 +145,125 @@ class Estimate:
                 "cost_is_upper_bound": True, "unpriced": list(self.unpriced),
                 "oversized": [{"item_index": o.item_index, "judge": o.judge, "prompt_tokens": o.prompt_tokens,
                                "max_tokens": o.max_tokens, "context_tokens": o.context_tokens, "where": o.where}
-                              for o in self.oversized]}
+                              for o in self.oversized],
+                "shared": self.shared, "calls": self.calls, "cached_prompt_tokens": self.cached_prompt_tokens,
+                "samples_per_request": self.samples_per_request, "batch": self.batch,
+                "scenarios": [s.to_dict() for s in self.scenarios]}
 
 
 def _prompt_bytes(task: Task) -> int:
     return sum(len(m.content.encode("utf-8", "surrogatepass")) for m in task.request.messages)
 
 
-def estimate(tasks: list[Task], cached: set[str], *, prices: Mapping[str, tuple[float, float]] | None = None,
-             free: Collection[str] = (), oversized: Sequence[OversizedPrompt] = ()) -> Estimate:
+# OpenAI's prompt cache: prompts of at least this many tokens, matched in steps of this many.
+CACHE_MIN_TOKENS, CACHE_STEP_TOKENS = 1024, 128
+
+
+def _prompt_blob(task: Task) -> bytes:
+    return b"\x00".join(m.role.encode() + b"\x01" + m.content.encode("utf-8", "surrogatepass")
+                        for m in task.request.messages)
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # binary search on slice equality: C-speed comparisons
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def likely_cached_tokens(groups: Sequence[Sequence[Task]]) -> int:
+    """Prompt tokens a provider's prompt cache would likely serve when ``groups`` are sent in order:
+    the prefix each request shares with the same judge's previous one, from 1,024 tokens on,
+    in steps of 128 (how OpenAI caches)."""
+    previous: dict[int, bytes] = {}
+    blobs: dict[str, bytes] = {}
+    total = 0
+    for g in groups:
+        t = g[0]
+        blob = blobs.get(t.prompt_hash)
+        if blob is None:
+            blob = blobs[t.prompt_hash] = _prompt_blob(t)
+        before = previous.get(t.judge_index)
+        if before is not None:
+            tokens = min(_common_prefix(before, blob), _prompt_bytes(t)) // 4
+            if tokens >= CACHE_MIN_TOKENS:
+                total += tokens // CACHE_STEP_TOKENS * CACHE_STEP_TOKENS
+        previous[t.judge_index] = blob
+    return total
+
+
+def _scenario(todo: Sequence[Task], per_request: Mapping[str, int], batch: bool, judges: Sequence[str],
+              prices: Mapping[str, ModelPrice], free: Collection[str], size: Mapping[str, int]) -> CostScenario:
+    groups = sample_groups(todo, per_request)
+    cost: float | None = None
+    cost_cached: float | None = None
+    cached_total = 0
+    for judge in judges:
+        mine = [g for g in groups if g[0].judge == judge]
+        cached = 0 if batch else likely_cached_tokens(mine)
+        cached_total += cached
+        if judge in prices:
+            price = prices[judge]
+            tokens_in = sum(size[g[0].prompt_hash] for g in mine) / 4
+            completion = sum(t.request.max_tokens for g in mine for t in g)
+            cost = (cost or 0.0) + (tokens_in * price.input + completion * price.output) / 1e6 \
+                * ((1.0 - price.batch_discount) if batch else 1.0)
+            cached_in = min(float(cached), tokens_in)
+            cached_price = price.input if price.cached_input is None else price.cached_input
+            cost_cached = (cost_cached or 0.0) + ((tokens_in - cached_in) * price.input + cached_in * cached_price
+                                                  + completion * price.output) / 1e6 \
+                * ((1.0 - price.batch_discount) if batch else 1.0)
+        elif judge in free:
+            cost, cost_cached = cost or 0.0, cost_cached or 0.0
+    sizes = list(per_request.values())
+    return CostScenario(
+        samples_per_request=max(sizes) if sizes else 1, batch=batch, requests=len(groups),
+        prompt_tokens=sum(size[g[0].prompt_hash] for g in groups) // 4, cached_prompt_tokens=cached_total,
+        max_completion_tokens=sum(t.request.max_tokens for t in todo),
+        cost_usd=None if cost is None else round(cost, 6),
+        cost_usd_cached=None if cost_cached is None else round(cost_cached, 6))
+
+
+def estimate(tasks: list[Task], cached: set[str], *, prices: Mapping[str, ModelPrice | Any] | None = None,
+             free: Collection[str] = (), oversized: Sequence[OversizedPrompt] = (),
+             samples_per_request: int | Mapping[str, int] = 1, batch: bool = False) -> Estimate:
     """Requests, tokens and (for priced or ``free`` judges) an upper bound of the cost of ``tasks``
-    not yet in ``cached``."""
-    todo = [t for t in tasks if t.key not in cached]
+    not yet in ``cached``, one request per distinct cache key; with the cost of the other ways of
+    sending them (live or batch, one request per run or several samples per request)."""
+    todo_all = [t for t in tasks if t.key not in cached]
+    todo = distinct_tasks(todo_all)
+    table = {m: ModelPrice.of(p) for m, p in (prices if prices is not None else DEFAULT_PRICES).items()}
+    judges = list(dict.fromkeys(t.judge for t in tasks))
     size: dict[str, int] = {}
     for t in todo:
         if t.prompt_hash not in size:
             size[t.prompt_hash] = _prompt_bytes(t)
-    prompt_tokens = sum(size[t.prompt_hash] for t in todo) // 4
-    prices = prices if prices is not None else DEFAULT_PRICES
-    cost: float | None = None
-    unpriced: list[str] = []
-    for judge in dict.fromkeys(t.judge for t in tasks):
-        mine = [t for t in todo if t.judge == judge]
-        if judge in prices:
-            inp, out = prices[judge]
-            tokens_in = sum(size[t.prompt_hash] for t in mine) / 4
-            cost = (cost or 0.0) + (tokens_in * inp + sum(t.request.max_tokens for t in mine) * out) / 1e6
-        elif judge in free:
-            cost = cost or 0.0
-        else:
-            unpriced.append(judge)
-    return Estimate(len(tasks), len(tasks) - len(todo), len(todo), prompt_tokens,
-                    sum(t.request.max_tokens for t in todo), None if cost is None else round(cost, 6),
-                    tuple(unpriced), tuple(oversized))
+    configured = _per_judge(samples_per_request, judges, free)
+    most = max((len(g) for g in sample_groups(todo, 1_000_000)), default=1)
+    wanted = max(configured.values(), default=1)
+    alternative = wanted if wanted > 1 else min(most, 10)
+    scenarios: list[CostScenario] = []
+    for spr in dict.fromkeys([1, alternative]):
+        for in_batch in (False, True):
+            scenarios.append(_scenario(todo, _per_judge(spr, judges, free), in_batch, judges, table, free, size))
+    mine = _scenario(todo, configured, batch, judges, table, free, size)
+    unpriced = tuple(j for j in judges if j not in table and j not in free)
+    return Estimate(len(tasks), len(tasks) - len(todo_all), len(todo), mine.prompt_tokens,
+                    mine.max_completion_tokens, mine.cost_usd, unpriced, tuple(oversized),
+                    shared=len(todo_all) - len(todo), calls=mine.requests,
+                    cached_prompt_tokens=mine.cached_prompt_tokens, samples_per_request=wanted, batch=batch,
+                    scenarios=tuple(scenarios))
+
+
+def _per_judge(samples: int | Mapping[str, int], judges: Sequence[str], free: Collection[str]) -> dict[str, int]:
+    """Samples per request of each judge (local judges always get one request per run)."""
+    if isinstance(samples, Mapping):
+        return {j: max(1, samples.get(j, 1)) for j in judges}
+    return {j: 1 if j in free else max(1, samples) for j in judges}
 
 
 def _where(index: int, item: Item) -> str:
@@ -185,18 +331,33 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
                     runs: int | None = None, temperature: float | None = None,
                     aggregator: str | None = None, concurrency: int = 16,
                     store_path: Path | str | None = None, seed: int = 0, progress: bool = False,
-                    retry: RetryPolicy = RetryPolicy(), prices: dict[str, tuple[float, float]] | None = None,
+                    retry: RetryPolicy = RetryPolicy(), prices: Mapping[str, ModelPrice | Any] | None = None,
                     judge_info: list[dict[str, Any]] | None = None, dry_run: bool = False,
                     min_runs: int = 1, interrupts: Interrupts | None = None,
                     context_sizes: Mapping[str, int] | None = None,
-                    free_judges: Collection[str] = ()) -> RunResult | Estimate:
+                    free_judges: Collection[str] = (), samples_per_request: int | Mapping[str, int] = 1,
+                    max_cost: float | None = None, rpm: float | None = None, tpm: float | None = None,
+                    batch_clients: Sequence[BatchClient] | None = None, batch_options: BatchOptions = BatchOptions(),
+                    batch_export: Path | str | None = None,
+                    batch_import: Path | str | None = None) -> RunResult | Estimate:
     """Judge ``items`` (or, with ``dry_run``, only estimate what that would send).
 
-    ``context_sizes`` (judge -> tokens, added to :data:`CONTEXT_TOKENS`) drive the
-    warnings about prompts a model cannot take; ``free_judges`` are local judges
-    the cost estimate counts as free. A signal seen by ``interrupts`` stops sending
-    (the result then has ``stop_kind`` set, as when the endpoint is given up).
-    A dry run reads an existing store without changing it and creates none.
+    Each distinct cache key is sent once; items that share one get the same
+    answer. ``context_sizes`` (judge -> tokens, added to :data:`CONTEXT_TOKENS`)
+    drive the warnings about prompts a model cannot take; ``free_judges`` are
+    local judges the cost estimate counts as free. A signal seen by
+    ``interrupts`` stops sending (the result then has ``stop_kind`` set, as
+    when the endpoint is given up). A dry run reads an existing store without
+    changing it and creates none.
+
+    ``samples_per_request`` (per judge when a mapping) asks for that many
+    choices per request, each stored as its own run. ``max_cost`` (USD, the
+    whole run including earlier sessions) stops sending before the cap could
+    be passed (``stop_kind`` "budget"); ``rpm``/``tpm`` limit each judge's
+    requests and tokens per minute. With ``batch_clients`` (one per judge)
+    the tasks go through the judges' Batch APIs (:func:`run_batches`).
+    ``batch_export`` writes the batch input file instead of sending;
+    ``batch_import`` loads a batch output file into the store and sends nothing.
     """
     runs = protocol.default_runs if runs is None else runs
     temperature = protocol.default_temperature if temperature is None else temperature
@@ -206,7 +367,9 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
         raise ValueError(f"each judge needs a distinct model name, got {judges}")
     tasks = plan_tasks(items, protocol, judges, runs=runs, temperature=temperature, seed=seed)
     sizes = {m: n for m, n in CONTEXT_TOKENS.items() if m in judges} | dict(context_sizes or {})
-    prices = prices if prices is not None else DEFAULT_PRICES
+    table: dict[str, ModelPrice] = {m: ModelPrice.of(p)
+                                    for m, p in (prices if prices is not None else DEFAULT_PRICES).items()}
+    per_request = _per_judge(samples_per_request, judges, free_judges)
     started = time.time()
     if dry_run:
         try:
@@ -217,13 +380,15 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
                     cached = ro.completed_keys()
                 finally:
                     ro.close()
-            todo = [t for t in tasks if t.key not in cached]
-            over = oversized_prompts(todo, items, sizes)
+            over = oversized_prompts([t for t in tasks if t.key not in cached], items, sizes)
             warn_oversized(over)
-            return estimate(tasks, cached, prices=prices, free=free_judges, oversized=over)
+            return estimate(tasks, cached, prices=table, free=free_judges, oversized=over,
+                            samples_per_request=per_request, batch=batch_clients is not None)
         finally:
             for b in backends:
                 await b.aclose()
+            for c in batch_clients or ():
+                await c.aclose()
     store = Store(store_path if store_path is not None else ":memory:")
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -232,33 +397,78 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
         loop.call_soon_threadsafe(stop.set)
 
     unlisten = interrupts.listen(on_signal) if interrupts is not None else None
+    keys = list(dict.fromkeys(t.key for t in tasks))
     try:
         if interrupts is not None and interrupts.requested:
             stop.set()
         cached = store.completed_keys()
-        todo = [t for t in tasks if t.key not in cached]
-        warn_oversized(oversized_prompts(todo, items, sizes))
+        todo_all = [t for t in tasks if t.key not in cached]
+        todo = distinct_tasks(todo_all)
+        warn_oversized(oversized_prompts(todo_all, items, sizes))
         stats = ExecStats()
-        if todo:
+        budget = None
+        if max_cost is not None:
+            budget = Budget(max_cost, table, spent=_cost(store.get_many(keys).values(), table))
+        if batch_import is not None:
+            counts = import_batch(batch_import, store, tasks)
+            stats.done, stats.failed = counts.answered, counts.failed
+        elif batch_export is not None:
+            if todo:
+                export_batch(sample_groups(todo, per_request), batch_export, store)
+        elif todo:
+            limiters = [RateLimiter(rpm, tpm) for _ in backends] if (rpm or tpm) else []
             with progress_bar(len(todo), enabled=progress) as update:
-                stats = await execute(todo, backends, store, concurrency=concurrency, retry=retry,
-                                      on_update=update, stop=stop)
-        stored = store.get_many([t.key for t in tasks])
+                if batch_clients is not None:
+                    async def live(retry_tasks: list[Task], used: Mapping[str, int]) -> ExecStats:
+                        return await execute(sample_groups(retry_tasks, per_request), backends, store,
+                                             concurrency=concurrency, retry=retry, on_update=update, stop=stop,
+                                             limiters=limiters, budget=budget, attempts_used=used)
+
+                    stats = await run_batches(todo, batch_clients, store, per_request=per_request,
+                                              options=batch_options, retry=retry, stop=stop, budget=budget,
+                                              on_update=update,
+                                              live=live if batch_options.fallback == "live" else None)
+                else:
+                    work: list[Task] | list[tuple[Task, ...]] = todo
+                    if any(n > 1 for n in per_request.values()):
+                        work = sample_groups(todo, per_request)
+                    # Only what is used goes beyond the executor seam's keywords (engine.executor.Executor).
+                    extra: dict[str, Any] = {}
+                    if limiters:
+                        extra["limiters"] = limiters
+                    if budget is not None:
+                        extra["budget"] = budget
+                    stats = await execute(work, backends, store, concurrency=concurrency, retry=retry,
+                                          on_update=update, stop=stop, **extra)
+        stored = store.get_many(keys)
     finally:
         if unlisten is not None:
             unlisten()
         store.close()
         for b in backends:
             await b.aclose()
+        for c in batch_clients or ():
+            await c.aclose()
     judgments: list[Judgment] = [judgment_from(t, stored.get(t.key), protocol, items[t.item_index])
                                  for t in tasks]
     judgments.sort(key=lambda j: (j.item_index, j.judge, j.run_index))
+    stop_reason = stats.stop_reason
+    cost = _cost(stored.values(), table)
+    if stats.stop_kind == BUDGET and max_cost is not None:
+        stop_reason = (f"{stop_reason}: ${cost:.4f} spent, ${max(0.0, max_cost - cost):.4f} left of the "
+                       f"${max_cost:.4f} cap")
     result = RunResult(items, judges, protocol, runs, aggregator, judgments, min_runs=min_runs,
-                       stop_kind=stats.stop_kind, stop_reason=stats.stop_reason)
-    tokens = {"prompt": sum(j.usage.prompt_tokens for j in judgments),
-              "completion": sum(j.usage.completion_tokens for j in judgments)}
-    cost = sum(cost_usd(prices, j.judge, j.usage.prompt_tokens, j.usage.completion_tokens)
-               for j in judgments)
+                       stop_kind=stats.stop_kind, stop_reason=stop_reason, max_cost=max_cost,
+                       samples_fallback=dict(stats.samples_fallback))
+    answered = [s for s in stored.values() if s.status == "done"]
+    uses: dict[str, int] = {}
+    for t in tasks:
+        uses[t.key] = uses.get(t.key, 0) + 1
+    # Tokens and cost of each request once: what the provider billed, however many items it answered.
+    tokens = {"prompt": sum(s.prompt_tokens for s in answered),
+              "completion": sum(s.completion_tokens for s in answered),
+              "cached_prompt": sum(s.cached_prompt_tokens for s in answered),
+              "reasoning": sum(s.reasoning_tokens for s in answered)}
     result.manifest = Manifest(
         signature=signature(protocol, judges, runs, aggregator, temperature),
         protocol=protocol.name,
@@ -271,17 +481,31 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
         versions=_versions(),
         counts={"items": len(items), "judgments": len(judgments),
                 "sent_this_session": stats.done + stats.failed,
-                "from_store": len(tasks) - len(todo), "retries": stats.retries,
-                **{f"status_{k}": v for k, v in result.status_counts().items()}},
+                "from_store": len(tasks) - len(todo_all), "retries": stats.retries,
+                **{f"status_{k}": v for k, v in result.status_counts().items()},
+                "distinct_requests": len(keys),
+                "shared_answers": sum(1 for t in tasks if uses[t.key] > 1),
+                "answered_by_batch": sum(1 for s in answered if s.channel == BATCH),
+                "multi_sample_requests": stats.multi_sample_requests},
         failures={redact(k) or k: n for k, n in result.failures().items()},
         tokens=tokens,
         cost_usd=round(cost, 6),
         # The prices this run was charged with, so a report never re-prices it with other defaults.
-        prices={m: prices[m] for m in judges if m in prices},
+        prices={m: table[m].pair() for m in judges if m in table},
         wall_time_s=round(time.time() - started, 3),
         created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     )
     return result
+
+
+def _cost(rows: Iterable[StoredResponse], prices: Mapping[str, ModelPrice]) -> float:
+    """USD of stored answers, each at its model's price (the batch price for batch answers)."""
+    total = 0.0
+    for s in rows:
+        price = prices.get(s.judge)
+        if s.status == "done" and price is not None:
+            total += price.cost(s.prompt_tokens, s.completion_tokens, s.cached_prompt_tokens, batch=s.channel == BATCH)
+    return total
 
 
 def run(items: list[Item], protocol: JudgeProtocol, backends: list[Backend], **kwargs: Any) -> RunResult:

@@ -4,7 +4,8 @@ Each is raised by :func:`polyjudge.engine.session.judge` *after* the run
 directory has been written from the store, so nothing completed is lost; the
 partial result rides along (``exc.result``). The CLI maps them to exit codes:
 :class:`RunInterrupted` 130, :class:`EndpointFailed` and
-:class:`FailureRateExceeded` 3.
+:class:`FailureRateExceeded` 3, :class:`BudgetExceeded` 4 (each class's
+``exit_code``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 
 class RunStopped(Exception):
     """A run that did not finish within its limits; its outputs are written to ``out``."""
+
+    exit_code: int = 3
 
     def __init__(self, message: str, result: RunResult, out: Path | None) -> None:
         super().__init__(message)
@@ -36,6 +39,8 @@ class RunInterrupted(RunStopped):
             msg = f"interrupted: {done} of {total} judgments done (no run directory, so nothing is kept)"
         super().__init__(msg, result, out)
         self.signum = signum
+
+    exit_code = 130
 
 
 class EndpointFailed(RunStopped):
@@ -58,4 +63,22 @@ class FailureRateExceeded(RunStopped):
         self.failed, self.total, self.limit = failed, total, limit
 
 
-__all__ = ["EndpointFailed", "FailureRateExceeded", "RunInterrupted", "RunStopped"]
+class BudgetExceeded(RunStopped):
+    """The spending cap (``--max-cost``) left no room for the next request: sending stopped, the
+    requests in flight were finished. Re-running with a higher cap resumes."""
+
+    exit_code = 4
+
+    def __init__(self, result: RunResult, out: Path | None, spent: float, cap: float) -> None:
+        done, total = result.answered_count(), len(result.judgments)
+        kept = f"; kept in {out}, re-run with a higher --max-cost to resume" if out is not None else ""
+        super().__init__(f"spending cap reached: ${spent:.4f} spent, ${max(0.0, cap - spent):.4f} left of the "
+                         f"${cap:.4f} cap (--max-cost); {done} of {total} judgments done{kept}", result, out)
+        self.spent, self.cap = spent, cap
+
+    @property
+    def left(self) -> float:
+        return max(0.0, self.cap - self.spent)
+
+
+__all__ = ["BudgetExceeded", "EndpointFailed", "FailureRateExceeded", "RunInterrupted", "RunStopped"]

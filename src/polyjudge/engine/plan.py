@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from polyjudge.backends.base import GenerateRequest
@@ -67,3 +68,38 @@ def task_key(judge: str, run_index: int, seed: int, phash: str) -> str:
     never a cached copy of run 1.
     """
     return hashlib.sha256(f"{judge}\x00{run_index}\x00{seed}\x00{phash}".encode()).hexdigest()
+
+
+def distinct_tasks(tasks: Iterable[Task]) -> list[Task]:
+    """The first task of each cache key, in planned order: one request per distinct key.
+
+    Items with the same prompt (identical translations from different
+    systems, repeated segments) share their keys; the others are answered
+    from the store by the same answer.
+    """
+    seen: set[str] = set()
+    out: list[Task] = []
+    for t in tasks:
+        if t.key not in seen:
+            seen.add(t.key)
+            out.append(t)
+    return out
+
+
+def sample_groups(tasks: Iterable[Task], per_request: int | Mapping[str, int]) -> list[tuple[Task, ...]]:
+    """Runs of one prompt and judge, at most ``per_request`` (per judge, when a mapping) to a group.
+
+    A group is sent as one request with ``n`` = its size; choice k answers
+    its k-th task, which keeps its own cache key. Groups keep the planned
+    order of their first task (a prompt's runs stay together).
+    """
+    groups: dict[tuple[int, str], list[Task]] = {}
+    for t in tasks:
+        groups.setdefault((t.judge_index, t.prompt_hash), []).append(t)
+    out: list[tuple[Task, ...]] = []
+    for members in groups.values():
+        size = per_request.get(members[0].judge, 1) if isinstance(per_request, Mapping) else per_request
+        size = max(1, size)
+        members.sort(key=lambda t: t.run_index)
+        out += [tuple(members[i:i + size]) for i in range(0, len(members), size)]
+    return out

@@ -1,25 +1,67 @@
 """Token prices for cost accounting (US dollars per million tokens) and context sizes.
 
-The tables are a convenience, not a promise: prices change. Users override or
-extend the prices with ``--prices FILE.json`` (``{"model": [input, output], ...}``).
-Models not in the table (local ones) cost nothing. Context sizes (prompt plus
-completion, in tokens) let a run warn before sending a prompt the model cannot
-take; the embedded judge's is ``--n-ctx``.
+The tables are a convenience, not a promise: prices change, so the price
+table carries the date it was read (:data:`PRICES_AS_OF`). A row is
+``(input, output)`` or ``(input, output, cached_input, batch_discount)``:
+``cached_input`` is what a prompt token served from the provider's prompt
+cache costs (the input price when absent) and ``batch_discount`` the share a
+Batch API takes off every price (0.5: half price). Users override or extend
+the table with ``--prices FILE.json``: ``{"model": [input, output]}`` (the
+0.1.0 form) or ``{"model": {"input": .., "output": .., "cached_input": ..,
+"batch_discount": ..}}``, optionally with ``"as_of": "YYYY-MM-DD"``. Models
+not in the table (local ones) cost nothing. Context sizes (prompt plus
+completion, in tokens) let a run warn before sending a prompt the model
+cannot take; the embedded judge's is ``--n-ctx``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from polyjudge.data.errors import InputError
 
-DEFAULT_PRICES: dict[str, tuple[float, float]] = {
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1-nano": (0.10, 0.40),
+# When the rows below were read from the providers' price pages.
+PRICES_AS_OF = "2025-06-01"
+
+# model: (input, output) or (input, output, cached_input, batch_discount), USD per million tokens.
+DEFAULT_PRICES: dict[str, tuple[float, float] | tuple[float, float, float, float]] = {
+    "gpt-4o": (2.50, 10.00, 1.25, 0.5),
+    "gpt-4o-mini": (0.15, 0.60, 0.075, 0.5),
+    "gpt-4.1": (2.00, 8.00, 0.50, 0.5),
+    "gpt-4.1-mini": (0.40, 1.60, 0.10, 0.5),
+    "gpt-4.1-nano": (0.10, 0.40, 0.025, 0.5),
+    # OpenAI reasoning models, read 2026-11-23 (OpenAI's pricing page; o3 since its 2025-06 price cut).
+    # Reasoning tokens are billed as output tokens (they are part of completion_tokens).
+    "o3": (2.00, 8.00, 0.50, 0.5),
+    "o3-pro": (20.00, 80.00),
+    "o4-mini": (1.10, 4.40, 0.275, 0.5),
+    "o3-mini": (1.10, 4.40, 0.55, 0.5),
+    "o1": (15.00, 60.00, 7.50, 0.5),
+    # Anthropic Claude, read 2026-11-23 (platform.claude.com model pages and pricing): cached_input is
+    # the cache-hit price; cache writes (1.25x input for 5 minutes) are not priced here. Batch API: half price.
+    "claude-fable-5-1": (10.00, 50.00, 0.25, 0.5),
+    "claude-fable-5": (10.00, 50.00, 1.00, 0.5),
+    "claude-opus-5-5": (4.00, 20.00, 0.20, 0.5),
+    "claude-opus-5": (5.00, 25.00, 0.50, 0.5),
+    "claude-sonnet-5-5": (2.00, 10.00, 0.10, 0.5),  # cache hits cut from 0.20 on 2026-10-07
+    "claude-sonnet-5": (2.00, 10.00, 0.20, 0.5),
+    "claude-haiku-5-5": (0.10, 0.50, 0.01, 0.5),  # prompts up to 100,000 tokens; longer ones cost 5x
+    "claude-opus-4-8": (5.00, 25.00, 0.50, 0.5),
+    "claude-opus-4-7": (5.00, 25.00, 0.50, 0.5),
+    "claude-opus-4-6": (5.00, 25.00, 0.50, 0.5),
+    "claude-sonnet-4-6": (3.00, 15.00, 0.30, 0.5),
+    "claude-opus-4-5": (5.00, 25.00, 0.50, 0.5),
+    "claude-opus-4-5-20251101": (5.00, 25.00, 0.50, 0.5),
+    "claude-sonnet-4-5": (3.00, 15.00, 0.30, 0.5),
+    "claude-sonnet-4-5-20250929": (3.00, 15.00, 0.30, 0.5),
+    "claude-haiku-4-5": (1.00, 5.00, 0.10, 0.5),
+    "claude-haiku-4-5-20251001": (1.00, 5.00, 0.10, 0.5),
+    "claude-opus-4-1": (15.00, 75.00, 1.50, 0.5),
+    "claude-opus-4-1-20250805": (15.00, 75.00, 1.50, 0.5),
 }
 
 CONTEXT_TOKENS: dict[str, int] = {
@@ -28,7 +70,89 @@ CONTEXT_TOKENS: dict[str, int] = {
     "gpt-4.1": 1_047_576,
     "gpt-4.1-mini": 1_047_576,
     "gpt-4.1-nano": 1_047_576,
+    # read 2026-11-23, with the prices above
+    "o3": 200_000,
+    "o3-pro": 200_000,
+    "o4-mini": 200_000,
+    "o3-mini": 200_000,
+    "o1": 200_000,
+    "claude-fable-5-1": 1_000_000,
+    "claude-fable-5": 1_000_000,
+    "claude-opus-5-5": 1_000_000,
+    "claude-opus-5": 1_000_000,
+    "claude-sonnet-5-5": 1_000_000,
+    "claude-sonnet-5": 1_000_000,
+    "claude-haiku-5-5": 1_000_000,
+    "claude-opus-4-8": 1_000_000,
+    "claude-opus-4-7": 1_000_000,
+    "claude-opus-4-6": 1_000_000,
+    "claude-sonnet-4-6": 1_000_000,
+    "claude-opus-4-5": 200_000,
+    "claude-opus-4-5-20251101": 200_000,
+    "claude-sonnet-4-5": 200_000,
+    "claude-sonnet-4-5-20250929": 200_000,
+    "claude-haiku-4-5": 200_000,
+    "claude-haiku-4-5-20251001": 200_000,
+    "claude-opus-4-1": 200_000,
+    "claude-opus-4-1-20250805": 200_000,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPrice:
+    """One model's prices in USD per million tokens."""
+
+    input: float
+    output: float
+    cached_input: float | None = None  # None: cached prompt tokens cost the input price
+    batch_discount: float = 0.0  # share taken off every price when answered through a Batch API
+
+    @classmethod
+    def of(cls, row: ModelPrice | Any) -> ModelPrice:
+        """A price from a table row: a :class:`ModelPrice` or 2 or 4 numbers."""
+        if isinstance(row, ModelPrice):
+            return row
+        values = tuple(float(x) for x in row)
+        if len(values) == 2:
+            return cls(values[0], values[1])
+        if len(values) == 4:
+            return cls(values[0], values[1], values[2], values[3])
+        raise ValueError(f"a price row has 2 or 4 numbers, got {len(values)}")
+
+    def cost(self, prompt_tokens: int, completion_tokens: int, cached_prompt_tokens: int = 0, *,
+             batch: bool = False) -> float:
+        """USD for one answer; cached prompt tokens are part of ``prompt_tokens``."""
+        cached = min(max(cached_prompt_tokens, 0), prompt_tokens)
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        usd = ((prompt_tokens - cached) * self.input + cached * cached_price
+               + completion_tokens * self.output) / 1e6
+        return usd * (1.0 - self.batch_discount) if batch else usd
+
+    def pair(self) -> tuple[float, float]:
+        """(input, output): what the run manifest records (format 1)."""
+        return (self.input, self.output)
+
+    def to_json(self) -> dict[str, float]:
+        out = {"input": self.input, "output": self.output, "batch_discount": self.batch_discount}
+        if self.cached_input is not None:
+            out["cached_input"] = self.cached_input
+        return out
+
+
+PriceTable = dict[str, ModelPrice]
+
+
+def default_prices() -> PriceTable:
+    """The built-in table as :class:`ModelPrice` rows."""
+    return {m: ModelPrice.of(row) for m, row in DEFAULT_PRICES.items()}
+
+
+def price_table(prices: Mapping[str, ModelPrice | Any] | None) -> PriceTable:
+    """Any price mapping (rows of 2 or 4 numbers or :class:`ModelPrice`) over the built-in table."""
+    table = default_prices()
+    for model, row in (prices or {}).items():
+        table[str(model)] = ModelPrice.of(row)
+    return table
 
 
 def approx_tokens(text: str) -> int:
@@ -40,8 +164,41 @@ def approx_tokens(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass")) // 4
 
 
-def load_prices(path: str | None) -> dict[str, tuple[float, float]]:
-    prices = dict(DEFAULT_PRICES)
+_FIELDS = ("input", "output", "cached_input", "batch_discount")
+
+
+def _number(value: Any, path: str, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise InputError("expected a non-negative number", path=path, field=field)
+    return float(value)
+
+
+def _row(model: str, row: Any, path: str) -> ModelPrice:
+    if isinstance(row, list | tuple):
+        if len(row) != 2:
+            raise InputError("expected [input_usd_per_mtok, output_usd_per_mtok] or an object with input, output, "
+                             "cached_input, batch_discount", path=path, field=model)
+        return ModelPrice(_number(row[0], path, model), _number(row[1], path, model))
+    if isinstance(row, dict):
+        unknown = sorted(set(row) - set(_FIELDS))
+        if unknown:
+            raise InputError(f"unknown price field(s) {', '.join(unknown)}; use {', '.join(_FIELDS)}",
+                             path=path, field=model)
+        for need in ("input", "output"):
+            if need not in row:
+                raise InputError(f"missing '{need}'", path=path, field=model)
+        values = {k: _number(v, path, f"{model}.{k}") for k, v in row.items()}
+        discount = values.get("batch_discount", 0.0)
+        if discount > 1.0:
+            raise InputError("batch_discount is a share between 0 and 1", path=path, field=f"{model}.batch_discount")
+        return ModelPrice(values["input"], values["output"], values.get("cached_input"), discount)
+    raise InputError("expected [input, output] or {input, output, cached_input, batch_discount}",
+                     path=path, field=model)
+
+
+def load_prices(path: str | None) -> PriceTable:
+    """The built-in table, overridden and extended by the JSON file at ``path``."""
+    prices = default_prices()
     if not path:
         return prices
     try:
@@ -50,15 +207,24 @@ def load_prices(path: str | None) -> dict[str, tuple[float, float]]:
         raise InputError(f"cannot read price table: {exc}", path=path) from None
     if not isinstance(data, dict):
         raise InputError("price table must be a JSON object {model: [input, output]}", path=path)
-    for model, pair in data.items():
-        if (not isinstance(pair, list | tuple) or len(pair) != 2
-                or not all(isinstance(x, int | float) for x in pair)):
-            raise InputError("expected [input_usd_per_mtok, output_usd_per_mtok]", path=path, field=model)
-        prices[model] = (float(pair[0]), float(pair[1]))
+    for model, row in data.items():
+        if model == "as_of":
+            if not isinstance(row, str):
+                raise InputError("as_of is the date the prices were read, e.g. \"2025-06-01\"", path=path,
+                                 field="as_of")
+            continue
+        prices[model] = _row(model, row, path)
     return prices
 
 
-def cost_usd(prices: dict[str, tuple[float, float]], model: str, prompt_tokens: int,
-             completion_tokens: int) -> float:
-    inp, out = prices.get(model, (0.0, 0.0))
-    return (prompt_tokens * inp + completion_tokens * out) / 1e6
+def cost_usd(prices: Mapping[str, ModelPrice | Any], model: str, prompt_tokens: int, completion_tokens: int,
+             cached_prompt_tokens: int = 0, *, batch: bool = False) -> float:
+    """USD for one answer of ``model`` (0 for a model without a price)."""
+    row = prices.get(model)
+    if row is None:
+        return 0.0
+    return ModelPrice.of(row).cost(prompt_tokens, completion_tokens, cached_prompt_tokens, batch=batch)
+
+
+__all__ = ["CONTEXT_TOKENS", "DEFAULT_PRICES", "PRICES_AS_OF", "ModelPrice", "PriceTable", "approx_tokens",
+           "cost_usd", "default_prices", "load_prices", "price_table"]

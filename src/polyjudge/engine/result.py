@@ -72,7 +72,7 @@ def judgment_from(task: Task, stored: StoredResponse | None, protocol: JudgeProt
         if stored is None:
             return Judgment(task.item_index, task.run_index, task.judge, status, error, None, None, None)
         return Judgment(task.item_index, task.run_index, task.judge, status, error, stored.text, annotation,
-                        score, Usage(stored.prompt_tokens, stored.completion_tokens), stored.latency_s,
+                        score, stored.usage, stored.latency_s,
                         stored.finish_reason)
 
     if stored is None:
@@ -118,6 +118,10 @@ class RunResult:
     # "unreachable"; see engine.runner), with a sentence for people; None when it did not.
     stop_kind: str | None = None
     stop_reason: str | None = None
+    # The spending cap the run had (--max-cost), and the judges whose server would not give
+    # several samples per request (what it did instead), for the summary.
+    max_cost: float | None = None
+    samples_fallback: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._segments: dict[str, list[SegmentResult]] = {}

@@ -1,18 +1,30 @@
-"""Sending tasks concurrently with retries, writing each answer to the store."""
+"""Sending tasks concurrently with retries, writing each answer to the store.
+
+A unit of work is one task or, with samples per request, several runs of
+one prompt sent as one request with ``n`` choices (choice k answers the k-th
+task). Rate limits (:class:`~polyjudge.engine.spend.RateLimiter`) and the
+spending cap (:class:`~polyjudge.engine.spend.Budget`) are applied to every
+attempt."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 import random
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from polyjudge.backends.base import Backend, BackendError
+from polyjudge.backends.base import Backend, BackendError, GenerateResult, Usage
 from polyjudge.data.secrets import redact
 from polyjudge.engine.plan import Task
+from polyjudge.engine.spend import Budget, RateLimiter
 from polyjudge.engine.store import Store
+
+log = logging.getLogger("polyjudge")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +57,8 @@ class RetryPolicy:
 
 # Why sending stopped before every task was tried (ExecStats.stop_kind).
 INTERRUPTED, REJECTED, UNREACHABLE = "interrupted", "rejected", "unreachable"
+# The spending cap (--max-cost) leaves no room for the next request; in-flight ones were finished.
+BUDGET = "budget"
 # Answers that no retry and no other request will change: the endpoint or the model is wrong.
 FATAL_STATUSES = (401, 403, 404)
 _NOT_FOUND = re.compile(r"model.*(not found|does not exist|not exist|unknown)|(unknown|invalid) model", re.I)
@@ -83,18 +97,94 @@ class ExecStats:
     failed: int = 0
     retries: int = 0
     errors: dict[str, int] = field(default_factory=dict)
-    # Set when sending stopped before every task was tried: INTERRUPTED, REJECTED or UNREACHABLE.
+    # Set when sending stopped before every task was tried: INTERRUPTED, REJECTED, UNREACHABLE or BUDGET.
     stop_kind: str | None = None
     stop_reason: str | None = None
+    # Requests that answered several runs at once (samples per request).
+    multi_sample_requests: int = 0
+    # Judges whose server rejected or ignored ``n``, with what it did (they got one request per run).
+    samples_fallback: dict[str, str] = field(default_factory=dict)
+
+    def add(self, other: ExecStats) -> None:
+        """Fold in the stats of a later phase (live retries after a batch)."""
+        self.sent += other.sent
+        self.done += other.done
+        self.failed += other.failed
+        self.retries += other.retries
+        for k, v in other.errors.items():
+            self.errors[k] = self.errors.get(k, 0) + v
+        if self.stop_kind is None:
+            self.stop_kind, self.stop_reason = other.stop_kind, other.stop_reason
+        self.multi_sample_requests += other.multi_sample_requests
+        self.samples_fallback.update(other.samples_fallback)
 
 
 ProgressHook = Callable[[ExecStats], None]
 
 
-async def execute(tasks: Iterable[Task], backends: list[Backend], store: Store, *, concurrency: int,
-                  retry: RetryPolicy = RetryPolicy(), on_update: ProgressHook | None = None,
-                  rng: random.Random | None = None, stop: asyncio.Event | None = None) -> ExecStats:
+def split_usage(usage: Usage, parts: int) -> list[Usage]:
+    """One request's usage shared among its ``parts`` choices, so the shares add up to what was billed."""
+
+    def share(total: int) -> list[int]:
+        base, extra = divmod(total, parts)
+        return [base + (1 if k < extra else 0) for k in range(parts)]
+
+    columns = zip(share(usage.prompt_tokens), share(usage.completion_tokens),
+                  share(usage.cached_prompt_tokens), share(usage.reasoning_tokens))
+    return [Usage(p, c, cp, r) for p, c, cp, r in columns]
+
+
+class Answerable(Protocol):
+    """What storing an answer needs of a task (a planned :class:`Task` or a stored batch line)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def prompt_hash(self) -> str: ...
+
+    @property
+    def judge(self) -> str: ...
+
+    @property
+    def run_index(self) -> int: ...
+
+
+def store_choices(store: Store, group: Sequence[Answerable], result: GenerateResult, attempts: int, *,
+                  channel: str = "live") -> int:
+    """Store choice k of ``result`` as the answer of ``group[k]``; returns how many tasks were answered
+    (fewer than the group when the server returned fewer choices)."""
+    if len(group) == 1:
+        t = group[0]
+        store.put_result(t.key, t.prompt_hash, t.judge, t.run_index, result, attempts, channel=channel)
+        return 1
+    choices = result.choices or (result.text,)
+    answered = min(len(group), len(choices))
+    usages = split_usage(result.usage, answered)
+    for k in range(answered):
+        t = group[k]
+        finish = (result.choice_finish_reasons[k] if k < len(result.choice_finish_reasons)
+                  else result.finish_reason)
+        store.put_result(t.key, t.prompt_hash, t.judge, t.run_index, result, attempts, text=choices[k],
+                         finish_reason=finish, usage=usages[k], channel=channel)
+    return answered
+
+
+def as_group(work: Task | Sequence[Task]) -> tuple[Task, ...]:
+    return (work,) if isinstance(work, Task) else tuple(work)
+
+
+async def execute(tasks: Iterable[Task | Sequence[Task]], backends: list[Backend], store: Store, *,
+                  concurrency: int, retry: RetryPolicy = RetryPolicy(), on_update: ProgressHook | None = None,
+                  rng: random.Random | None = None, stop: asyncio.Event | None = None,
+                  limiters: Sequence[RateLimiter | None] = (), budget: Budget | None = None,
+                  attempts_used: Mapping[str, int] | None = None) -> ExecStats:
     """Run ``tasks`` with at most ``concurrency`` requests in flight.
+
+    Each element is a task or a group of runs of one prompt (samples per
+    request: one request with ``n`` = the group's size). A server that
+    rejects ``n`` (``BackendError.unsupported == "n"``) or returns fewer
+    choices gets one request per run from then on, said once as a warning.
 
     A fixed pool of workers pulls from one iterator, so memory and scheduling
     cost do not grow with the number of tasks, and the planned order (prefix
@@ -105,16 +195,22 @@ async def execute(tasks: Iterable[Task], backends: list[Backend], store: Store, 
     first answer that says the request can never succeed (:func:`is_fatal`),
     or when the endpoint keeps failing (:meth:`RetryPolicy.failure_limit`)
     while tasks are still waiting to be tried (at the end of a run a few
-    items that keep failing only use up their own retries).
-    ``stats.stop_kind`` and ``stats.stop_reason`` say why.
+    items that keep failing only use up their own retries). With a
+    ``budget``, sending stops (finishing what is in flight) before a request
+    whose worst case would pass the cap. ``limiters`` (one per judge, or
+    empty) hold the request and token rates. ``attempts_used`` counts
+    attempts a task already had elsewhere (a batch) against
+    ``retry.max_attempts``. ``stats.stop_kind`` and ``stats.stop_reason`` say why.
     """
     stats = ExecStats()
     rng = rng or random.Random()
-    todo = list(tasks)
+    todo = [as_group(t) for t in tasks]
     taken = 0  # tasks handed to a worker; fewer than len(todo) while some wait to be tried
     queue = iter(todo)
     streak = _Streak(retry.failure_limit(concurrency), retry.give_up_after_s)
     workers: list[asyncio.Task[None]] = []
+    draining = False  # no new request goes out (the budget is used up); those in flight finish
+    single_only: set[int] = set()  # judges whose server does not give n choices
 
     def halt(kind: str | None, reason: str | None) -> None:
         if stats.stop_kind is None:
@@ -124,16 +220,55 @@ async def execute(tasks: Iterable[Task], backends: list[Backend], store: Store, 
             if w is not me:
                 w.cancel()
 
-    async def one(task: Task) -> None:
-        backend = backends[task.judge_index]
-        store.put_prompt(task.prompt_hash, task.request)
-        attempt = 0
+    def drain(kind: str, reason: str) -> None:
+        nonlocal draining
+        draining = True
+        if stats.stop_kind is None:
+            stats.stop_kind, stats.stop_reason = kind, reason
+
+    def samples_off(task: Task, what: str) -> None:
+        if task.judge_index in single_only:
+            return
+        single_only.add(task.judge_index)
+        stats.samples_fallback[task.judge] = what
+        log.warning(f"judge {task.judge}: {what}; sending one request per run instead")
+
+    def fail(group: Sequence[Task], reason: str, attempts: int) -> None:
+        for t in group:
+            store.put_failure(t.key, t.prompt_hash, t.judge, t.run_index, reason, attempts)
+        stats.failed += len(group)
+
+    async def send(group: tuple[Task, ...]) -> None:
+        first = group[0]
+        backend = backends[first.judge_index]
+        limiter = limiters[first.judge_index] if limiters else None
+        request = first.request if len(group) == 1 else dataclasses.replace(first.request, n=len(group))
+        store.put_prompt(first.prompt_hash, first.request)
+        attempt = attempts_used.get(first.key, 0) if attempts_used else 0
         while True:
-            attempt += 1
-            stats.sent += 1
+            if draining:
+                return
+            reserved = 0.0
+            if budget is not None:
+                got = await budget.admit(first.judge, request)
+                if got is None:
+                    drain(BUDGET, "the spending cap (--max-cost) leaves no room for the next request")
+                    return
+                reserved = got
             try:
-                result = await backend.generate(task.request)
+                if limiter is not None:
+                    await limiter.acquire(request)
+                attempt += 1
+                stats.sent += 1
+                result = await backend.generate(request)
             except BackendError as exc:
+                if budget is not None:
+                    budget.settle(reserved, 0.0)  # a failed attempt is not billed
+                if len(group) > 1 and exc.unsupported == "n":
+                    samples_off(first, "the server rejected n (several samples per request)")
+                    for t in group:
+                        await send((t,))
+                    return
                 message = redact(str(exc)) or ""
                 fatal = is_fatal(exc)
                 counts = exc.retryable and exc.status != 429
@@ -145,10 +280,9 @@ async def execute(tasks: Iterable[Task], backends: list[Backend], store: Store, 
                     await asyncio.sleep(retry.delay(attempt, exc.retry_after, rng))
                     continue
                 reason = f"{message} (after {attempt} attempt{'s' if attempt > 1 else ''})"
-                store.put_failure(task.key, task.prompt_hash, task.judge, task.run_index, reason, attempt)
-                stats.failed += 1
+                fail(group, reason, attempt)
                 kind = message.split(":")[0]
-                stats.errors[kind] = stats.errors.get(kind, 0) + 1
+                stats.errors[kind] = stats.errors.get(kind, 0) + len(group)
                 if fatal:
                     halt(REJECTED, f"the endpoint rejected the request: {message}")
                 elif give_up:
@@ -156,22 +290,38 @@ async def execute(tasks: Iterable[Task], backends: list[Backend], store: Store, 
                             else "keeps failing")
                     halt(UNREACHABLE, f"the endpoint {what}: {message} ({streak.count} attempts in a row "
                                       f"failed over {time.monotonic() - streak.since:.1f}s)")
-                break
+                return
             streak.success()
-            store.put_result(task.key, task.prompt_hash, task.judge, task.run_index, result, attempt)
-            stats.done += 1
-            break
+            if budget is not None:
+                budget.learn(request, result.usage)
+                budget.settle(reserved, budget.cost_of(first.judge, result.usage))
+            answered = store_choices(store, group, result, attempt)
+            stats.done += answered
+            if answered > 1:
+                stats.multi_sample_requests += 1
+            if answered < len(group):
+                samples_off(first, f"n was ignored ({answered} of {len(group)} choices came back)")
+                for t in group[answered:]:
+                    await send((t,))
+            return
+
+    async def one(group: tuple[Task, ...]) -> None:
+        if len(group) > 1 and group[0].judge_index in single_only:
+            for t in group:
+                await send((t,))
+        else:
+            await send(group)
         if on_update is not None:
             on_update(stats)
 
     async def worker() -> None:
         nonlocal taken
         try:
-            for task in queue:
+            for group in queue:
                 taken += 1
-                if stats.stop_kind is not None:
+                if stats.stop_kind is not None or draining:
                     return
-                await one(task)
+                await one(group)
         except asyncio.CancelledError:
             raise
         except BaseException:

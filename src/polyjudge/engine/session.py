@@ -19,15 +19,18 @@ from typing import TYPE_CHECKING, Any
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
+from polyjudge.engine.batches import BatchOptions
 from polyjudge.engine.core import Estimate, run_async
-from polyjudge.engine.errors import EndpointFailed, FailureRateExceeded, RunInterrupted
+from polyjudge.engine.errors import BudgetExceeded, EndpointFailed, FailureRateExceeded, RunInterrupted
+from polyjudge.engine.pricing import ModelPrice, PriceTable
 from polyjudge.engine.result import RunResult
-from polyjudge.engine.runner import INTERRUPTED, RetryPolicy
+from polyjudge.engine.runner import BUDGET, INTERRUPTED, RetryPolicy
 from polyjudge.engine.signals import Interrupts, catching_interrupts
 from polyjudge.protocols.base import JudgeProtocol
 
 if TYPE_CHECKING:
     from polyjudge.backends import BackendSettings, JudgeSpec
+    from polyjudge.backends.batch import BatchClient
 
 DEFAULT_JUDGE = "llamacpp"
 # Backends that run here and cost nothing (the cost estimate counts them as free).
@@ -49,6 +52,15 @@ class JudgeConfig:
     never does. ``restart`` deletes a run already in the output directory (its
     outputs and store) instead of resuming it; without it a directory holding
     a run of another protocol or configuration is refused.
+
+    Paying less: ``samples_per_request`` asks API judges for that many runs
+    per request (``n`` choices); ``batch`` sends through the judges' Batch
+    APIs (``batch_options``: where failed lines go, the provider's limits,
+    polling); ``batch_export`` writes the batch input file instead of
+    sending and ``batch_import`` loads a batch output file (both offline).
+    Spending: ``max_cost`` (USD for the whole run) stops before the cap
+    could be passed (:class:`BudgetExceeded`, after writing the run);
+    ``rpm``/``tpm`` limit each judge's requests and tokens per minute.
     """
 
     protocol: str = "da"
@@ -66,12 +78,20 @@ class JudgeConfig:
     timeout: float = 120.0
     n_ctx: int = 8192
     record: str | None = None
-    # A price-table file ({model: [usd_per_mtok_in, usd_per_mtok_out]}) or the table itself.
-    prices: str | Mapping[str, tuple[float, float]] | None = None
+    # A price-table file (see engine.pricing) or the table itself ({model: ModelPrice or [in, out]}).
+    prices: str | Mapping[str, ModelPrice | tuple[float, ...]] | None = None
     progress: bool = False
     max_failure_rate: float | None = 0.1
     restart: bool = False
     retry: RetryPolicy = RetryPolicy()
+    samples_per_request: int = 1
+    batch: bool = False
+    batch_options: BatchOptions = BatchOptions()
+    batch_export: str | None = None
+    batch_import: str | None = None
+    max_cost: float | None = None
+    rpm: float | None = None
+    tpm: float | None = None
 
     def replace(self, **changes: Any) -> JudgeConfig:
         """A copy with some fields changed (studies vary runs, temperature, protocol options)."""
@@ -91,12 +111,15 @@ def build_protocol(config: JudgeConfig) -> JudgeProtocol:
         raise InputError(str(exc), field="protocol") from None
 
 
-def _prices(config: JudgeConfig) -> dict[str, tuple[float, float]]:
-    from polyjudge.engine.pricing import DEFAULT_PRICES, load_prices
+def _prices(config: JudgeConfig) -> PriceTable:
+    from polyjudge.engine.pricing import load_prices, price_table
 
     if config.prices is None or isinstance(config.prices, str):
         return load_prices(config.prices)
-    return {**DEFAULT_PRICES, **{m: (float(p[0]), float(p[1])) for m, p in config.prices.items()}}
+    try:
+        return price_table(config.prices)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"bad price table: {exc}", field="prices") from None
 
 
 def _items(items: Sequence[Item] | str | Path) -> list[Item]:
@@ -114,7 +137,7 @@ class _Prepared:
     protocol: JudgeProtocol
     specs: list[JudgeSpec]
     settings: BackendSettings
-    prices: dict[str, tuple[float, float]]
+    prices: PriceTable
 
 
 def _prepare(config: JudgeConfig) -> _Prepared:
@@ -131,7 +154,42 @@ def _prepare(config: JudgeConfig) -> _Prepared:
     except ValueError as exc:  # unknown backend or incomplete spec
         raise InputError(str(exc), field="judge") from None
     settings = BackendSettings(api_key_env=config.api_key_env, timeout=config.timeout, n_ctx=config.n_ctx)
+    _check_spending(config, specs, prices)
     return _Prepared(config, protocol, specs, settings, prices)
+
+
+def _check_spending(config: JudgeConfig, specs: Sequence[JudgeSpec], prices: PriceTable) -> None:
+    """The flags of paying less and spending control, checked before anything is touched."""
+    from polyjudge.backends.batch import has_batch_client
+    from polyjudge.engine.batches import BATCH_FALLBACKS
+
+    if config.samples_per_request < 1:
+        raise InputError(f"must be at least 1, got {config.samples_per_request}", field="samples-per-request")
+    for name, value in (("max-cost", config.max_cost), ("rpm", config.rpm), ("tpm", config.tpm)):
+        if value is not None and not value > 0:
+            raise InputError(f"must be above 0, got {value}", field=name)
+    offline = [f for f, v in (("--batch", config.batch), ("--batch-export", config.batch_export),
+                              ("--batch-import", config.batch_import)) if v]
+    if len(offline) > 1:
+        raise InputError(f"give one of {', '.join(offline)}", field="batch")
+    if config.batch_options.fallback not in BATCH_FALLBACKS:
+        raise InputError(f"must be one of {', '.join(BATCH_FALLBACKS)}, got '{config.batch_options.fallback}'",
+                         field="batch-fallback")
+    if config.record and (offline or config.samples_per_request > 1):
+        what = offline[0] if offline else "--samples-per-request"
+        raise InputError(f"--record keeps one live answer per request; it cannot be combined with {what}",
+                         field="record")
+    if config.batch:
+        cannot = [s.backend for s in specs if not has_batch_client(s.backend)]
+        if cannot:
+            raise InputError(f"the {', '.join(sorted(set(cannot)))} backend has no Batch API here; --batch works "
+                             "with the openai backend", field="batch")
+    if config.max_cost is not None:
+        unpriced = [s.model or s.backend for s in specs
+                    if s.backend not in LOCAL_BACKENDS and (s.model or "") not in prices]
+        if unpriced:
+            raise InputError(f"--max-cost needs a price for {', '.join(unpriced)} (add one with --prices)",
+                             field="max-cost")
 
 
 # --------------------------------------------------------------------------- which run a directory holds
@@ -238,17 +296,43 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
         raise
     context_sizes = {b.model: config.n_ctx for b, spec in zip(backends, prep.specs) if spec.backend == "llamacpp"}
     free = {b.model for b, spec in zip(backends, prep.specs) if spec.backend in LOCAL_BACKENDS}
+    samples = {b.model: 1 if spec.backend in LOCAL_BACKENDS else config.samples_per_request
+               for b, spec in zip(backends, prep.specs)}
+    clients = None
+    if config.batch:
+        try:
+            clients = _batch_clients(prep)
+        except BaseException:
+            for b in backends:
+                await b.aclose()
+            raise
     return await run_async(
         items, prep.protocol, backends, runs=config.runs, temperature=config.temperature,
         aggregator=config.aggregator, concurrency=config.concurrency, store_path=store_path, seed=config.seed,
         progress=config.progress, retry=config.retry, prices=prep.prices, judge_info=info, dry_run=dry_run,
-        min_runs=config.min_runs, interrupts=interrupts, context_sizes=context_sizes, free_judges=free)
+        min_runs=config.min_runs, interrupts=interrupts, context_sizes=context_sizes, free_judges=free,
+        samples_per_request=samples, max_cost=config.max_cost, rpm=config.rpm, tpm=config.tpm,
+        batch_clients=clients, batch_options=config.batch_options,
+        batch_export=None if dry_run else config.batch_export,
+        batch_import=None if dry_run else config.batch_import)
+
+
+def _batch_clients(prep: _Prepared) -> list[BatchClient]:
+    from polyjudge.backends.batch import batch_client_for
+
+    try:
+        return [batch_client_for(spec, prep.settings, prep.config.batch_options.limits) for spec in prep.specs]
+    except ValueError as exc:
+        raise InputError(str(exc), field="batch") from None
 
 
 def _raise_if_stopped(result: RunResult, config: JudgeConfig, out: Path | None, signum: int | None) -> None:
-    """A run that was interrupted, gave up on its endpoint or failed too often raises (outputs are written)."""
+    """A run that was interrupted, gave up on its endpoint, reached its spending cap or failed too
+    often raises (outputs are written)."""
     if signum is not None or result.stop_kind == INTERRUPTED:
         raise RunInterrupted(result, out, signum)
+    if result.stop_kind == BUDGET and config.max_cost is not None:
+        raise BudgetExceeded(result, out, result.manifest.cost_usd, config.max_cost)
     total = len(result.judgments)
     if result.stop_kind is not None:
         kept = (f", kept in {out}; re-run the same command to resume once the endpoint works"
@@ -272,7 +356,8 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | None = None,
     raised or scored. Ctrl-C or SIGTERM (:class:`RunInterrupted`), an endpoint
     that rejects or keeps failing the requests (:class:`EndpointFailed`) and
     more failures than ``config.max_failure_rate`` (:class:`FailureRateExceeded`)
-    raise once the run directory has been written from the store.
+    and the spending cap (:class:`BudgetExceeded`) raise once the run directory
+    has been written from the store.
     """
     from polyjudge.rundir import RunDirLock
 
@@ -306,5 +391,5 @@ def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | None = No
     return result
 
 
-__all__ = ["DEFAULT_JUDGE", "EndpointFailed", "FailureRateExceeded", "JudgeConfig", "RunInterrupted",
-           "build_protocol", "check_same_run", "estimate", "judge", "run_identity"]
+__all__ = ["DEFAULT_JUDGE", "BatchOptions", "BudgetExceeded", "EndpointFailed", "FailureRateExceeded", "JudgeConfig",
+           "RunInterrupted", "build_protocol", "check_same_run", "estimate", "judge", "run_identity"]

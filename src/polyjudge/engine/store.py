@@ -4,6 +4,10 @@ The store is the resume cache: a task whose key is present with status
 ``done`` is never sent again. Rows are committed one by one as answers
 arrive (WAL mode), so a run killed at any moment loses at most the requests
 that were in flight.
+
+Batches submitted to a provider's Batch API are kept too (``batches`` and
+``batch_lines``): which batch holds which task keys, so a run that was
+killed re-attaches to its batches instead of paying for them twice.
 """
 
 from __future__ import annotations
@@ -11,10 +15,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from polyjudge.backends.base import GenerateRequest, GenerateResult
+from polyjudge.backends.base import GenerateRequest, GenerateResult, Usage
 from polyjudge.data.secrets import redact
 
 SCHEMA = """
@@ -41,7 +47,40 @@ CREATE TABLE IF NOT EXISTS meta (
     name TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS batches (
+    submission TEXT PRIMARY KEY,     -- our id, also sent with the batch so it can be found after a crash
+    provider TEXT NOT NULL,          -- the batch client ('openai'), or 'export' for --batch-export
+    judge TEXT NOT NULL,
+    endpoint TEXT,                   -- where it was sent (credentials masked)
+    key_env TEXT,                    -- the environment variable that held the API key (never the key)
+    batch_id TEXT,                   -- the provider's id, once the batch exists
+    status TEXT NOT NULL,            -- 'submitting' until created, then the provider's word
+    total INTEGER NOT NULL,
+    completed INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL,
+    expires_at REAL,
+    collected INTEGER NOT NULL DEFAULT 0,  -- 1 once its answers are in responses
+    error TEXT
+);
+CREATE TABLE IF NOT EXISTS batch_lines (
+    submission TEXT NOT NULL,
+    custom_id TEXT NOT NULL,
+    choice INTEGER NOT NULL,         -- choice k of the line's answer answers this task
+    key TEXT NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    run_index INTEGER NOT NULL,
+    PRIMARY KEY (submission, custom_id, choice)
+);
+CREATE INDEX IF NOT EXISTS batch_lines_key ON batch_lines(key);
+CREATE INDEX IF NOT EXISTS batch_lines_custom_id ON batch_lines(custom_id);
 """
+
+# Columns added after 0.1.0; stores written before get them on open (NULL in old rows).
+ADDED_COLUMNS = {"cached_prompt_tokens": "INTEGER", "reasoning_tokens": "INTEGER", "channel": "TEXT"}
+LIVE, BATCH = "live", "batch"
+SUBMITTING, EXPORTED, EXPORT = "submitting", "exported", "export"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +94,52 @@ class StoredResponse:
     latency_s: float
     error: str | None
     attempts: int
+    cached_prompt_tokens: int = 0
+    reasoning_tokens: int = 0
+    channel: str = LIVE  # 'live' or 'batch' (answered through a Batch API, priced at the batch price)
+    judge: str = ""
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(self.prompt_tokens, self.completion_tokens, self.cached_prompt_tokens, self.reasoning_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchLineRow:
+    """One task of a submitted batch: ``choice`` of line ``custom_id``'s answer answers ``key``."""
+
+    custom_id: str
+    choice: int
+    key: str
+    prompt_hash: str
+    judge: str
+    run_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRow:
+    """A batch as the store knows it (the provider's status as last seen)."""
+
+    submission: str
+    provider: str
+    judge: str
+    endpoint: str | None
+    key_env: str | None
+    batch_id: str | None
+    status: str
+    total: int
+    completed: int
+    failed: int
+    created: float
+    expires_at: float | None
+    collected: bool
+    error: str | None
+
+
+_RESPONSE_COLUMNS = ("key", "status", "text", "finish_reason", "prompt_tokens", "completion_tokens", "latency_s",
+                     "error", "attempts", "cached_prompt_tokens", "reasoning_tokens", "channel", "judge")
+_BATCH_COLUMNS = ("submission", "provider", "judge", "endpoint", "key_env", "batch_id", "status", "total",
+                  "completed", "failed", "created", "expires_at", "collected", "error")
 
 
 class Store:
@@ -68,24 +153,54 @@ class Store:
         self.path = str(path)
         self.readonly = readonly
         self._known_prompts: set[str] = set()
+        self._in_transaction = False
         if readonly:
             p = Path(path)
             idle = not p.with_name(p.name + "-wal").exists()
             uri = f"{p.resolve().as_uri()}?{'immutable=1' if idle else 'mode=ro'}"
             self._db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            self._columns = self._response_columns()
             return
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        # Another process (``polyjudge batch cancel``) may write at the same moment: wait, do not fail.
+        self._db.execute("PRAGMA busy_timeout=10000")
         self._db.execute("PRAGMA journal_mode=WAL")
         # NORMAL: a commit survives the process being killed (not a power cut).
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        have = self._response_columns()
+        for name, kind in ADDED_COLUMNS.items():
+            if name not in have:
+                self._db.execute(f"ALTER TABLE responses ADD COLUMN {name} {kind}")
+        self._columns = self._response_columns()
 
     def close(self) -> None:
         self._db.close()
 
+    def _response_columns(self) -> set[str]:
+        return {str(r[1]) for r in self._db.execute("PRAGMA table_info(responses)")}
+
     def _has_table(self, name: str) -> bool:
         return self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() \
             is not None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Many writes committed at once (a batch's answers), all or none."""
+        if self._in_transaction:
+            yield
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        self._in_transaction = True
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        else:
+            self._db.execute("COMMIT")
+        finally:
+            self._in_transaction = False
 
     def get_meta(self, name: str) -> str | None:
         """A value the session keeps about the run (e.g. what run this store belongs to)."""
@@ -103,15 +218,18 @@ class Store:
             return set()
         return {k for (k,) in self._db.execute("SELECT key FROM responses WHERE status='done'")}
 
-    def get_many(self, keys: list[str]) -> dict[str, StoredResponse]:
+    def get_many(self, keys: Sequence[str]) -> dict[str, StoredResponse]:
         out: dict[str, StoredResponse] = {}
+        if self.readonly and not self._has_table("responses"):
+            return out
+        select = ",".join(c if c in self._columns else "NULL" for c in _RESPONSE_COLUMNS)
         for i in range(0, len(keys), 500):
-            chunk = keys[i:i + 500]
+            chunk = list(keys[i:i + 500])
             rows = self._db.execute(
-                "SELECT key,status,text,finish_reason,prompt_tokens,completion_tokens,latency_s,error,attempts "
-                f"FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+                f"SELECT {select} FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
             for r in rows:
-                out[r[0]] = StoredResponse(r[0], r[1], r[2], r[3], r[4] or 0, r[5] or 0, r[6] or 0.0, r[7], r[8])
+                out[r[0]] = StoredResponse(r[0], r[1], r[2], r[3], r[4] or 0, r[5] or 0, r[6] or 0.0, r[7], r[8],
+                                           r[9] or 0, r[10] or 0, r[11] or LIVE, r[12] or "")
         return out
 
     def put_prompt(self, prompt_hash: str, request: GenerateRequest) -> None:
@@ -120,23 +238,98 @@ class Store:
             return
         canonical = request.canonical()
         canonical.pop("seed", None)
+        canonical.pop("n", None)  # how many samples one request asked for is not part of the prompt
         self._db.execute("INSERT OR IGNORE INTO prompts VALUES (?, ?)",
                          (prompt_hash, json.dumps(canonical, ensure_ascii=False, sort_keys=True)))
         self._known_prompts.add(prompt_hash)
 
     def put_result(self, key: str, prompt_hash: str, judge: str, run_index: int,
-                   result: GenerateResult, attempts: int) -> None:
+                   result: GenerateResult, attempts: int, *, text: str | None = None,
+                   finish_reason: str | None = None, usage: Usage | None = None, channel: str = LIVE) -> None:
+        """Store an answer; ``text``, ``finish_reason`` and ``usage`` replace the result's own
+        (one choice of a multi-sample answer, with its share of the usage)."""
+        u = usage if usage is not None else result.usage
         self._db.execute(
-            "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,'done',?,?,?,?,?,NULL,?,?)",
-            (key, prompt_hash, judge, run_index, result.text, result.finish_reason,
-             result.usage.prompt_tokens, result.usage.completion_tokens, result.latency_s,
-             attempts, time.time()))
+            "INSERT OR REPLACE INTO responses (key, prompt_hash, judge, run_index, status, text, finish_reason, "
+            "prompt_tokens, completion_tokens, latency_s, error, attempts, created, cached_prompt_tokens, "
+            "reasoning_tokens, channel) VALUES (?,?,?,?,'done',?,?,?,?,?,NULL,?,?,?,?,?)",
+            (key, prompt_hash, judge, run_index, result.text if text is None else text,
+             result.finish_reason if finish_reason is None else finish_reason, u.prompt_tokens,
+             u.completion_tokens, result.latency_s, attempts, time.time(), u.cached_prompt_tokens,
+             u.reasoning_tokens, None if channel == LIVE else channel))
 
     def put_failure(self, key: str, prompt_hash: str, judge: str, run_index: int,
                     error: str, attempts: int) -> None:
         # A later resume tries failed requests again; a 'done' row is never replaced by a failure.
         self._db.execute(
-            "INSERT INTO responses VALUES (?,?,?,?,'failed',NULL,NULL,0,0,0,?,?,?) "
+            "INSERT INTO responses (key, prompt_hash, judge, run_index, status, text, finish_reason, prompt_tokens, "
+            "completion_tokens, latency_s, error, attempts, created) VALUES (?,?,?,?,'failed',NULL,NULL,0,0,0,?,?,?) "
             "ON CONFLICT(key) DO UPDATE SET error=excluded.error, attempts=responses.attempts+excluded.attempts, "
             "created=excluded.created WHERE responses.status='failed'",
             (key, prompt_hash, judge, run_index, redact(error), attempts, time.time()))
+
+    # ------------------------------------------------------------------------------------- batches
+
+    def add_batch(self, submission: str, provider: str, judge: str, lines: Iterable[BatchLineRow], *,
+                  endpoint: str | None = None, key_env: str | None = None, status: str = SUBMITTING) -> int:
+        """Record a batch before it is sent (status 'submitting'), with every task it holds."""
+        rows = list(lines)
+        with self.transaction():
+            self._db.execute(
+                "INSERT INTO batches (submission, provider, judge, endpoint, key_env, status, total, created) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                (submission, provider, judge, endpoint, key_env, status,
+                 len({r.custom_id for r in rows}), time.time()))
+            self._db.executemany(
+                "INSERT OR REPLACE INTO batch_lines VALUES (?,?,?,?,?,?,?)",
+                [(submission, r.custom_id, r.choice, r.key, r.prompt_hash, r.judge, r.run_index) for r in rows])
+        return len(rows)
+
+    def update_batch(self, submission: str, *, batch_id: str | None = None, status: str | None = None,
+                     completed: int | None = None, failed: int | None = None, expires_at: float | None = None,
+                     collected: bool | None = None, error: str | None = None) -> None:
+        """Change what is known of a batch (fields left None keep their value)."""
+        changes = {"batch_id": batch_id, "status": status, "completed": completed, "failed": failed,
+                   "expires_at": expires_at, "collected": None if collected is None else int(collected),
+                   "error": None if error is None else redact(error)}
+        sets = {k: v for k, v in changes.items() if v is not None}
+        if not sets:
+            return
+        self._db.execute(f"UPDATE batches SET {', '.join(f'{k}=?' for k in sets)} WHERE submission=?",
+                         (*sets.values(), submission))
+
+    def drop_batch(self, submission: str) -> None:
+        """Forget a batch that was never created at the provider (its tasks go out again)."""
+        with self.transaction():
+            self._db.execute("DELETE FROM batch_lines WHERE submission=?", (submission,))
+            self._db.execute("DELETE FROM batches WHERE submission=?", (submission,))
+
+    def batches(self, *, open_only: bool = False) -> list[BatchRow]:
+        """Batches in submission order; ``open_only``: those whose answers are not collected yet
+        (exports excluded: nothing was sent)."""
+        if self.readonly and not self._has_table("batches"):
+            return []
+        where = f" WHERE collected=0 AND provider != '{EXPORT}'" if open_only else ""
+        rows = self._db.execute(f"SELECT {','.join(_BATCH_COLUMNS)} FROM batches{where} ORDER BY created, rowid")
+        return [BatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], bool(r[12]),
+                         r[13]) for r in rows]
+
+    def batch_lines(self, submission: str) -> list[BatchLineRow]:
+        rows = self._db.execute("SELECT custom_id, choice, key, prompt_hash, judge, run_index FROM batch_lines "
+                                "WHERE submission=? ORDER BY rowid", (submission,))
+        return [BatchLineRow(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
+
+    def lines_for_custom_id(self, custom_id: str) -> list[BatchLineRow]:
+        """The tasks a custom_id answers, from its latest batch or export."""
+        if self.readonly and not self._has_table("batch_lines"):
+            return []
+        row = self._db.execute("SELECT submission FROM batch_lines WHERE custom_id=? ORDER BY rowid DESC LIMIT 1",
+                               (custom_id,)).fetchone()
+        if row is None:
+            return []
+        rows = self._db.execute("SELECT custom_id, choice, key, prompt_hash, judge, run_index FROM batch_lines "
+                                "WHERE submission=? AND custom_id=? ORDER BY choice", (row[0], custom_id))
+        return [BatchLineRow(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
+
+
+__all__ = ["BATCH", "LIVE", "BatchLineRow", "BatchRow", "Store", "StoredResponse"]

@@ -1,0 +1,137 @@
+"""Batch APIs behind one small interface: submit many requests, poll, collect the answers.
+
+Providers answer a batch within a day at about half the price of live
+requests. The engine (``polyjudge.engine.batches``) only speaks
+:class:`BatchClient`; a provider adds a client class registered under the
+name of its backend (``openai`` here; an Anthropic Message Batches client
+registers as ``anthropic``), or a plugin adds one through the entry-point
+group ``polyjudge.batch_clients``.
+
+A client never decides what to resend: it submits the lines it is given
+(``custom_id`` identifies each one), reports the provider's status, and
+turns the provider's output into one :class:`LineResult` per line.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Protocol, runtime_checkable
+
+from polyjudge.backends.base import BackendError, GenerateRequest, GenerateResult
+from polyjudge.backends.registry import BackendSettings, JudgeSpec
+from polyjudge.registry import Registry, UnknownNameError
+
+# Provider statuses after which a batch changes no more.
+ENDED = frozenset({"completed", "failed", "expired", "cancelled", "ended", "canceled"})
+
+
+@dataclass(frozen=True, slots=True)
+class BatchLimits:
+    """Most requests and bytes one batch may hold; larger work is split into several batches."""
+
+    max_requests: int = 50_000
+    max_bytes: int = 200 * 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class BatchLine:
+    """One request of a batch; ``custom_id`` comes back with its answer."""
+
+    custom_id: str
+    request: GenerateRequest
+
+
+@dataclass(frozen=True, slots=True)
+class BatchInfo:
+    """A batch as the provider reports it."""
+
+    batch_id: str
+    status: str  # the provider's word: validating, in_progress, finalizing, completed, expired, ...
+    total: int = 0
+    completed: int = 0
+    failed: int = 0
+    expires_at: float | None = None  # Unix time after which unfinished lines expire
+    output_file: str | None = None
+    error_file: str | None = None
+    errors: tuple[str, ...] = ()  # why the whole batch failed, when it did
+    tag: str | None = None  # the submission tag given to :meth:`BatchClient.submit`
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ENDED
+
+
+@dataclass(frozen=True, slots=True)
+class LineResult:
+    """The outcome of one line: an answer or an error (retryable or not), never both."""
+
+    custom_id: str
+    result: GenerateResult | None = None
+    error: BackendError | None = None
+
+
+@runtime_checkable
+class BatchClient(Protocol):
+    """One judge's Batch API. Failures of the calls themselves raise :class:`BackendError`."""
+
+    model: str
+    endpoint: str  # where batches go, credentials masked (shown by ``polyjudge batch status``)
+    limits: BatchLimits
+
+    def line_size(self, line: BatchLine) -> int:
+        """Bytes the line takes in a batch (for splitting at ``limits.max_bytes``)."""
+        ...
+
+    async def submit(self, lines: Sequence[BatchLine], tag: str) -> BatchInfo:
+        """Create one batch of ``lines``, labelled with ``tag`` so :meth:`find` can find it again."""
+        ...
+
+    async def find(self, tag: str) -> BatchInfo | None:
+        """The batch submitted with ``tag``, or None when it was never created."""
+        ...
+
+    async def status(self, batch_id: str) -> BatchInfo: ...
+
+    async def results(self, info: BatchInfo) -> list[LineResult]:
+        """Every line the provider answered or failed (an ended batch; missing lines are not listed)."""
+        ...
+
+    async def cancel(self, batch_id: str) -> BatchInfo: ...
+
+    async def aclose(self) -> None: ...
+
+
+class RegisteredBatchClient(ABC):
+    """A batch client class, registered under the name of the backend it serves."""
+
+    name: ClassVar[str]
+
+    @classmethod
+    @abstractmethod
+    def from_spec(cls, spec: JudgeSpec, settings: BackendSettings, limits: BatchLimits) -> BatchClient:
+        """The client for one judge; ``ValueError`` when the spec cannot be batched."""
+
+
+BATCH_CLIENTS: Registry[type[RegisteredBatchClient]] = Registry(
+    "batch client", modules=["polyjudge.backends.openai_batch"], entry_point_group="polyjudge.batch_clients")
+register_batch_client = BATCH_CLIENTS.register
+
+
+def has_batch_client(backend: str) -> bool:
+    return backend in BATCH_CLIENTS
+
+
+def batch_client_for(spec: JudgeSpec, settings: BackendSettings, limits: BatchLimits = BatchLimits()) -> BatchClient:
+    """The batch client of a judge; ``ValueError`` when its backend has no Batch API here."""
+    try:
+        cls = BATCH_CLIENTS.get(spec.backend)
+    except UnknownNameError:
+        raise ValueError(f"the {spec.backend} backend has no batch client (batching works with "
+                         f"{', '.join(BATCH_CLIENTS.names())})") from None
+    return cls.from_spec(spec, settings, limits)
+
+
+__all__ = ["BATCH_CLIENTS", "ENDED", "BatchClient", "BatchInfo", "BatchLimits", "BatchLine", "LineResult",
+           "RegisteredBatchClient", "batch_client_for", "has_batch_client", "register_batch_client"]
