@@ -444,3 +444,29 @@ def test_chunks_keep_a_shared_prefix_together():
     assert [t for c in chunks for g in c.work for t in g] == tasks
     small = chunk_work(tasks, size=3)
     assert max(c.size for c in small) == 3 and [g[0] for c in small for g in c.work] == tasks
+
+
+@needs_ray
+def test_the_judge_command_with_executor_ray_matches_the_local_executor(cluster, da_responder, tmp_path,
+                                                                        monkeypatch):
+    """``polyjudge judge --executor ray`` (flags -> JudgeConfig -> session -> Ray executor) writes what
+    the local executor writes."""
+    from polyjudge.cli.errors import run_cli
+    from polyjudge.cli.main import cli
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(json.dumps({"src": it.src, "tgt": it.tgt, "src_lang": "en", "tgt_lang": "de",
+                                       "doc_id": it.doc_id, "seg_id": it.seg_id, "system": it.system}) + "\n"
+                           for it in many_items()))
+    with serve(da_responder) as srv:
+        common = [str(inp), "--judge", f"openai:judge-1@{srv.base_url}", "--runs", "2", "-q", "-c", "4"]
+        assert run_cli(cli, ["judge", *common, "-o", str(tmp_path / "local")]) == 0
+        n_local = len(srv.completed)
+        assert run_cli(cli, ["judge", *common, "-o", str(tmp_path / "ray"), "--executor", "ray",
+                             "--ray-actors", "2"]) == 0
+        assert len(srv.completed) == 2 * n_local  # the Ray run sent every request once, like the local one
+    for name in ("segments.tsv", "systems.tsv"):
+        assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+    assert without_latency(tmp_path / "ray" / "judgments.jsonl") == \
+        without_latency(tmp_path / "local" / "judgments.jsonl")

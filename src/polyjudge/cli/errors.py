@@ -9,6 +9,7 @@ Exit codes (README, "Exit codes"):
   (also a run directory in use by another process, or holding another run);
 * 3: a run stopped short: more failed requests than ``--max-failure-rate``, or
   the endpoint rejected the requests or kept failing;
+* 4: the run stopped at its ``--max-cost`` spending cap (re-run with a higher cap to resume);
 * 130: interrupted (Ctrl-C, SIGTERM); completed judgments are kept.
 
 Every line printed here is passed through :func:`polyjudge.data.secrets.redact`.
@@ -29,6 +30,7 @@ EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 3
+EXIT_BUDGET = 4
 EXIT_INTERRUPTED = 130
 
 
@@ -70,9 +72,9 @@ def run_cli(group: click.Group, argv: list[str] | None) -> int:
     except RunInterrupted as exc:
         click.echo(_one_line(str(exc)), err=True)
         return EXIT_INTERRUPTED
-    except RunStopped as exc:
+    except RunStopped as exc:  # 3 (failures, unreachable endpoint) or 4 (spending cap): the exception says
         error_line(str(exc))
-        return EXIT_RUN_FAILED
+        return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:

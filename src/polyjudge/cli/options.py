@@ -294,6 +294,18 @@ def judge_options(fn: F) -> F:
         click.option("--restart", is_flag=True,
                      help="Delete the run already in the run directory (outputs and store) and start over; "
                           "without it a directory holding another protocol or configuration is refused."),
+        click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                     help="Who sends the requests: this process, or a pool of Ray actors "
+                          "(pip install 'polyjudge[ray]')."),
+        click.option("--ray-address", default=None, metavar="ADDR",
+                     help="Ray cluster: auto, HOST:6379 or ray://HOST:10001 (default: RAY_ADDRESS, else a "
+                          "one-machine cluster)."),
+        click.option("--ray-actors", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="Actors in the pool (default: one per node); --concurrency is split between them."),
+        click.option("--ray-cpus-per-actor", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
+                     help="CPUs reserved by each Ray actor."),
+        click.option("--ray-gpus-per-actor", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
+                     help="GPUs reserved by each Ray actor."),
         click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
     ]
     for opt in reversed(opts):
@@ -326,7 +338,9 @@ def judge_config(kw: dict[str, Any], *, progress: bool = True) -> JudgeConfig:
         progress=progress and not quiet and sys.stderr.isatty(), max_failure_rate=kw.pop("max_failure_rate"),
         restart=kw.pop("restart"), samples_per_request=kw.pop("samples_per_request"), batch=kw.pop("batch"),
         batch_options=BatchOptions(fallback=kw.pop("batch_fallback")), batch_export=kw.pop("batch_export"),
-        batch_import=kw.pop("batch_import"), max_cost=kw.pop("max_cost"), rpm=kw.pop("rpm"), tpm=kw.pop("tpm"))
+        batch_import=kw.pop("batch_import"), max_cost=kw.pop("max_cost"), rpm=kw.pop("rpm"), tpm=kw.pop("tpm"),
+        executor=kw.pop("executor"), ray_address=kw.pop("ray_address"), ray_actors=kw.pop("ray_actors"),
+        ray_cpus_per_actor=kw.pop("ray_cpus_per_actor"), ray_gpus_per_actor=kw.pop("ray_gpus_per_actor"))
 
 
 __all__ = ["OUTPUT_FORMATS", "RegistryChoice", "RegistryHelpCommand", "emit", "format_option", "input_format_option",

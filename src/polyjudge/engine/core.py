@@ -18,6 +18,7 @@ from polyjudge.backends.batch import BatchClient
 from polyjudge.data.records import Item
 from polyjudge.data.secrets import redact, redact_url
 from polyjudge.engine.batches import BatchOptions, export_batch, import_batch, run_batches
+from polyjudge.engine.executor import Executor
 from polyjudge.engine.plan import Task, distinct_tasks, plan_tasks, sample_groups
 from polyjudge.engine.pricing import CONTEXT_TOKENS, DEFAULT_PRICES, ModelPrice
 from polyjudge.engine.progress import progress_bar
@@ -339,7 +340,8 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
                     max_cost: float | None = None, rpm: float | None = None, tpm: float | None = None,
                     batch_clients: Sequence[BatchClient] | None = None, batch_options: BatchOptions = BatchOptions(),
                     batch_export: Path | str | None = None,
-                    batch_import: Path | str | None = None) -> RunResult | Estimate:
+                    batch_import: Path | str | None = None,
+                    executor: Executor | None = None) -> RunResult | Estimate:
     """Judge ``items`` (or, with ``dry_run``, only estimate what that would send).
 
     Each distinct cache key is sent once; items that share one get the same
@@ -438,8 +440,10 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
                         extra["limiters"] = limiters
                     if budget is not None:
                         extra["budget"] = budget
-                    stats = await execute(work, backends, store, concurrency=concurrency, retry=retry,
-                                          on_update=update, stop=stop, **extra)
+                    # The local executor, or another one with the same contract (engine.executor).
+                    send = executor or execute
+                    stats = await send(work, backends, store, concurrency=concurrency, retry=retry,
+                                       on_update=update, stop=stop, **extra)
         stored = store.get_many(keys)
     finally:
         if unlisten is not None:

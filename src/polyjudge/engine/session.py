@@ -22,6 +22,7 @@ from polyjudge.data.records import Item
 from polyjudge.engine.batches import BatchOptions
 from polyjudge.engine.core import Estimate, run_async
 from polyjudge.engine.errors import BudgetExceeded, EndpointFailed, FailureRateExceeded, RunInterrupted
+from polyjudge.engine.executor import Executor
 from polyjudge.engine.pricing import ModelPrice, PriceTable
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.runner import BUDGET, INTERRUPTED, RetryPolicy
@@ -92,6 +93,13 @@ class JudgeConfig:
     max_cost: float | None = None
     rpm: float | None = None
     tpm: float | None = None
+    # Who sends the requests: "local" (this process) or "ray" (a pool of Ray actors, engine.ray_executor).
+    executor: str = "local"
+    ray_address: str | None = None
+    ray_actors: int | None = None
+    ray_cpus_per_actor: float = 1.0
+    ray_gpus_per_actor: float = 0.0
+    ray_runtime_env: Mapping[str, Any] | None = None
 
     def replace(self, **changes: Any) -> JudgeConfig:
         """A copy with some fields changed (studies vary runs, temperature, protocol options)."""
@@ -138,6 +146,7 @@ class _Prepared:
     specs: list[JudgeSpec]
     settings: BackendSettings
     prices: PriceTable
+    executor: Executor | None = None  # None: the local executor
 
 
 def _prepare(config: JudgeConfig) -> _Prepared:
@@ -155,7 +164,18 @@ def _prepare(config: JudgeConfig) -> _Prepared:
         raise InputError(str(exc), field="judge") from None
     settings = BackendSettings(api_key_env=config.api_key_env, timeout=config.timeout, n_ctx=config.n_ctx)
     _check_spending(config, specs, prices)
-    return _Prepared(config, protocol, specs, settings, prices)
+    executor = None
+    if config.executor != "local":
+        from polyjudge.engine.executor import make_executor
+        from polyjudge.engine.ray_executor import RayOptions
+
+        if config.record or config.batch or config.batch_export or config.batch_import:
+            raise InputError("--executor ray sends live requests; it cannot be combined with --record or the "
+                             "batch options", field="executor")
+        executor = make_executor(config.executor, specs, settings, ray=RayOptions(
+            address=config.ray_address, actors=config.ray_actors, cpus_per_actor=config.ray_cpus_per_actor,
+            gpus_per_actor=config.ray_gpus_per_actor, runtime_env=config.ray_runtime_env))
+    return _Prepared(config, protocol, specs, settings, prices, executor)
 
 
 def _check_spending(config: JudgeConfig, specs: Sequence[JudgeSpec], prices: PriceTable) -> None:
@@ -314,7 +334,8 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
         samples_per_request=samples, max_cost=config.max_cost, rpm=config.rpm, tpm=config.tpm,
         batch_clients=clients, batch_options=config.batch_options,
         batch_export=None if dry_run else config.batch_export,
-        batch_import=None if dry_run else config.batch_import)
+        batch_import=None if dry_run else config.batch_import,
+        executor=None if dry_run else prep.executor)
 
 
 def _batch_clients(prep: _Prepared) -> list[BatchClient]:
