@@ -67,14 +67,18 @@ def _progress_line(s: ConditionSummary) -> None:
 @click.option("--max-failure-rate", type=click.FloatRange(0.0, 1.0), default=0.1, show_default=True,
               help="Exit 3 when a larger share of requests failed after retries.")
 @click.option("--restart", is_flag=True, help="Start the run directories over instead of resuming them.")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Who sends the requests: this process, or a pool of Ray actors (pip install 'polyjudge[ray]').")
+@click.option("--ray-address", default=None, metavar="ADDR", help="Ray cluster address (see `judge --help`).")
+@click.option("--ray-actors", type=click.IntRange(min=1), default=None, metavar="N", help="Actors in the pool.")
 @out_option("Folder for the tables and one run directory per criterion (required).", legacy_decls=("-O",))
 @format_option(default="tsv")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def consistency(dataset: str, data_dir: str | None, languages: str, reference: str, limit: int | None,
                 no_wrong: bool, scales: tuple[str, ...], judges: tuple[str, ...], panel_method: str,
                 tie: str, prompt_template: str | None, seed: int, concurrency: int, api_key_env: str,
-                timeout: float, n_ctx: int, max_failure_rate: float, restart: bool, out: str | None, fmt: str,
-                quiet: bool) -> None:
+                timeout: float, n_ctx: int, max_failure_rate: float, restart: bool, executor: str,
+                ray_address: str | None, ray_actors: int | None, out: str | None, fmt: str, quiet: bool) -> None:
     """Cross-language consistency study on parallel data (Fu & Liu, 2025).
 
     Prints the summary table (and with several judges the Ens - Min table);
@@ -87,7 +91,8 @@ def consistency(dataset: str, data_dir: str | None, languages: str, reference: s
         raise click.UsageError("Missing option '-o' / '--out'.")
     judge = JudgeConfig(protocol="pointwise", judges=judges, prompt_template=prompt_template,
                         concurrency=concurrency, api_key_env=api_key_env, timeout=timeout, n_ctx=n_ctx,
-                        max_failure_rate=max_failure_rate, restart=restart,
+                        max_failure_rate=max_failure_rate, restart=restart, executor=executor,
+                        ray_address=ray_address, ray_actors=ray_actors,
                         progress=not quiet and sys.stderr.isatty())
     config = ConsistencyConfig(dataset=dataset, data_dir=data_dir, languages=_languages(languages), reference=reference,
                                limit=limit, wrong=not no_wrong, scales=scales, panel_method=panel_method,
