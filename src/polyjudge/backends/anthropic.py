@@ -86,20 +86,13 @@ class AnthropicBackend(RegisteredBackend):
     """
 
     name: ClassVar[str] = "anthropic"
+    url_after_at = True
     spec_options: ClassVar[dict[str, str]] = {
         "structured": "auto, tool, json_schema or none: how the protocol's JSON schema is sent",
         "key_env": f"environment variable holding this judge's API key (default {API_KEY_ENV})",
         "version": f"the anthropic-version header (default {API_VERSION})",
         "per_server": "requests in flight per server when several are given",
     }
-
-    @classmethod
-    def parse_target(cls, rest: str) -> tuple[str | None, str | None]:
-        """``MODEL@BASE_URL`` names the endpoint after the first ``@``."""
-        model, base_url = super().parse_target(rest)
-        if model and "@" in model:
-            model, base_url = model.split("@", 1)
-        return model, base_url
 
     @classmethod
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:

@@ -91,6 +91,7 @@ class OpenAIBackend(RegisteredBackend):
     """
 
     name: ClassVar[str] = "openai"
+    url_after_at = True
     spec_options: ClassVar[dict[str, str]] = {
         "reasoning": "a reasoning model: max_completion_tokens, model-default temperature "
                      "(reasoning=false: never adapt to 400 answers)",
@@ -98,14 +99,6 @@ class OpenAIBackend(RegisteredBackend):
         "key_env": "environment variable holding this judge's API key",
         "per_server": "requests in flight per server when several are given",
     }
-
-    @classmethod
-    def parse_target(cls, rest: str) -> tuple[str | None, str | None]:
-        """``MODEL@BASE_URL`` names the endpoint after the first ``@``."""
-        model, base_url = super().parse_target(rest)
-        if model and "@" in model:
-            model, base_url = model.split("@", 1)
-        return model, base_url
 
     @classmethod
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:

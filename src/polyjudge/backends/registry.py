@@ -68,10 +68,18 @@ class RegisteredBackend(ABC):
     # Options the judge spec may give after the model (``MODEL?name=value,flag``): name -> help text.
     spec_options: ClassVar[Mapping[str, str]] = {}
 
+    # True for HTTP backends: ``MODEL@BASE_URL`` names the endpoint after the first ``@``.
+    url_after_at: ClassVar[bool] = False
+
     @classmethod
     def parse_target(cls, rest: str) -> tuple[str | None, str | None]:
-        """Split the text after ``NAME:`` into ``(model, base_url)``; by default it is all model."""
-        return rest or None, None
+        """Split the text after ``NAME:`` into ``(model, base_url)``: all model, or ``MODEL@URL``
+        for backends with :attr:`url_after_at`."""
+        model = rest or None
+        if cls.url_after_at and model and "@" in model:
+            name, url = model.split("@", 1)
+            return name or None, url
+        return model, None
 
     @classmethod
     @abstractmethod
