@@ -48,7 +48,7 @@ from polyjudge.protocols.options import option
 from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.spans import locate_text_spans
 from polyjudge.protocols.templates import PromptTemplate
-from polyjudge.protocols.tsa import vote_spans
+from polyjudge.protocols.tsa import merge_span_runs
 
 ANSWER_FORMAT = "gemba-esa"
 SEVERITIES = ("major", "minor")
@@ -144,15 +144,7 @@ class GembaESA(JudgeProtocol):
 
     def merge_runs(self, annotations: list[Any], item: Item) -> dict[str, Any] | None:
         """The runs' spans merged by character voting (scores are merged by the aggregator)."""
-        anns = [a for a in annotations if isinstance(a, dict) and isinstance(a.get("spans"), list)]
-        if not anns:
-            return None
-        threshold = self.settings.vote_threshold
-        spans, problems = vote_spans([a["spans"] for a in anns], len(item.tgt), threshold)
-        for s in spans:
-            s["text"] = item.tgt[s["start"]:s["end"]]
-        return {"format": ANSWER_FORMAT, "spans": spans, "problems": problems, "merged_runs": len(anns),
-                "vote_threshold": threshold}
+        return merge_span_runs(annotations, item, self.settings.vote_threshold, ANSWER_FORMAT)
 
 
 def _errors(obj: dict[str, Any]) -> list[dict[str, Any]]:

@@ -208,15 +208,20 @@ class _SpanProtocol(JudgeProtocol):
 
     def merge_runs(self, annotations: list[Any], item: Item) -> dict[str, Any] | None:
         """Character-level voting across runs (see :func:`vote_spans`)."""
-        anns = [a for a in annotations if isinstance(a, dict) and isinstance(a.get("spans"), list)]
-        if not anns:
-            return None
-        threshold = self.settings.vote_threshold
-        spans, problems = vote_spans([a["spans"] for a in anns], len(item.tgt), threshold)
-        for s in spans:
-            s["text"] = item.tgt[s["start"]:s["end"]]
-        return {"format": self.answer_format, "spans": spans, "problems": problems,
-                "merged_runs": len(anns), "vote_threshold": threshold}
+        return merge_span_runs(annotations, item, self.settings.vote_threshold, self.answer_format)
+
+
+def merge_span_runs(annotations: list[Any], item: Item, threshold: float,
+                    answer_format: str) -> dict[str, Any] | None:
+    """The span annotations of several runs merged by character voting, with each span's text."""
+    anns = [a for a in annotations if isinstance(a, dict) and isinstance(a.get("spans"), list)]
+    if not anns:
+        return None
+    spans, problems = vote_spans([a["spans"] for a in anns], len(item.tgt), threshold)
+    for s in spans:
+        s["text"] = item.tgt[s["start"]:s["end"]]
+    return {"format": answer_format, "spans": spans, "problems": problems, "merged_runs": len(anns),
+            "vote_threshold": threshold}
 
 
 def vote_spans(runs: list[list[dict[str, Any]]], length: int,
