@@ -75,6 +75,35 @@ def _details(usage: dict[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def chat_body(model: str, request: GenerateRequest, *, structured: bool = True, reasoning: bool = False,
+              send_temperature: bool | None = None, token_field: str | None = None) -> dict[str, Any]:
+    """The chat-completions body of ``request``, for live requests and batch files alike (``n``,
+    log-probabilities and reasoning effort only when set; a reasoning model gets
+    ``max_completion_tokens`` and its default temperature unless told otherwise)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+    }
+    if (not reasoning) if send_temperature is None else send_temperature:
+        body["temperature"] = request.temperature
+    body[token_field or ("max_completion_tokens" if reasoning else "max_tokens")] = request.max_tokens
+    if request.seed is not None:
+        body["seed"] = request.seed
+    if request.n > 1:
+        body["n"] = request.n
+    if request.top_logprobs > 0:
+        body["logprobs"] = True
+        body["top_logprobs"] = request.top_logprobs
+    if request.reasoning_effort is not None:
+        body["reasoning_effort"] = request.reasoning_effort
+    if structured and request.json_schema is not None:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "judgment", "schema": request.json_schema, "strict": True},
+        }
+    return body
+
+
 @register_backend()
 class OpenAIBackend(RegisteredBackend):
     """OpenAI-compatible chat completions over HTTP: openai:MODEL[?OPTIONS][@BASE_URL[,BASE_URL...]].
@@ -153,28 +182,8 @@ class OpenAIBackend(RegisteredBackend):
         return {"api-key": key} if self.azure else {"Authorization": f"Bearer {key}"}
 
     def _body(self, request: GenerateRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-        }
-        if self._send_temperature:
-            body["temperature"] = request.temperature
-        body[self._token_field] = request.max_tokens
-        if request.seed is not None:
-            body["seed"] = request.seed
-        if request.n > 1:
-            body["n"] = request.n
-        if request.top_logprobs > 0:
-            body["logprobs"] = True
-            body["top_logprobs"] = request.top_logprobs
-        if request.reasoning_effort is not None:
-            body["reasoning_effort"] = request.reasoning_effort
-        if request.json_schema is not None and self._schema_supported is not False:
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "judgment", "schema": request.json_schema, "strict": True},
-            }
-        return body
+        return chat_body(self.model, request, structured=self._schema_supported is not False,
+                         send_temperature=self._send_temperature, token_field=self._token_field)
 
     def _adapted_to(self, resp: httpx.Response, sent: dict[str, Any]) -> bool:
         """Learn from a 400 that rejects how the request was written; True when it should be resent.

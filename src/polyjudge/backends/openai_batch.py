@@ -27,6 +27,7 @@ from polyjudge.backends.batch import (
     RegisteredBatchClient,
     register_batch_client,
 )
+from polyjudge.backends.openai import chat_body
 from polyjudge.backends.registry import DEFAULT_API_KEY_ENV, BackendSettings, JudgeSpec
 from polyjudge.data.secrets import redact, redact_url, register_secret_env
 
@@ -42,35 +43,6 @@ TAG_KEY = "polyjudge_submission"
 RETRYABLE_LINE_ERRORS = frozenset({"batch_expired", "request_timeout", "server_error", "rate_limit_exceeded",
                                    "internal_error", "timeout"})
 MAX_LIST_PAGES = 10
-
-
-def chat_body(model: str, request: GenerateRequest, *, structured: bool = True,
-              reasoning: bool = False) -> dict[str, Any]:
-    """The chat-completions body of ``request``, as the openai backend writes it (``n``, log-probabilities
-    and reasoning effort only when set; a reasoning model gets ``max_completion_tokens`` and its default
-    temperature)."""
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-    }
-    if not reasoning:
-        body["temperature"] = request.temperature
-    body["max_completion_tokens" if reasoning else "max_tokens"] = request.max_tokens
-    if request.seed is not None:
-        body["seed"] = request.seed
-    if request.n > 1:
-        body["n"] = request.n
-    if request.top_logprobs > 0:
-        body["logprobs"] = True
-        body["top_logprobs"] = request.top_logprobs
-    if request.reasoning_effort is not None:
-        body["reasoning_effort"] = request.reasoning_effort
-    if structured and request.json_schema is not None:
-        body["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": "judgment", "schema": request.json_schema, "strict": True},
-        }
-    return body
 
 
 def request_line(model: str, custom_id: str, request: GenerateRequest, *, structured: bool = True,
