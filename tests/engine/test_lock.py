@@ -10,6 +10,7 @@ import time
 import pytest
 
 from polyjudge.data.errors import InputError
+from polyjudge.engine.store import Store
 from polyjudge.rundir import LOCK_FILE, RunDirInUse, RunDirLock, clear_run
 from tests.engine.test_kill_resume import ROOT, free_port, judge_cmd, logged
 
@@ -92,12 +93,13 @@ def test_out_that_is_a_file_is_bad_input(tmp_path):
 def test_clear_run_removes_outputs_and_store_only(tmp_path):
     run = tmp_path / "run"
     (run / "mtme").mkdir(parents=True)
-    for name in ("manifest.json", "judgments.jsonl", "segments.tsv", "aggregates.tsv", "store.sqlite",
+    for name in ("manifest.json", "judgments.jsonl", "segments.tsv", "aggregates.tsv",
                  "store.sqlite-wal", "mtme/polyjudge-da.seg.score", "notes.txt"):
         (run / name).write_text("x")
+    Store(run / "store.sqlite").close()  # polyjudge's own store (a foreign one is never deleted)
     removed = clear_run(run)
     assert "store.sqlite" in removed and "mtme/polyjudge-da.seg.score" in removed
-    assert sorted(p.name for p in run.iterdir()) == ["notes.txt"]
+    assert sorted(p.name for p in run.iterdir() if p.name != ".polyjudge-owned.json") == ["notes.txt"]
 
 
 def test_two_processes_on_one_directory(tmp_path):

@@ -23,7 +23,8 @@ from polyjudge.rundir.directory import (
     write_manifest,
     write_run,
 )
-from polyjudge.rundir.lock import LOCK_FILE, RunDirInUse, RunDirLock, clear_run
+from polyjudge.rundir.lock import LOCK_FILE, RunDirInUse, RunDirLock, claim_run_dir, clear_run
+from polyjudge.rundir.ownership import OWNED_RECORD, OwnedDir, check_out_path, claim
 from polyjudge.rundir.records import (
     FORMAT_VERSION,
     OK,
@@ -45,7 +46,9 @@ from polyjudge.rundir.records import (
 )
 
 __all__ = ["AGGREGATES", "FORMAT_VERSION", "ITEMS", "JUDGMENTS", "LOCK_FILE", "MANIFEST", "MERGED", "OK",
+           "OWNED_RECORD",
            "PARSE_FAILED", "PENDING", "REQUEST_FAILED", "SEGMENTS", "SPANS", "STATUSES", "STORE", "SYSTEMS",
            "TRUNCATED", "JudgmentRecord", "JudgmentSpool", "Manifest", "MergedRow", "RunConfig", "RunContents",
-           "RunDir", "RunDirInUse", "RunDirLock", "RunScores", "SegmentRow", "SystemRow", "clear_run", "format_cell",
+           "OwnedDir", "RunDir", "RunDirInUse", "RunDirLock", "RunScores", "SegmentRow", "SystemRow",
+           "check_out_path", "claim", "claim_run_dir", "clear_run", "format_cell",
            "format_mtme", "judgment_json", "output_sizes", "tsv_text", "write_manifest", "write_run"]

@@ -28,6 +28,7 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl, parse_json, plain
 from polyjudge.data.records import CORE_FIELDS, Item
 from polyjudge.data.spans import SpanSegment, read_task2_tsv, write_task2_tsv
+from polyjudge.rundir.ownership import OwnedDir, atomic_write, claim, is_polyjudge_store, read_record
 from polyjudge.rundir.records import (
     JudgmentRecord,
     Manifest,
@@ -52,14 +53,52 @@ MTME_DIR = "mtme"
 # Outputs that only some runs have: removed when a rewrite does not produce them,
 # so a directory reused with another protocol never keeps a stale file.
 OPTIONAL_OUTPUTS = (AGGREGATES, MERGED, SPANS)
+# Every file a judging run writes besides mtme/ and the store; --restart removes these (when polyjudge's).
+RUN_OUTPUTS = (MANIFEST, JUDGMENTS, ITEMS, SEGMENTS, SYSTEMS, *OPTIONAL_OUTPUTS)
+STORE_FILES = (STORE, STORE + "-wal", STORE + "-shm", STORE + "-journal")
+RUN_KIND = "judge run"
 
 
 def _atomic_write(path: Path, lines: Iterable[str]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        for line in lines:
-            fh.write(line)
-    os.replace(tmp, path)
+    atomic_write(path, lines)
+
+
+def adopt_run_dir(root: Path) -> set[str] | None:
+    """The polyjudge files of a run directory written before ownership was recorded (0.1.0
+    included), or None when ``root`` is not one. Only the file names a run writes count, the store
+    only when it has polyjudge's tables, and in ``mtme/`` only the manifest's (or 0.1.0's) names."""
+    manifest = root / MANIFEST
+    has_store = is_polyjudge_store(root / STORE)
+    if not ((root / JUDGMENTS).is_file() or _is_run_manifest(manifest) or has_store):
+        return None
+    files = {n for n in RUN_OUTPUTS if (root / n).is_file() and not (root / n).is_symlink()}
+    if has_store:
+        files |= {n for n in STORE_FILES if (root / n).is_file()}
+    mtme = root / MTME_DIR
+    if mtme.is_dir() and not mtme.is_symlink():
+        name = _manifest_mtme_name(manifest)
+        for p in mtme.glob("*.score"):
+            if (p.name.startswith(f"{name}.") if name else p.name.startswith("polyjudge-")) and not p.is_symlink():
+                files.add(f"{MTME_DIR}/{p.name}")
+    return files
+
+
+def _is_run_manifest(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("signature"), str) and "protocol" in data
+
+
+def _manifest_mtme_name(path: Path) -> str | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+    outputs = data.get("outputs") if isinstance(data, dict) else None
+    name = outputs.get("mtme_name") if isinstance(outputs, dict) else None
+    return name if isinstance(name, str) and name else None
 
 
 class JudgmentSpool:
@@ -134,8 +173,17 @@ class RunContents:
 
 def write_manifest(path: str | Path, manifest: Manifest) -> None:
     """Rewrite only ``manifest.json`` (a resumed run whose other outputs are already current)."""
+    owned = _owned_run_dir(Path(path))
+    owned.check_writable(MANIFEST)
+    owned.record([MANIFEST])
     _atomic_write(Path(path) / MANIFEST,
                   [json.dumps(manifest.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"])
+
+
+def _owned_run_dir(out: Path) -> OwnedDir:
+    """The run directory's ownership record (claimed now if the caller did not, e.g. the Python API
+    writing a fresh directory)."""
+    return read_record(out) or claim(out, RUN_KIND, names=RUN_OUTPUTS, adopt=adopt_run_dir, tidy=False)
 
 
 def output_sizes(path: str | Path) -> dict[str, list[int]]:
@@ -158,7 +206,16 @@ def output_sizes(path: str | Path) -> dict[str, list[int]]:
 def write_run(path: str | Path, contents: RunContents) -> None:
     """Write every output file of a run directory (format: DEVELOPERS.md)."""
     out = Path(path)
-    (out / MTME_DIR).mkdir(parents=True, exist_ok=True)
+    owned = _owned_run_dir(out)
+    name = contents.mtme_name
+    mtme_files = [f"{MTME_DIR}/{name}.seg.score", f"{MTME_DIR}/{name}.sys.score"]
+    targets = [JUDGMENTS, ITEMS, SEGMENTS, SYSTEMS, MANIFEST, *mtme_files]
+    targets += [n for n, given in ((MERGED, bool(contents.merged)), (AGGREGATES, contents.aggregates is not None),
+                                   (SPANS, contents.spans is not None)) if given]
+    for target in targets:  # before anything is written: a foreign file or a symlink stops the write
+        owned.check_writable(target)
+    owned.record(targets)
+    (out / MTME_DIR).mkdir(exist_ok=True)
     written: set[str] = set()
     judgments = contents.judgments
     if isinstance(judgments, JudgmentSpool):
@@ -178,30 +235,41 @@ def write_run(path: str | Path, contents: RunContents) -> None:
         _atomic_write(out / AGGREGATES, _aggregate_lines(contents.items, contents.aggregates))
         written.add(AGGREGATES)
     if contents.spans is not None:
-        tmp = out / (SPANS + ".tmp")
-        write_task2_tsv(tmp, contents.spans)
-        os.replace(tmp, out / SPANS)
+        _write_spans(out / SPANS, contents.spans)
         written.add(SPANS)
-    for name in OPTIONAL_OUTPUTS:
-        if name not in written and (out / name).exists():
-            (out / name).unlink()
+    stale = [n for n in OPTIONAL_OUTPUTS if n not in written]
+    for optional in stale:
+        owned.remove(optional)
     _atomic_write(out / SYSTEMS, ["system\tscore\tn_segments\tn_unscored\n"] + [
         f"{tsv_text(s.system)}\t{format_cell(s.score)}\t{s.n_segments}\t{s.n_unscored}\n" for s in contents.systems])
     # mt-metrics-eval layout: per system, its segments in input order; None for unscored.
     by_system: dict[str, list[float | None]] = {}
     for it, seg in zip(contents.items, contents.segments):
         by_system.setdefault(it.system or "-", []).append(seg.score)
-    name = contents.mtme_name
-    _atomic_write(out / MTME_DIR / f"{name}.seg.score", (
+    _atomic_write(out / mtme_files[0], (
         f"{sys_}\t{format_mtme(s)}\n" for sys_, vals in by_system.items() for s in vals))
-    _atomic_write(out / MTME_DIR / f"{name}.sys.score", (
+    _atomic_write(out / mtme_files[1], (
         f"{s.system}\t{format_mtme(s.score)}\n" for s in contents.systems))
-    for stale in (out / MTME_DIR).glob("*.score"):  # another protocol's scores from an earlier run
-        if stale.name not in (f"{name}.seg.score", f"{name}.sys.score"):
-            stale.unlink()
+    # another protocol's scores from an earlier run (polyjudge's only: the user's stay)
+    stale += [n for n in owned.files if n.startswith(f"{MTME_DIR}/") and n not in mtme_files]
+    for old in stale:
+        owned.remove(old)
+    owned.forget(stale)
     manifest = contents.manifest
     manifest.outputs = {"mtme_name": name}
     _atomic_write(out / MANIFEST, [json.dumps(manifest.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"])
+
+
+def _write_spans(target: Path, spans: Sequence[SpanSegment]) -> None:
+    """``spans.tsv`` through a fresh temporary file (never a symlink), renamed into place."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}-", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        write_task2_tsv(tmp, spans)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
 
 
 def _segment_lines(contents: RunContents) -> Iterator[str]:

@@ -16,20 +16,16 @@ from types import TracebackType
 
 from polyjudge.data.errors import InputError
 from polyjudge.rundir.directory import (
-    ITEMS,
-    JUDGMENTS,
-    MANIFEST,
     MTME_DIR,
-    OPTIONAL_OUTPUTS,
-    SEGMENTS,
+    RUN_KIND,
+    RUN_OUTPUTS,
     STORE,
-    SYSTEMS,
+    STORE_FILES,
+    adopt_run_dir,
 )
+from polyjudge.rundir.ownership import OwnedDir, check_out_path, claim, read_record
 
 LOCK_FILE = ".polyjudge.lock"
-# Every file a judging run writes; --restart removes these and nothing else.
-RUN_OUTPUTS = (MANIFEST, JUDGMENTS, ITEMS, SEGMENTS, SYSTEMS, *OPTIONAL_OUTPUTS)
-STORE_FILES = (STORE, STORE + "-wal", STORE + "-shm", STORE + "-journal")
 
 
 class RunDirInUse(InputError):
@@ -67,10 +63,10 @@ class RunDirLock:
     def acquire(self) -> None:
         if self._fd is not None:
             return
-        if self.path.exists() and not self.path.is_dir():
-            raise InputError("is not a directory; a run directory is needed here", path=str(self.path))
+        check_out_path(self.path)
         self.path.mkdir(parents=True, exist_ok=True)
         if sys.platform == "win32":  # no flock: the directory is used unguarded
+            claim_run_dir(self.path)
             return
         import fcntl
 
@@ -94,6 +90,11 @@ class RunDirLock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         self._fd = fd
+        try:  # only the holder may look at, and tidy, the directory's files
+            claim_run_dir(self.path)
+        except BaseException:
+            self.release()
+            raise
 
     def release(self) -> None:
         fd, self._fd = self._fd, None
@@ -116,27 +117,38 @@ class RunDirLock:
         self.release()
 
 
+def claim_run_dir(path: str | Path) -> OwnedDir:
+    """Take ``path`` as a judge run directory (see :func:`ownership.claim`): a folder holding the
+    user's files, a store that is not polyjudge's, or a symlinked ``mtme/`` is refused (exit 2)."""
+    owned = claim(path, RUN_KIND, names=(*RUN_OUTPUTS, *STORE_FILES), adopt=adopt_run_dir)
+    if (owned.path / MTME_DIR).is_symlink():
+        raise InputError("is a symlink; polyjudge does not write through symlinks (remove it or use another "
+                         "run directory)", path=str(owned.path / MTME_DIR))
+    store = owned.path / STORE
+    if not owned.owns(STORE) and not store.exists():
+        owned.record(STORE_FILES)  # SQLite creates these itself: recorded before it does
+    return owned
+
+
 def clear_run(path: str | Path) -> list[str]:
-    """Remove a run's outputs and its store (``--restart``); other files stay.
+    """Remove a run's outputs and its store (``--restart``): only files polyjudge recorded as
+    its own; the user's files (also in ``mtme/``) stay.
 
     Call it only while holding the directory's :class:`RunDirLock`. Returns the
     names removed.
     """
     root = Path(path)
+    owned = read_record(root) or claim_run_dir(root)
     removed = []
-    for name in (*RUN_OUTPUTS, *STORE_FILES):
-        for candidate in (root / name, root / (name + ".tmp")):
-            if candidate.is_file():
-                candidate.unlink()
-                removed.append(candidate.name)
+    for name in sorted(owned.files):
+        if owned.remove(name):
+            removed.append(name)
+    owned.forget([n for n in owned.files if n not in STORE_FILES])
+    owned.record(STORE_FILES)  # the store is created again at once
     mtme = root / MTME_DIR
-    if mtme.is_dir():
-        for p in mtme.glob("*.score*"):
-            p.unlink()
-            removed.append(f"{MTME_DIR}/{p.name}")
-        if not any(mtme.iterdir()):
-            mtme.rmdir()
+    if mtme.is_dir() and not mtme.is_symlink() and not any(mtme.iterdir()):
+        mtme.rmdir()
     return removed
 
 
-__all__ = ["LOCK_FILE", "RunDirInUse", "RunDirLock", "clear_run"]
+__all__ = ["LOCK_FILE", "RunDirInUse", "RunDirLock", "claim_run_dir", "clear_run"]
