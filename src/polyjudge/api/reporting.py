@@ -67,12 +67,24 @@ def report(run_dirs: Sequence[str | Path] = (), config: ReportConfig | None = No
     given = (("metaeval.json", cfg.metaeval), ("consistency.json", cfg.consistency),
              ("validation.json", cfg.validation), ("simulation.json", cfg.simulation),
              ("pairwise.json", cfg.pairwise))
+    _refuse_self_overwrite(run_dirs, cfg, given)
     studies = {name: _study(source, name) for name, source in given if source is not None}
     if not run_dirs and not studies:
         raise InputError("give at least one run directory or --metaeval / --consistency / --validation / "
                          "--simulation / --pairwise")
     return write_report(list(run_dirs), cfg.out, plots_dir=cfg.plots_dir, title=cfg.title, n_boot=cfg.n_boot,
                         studies=studies)
+
+
+def _refuse_self_overwrite(run_dirs: Sequence[str | Path], cfg: ReportConfig,
+                           given: Sequence[tuple[str, Any]]) -> None:
+    """The report file must not be a run's own file or a study output it reads (exit 2 naming both)."""
+    from polyjudge.rundir.clash import file_target, input_target, refuse_clashes
+
+    inputs = [t for d in run_dirs for t in input_target("RUN_DIR", d)]
+    inputs += [t for name, src in given if isinstance(src, (str, Path))
+               for t in input_target("--" + name.split(".")[0], src)]
+    refuse_clashes(file_target("-o/--out", cfg.out), inputs)
 
 
 __all__ = ["DEFAULT_REPORT", "ReportConfig", "report"]

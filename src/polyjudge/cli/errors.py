@@ -10,7 +10,9 @@ Exit codes (README, "Exit codes"):
 * 3: a run stopped short: more failed requests than ``--max-failure-rate``, or
   the endpoint rejected the requests or kept failing;
 * 4: the run stopped at its ``--max-cost`` spending cap (re-run with a higher cap to resume);
-* 130: interrupted (Ctrl-C, SIGTERM); completed judgments are kept.
+* 130: interrupted (Ctrl-C, SIGTERM); completed judgments are kept;
+* 141: standard output was closed by its reader (``| head -1``): quiet, as a
+  command killed by SIGPIPE would end, with everything computed already kept.
 
 Every line printed here is passed through :func:`polyjudge.data.secrets.redact`.
 """
@@ -18,7 +20,9 @@ Every line printed here is passed through :func:`polyjudge.data.secrets.redact`.
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
+import sys
 
 import click
 
@@ -32,6 +36,11 @@ EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 3
 EXIT_BUDGET = 4
 EXIT_INTERRUPTED = 130
+EXIT_OUTPUT_CLOSED = 141  # 128 + SIGPIPE, the shell's code of a command whose reader went away
+
+
+class OutputClosed(Exception):
+    """Standard output was closed by its reader (``polyjudge ... | head -1``): not an error of ours."""
 
 
 def error_line(message: str) -> None:
@@ -66,6 +75,36 @@ def run_cli(group: click.Group, argv: list[str] | None) -> int:
     _route_warnings()
     try:
         group.main(args=argv, prog_name="polyjudge", standalone_mode=False)
+        sys.stdout.flush()  # a reader gone before the last buffered lines: seen here, not at exit
+    except Exception as exc:
+        if not _output_closed(exc):
+            return _known_error(exc)
+        _silence_stdout()
+        return EXIT_OUTPUT_CLOSED
+    except BaseException as exc:
+        return _known_error(exc)
+    return EXIT_OK
+
+
+def _output_closed(exc: BaseException) -> bool:
+    """True for a closed standard output (a broken pipe on writing results), whoever raised it."""
+    return isinstance(exc, (OutputClosed, BrokenPipeError))
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail loudly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _known_error(error: BaseException) -> int:
+    """The exit code of an exception the CLI knows (its line printed); anything else is re-raised."""
+    try:
+        raise error
     except InputError as exc:
         error_line(str(exc))
         return EXIT_BAD_INPUT
@@ -92,4 +131,3 @@ def run_cli(group: click.Group, argv: list[str] | None) -> int:
     except OSError as exc:  # disk full, no permission, a path that vanished
         error_line(_os_message(exc))
         return EXIT_INTERNAL
-    return EXIT_OK

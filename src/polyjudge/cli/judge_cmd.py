@@ -15,6 +15,7 @@ from polyjudge.cli.errors import error_line
 from polyjudge.cli.options import (
     RegistryHelpCommand,
     format_option,
+    guard_outputs,
     input_format_option,
     judge_config,
     judge_options,
@@ -24,6 +25,7 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.engine.errors import BudgetExceeded, RunInterrupted, RunStopped
 from polyjudge.rundir import PENDING
+from polyjudge.rundir.clash import file_target, run_dir_target
 
 INPUT_FORMATS = ("jsonl", "csv", "tsv")
 
@@ -101,6 +103,16 @@ def _paying_less(result: RunResult) -> list[str]:
     return lines
 
 
+def guard_judge_outputs(out: str | None, kw: dict[str, Any], **files: str | None) -> None:
+    """Refuse a run directory, --record or --batch-export (and ``files``: flag name -> path) that
+    is one of the command's inputs or another of its outputs (exit 2, naming both)."""
+    outputs = {"out": run_dir_target("-o/--out", out), "record": file_target("--record", kw.get("record")),
+               "batch_export": file_target("--batch-export", kw.get("batch_export"))}
+    for name, path in files.items():
+        outputs[name] = file_target("--" + name.replace("_", "-"), path)
+    guard_outputs(outputs)
+
+
 def judge_and_summarise(items: list[Item], config: JudgeConfig, out: str, fmt: str) -> RunResult:
     """Judge into ``out`` and print the summary; a run that stopped short (endpoint given up,
     too many failed requests) still prints its counts before its error line (exit 3)."""
@@ -138,6 +150,8 @@ def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, 
 
     if out is None and not dry_run:
         raise click.UsageError("Missing option '-o' / '--out'.")
+    if not dry_run:
+        guard_judge_outputs(out, kw)
     items = read_items(input_path, fmt=input_format, src_lang=src_lang, tgt_lang=tgt_lang)
     if limit is not None:
         items = items[:limit]
@@ -169,6 +183,7 @@ def score(sources: str, translations: str, references: str | None, src_lang: str
     """Score parallel text files like comet-score: one line per segment, then the system score."""
     from polyjudge.data.readers import read_parallel
 
+    guard_judge_outputs(out, kw, to_json=to_json)
     items = read_parallel(sources, translations, references, src_lang=src_lang, tgt_lang=tgt_lang)
     try:
         result = api_judge(items, judge_config(kw), out=out)
@@ -191,7 +206,12 @@ def score(sources: str, translations: str, references: str | None, src_lang: str
     if failed:
         click.echo(f"{failed} segment(s) unscored; reasons: {json.dumps(result.failures())}", err=True)
     if to_json:
-        Path(to_json).write_text(json.dumps({translations: rows}, ensure_ascii=False, indent=2), encoding="utf-8")
+        from polyjudge.rundir.ownership import atomic_write
+
+        if Path(to_json).is_symlink():
+            raise InputError("is a symlink; polyjudge does not write through symlinks", path=to_json,
+                             field="to-json")
+        atomic_write(Path(to_json), [json.dumps({translations: rows}, ensure_ascii=False, indent=2)])
 
 
 @click.command(cls=RegistryHelpCommand)
@@ -202,6 +222,7 @@ def demo(out: str, fmt: str, **kw: Any) -> None:
     """Judge the bundled example (two systems, en→de) with the embedded judge."""
     from polyjudge.data.readers import read_items
 
+    guard_judge_outputs(out, kw)
     config = judge_config(kw)
     example = resources.files("polyjudge").joinpath("examples").joinpath("demo_ende.jsonl")
     with resources.as_file(example) as path:

@@ -36,6 +36,15 @@ COMMANDS: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> object:
+        # click would turn a broken pipe into exit 1; it is raised past click so run_cli ends quietly.
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            from polyjudge.cli.errors import OutputClosed
+
+            raise OutputClosed() from exc
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [n for n, t in COMMANDS.items()
                 if importlib.util.find_spec(t.split(":")[0]) is not None]

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import click
 
-from polyjudge.cli.options import emit, format_option, out_option
+from polyjudge.cli.options import emit, format_option, guard_outputs, out_option
 from polyjudge.data.errors import InputError
+from polyjudge.rundir.clash import file_target, input_target
 
 FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl", "sys")
 
@@ -93,11 +94,15 @@ def meta_eval(mtme_dir: Path | None, lps: tuple[str, ...], human: str | None, hu
 
     # Without --mtme every metric needs its own name; with it, a later file replaces an earlier one.
     unique = mtme_dir is None and human is not None and bool(metric_specs) and len(lps) <= 1
+    metrics = _metrics(metric_specs, unique=unique)
+    metric_inputs = [t for name, path in metrics.items() for t in input_target(f"--metric {name}", path)]
+    metric_inputs += input_target("--human", human if mtme_dir is None else None)
+    guard_outputs({"out": file_target("-o/--out", out)}, metric_inputs)  # before the work, not after
     config = MetaEvalConfig(
-        human=human, metrics=_metrics(metric_specs, unique=unique), mtme_dir=mtme_dir, lps=lps,
+        human=human, metrics=metrics, mtme_dir=mtme_dir, lps=lps,
         human_format=human_format, metric_format=metric_format, human_lower_better=human_lower_better,
         lower_better=lower_better, exclude_systems=exclude, include_refs=include_refs,
         task=None if task == "none" else task, level=level, k=k, seed=seed, alpha=alpha,
         missing_metric=missing_metric, item_key=item_key, aggregators=() if aggregators is None else (aggregators,),
         single_runs=single_runs)
-    emit(evaluate(config).format(fmt), out)
+    emit(evaluate(config).format(fmt), out, metric_inputs)

@@ -16,7 +16,31 @@ from pathlib import Path
 
 import click
 
-from polyjudge.cli.options import warn
+from polyjudge.cli.options import guard_outputs, warn
+from polyjudge.rundir import SEGMENTS, SYSTEMS, OwnedDir, claim
+from polyjudge.rundir.clash import Target, file_target
+
+HUMAN_MQM_KIND = "human-mqm"
+_SEGMENTS_HEADER = "system\tdoc\tseg_id\tpoints\t"
+
+
+def claim_human_mqm_dir(out: str) -> OwnedDir:
+    """The ``-O`` folder, taken as a human-mqm folder: new, empty, or one human-mqm wrote (a
+    judge run directory or the user's files are refused, exit 2)."""
+    return claim(out, HUMAN_MQM_KIND, names=(SEGMENTS, SYSTEMS), adopt=_adopt_human_mqm_dir, flag="-O/--out")
+
+
+def _adopt_human_mqm_dir(root: Path) -> set[str] | None:
+    """A folder of an earlier version's human-mqm: exactly its two tables, with its header."""
+    names = {p.name for p in root.iterdir()}
+    if not names <= {SEGMENTS, SYSTEMS}:
+        return None
+    seg = root / SEGMENTS
+    try:
+        head = seg.read_text(encoding="utf-8")[:len(_SEGMENTS_HEADER)] if seg.is_file() else ""
+    except (OSError, UnicodeDecodeError):
+        return None
+    return names if head == _SEGMENTS_HEADER and not seg.is_symlink() else None
 
 
 def _fmt(x: float) -> str:
@@ -35,8 +59,10 @@ def human_mqm(tsv: str, out: str | None, classic: bool, quirks: bool) -> None:
     """Score a WMT MQM annotation TSV: mean over raters, then over segments."""
     from polyjudge.aggregate.mqm import MQMWeights, score_human_annotations
     from polyjudge.data.wmt_mqm import read_wmt_mqm_report
-    from polyjudge.rundir import SEGMENTS, SYSTEMS  # same file names as a run directory, own columns
 
+    if out is not None:  # refused before the file is read: exit 2 naming the clash
+        claim_human_mqm_dir(out)
+        guard_outputs({"out": [Target("-O/--out", out, (SEGMENTS, SYSTEMS))]})
     annotations, report = read_wmt_mqm_report(tsv)
     if report.duplicate_rows:
         warn(f"{tsv}: dropped {report.duplicate_rows} duplicate annotation row(s) (the same rater, system, "
@@ -50,16 +76,15 @@ def human_mqm(tsv: str, out: str | None, classic: bool, quirks: bool) -> None:
                    f"{report.multiple_spans} multiple <v> spans, {report.source_spans} source-side spans, "
                    f"{report.target_mismatches} target mismatches", err=True)
     if out:
-        d = Path(out)
-        d.mkdir(parents=True, exist_ok=True)
+        owned = claim_human_mqm_dir(out)
         seg_lines = ["system\tdoc\tseg_id\tpoints\tscore\tn_raters"]
         seg_lines += [f"{s.system}\t{s.doc}\t{s.seg_id}\t{_fmt(s.points)}\t{_fmt(s.score)}\t{s.n_raters}"
                       for s in res.segments]
-        (d / SEGMENTS).write_text("\n".join(seg_lines) + "\n", encoding="utf-8")
+        seg_path = owned.write_text(SEGMENTS, "\n".join(seg_lines) + "\n")
         sys_lines = ["system\tpoints\tscore\tn_segments"]
         sys_lines += [f"{k}\t{_fmt(v)}\t{_fmt(-v)}\t{res.n_segments[k]}" for k, v in res.ranking()]
-        (d / SYSTEMS).write_text("\n".join(sys_lines) + "\n", encoding="utf-8")
-        click.echo(f"wrote {d / SEGMENTS} and {d / SYSTEMS}", err=True)
+        sys_path = owned.write_text(SYSTEMS, "\n".join(sys_lines) + "\n")
+        click.echo(f"wrote {seg_path} and {sys_path}", err=True)
 
 
 @click.command("variability")
@@ -102,6 +127,7 @@ def variability(run_dir: str, aggregator: str, out: str | None, expected_dir: st
     from polyjudge.analysis import aggregate_table, distinct_counts, segment_deltas, variability_report
     from polyjudge.rundir import RunDir
 
+    guard_outputs({"out": file_target("-O/--out", out)})
     mats = RunDir.open(run_dir).run_score_matrices()
     lines: list[str] = []
     for judge, m in mats.items():
@@ -117,4 +143,6 @@ def variability(run_dir: str, aggregator: str, out: str | None, expected_dir: st
                 lines.append("\t".join([judge, str(i), m.systems[i], m.seg_ids[i] or str(i), str(ok), _fmt(d[i]),
                                         str(k[i]), *(_fmt(table[n][i]) for n in COMPARISON)]))
     if out:
-        Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        from polyjudge.rundir.ownership import atomic_write
+
+        atomic_write(Path(out), ["\n".join(lines) + "\n"])

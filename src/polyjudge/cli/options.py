@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import click
@@ -23,6 +23,7 @@ import click
 from polyjudge.data.errors import InputError
 from polyjudge.engine.session import DEFAULT_JUDGE, BatchOptions, JudgeConfig
 from polyjudge.registry import Registry, UnknownNameError
+from polyjudge.rundir.clash import Target, file_target, input_target, refuse_clashes
 
 F = TypeVar("F", bound=Callable[..., Any])
 OUTPUT_FORMATS = ("text", "tsv", "json")
@@ -32,17 +33,45 @@ def warn(message: str) -> None:
     click.echo(f"polyjudge: warning: {message}", err=True)
 
 
-def emit(text: str, out: str | None) -> None:
-    """Results to ``-o/--out FILE`` (saying where) or, without it, to standard output."""
+def emit(text: str, out: str | None, inputs: Sequence[Target] = ()) -> None:
+    """Results to ``-o/--out FILE`` (saying where) or, without it, to standard output.
+
+    The file is checked against the command's inputs first (:func:`guard_outputs`)."""
     from pathlib import Path
+
+    from polyjudge.rundir.ownership import atomic_write, check_out_path
 
     if out is None:
         click.echo(text, nl=False)
         return
     if Path(out).is_dir():
-        raise InputError("is a directory; give a file", path=out, field="out")
-    Path(out).write_text(text, encoding="utf-8")
+        raise InputError("is a directory; give a file", path=out, field="-o/--out")
+    guard_outputs({"out": file_target("-o/--out", out)}, inputs)
+    target = Path(out)
+    check_out_path(target.parent, "-o/--out")
+    if target.is_symlink():
+        raise InputError("is a symlink; polyjudge does not write through symlinks", path=out, field="-o/--out")
+    atomic_write(target, [text])
     click.echo(f"wrote {out}", err=True)
+
+
+def guard_outputs(outputs: Mapping[str, Sequence[Target]], inputs: Sequence[Target] = ()) -> None:
+    """Refuse (exit 2, naming both) an output that is one of the command's inputs or another output.
+
+    ``outputs`` maps the click parameter names of the outputs to their targets; every other
+    path-typed parameter of the running command is an input (run directories through their
+    files), and ``inputs`` adds paths click does not type (e.g. ``--metric NAME=PATH``)."""
+    ctx = click.get_current_context(silent=True)
+    found: list[Target] = list(inputs)
+    if ctx is not None:
+        for param in ctx.command.params:
+            if param.name in outputs or not isinstance(param.type, click.Path):
+                continue
+            value = ctx.params.get(param.name or "")
+            flag = "/".join(param.opts) if isinstance(param, click.Option) else param.human_readable_name
+            for v in value if isinstance(value, (tuple, list)) else [value]:
+                found += input_target(flag, v)
+    refuse_clashes([t for ts in outputs.values() for t in ts], found)
 
 
 def number_list(text: str | None, flag: str) -> tuple[float, ...]:
@@ -87,9 +116,22 @@ def registry_help() -> str:
     blocks = []
     for title, reg in (("Protocols (-p)", PROTOCOLS), ("Backends (--judge BACKEND:...)", BACKENDS),
                        ("Aggregators (--aggregate)", AGGREGATORS)):
-        lines = reg.help_text().splitlines()
-        blocks.append("\b\n" + title + ":\n" + "\n".join(f"  {line}" for line in lines))
+        blocks.append("\b\n" + title + ":\n" + "\n".join(_listing(reg.describe())))
     return "\n\n".join(blocks)
+
+
+def _listing(summaries: Mapping[str, str], width: int = 100) -> list[str]:
+    """``  name  summary`` lines, long summaries wrapped at word boundaries under their start
+    (never cut: a cut spec such as ``[,BASE_URL.`` reads as the real syntax)."""
+    import textwrap
+
+    pad = max((len(n) for n in summaries), default=0)
+    lines: list[str] = []
+    for name, summary in summaries.items():
+        lead = f"  {name.ljust(pad)}  "
+        lines += textwrap.wrap(summary, width=width, initial_indent=lead, subsequent_indent=" " * len(lead),
+                               break_long_words=False, break_on_hyphens=False) or [lead.rstrip()]
+    return lines
 
 
 class RegistryHelpCommand(click.Command):
@@ -153,6 +195,8 @@ def out_option(help: str, *, required: bool = False, default: str | None = None,
         if len(value) > 1:
             raise click.UsageError(f"-o/--out given {len(value)} times ({', '.join(map(repr, value))}); "
                                    "protocol options are --protocol-option KEY=VALUE")
+        if value and value[0] == "":
+            raise InputError("is empty (an unset shell variable?); give a path", field="-o/--out")
         return value[0] if value else default
 
     def deco(command: F) -> F:
@@ -245,8 +289,10 @@ def judge_options(fn: F) -> F:
         click.option("--protocol", "-p", type=RegistryChoice(PROTOCOLS), default="da", show_default=True,
                      help="Judging protocol (listed below)."),
         click.option("--judge", "judges", multiple=True, metavar="SPEC",
-                     help="A judge: BACKEND[:MODEL][@URL], e.g. openai:gpt-4.1-mini, "
-                          "openai:MODEL@http://127.0.0.1:8000/v1, llamacpp, replay:FILE. Repeat for a panel. "
+                     help="A judge: BACKEND[:MODEL][?OPTIONS][@URL[,URL...]], e.g. openai:gpt-4.1-mini, "
+                          "openai:MODEL@http://127.0.0.1:8000/v1, openai:MODEL?per_server=4@URL1,URL2, "
+                          "llamacpp, replay:FILE; OPTIONS are KEY=VALUE pairs joined by & (see the README). "
+                          "Repeat for a panel. "
                           f"Default: {DEFAULT_JUDGE} (or --backend/--model)."),
         click.option("--backend", type=RegistryChoice(BACKENDS), default=None,
                      help="Backend of a single judge (with --model/--base-url); --judge is the general form."),
@@ -395,6 +441,7 @@ def _backend_knobs(kw: dict[str, Any]) -> dict[str, Any]:
     return knobs
 
 
-__all__ = ["OUTPUT_FORMATS", "RegistryChoice", "RegistryHelpCommand", "emit", "format_option", "input_format_option",
+__all__ = ["OUTPUT_FORMATS", "RegistryChoice", "RegistryHelpCommand", "emit", "format_option", "guard_outputs",
+           "input_format_option",
            "judge_config", "judge_options", "legacy", "number_list", "out_option", "parse_protocol_options",
            "registry_help", "warn"]

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import click
 
-from polyjudge.cli.options import emit, format_option, legacy, out_option
+from polyjudge.cli.options import emit, format_option, guard_outputs, legacy, out_option
+from polyjudge.rundir.clash import file_target
 
 FORMATS = click.Choice(["auto", "task2", "mqm", "jsonl", "run"])
 
@@ -65,6 +66,7 @@ def span_f1(gold: str, pred: str | None, gold_format: str, pred_format: str, lp:
 
     if pred is None:
         raise click.UsageError("Missing option '--pred'.")
+    guard_outputs({"write_tsv": file_target("--write-tsv", write_tsv), "out": file_target("-o/--out", out)})
     result = score(SpanF1Config(gold=gold, pred=pred, gold_format=gold_format, pred_format=pred_format, lp=lp,
                                 judge=judge, set_id=set_id, missing=missing, raters=raters,
                                 vote_threshold=vote_threshold))

@@ -142,6 +142,6 @@ def align(human: ScoreMatrix, metric: ScoreMatrix, *, name: str = "metric",
         raise InputError(
             f"metric '{name}' has no score for {int(need.sum())} cell(s) that have human scores "
             f"(first: system '{human.systems[s]}', item '{human.items[i]}'); "
-            "score them, or drop them explicitly (missing_metric='drop', CLI --missing-metric drop)",
+            "score them, or leave such cells out explicitly with --missing-metric drop",
             path=source)
     return out

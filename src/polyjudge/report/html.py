@@ -30,10 +30,12 @@ import jinja2
 from markupsafe import Markup
 
 from polyjudge._version import __version__
+from polyjudge.data.errors import InputError
 from polyjudge.data.secrets import Redactor
 from polyjudge.report import svg
 from polyjudge.report.load import RunData, load_run
 from polyjudge.report.sections import Figure, Section, build_sections
+from polyjudge.rundir.ownership import atomic_write, check_out_path
 
 _TEMPLATE_PKG = "polyjudge"
 
@@ -113,8 +115,11 @@ def write_report(run_dirs: list[str | Path], out: str | Path, *, plots_dir: str 
     runs = [load_run(p) for p in run_dirs]
     rep = render(runs, title=title, n_boot=n_boot, studies=studies)
     out = Path(out)
+    if out.is_symlink():
+        raise InputError("is a symlink; polyjudge does not write through symlinks", path=str(out), field="out")
+    check_out_path(out.parent, "-o/--out")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(rep.html, encoding="utf-8")
+    atomic_write(out, [rep.html])
     if plots_dir is not None:
         pdir = Path(plots_dir)
         pdir.mkdir(parents=True, exist_ok=True)

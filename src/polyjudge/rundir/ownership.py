@@ -41,7 +41,7 @@ _SPOOL = re.compile(r"^\.judgments-[A-Za-z0-9_]+\.tmp$")
 Adopter = Callable[[Path], "set[str] | None"]
 
 
-def check_out_path(path: str | Path, flag: str = "out") -> Path:
+def check_out_path(path: str | Path, flag: str = "-o/--out") -> Path:
     """An output path that can be written: not empty, not a dangling symlink, not
     through a file, not an existing non-folder (InputError, exit 2, otherwise)."""
     text = os.fspath(path)
@@ -51,6 +51,8 @@ def check_out_path(path: str | Path, flag: str = "out") -> Path:
     if p.is_symlink() and not p.exists():
         raise InputError("is a dangling symlink; give a folder that exists or a new path", path=text, field=flag)
     for parent in reversed(p.absolute().parents):
+        if parent.is_symlink() and not parent.exists():
+            raise InputError(f"goes through {parent}, a dangling symlink", path=text, field=flag)
         if parent.exists() and not parent.is_dir():
             raise InputError(f"goes through {parent}, which is a file, not a folder", path=text, field=flag)
     if p.exists() and not p.is_dir():
@@ -159,7 +161,7 @@ def read_record(path: Path) -> OwnedDir | None:
 
 
 def claim(path: str | Path, kind: str, *, names: Iterable[str] = (), adopt: Adopter | None = None,
-          flag: str = "out", tidy: bool = True) -> OwnedDir:
+          flag: str = "-o/--out", tidy: bool = True) -> OwnedDir:
     """Take ``path`` as a ``kind`` folder (created if new) and return what polyjudge owns there.
 
     ``names`` are the fixed file names the command writes: one that exists but is not
