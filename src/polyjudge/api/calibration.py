@@ -17,6 +17,7 @@ from typing import Any
 
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval.calibration import Bins, CalibrationRow, DistributionCell, JudgeSource
+from polyjudge.rundir.ownership import OwnedDir, claim_study
 from polyjudge.studies.tables import aligned, data_frame
 
 RATING_FORMATS = ("jsonl", "tsv", "csv")
@@ -85,13 +86,12 @@ class AgreementResult:
 
     def write(self, out_dir: str | Path) -> None:
         """``agreement.tsv``, ``distribution.tsv`` and ``agreement.json``."""
-        d = Path(out_dir)
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "agreement.tsv").write_text(self.rows_tsv(), encoding="utf-8")
-        (d / "distribution.tsv").write_text(self.distribution_tsv(), encoding="utf-8")
-        (d / "agreement.json").write_text(self.to_json(), encoding="utf-8")
+        owned = claim_agreement_dir(out_dir)
+        owned.write_text("agreement.tsv", self.rows_tsv())
+        owned.write_text("distribution.tsv", self.distribution_tsv())
+        owned.write_text("agreement.json", self.to_json())
         if self.sources:
-            (d / "runs.tsv").write_text(self.sources_tsv(), encoding="utf-8")
+            owned.write_text("runs.tsv", self.sources_tsv())
 
     def to_pandas(self, table: str = "agreement") -> Any:
         """``agreement`` (one row per language x task x metric x judge) or ``distribution``."""
@@ -100,6 +100,14 @@ class AgreementResult:
         if table == "distribution":
             return data_frame([asdict(c) for c in self.distribution], list(DistributionCell.__dataclass_fields__))
         raise InputError(f"unknown table {table!r} (agreement, distribution)", field="table")
+
+
+AGREEMENT_TABLES = ("agreement.tsv", "distribution.tsv", "agreement.json", "runs.tsv")
+
+
+def claim_agreement_dir(out_dir: str | Path) -> OwnedDir:
+    """The agreement command's ``--out`` folder: new, empty or its own (the user's files are refused)."""
+    return claim_study(out_dir, "agreement", AGREEMENT_TABLES, "agreement.json")
 
 
 def agreement(config: AgreementConfig) -> AgreementResult:

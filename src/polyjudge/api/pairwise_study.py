@@ -76,6 +76,23 @@ def pairwise(items: Sequence[Item] | str | Path, config: PairwiseConfig | None =
     """Compare the systems of ``items`` (a list or an input file) two at a time on each
     segment, in both orders, and rank them; with ``out``, the run directory is ``OUT/run``
     and the tables and figures go into ``OUT``."""
+    if out is not None:
+        from polyjudge.rundir.clash import Target, input_target, refuse_clashes
+        from polyjudge.rundir.ownership import claim_study
+        from polyjudge.studies.pairwise import (
+            PAIRS_TSV,
+            POSITION_JSON,
+            SEGMENTS_TSV,
+            STUDY_JSON,
+            SYSTEMS_SYS_SCORE,
+            SYSTEMS_TSV,
+        )
+
+        tables = (PAIRS_TSV, SYSTEMS_TSV, SYSTEMS_SYS_SCORE, SEGMENTS_TSV, POSITION_JSON, STUDY_JSON, POSITION_SVG,
+                  RANKING_SVG)
+        claim_study(out, "pairwise study", tables, STUDY_JSON)
+        if isinstance(items, (str, Path)):
+            refuse_clashes([Target("-o/--out", str(out), tables)], input_target("INPUT", items))
     result = run_pairwise(items, config, out)
     if out is not None:
         write_figures(result, out)

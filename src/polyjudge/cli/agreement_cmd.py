@@ -14,6 +14,7 @@ from click.core import ParameterSource
 from polyjudge.cli.options import (
     OUTPUT_FORMATS,
     format_option,
+    guard_outputs,
     input_format_option,
     legacy,
     number_list,
@@ -57,6 +58,8 @@ def agreement(inputs: tuple[str, ...], input_format: str | None, fmt: str, pool:
 
     from polyjudge.api import AgreementConfig
     from polyjudge.api import agreement as compute
+    from polyjudge.api.calibration import AGREEMENT_TABLES
+    from polyjudge.rundir.clash import Target
 
     if legacy_output is not None:  # 0.1.0's -f/--output, unless --format named an output format
         ctx = click.get_current_context()
@@ -66,6 +69,8 @@ def agreement(inputs: tuple[str, ...], input_format: str | None, fmt: str, pool:
     files = [p for p in inputs if not os.path.isdir(p)] + ([human] if human is not None else [])
     if len(files) != 1:
         raise click.UsageError(f"give exactly one RATINGS file (got {len(files)}) and any number of run directories")
+    if out is not None:
+        guard_outputs({"out": [Target("-o/--out", out, AGREEMENT_TABLES)]})
     result = compute(AgreementConfig(ratings=files[0], input_format=input_format, pool=pool, runs=runs,
                                      metric=metric, bins=number_list(bins, "--bins"),
                                      bin_labels=number_list(bin_labels, "--bin-labels")))

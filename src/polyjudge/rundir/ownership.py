@@ -186,6 +186,22 @@ def claim(path: str | Path, kind: str, *, names: Iterable[str] = (), adopt: Adop
     return owned
 
 
+def claim_study(path: str | Path, kind: str, names: Iterable[str], marker: str) -> OwnedDir:
+    """Take a study's output folder (its tables ``names``, its run directories in sub-folders):
+    new, empty, recorded as ``kind``, or an earlier version's study folder, recognised by its
+    ``marker`` file; a folder of the user's files or of another kind is refused (exit 2)."""
+    wanted = tuple(names)
+
+    def adopt(root: Path) -> set[str] | None:
+        if not (root / marker).is_file() or (root / marker).is_symlink():
+            return None
+        return {n for n in wanted if (root / n).is_file() and not (root / n).is_symlink()}
+
+    owned = claim(path, kind, names=wanted, adopt=adopt)
+    owned.record(wanted)  # written by the study after its runs: recorded before, as every owned file
+    return owned
+
+
 def _first_claim(root: Path, kind: str, adopt: Adopter | None) -> OwnedDir:
     """An unrecorded folder: empty (new), or recognised by ``adopt``; anything else is the user's."""
     entries = sorted(p.name for p in root.iterdir() if p.name not in _BOOKKEEPING and not _is_leftover(p.name))
@@ -241,5 +257,5 @@ def is_polyjudge_store(path: Path) -> bool:
     return {"responses", "prompts", "meta"} <= tables
 
 
-__all__ = ["OWNED_RECORD", "OwnedDir", "atomic_write", "check_out_path", "claim", "is_polyjudge_store",
+__all__ = ["OWNED_RECORD", "OwnedDir", "atomic_write", "check_out_path", "claim", "claim_study", "is_polyjudge_store",
            "read_record", "remove_leftovers"]
