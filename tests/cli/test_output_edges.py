@@ -246,9 +246,11 @@ def test_meta_eval_onto_its_human_scores_is_refused(tmp_path, run_dir, capsys):
 
 def test_span_f1_write_tsv_onto_the_gold_is_refused(tmp_path, capsys):
     gold = tmp_path / "gold.tsv"
-    gold.write_text("x\n")
+    gold.write_text(MQM_HEADER + "A\td\t1\t1\tr1\ts\tt <v>x</v>\tAccuracy/Mistranslation\tMajor\n")
+    before = gold.read_bytes()
     assert cli("span-f1", "--gold", gold, "--pred", gold, "--write-tsv", gold) == 2
-    assert "--gold" in capsys.readouterr().err and gold.read_text() == "x\n"
+    assert "--gold" in capsys.readouterr().err and gold.read_bytes() == before
+    assert cli("span-f1", "--gold", gold, "--pred", gold, "--write-tsv", tmp_path / "p.tsv") == 0
 
 
 def test_human_mqm_over_a_judge_run_is_refused(tmp_path, run_dir, capsys):
@@ -307,3 +309,20 @@ def test_help_texts_are_not_cut_and_name_spec_options(capsys):
     flat = " ".join(out.split())
     assert "BACKEND[:MODEL][?OPTIONS][@URL[,URL...]]" in flat
     assert "openai:MODEL[?OPTIONS][@BASE_URL[,BASE_URL...]]." in flat
+
+
+def test_report_plots_dir_holding_the_users_files_is_refused(tmp_path, run_dir, capsys):
+    plots = tmp_path / "paper"
+    plots.mkdir()
+    (plots / "main.tex").write_text("\\documentclass{article}\n")
+    assert cli("report", run_dir, "-o", tmp_path / "r.html", "--plots-dir", plots) == 2
+    assert "main.tex" in capsys.readouterr().err
+    assert sorted(os.listdir(plots)) == ["main.tex"]
+    assert cli("report", run_dir, "-o", tmp_path / "r.html", "--plots-dir", tmp_path / "plots") == 0
+    assert cli("report", run_dir, "-o", tmp_path / "r.html", "--plots-dir", tmp_path / "plots") == 0  # again
+    assert list((tmp_path / "plots").glob("*.svg"))
+
+
+def test_an_empty_output_file_path_exits_2(run_dir, capsys):
+    assert cli("variability", run_dir, "-O", "") == 2
+    assert "is empty" in capsys.readouterr().err

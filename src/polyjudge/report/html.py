@@ -35,7 +35,7 @@ from polyjudge.data.secrets import Redactor
 from polyjudge.report import svg
 from polyjudge.report.load import RunData, load_run
 from polyjudge.report.sections import Figure, Section, build_sections
-from polyjudge.rundir.ownership import atomic_write, check_out_path
+from polyjudge.rundir.ownership import atomic_write, check_out_path, claim
 
 _TEMPLATE_PKG = "polyjudge"
 
@@ -121,12 +121,17 @@ def write_report(run_dirs: list[str | Path], out: str | Path, *, plots_dir: str 
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, [rep.html])
     if plots_dir is not None:
-        pdir = Path(plots_dir)
-        pdir.mkdir(parents=True, exist_ok=True)
+        plots = claim(plots_dir, "report plots", adopt=_adopt_plots, flag="--plots-dir")
         seen: dict[str, int] = {}
         redactor = Redactor()
         for stem, fig in rep.figures:
             seen[stem] = seen.get(stem, 0) + 1
             name = stem if seen[stem] == 1 else f"{stem}-{seen[stem]}"
-            (pdir / f"{name}.svg").write_text(redactor(svg.standalone(fig.svg)), encoding="utf-8")
+            plots.write_text(f"{name}.svg", redactor(svg.standalone(fig.svg)))
     return rep
+
+
+def _adopt_plots(root: Path) -> set[str] | None:
+    """A plots folder of an earlier version: nothing but SVG files."""
+    names = {p.name for p in root.iterdir()}
+    return names if all(n.endswith(".svg") and (root / n).is_file() for n in names) else None

@@ -85,6 +85,8 @@ def refuse_clashes(outputs: Sequence[Target], inputs: Iterable[Target]) -> None:
     file, or another output of the same command; an output file that is a symlink is refused too."""
     ins = list(inputs)
     for out in outputs:
+        if out.path == "":
+            raise InputError("is empty (an unset shell variable?); give a path", field=out.flag)
         if out.names is None and Path(out.path).is_symlink():
             raise InputError("is a symlink; polyjudge does not write through symlinks (give the file itself)",
                              path=out.path, field=out.flag)
