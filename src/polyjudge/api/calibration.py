@@ -107,7 +107,7 @@ AGREEMENT_TABLES = ("agreement.tsv", "distribution.tsv", "agreement.json", "runs
 
 def claim_agreement_dir(out_dir: str | Path) -> OwnedDir:
     """The agreement command's ``--out`` folder: new, empty or its own (the user's files are refused)."""
-    return claim_study(out_dir, "agreement", AGREEMENT_TABLES, "agreement.json")
+    return claim_study(out_dir, "agreement", AGREEMENT_TABLES, "agreement.json", create=True)
 
 
 def agreement(config: AgreementConfig) -> AgreementResult:

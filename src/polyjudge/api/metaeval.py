@@ -71,8 +71,6 @@ class MetaEvalConfig:
 
 
 PER_LP_COLUMNS = ("lp", "metric")
-# The language-pair label of a meta-evaluation run without --lp (a pair literally named "lp" read as a header).
-NO_LP = "(no --lp)"
 
 
 @dataclass
@@ -176,7 +174,7 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
     lower = set(config.lower_better)
     metrics = {name: m.negated() if name in lower or expanded.base[name] in lower else m
                for name, m in zip(expanded.sources, read, strict=True)}
-    return [tasks.LanguagePair(config.lps[0] if config.lps else NO_LP, h, metrics,
+    return [tasks.LanguagePair(config.lps[0] if config.lps else "lp", h, metrics,
                                exclude_systems=config.exclude_systems, missing_metric=config.missing_metric)]
 
 
@@ -214,7 +212,7 @@ def _human_system_scores(config: MetaEvalConfig, pairs: list[tasks.LanguagePair]
         hm = h.drop_systems(())
         scores = {s: sign * v for s, v in zip(hm.systems, hm.system_means().tolist(), strict=True) if v == v}
     drop = set(config.exclude_systems)
-    return {config.lps[0] if config.lps else NO_LP: {s: v for s, v in scores.items() if s not in drop}}
+    return {config.lps[0] if config.lps else "lp": {s: v for s, v in scores.items() if s not in drop}}
 
 
 def _segment_metrics_as_systems(config: MetaEvalConfig, metrics: Mapping[str, str | Path]) -> dict[str, SystemScores]:

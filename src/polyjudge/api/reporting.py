@@ -61,7 +61,7 @@ def report(run_dirs: Sequence[str | Path] = (), config: ReportConfig | None = No
 
     cfg = config or ReportConfig()
     if cfg.n_boot < 100:
-        raise InputError(f"n_boot must be at least 100, got {cfg.n_boot}", field="bootstrap")
+        raise InputError(f"must be at least 100, got {cfg.n_boot}", field="bootstrap")
     if Path(cfg.out).is_dir():
         raise InputError("is a directory; give the HTML file to write", path=str(cfg.out), field="out")
     given = (("metaeval.json", cfg.metaeval), ("consistency.json", cfg.consistency),

@@ -186,11 +186,16 @@ def claim(path: str | Path, kind: str, *, names: Iterable[str] = (), adopt: Adop
     return owned
 
 
-def claim_study(path: str | Path, kind: str, names: Iterable[str], marker: str) -> OwnedDir:
+def claim_study(path: str | Path, kind: str, names: Iterable[str], marker: str, *, create: bool = False) -> OwnedDir:
     """Take a study's output folder (its tables ``names``, its run directories in sub-folders):
     new, empty, recorded as ``kind``, or an earlier version's study folder, recognised by its
     ``marker`` file; a folder of the user's files or of another kind is refused (exit 2)."""
     wanted = tuple(names)
+    if not create and not Path(path).exists():
+        # A new folder is left for the study to create once its input is known to be good (a refused
+        # input leaves nothing behind); its next run adopts it by its marker.
+        check_out_path(path)
+        return OwnedDir(Path(path), kind, set(wanted))
 
     def adopt(root: Path) -> set[str] | None:
         if not (root / marker).is_file() or (root / marker).is_symlink():
