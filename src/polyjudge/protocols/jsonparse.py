@@ -19,7 +19,6 @@ from typing import Any
 from polyjudge.protocols.base import MAX_ANSWER_CHARS, MAX_NESTING, ParseFailure, check_answer_limits
 
 
-
 def find_json_object(text: str) -> str | None:
     """The first balanced ``{...}`` span in ``text``, or None."""
     start = text.find("{")
