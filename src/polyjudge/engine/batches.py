@@ -25,7 +25,7 @@ import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -47,7 +47,7 @@ from polyjudge.engine.runner import (
     split_usage,
     store_choices,
 )
-from polyjudge.engine.spend import Budget
+from polyjudge.engine.spend import Budget, vet_usage, with_usage
 from polyjudge.engine.store import BATCH, EXPORT, EXPORTED, BatchLineRow, BatchRow, Store
 
 log = logging.getLogger("polyjudge")
@@ -368,12 +368,16 @@ def _collect(state: _State, o: _Open, info: BatchInfo, results: Sequence[LineRes
             attempts = state.attempts[rows[0].key]
             outcome = found.get(custom_id)
             if outcome is not None and outcome.result is not None:
-                answered = store_choices(store, rows, outcome.result, attempts, channel=BATCH)
+                planned = by_key.get(rows[0].key)
+                request = None if planned is None else replace(planned.request, n=len(rows))
+                vetted = vet_usage(request, outcome.result)
+                result = with_usage(outcome.result, vetted.usage)
+                answered = store_choices(store, rows, result, attempts, channel=BATCH, usage_note=vetted.note)
                 stats.done += answered
                 if answered > 1:
                     stats.multi_sample_requests += 1
                 if budget is not None:
-                    spent += budget.cost_of(rows[0].judge, outcome.result.usage, batch=True)
+                    spent += budget.cost_of(rows[0].judge, result.usage, batch=True)
                 if answered < len(rows):
                     _samples_off(state, rows[0].judge, o.judge_index,
                                  f"n was ignored ({answered} of {len(rows)} choices came back)")
@@ -488,7 +492,8 @@ def import_batch(path: str | Path, store: Store, tasks: Sequence[Task]) -> Impor
             todo = [r for r in rows if r.key not in done]
             skipped += len(rows) - len(todo)
             if outcome.result is not None:
-                result = outcome.result
+                vetted = vet_usage(None, outcome.result)  # a file's numbers are server data too
+                result = with_usage(outcome.result, vetted.usage)
                 choices = result.choices or (result.text,)
                 usages = split_usage(result.usage, min(len(rows), len(choices)))
                 for r in todo:
@@ -497,7 +502,8 @@ def import_batch(path: str | Path, store: Store, tasks: Sequence[Task]) -> Impor
                     finish = (result.choice_finish_reasons[r.choice] if r.choice < len(result.choice_finish_reasons)
                               else result.finish_reason)
                     store.put_result(r.key, r.prompt_hash, r.judge, r.run_index, result, 1, text=choices[r.choice],
-                                     finish_reason=finish, usage=usages[r.choice], channel=BATCH)
+                                     finish_reason=finish, usage=usages[r.choice], channel=BATCH,
+                                     usage_note=vetted.note if r.choice == 0 else None)
                     answered += 1
                 continue
             error = outcome.error or BackendError("no answer", retryable=True)
