@@ -500,6 +500,7 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
         wall_time_s=round(wall, 3),  # every session of the run (this one's is wall_time_s_session)
         created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         unknown={"wall_time_s_session": round(session_wall, 3), "tokens_by_judge": usage.by_judge,
+                 "cost_by_judge": {k: round(v, 6) for k, v in usage.cost_by_judge.items()},
                  "usage_anomalies": usage.anomalies},
     )
     return result
@@ -697,17 +698,19 @@ class _Usage:
     anomalies: dict[str, Any] = field(default_factory=lambda: {"requests": 0, "examples": []})
     # The tokens of each judge (each request once), so a report's per-judge rows add up to ``tokens``.
     by_judge: dict[str, dict[str, int]] = field(default_factory=dict)
+    cost_by_judge: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"tokens": self.tokens, "cost": self.cost, "distinct_requests": self.distinct_requests,
                 "shared_answers": self.shared_answers, "answered_by_batch": self.answered_by_batch,
-                "anomalies": self.anomalies, "by_judge": self.by_judge}
+                "anomalies": self.anomalies, "by_judge": self.by_judge, "cost_by_judge": self.cost_by_judge}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> _Usage:
         return cls({str(k): int(v) for k, v in d["tokens"].items()}, float(d["cost"]), int(d["distinct_requests"]),
                    int(d["shared_answers"]), int(d["answered_by_batch"]),
-                   dict(d.get("anomalies") or {"requests": 0, "examples": []}), dict(d.get("by_judge") or {}))
+                   dict(d.get("anomalies") or {"requests": 0, "examples": []}), dict(d.get("by_judge") or {}),
+                   dict(d.get("cost_by_judge") or {}))
 
     def count(self, answered: Sequence[StoredResponse]) -> None:
         """Add the tokens and usage anomalies of distinct answers."""
@@ -840,7 +843,10 @@ def _collect(plan: Plan, store: Store, store_path: Path | None, table: Mapping[s
             counted.add(h)
             answered += [s for s in (rows.get(k) for k in ks) if s is not None and s.status == "done"]
         usage.count(answered)
-        usage.cost += _cost(answered, table)
+        for s in answered:
+            cost = _cost((s,), table)
+            usage.cost += cost
+            usage.cost_by_judge[s.judge] = usage.cost_by_judge.get(s.judge, 0.0) + cost
 
     if store_path is None:  # an in-memory store: small runs, kept as a list
         lazy = StoredJudgments(items, judges, runs, plan.protocol, keys, lambda: store, close_store=False)
