@@ -88,3 +88,16 @@ def test_span_protocols_refuse_more_errors_than_their_schema(name: str) -> None:
     answer = {"errors": errors, "score": 50, "annotated_translation": "The <e1>dog</e1> barks."}
     with pytest.raises(ParseFailure, match="21 errors; the answer schema allows at most 20"):
         protocol.parse_answer(json.dumps(answer), ITEM)
+
+
+@pytest.mark.parametrize("name", ["forced-choice", "response-set"])
+def test_elicitation_protocols_fail_deep_and_huge_answers(tmp_path, name: str) -> None:
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps({"name": "adequacy", "instruction": "How adequate is the translation?",
+                                "options": ["Good", "Minor", "Bad"], "response_sets": [["Good"], ["Bad"]]}))
+    protocol = _protocol(name, task=str(task))
+    assert protocol is not None
+    with pytest.raises(ParseFailure, match="levels deep"):
+        protocol.parse_answer("A" + "[" * 1_500, ITEM)
+    with pytest.raises(ParseFailure, match="longer than"):
+        protocol.parse_answer("A" * (MAX_ANSWER_CHARS + 1), ITEM)

@@ -304,7 +304,8 @@ async def execute(tasks: Iterable[Task | Sequence[Task]], backends: list[Backend
             vetted = vet_usage(request, result)  # server numbers are data: bounded before anything counts them
             result = with_usage(result, vetted.usage)
             if budget is not None:
-                budget.learn(request, result.usage)
+                if not vetted.anomalies:  # only plausible counts teach the prompt margin
+                    budget.learn(request, result.usage)
                 budget.settle(reserved, budget.cost_of(first.judge, result.usage))
             answered = store_choices(store, group, result, attempt, usage_note=vetted.note)
             stats.done += answered
