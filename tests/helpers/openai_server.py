@@ -10,7 +10,8 @@ the same body with seed ``seed + k`` (what k single requests would get), so
 a run with samples per request can be compared with one without;
 ``reject_n=True`` answers such a request 400 (param ``n``) and
 ``ignore_n=True`` answers it with one choice, as servers that do not
-support ``n`` do.
+support ``n`` do; ``one_choice_usage=True`` reports the completion tokens of
+the first choice only (as llama.cpp's server does for ``n`` choices).
 
 The Batch API is served too: ``POST /v1/files`` (multipart, purpose
 ``batch``), ``POST /v1/batches``, ``GET /v1/batches[/ID]``, ``POST
@@ -54,6 +55,10 @@ class Reply:
     # Token log-probabilities of the answer, sent as the choice's ``logprobs.content`` when the
     # request asked for them: [(token, logprob, [(alternative, logprob), ...]), ...].
     logprobs: list[tuple[str, float, list[tuple[str, float]]]] | None = None
+    # The usage object to send instead of the counted one (any JSON: negative, huge, NaN, text...).
+    usage: dict[str, Any] | None = None
+    # Sent as ``message.content`` instead of ``content`` when not None (an object, a number: non-text content).
+    message_content: Any = None
 
 
 Responder = Callable[[dict], "str | Reply"]
@@ -164,8 +169,10 @@ class ScriptedServer:
     """``with ScriptedServer(responder, latency_s=0.1) as srv: srv.base_url``"""
 
     def __init__(self, responder: Responder, *, latency_s: float = 0.0, reject_n: bool = False,
-                 ignore_n: bool = False, batch_delay_s: float = 0.0, log_path: str | None = None) -> None:
+                 ignore_n: bool = False, batch_delay_s: float = 0.0, log_path: str | None = None,
+                 one_choice_usage: bool = False) -> None:
         self.responder, self.latency_s = responder, latency_s
+        self.one_choice_usage = one_choice_usage
         # Every chat request and every batch line, one JSON line each, for tests whose server is another process.
         self.log_path = log_path
         self.reject_n, self.ignore_n, self.batch_delay_s = reject_n, ignore_n, batch_delay_s
@@ -224,11 +231,13 @@ class ScriptedServer:
         if first.status != 200:
             return first.status, {"error": {"message": f"scripted {first.status}"}}, first.headers, first.delay_s, None
         prompt_tokens = _prompt_tokens(body)
-        completion_tokens = sum(len(r.content.split()) for r in replies)
+        completion_tokens = sum(len(r.content.split()) for r in (replies[:1] if self.one_choice_usage else replies))
         usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                                  "total_tokens": prompt_tokens + completion_tokens}
         if first.cached_tokens:
             usage["prompt_tokens_details"] = {"cached_tokens": first.cached_tokens}
+        if first.usage is not None:
+            usage = first.usage
         with self.lock:
             number = len(self.requests) + len(self.batch_lines)
         payload = {
@@ -236,7 +245,9 @@ class ScriptedServer:
             "object": "chat.completion",
             "model": body.get("model", "test"),
             "choices": [{"index": k, "finish_reason": r.finish_reason,
-                         "message": {"role": "assistant", "content": r.content}} for k, r in enumerate(replies)],
+                         "message": {"role": "assistant",
+                                     "content": r.content if r.message_content is None else r.message_content}}
+                        for k, r in enumerate(replies)],
             "usage": usage,
         }
         if body.get("logprobs"):  # as OpenAI answers: null when the reply has none to give

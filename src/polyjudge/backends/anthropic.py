@@ -43,6 +43,7 @@ from polyjudge.backends.http import (
 )
 from polyjudge.backends.reasoning import join_reasoning
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
+from polyjudge.backends.reported import NOT_TEXT, UNKNOWN, as_json_text, count, message_text, reported
 from polyjudge.data.secrets import register_secret_env
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
@@ -72,13 +73,6 @@ def rate_limit_wait(headers: Mapping[str, str]) -> float | None:
               if (headers.get(f"anthropic-ratelimit-{w}-remaining") or "").strip() == "0"]
     known = [r for r in resets if r is not None]
     return max(known) if known else None
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(value or 0)
-    except (TypeError, ValueError):
-        return 0
 
 
 @register_backend()
@@ -230,10 +224,14 @@ class AnthropicBackend(RegisteredBackend):
             texts: list[str] = []
             thinking: list[str] = []
             tool_input: Any = None
+            not_text = False
             for block in blocks:
                 kind = block.get("type")
                 if kind == "text":
-                    texts.append(str(block.get("text") or ""))
+                    text_part = message_text(block.get("text"))
+                    if text_part is None:
+                        not_text = True
+                    texts.append(as_json_text(block.get("text")) if text_part is None else text_part)
                 elif kind == "thinking":
                     thinking.append(str(block.get("thinking") or ""))
                 elif kind == "tool_use" and block.get("name") == TOOL_NAME:
@@ -250,12 +248,15 @@ class AnthropicBackend(RegisteredBackend):
             text = "".join(texts)
             reasoning = join_reasoning(*thinking)
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        cache_read = _int(usage.get("cache_read_input_tokens"))
+        cache_read = count(usage.get("cache_read_input_tokens"))
         # input_tokens excludes what was read from or written to the prompt cache; the prompt is all three.
-        prompt = _int(usage.get("input_tokens")) + cache_read + _int(usage.get("cache_creation_input_tokens"))
+        parts = (count(usage.get("input_tokens")), cache_read, count(usage.get("cache_creation_input_tokens")))
+        prompt = UNKNOWN if UNKNOWN in parts else sum(parts)
+        finish = as_json_text(_FINISH.get(stop_reason, stop_reason)) if stop_reason else "stop"
         return GenerateResult(
-            text=text, finish_reason=_FINISH.get(stop_reason, stop_reason) if stop_reason else "stop",
-            usage=Usage(prompt, _int(usage.get("output_tokens")), cached_prompt_tokens=cache_read),
+            text=text, finish_reason=NOT_TEXT if not_text else finish,
+            usage=Usage(prompt, count(usage.get("output_tokens")), cached_prompt_tokens=max(0, cache_read),
+                        reported=reported(usage)),
             latency_s=latency, model=data.get("model") or self.model, reasoning=reasoning,
         )
 

@@ -54,6 +54,9 @@ class Usage:
     cached_prompt_tokens: int = 0
     # Completion tokens spent on hidden reasoning (already included in completion_tokens).
     reasoning_tokens: int = 0
+    # The server's usage object as sent (JSON text) when a count in it was not a plain
+    # non-negative integer (see backends.usage); such counts are -1 (unknown) above.
+    reported: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

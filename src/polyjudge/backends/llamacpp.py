@@ -21,6 +21,7 @@ from polyjudge.backends.base import Backend, BackendError, GenerateRequest, Gene
 from polyjudge.backends.models import DEFAULT_MODEL, resolve_model_path
 from polyjudge.backends.reasoning import join_reasoning, split_reasoning
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
+from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported
 
 # Loaded native servers by (model file, context, slots, threads); see LlamaCppBackend.__init__.
 _SERVERS: dict[tuple[str, int, int, int], Any] = {}
@@ -109,14 +110,16 @@ class LlamaCppBackend(RegisteredBackend):
                 msg = msg.get("message", msg)
             raise BackendError(f"llama.cpp error: {msg}", retryable=False)
         choice = data["choices"][0]
-        usage = data.get("usage") or {}
+        usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
         # A reasoning model's thinking is kept apart from the answer that is parsed.
-        text, thinking = split_reasoning(choice["message"].get("content") or "")
+        content = message_text(choice["message"].get("content"))
+        text, thinking = split_reasoning(content) if content is not None else \
+            (as_json_text(choice["message"].get("content")), "")
         served = choice["message"].get("reasoning_content")
-        return GenerateResult(text=text,
-                              finish_reason=choice.get("finish_reason") or "stop",
-                              usage=Usage(int(usage.get("prompt_tokens") or 0),
-                                          int(usage.get("completion_tokens") or 0)),
+        finish = as_json_text(choice.get("finish_reason") or "stop") if content is not None else NOT_TEXT
+        return GenerateResult(text=text, finish_reason=finish,
+                              usage=Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")),
+                                          reported=reported(usage)),
                               latency_s=latency, model=self.model,
                               logprobs=_logprobs(choice) if request.top_logprobs > 0 else (),
                               reasoning=join_reasoning(served if isinstance(served, str) else None, thinking))

@@ -42,6 +42,7 @@ from polyjudge.backends.registry import (
     RegisteredBackend,
     register_backend,
 )
+from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported
 from polyjudge.data.secrets import register_secret_env
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -60,13 +61,6 @@ def _rejects(info: ErrorInfo, field: str) -> bool:
         lower = info.message.lower()
         return "unsupported" in lower or "not supported" in lower or "does not support" in lower
     return False
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(value or 0)
-    except (TypeError, ValueError):
-        return 0
 
 
 def _details(usage: dict[str, Any], name: str) -> dict[str, Any]:
@@ -258,12 +252,14 @@ class OpenAIBackend(RegisteredBackend):
             first_reasoning: str | None = None
             for k, choice in enumerate(raw):
                 message = choice["message"]
-                answer, thinking = split_reasoning(message.get("content") or "")
+                content = message_text(message.get("content"))
+                answer, thinking = split_reasoning(content) if content is not None else \
+                    (as_json_text(message.get("content")), "")
                 if k == 0:
                     served = message.get("reasoning_content") or message.get("reasoning")
                     first_reasoning = join_reasoning(served if isinstance(served, str) else None, thinking)
                 texts.append(answer)
-                finishes.append(choice.get("finish_reason") or "stop")
+                finishes.append(NOT_TEXT if content is None else as_json_text(choice.get("finish_reason") or "stop"))
             first = raw[0]
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise BackendError("malformed response body from server", retryable=True,
@@ -272,9 +268,10 @@ class OpenAIBackend(RegisteredBackend):
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         return GenerateResult(
             text=texts[0], finish_reason=finishes[0],
-            usage=Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")),
-                        cached_prompt_tokens=_int(_details(usage, "prompt_tokens_details").get("cached_tokens")),
-                        reasoning_tokens=_int(_details(usage, "completion_tokens_details").get("reasoning_tokens"))),
+            usage=Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")),
+                        cached_prompt_tokens=count(_details(usage, "prompt_tokens_details").get("cached_tokens")),
+                        reasoning_tokens=count(_details(usage, "completion_tokens_details").get("reasoning_tokens")),
+                        reported=reported(usage)),
             latency_s=latency, model=data.get("model") or self.model,
             choices=tuple(texts) if request.n > 1 else (),
             choice_finish_reasons=tuple(finishes) if request.n > 1 else (),

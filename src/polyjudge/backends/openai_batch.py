@@ -29,6 +29,7 @@ from polyjudge.backends.batch import (
 )
 from polyjudge.backends.openai import chat_body
 from polyjudge.backends.registry import DEFAULT_API_KEY_ENV, BackendSettings, JudgeSpec
+from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported
 from polyjudge.data.secrets import redact, redact_url, register_secret_env
 
 if TYPE_CHECKING:
@@ -61,16 +62,26 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _count(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+def _index(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) < 2**31 else 0
+
+
+def _text_and_finish(choice: dict[str, Any]) -> tuple[str, str]:
+    """A choice's text and finish reason; content that is not text is kept as JSON and marked."""
+    content = choice["message"].get("content")
+    text = message_text(content)
+    if text is None:
+        return as_json_text(content), NOT_TEXT
+    return text, as_json_text(choice.get("finish_reason") or "stop")
 
 
 def parse_chat_completion(data: Any, latency_s: float = 0.0) -> GenerateResult:
     """A chat-completion body as a result (every choice, cached and reasoning tokens); ValueError if malformed."""
     try:
-        choices = sorted(data["choices"], key=lambda c: _count(c.get("index")))
-        texts = tuple(str(c["message"].get("content") or "") for c in choices)
-        finishes = tuple(str(c.get("finish_reason") or "stop") for c in choices)
+        choices = sorted(data["choices"], key=lambda c: _index(c.get("index")))
+        answers = [_text_and_finish(c) for c in choices]
+        texts = tuple(t for t, _ in answers)
+        finishes = tuple(f for _, f in answers)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"malformed chat completion ({type(exc).__name__})") from None
     if not texts:
@@ -81,8 +92,9 @@ def parse_chat_completion(data: Any, latency_s: float = 0.0) -> GenerateResult:
     model = data.get("model")
     return GenerateResult(
         text=texts[0], finish_reason=finishes[0],
-        usage=Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")),
-                    _count(prompt_details.get("cached_tokens")), _count(completion_details.get("reasoning_tokens"))),
+        usage=Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")),
+                    count(prompt_details.get("cached_tokens")), count(completion_details.get("reasoning_tokens")),
+                    reported=reported(usage)),
         latency_s=latency_s, model=str(model) if model is not None else None,
         choices=texts, choice_finish_reasons=finishes)
 
@@ -114,7 +126,7 @@ def parse_output_line(obj: Any) -> LineResult:
     custom_id = obj["custom_id"]
     response, error = obj.get("response"), obj.get("error")
     if isinstance(response, dict) and response.get("body") is not None:
-        status = _count(response.get("status_code")) or 200
+        status = _index(response.get("status_code")) or 200
         body = response["body"]
         if status == 200:
             try:
@@ -151,8 +163,8 @@ def batch_info(data: Any) -> BatchInfo:
     metadata = _obj(data.get("metadata"))
     tag = metadata.get(TAG_KEY)
     return BatchInfo(
-        batch_id=data["id"], status=str(data.get("status") or "unknown"), total=_count(counts.get("total")),
-        completed=_count(counts.get("completed")), failed=_count(counts.get("failed")),
+        batch_id=data["id"], status=str(data.get("status") or "unknown"), total=_index(counts.get("total")),
+        completed=_index(counts.get("completed")), failed=_index(counts.get("failed")),
         expires_at=_float(data.get("expires_at")),
         output_file=data.get("output_file_id") if isinstance(data.get("output_file_id"), str) else None,
         error_file=data.get("error_file_id") if isinstance(data.get("error_file_id"), str) else None,

@@ -25,7 +25,7 @@ import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -47,10 +47,11 @@ from polyjudge.engine.runner import (
     split_usage,
     store_choices,
 )
-from polyjudge.engine.spend import Budget
+from polyjudge.engine.spend import Budget, vet_usage, with_usage
 from polyjudge.engine.store import BATCH, EXPORT, EXPORTED, BatchLineRow, BatchRow, Store
 
 log = logging.getLogger("polyjudge")
+CANCELLED = ("cancelled", "cancelling", "canceled")
 T = TypeVar("T")
 
 BATCH_FALLBACKS = ("batch", "live")
@@ -81,6 +82,9 @@ class _Open:
     batch_id: str
     lines: dict[str, list[BatchLineRow]]  # custom_id -> its tasks by choice
     reserved: float = 0.0
+    # Cancelled before this session re-attached to it (``polyjudge batch cancel`` between runs):
+    # its unanswered lines are submitted again now instead of stopping the run.
+    cancelled_before: bool = False
 
 
 @dataclass(slots=True)
@@ -236,8 +240,10 @@ async def run_batches(tasks: Sequence[Task], clients: Sequence[BatchClient], sto
                 else:
                     _api_failure(state, exc, f"polling batch {o.batch_id}")
                 break
-            _collect(state, o, info, results, store, by_key, budget, retry, options)
+            left = _collect(state, o, info, results, store, by_key, budget, retry, options)
             del state.open[o.submission]
+            if left:
+                _cancelled_lines(state, o, left, by_key)
             if on_update is not None:
                 on_update(state.stats)
     if state.live and live is not None and state.stats.stop_kind is None:
@@ -278,7 +284,8 @@ async def _reattach(state: _State, clients: Sequence[BatchClient], store: Store,
                     cost = budget.worst_case(task.judge, _request_of([task] * len(rows)).request, batch=True)
                     budget.reserved += cost
                     reserved += cost
-        state.open[row.submission] = _Open(row.submission, index, batch_id, lines, reserved)
+        state.open[row.submission] = _Open(row.submission, index, batch_id, lines, reserved,
+                                           cancelled_before=row.status in CANCELLED)
     if state.open:
         log.info(f"re-attached to {len(state.open)} open batch(es) of this run")
 
@@ -354,12 +361,27 @@ def _provider(client: BatchClient) -> str:
     return name if isinstance(name, str) else type(client).__name__
 
 
+def _cancelled_lines(state: _State, o: _Open, left: Sequence[BatchLineRow], by_key: Mapping[str, Task]) -> None:
+    """The unanswered lines of a cancelled batch are pending, never failures: submitted again at once when
+    the batch was cancelled between runs, else the run stops (the user cancelled it) and a re-run resumes."""
+    tasks = [by_key[r.key] for r in left if r.key in by_key]
+    if o.cancelled_before:
+        state.pending.extend(tasks)
+        return
+    log.warning(f"batch {o.batch_id} was cancelled: {len(left)} of its requests were not answered and are "
+                "left pending (not failed); re-run the same command to send them again")
+    state.stop(INTERRUPTED, f"batch {o.batch_id} was cancelled")
+
+
 def _collect(state: _State, o: _Open, info: BatchInfo, results: Sequence[LineResult], store: Store,
-             by_key: Mapping[str, Task], budget: Budget | None, retry: RetryPolicy, options: BatchOptions) -> None:
-    """Write an ended batch's answers and failures to the store; queue what is retried."""
+             by_key: Mapping[str, Task], budget: Budget | None, retry: RetryPolicy,
+             options: BatchOptions) -> list[BatchLineRow]:
+    """Write an ended batch's answers and failures to the store; queue what is retried. Returns the
+    lines a cancelled batch left unanswered: nothing is stored for them, so they stay pending."""
     stats = state.stats
     found = {r.custom_id: r for r in results}
-    cancelled = info.status in ("cancelled", "cancelling", "canceled")
+    cancelled = info.status in CANCELLED
+    unanswered: list[BatchLineRow] = []
     spent = 0.0
     with store.transaction():
         for custom_id, rows in o.lines.items():
@@ -368,23 +390,30 @@ def _collect(state: _State, o: _Open, info: BatchInfo, results: Sequence[LineRes
             attempts = state.attempts[rows[0].key]
             outcome = found.get(custom_id)
             if outcome is not None and outcome.result is not None:
-                answered = store_choices(store, rows, outcome.result, attempts, channel=BATCH)
+                planned = by_key.get(rows[0].key)
+                request = None if planned is None else replace(planned.request, n=len(rows))
+                vetted = vet_usage(request, outcome.result)
+                result = with_usage(outcome.result, vetted.usage)
+                answered = store_choices(store, rows, result, attempts, channel=BATCH, usage_note=vetted.note)
                 stats.done += answered
                 if answered > 1:
                     stats.multi_sample_requests += 1
                 if budget is not None:
-                    spent += budget.cost_of(rows[0].judge, outcome.result.usage, batch=True)
+                    spent += budget.cost_of(rows[0].judge, result.usage, batch=True)
                 if answered < len(rows):
                     _samples_off(state, rows[0].judge, o.judge_index,
                                  f"n was ignored ({answered} of {len(rows)} choices came back)")
                     for r in rows[answered:]:
                         _again(state, r, by_key, options, retried=False)
                 continue
+            if cancelled:
+                unanswered.extend(rows)
+                continue
             if outcome is not None and outcome.error is not None:
                 error = outcome.error
             else:
                 why = f"; {'; '.join(info.errors)}" if info.errors else ""
-                error = BackendError(f"no answer for this line (batch {info.status}{why})", retryable=not cancelled)
+                error = BackendError(f"no answer for this line (batch {info.status}{why})", retryable=True)
             if len(rows) > 1 and error.unsupported == "n":
                 _samples_off(state, rows[0].judge, o.judge_index, "the server rejected n (several samples per request)")
                 for r in rows:
@@ -394,7 +423,7 @@ def _collect(state: _State, o: _Open, info: BatchInfo, results: Sequence[LineRes
             reason = f"{message} (after {attempts} attempt{'s' if attempts > 1 else ''}, batch {o.batch_id})"
             for r in rows:
                 store.put_failure(r.key, r.prompt_hash, r.judge, r.run_index, reason, 1)
-            if error.retryable and not cancelled and not is_fatal(error) and attempts < retry.max_attempts \
+            if error.retryable and not is_fatal(error) and attempts < retry.max_attempts \
                     and all(r.key in by_key for r in rows):
                 for r in rows:
                     _again(state, r, by_key, options, retried=True)
@@ -406,6 +435,7 @@ def _collect(state: _State, o: _Open, info: BatchInfo, results: Sequence[LineRes
                            collected=True)
     if budget is not None:
         budget.settle(o.reserved, spent)
+    return unanswered
 
 
 def _again(state: _State, row: BatchLineRow, by_key: Mapping[str, Task], options: BatchOptions, *,
@@ -488,7 +518,8 @@ def import_batch(path: str | Path, store: Store, tasks: Sequence[Task]) -> Impor
             todo = [r for r in rows if r.key not in done]
             skipped += len(rows) - len(todo)
             if outcome.result is not None:
-                result = outcome.result
+                vetted = vet_usage(None, outcome.result)  # a file's numbers are server data too
+                result = with_usage(outcome.result, vetted.usage)
                 choices = result.choices or (result.text,)
                 usages = split_usage(result.usage, min(len(rows), len(choices)))
                 for r in todo:
@@ -497,7 +528,8 @@ def import_batch(path: str | Path, store: Store, tasks: Sequence[Task]) -> Impor
                     finish = (result.choice_finish_reasons[r.choice] if r.choice < len(result.choice_finish_reasons)
                               else result.finish_reason)
                     store.put_result(r.key, r.prompt_hash, r.judge, r.run_index, result, 1, text=choices[r.choice],
-                                     finish_reason=finish, usage=usages[r.choice], channel=BATCH)
+                                     finish_reason=finish, usage=usages[r.choice], channel=BATCH,
+                                     usage_note=vetted.note if r.choice == 0 else None)
                     answered += 1
                 continue
             error = outcome.error or BackendError("no answer", retryable=True)
@@ -616,8 +648,8 @@ def batch_status(run_dir: str | Path, *, refresh: bool = True, api_key_env: str 
 
 def cancel_batches(run_dir: str | Path, *, api_key_env: str | None = None, base_url: str | None = None,
                    timeout: float = 30.0) -> list[BatchRecord]:
-    """Cancel every open batch of ``run_dir`` at its provider; their lines come back as failed
-    (``batch_cancelled``) and are sent again when the run is resumed."""
+    """Cancel every open batch of ``run_dir`` at its provider; their unanswered lines stay pending
+    (never failures) and are sent again when the run is resumed."""
     store = _store_of(run_dir, readonly=False)
     try:
         rows = [r for r in store.batches() if r.provider != EXPORT and not r.collected]

@@ -6,10 +6,11 @@ import asyncio
 import hashlib
 import json
 import logging
+import math
 import platform
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -452,6 +453,10 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
             result.outputs_note = (key, usage.to_json())
         adapted = _adaptations(store, backends)
         result.server_counts = {b.model: counts for b in backends if (counts := server_counts_of(b))}
+        session_wall = time.time() - started
+        wall = session_wall + _seconds_of(store.get_meta(WALL_TIME_META))
+        if not store.readonly:
+            store.set_meta(WALL_TIME_META, repr(wall))
     finally:
         if unlisten is not None:
             unlisten()
@@ -492,8 +497,11 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
         cost_usd=round(cost, 6),
         # The prices this run was charged with, so a report never re-prices it with other defaults.
         prices={m: table[m].pair() for m in judges if m in table},
-        wall_time_s=round(time.time() - started, 3),
+        wall_time_s=round(wall, 3),  # every session of the run (this one's is wall_time_s_session)
         created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        unknown={"wall_time_s_session": round(session_wall, 3), "tokens_by_judge": usage.by_judge,
+                 "cost_by_judge": {k: round(v, 6) for k, v in usage.cost_by_judge.items()},
+                 "usage_anomalies": usage.anomalies},
     )
     return result
 
@@ -686,18 +694,45 @@ class _Usage:
     distinct_requests: int = 0
     shared_answers: int = 0
     answered_by_batch: int = 0
+    # Answers whose usage was not taken as the server reported it (engine.spend.vet_usage), a few as examples.
+    anomalies: dict[str, Any] = field(default_factory=lambda: {"requests": 0, "examples": []})
+    # The tokens of each judge (each request once), so a report's per-judge rows add up to ``tokens``.
+    by_judge: dict[str, dict[str, int]] = field(default_factory=dict)
+    cost_by_judge: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"tokens": self.tokens, "cost": self.cost, "distinct_requests": self.distinct_requests,
-                "shared_answers": self.shared_answers, "answered_by_batch": self.answered_by_batch}
+                "shared_answers": self.shared_answers, "answered_by_batch": self.answered_by_batch,
+                "anomalies": self.anomalies, "by_judge": self.by_judge, "cost_by_judge": self.cost_by_judge}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> _Usage:
         return cls({str(k): int(v) for k, v in d["tokens"].items()}, float(d["cost"]), int(d["distinct_requests"]),
-                   int(d["shared_answers"]), int(d["answered_by_batch"]))
+                   int(d["shared_answers"]), int(d["answered_by_batch"]),
+                   dict(d.get("anomalies") or {"requests": 0, "examples": []}), dict(d.get("by_judge") or {}),
+                   dict(d.get("cost_by_judge") or {}))
+
+    def count(self, answered: Sequence[StoredResponse]) -> None:
+        """Add the tokens and usage anomalies of distinct answers."""
+        t = self.tokens
+        for s in answered:
+            mine = self.by_judge.setdefault(s.judge, {"prompt": 0, "completion": 0})
+            mine["prompt"] += s.prompt_tokens
+            mine["completion"] += s.completion_tokens
+            t["prompt"] += s.prompt_tokens
+            t["completion"] += s.completion_tokens
+            t["cached_prompt"] += s.cached_prompt_tokens
+            t["reasoning"] += s.reasoning_tokens
+            self.answered_by_batch += s.channel == BATCH
+            if s.usage_note is not None:
+                self.anomalies["requests"] += 1
+                if len(self.anomalies["examples"]) < ANOMALY_EXAMPLES:
+                    self.anomalies["examples"].append({"judge": s.judge, **json.loads(s.usage_note)})
 
 
 OUTPUTS_META = "outputs"
+WALL_TIME_META = "wall_time_s"  # the judging sessions' wall time so far, all sessions together
+ANOMALY_EXAMPLES = 20
 
 
 def _outputs_key(plan: Plan, aggregator: str, min_runs: int, table: Mapping[str, ModelPrice]) -> str:
@@ -713,6 +748,15 @@ def _outputs_key(plan: Plan, aggregator: str, min_runs: int, table: Mapping[str,
                        "prices": {m: table[m].to_json() for m in plan.judges if m in table}},
                       sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _seconds_of(text: str | None) -> float:
+    """A stored wall time; an unreadable one counts as none."""
+    try:
+        value = float(text or 0.0)
+    except ValueError:
+        return 0.0
+    return value if math.isfinite(value) and value >= 0 else 0.0
 
 
 def _reuse(plan: Plan, store: Store, store_path: Path, out_dir: Path, key: str, *, aggregator: str,
@@ -798,14 +842,11 @@ def _collect(plan: Plan, store: Store, store_path: Path | None, table: Mapping[s
                 continue
             counted.add(h)
             answered += [s for s in (rows.get(k) for k in ks) if s is not None and s.status == "done"]
-        t = usage.tokens
+        usage.count(answered)
         for s in answered:
-            t["prompt"] += s.prompt_tokens
-            t["completion"] += s.completion_tokens
-            t["cached_prompt"] += s.cached_prompt_tokens
-            t["reasoning"] += s.reasoning_tokens
-            usage.answered_by_batch += s.channel == BATCH
-        usage.cost += _cost(answered, table)
+            cost = _cost((s,), table)
+            usage.cost += cost
+            usage.cost_by_judge[s.judge] = usage.cost_by_judge.get(s.judge, 0.0) + cost
 
     if store_path is None:  # an in-memory store: small runs, kept as a list
         lazy = StoredJudgments(items, judges, runs, plan.protocol, keys, lambda: store, close_store=False)

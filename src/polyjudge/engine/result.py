@@ -16,6 +16,7 @@ import numpy as np
 
 from polyjudge.aggregate.runs import get_aggregator
 from polyjudge.backends.base import Usage
+from polyjudge.backends.reported import NOT_TEXT
 from polyjudge.data.records import Item
 from polyjudge.data.spans import SpanSegment, spans_from_annotation
 from polyjudge.engine.plan import Task
@@ -115,6 +116,9 @@ def judgment_of(item_index: int, run_index: int, judge: str, stored: StoredRespo
     if stored.finish_reason == "length":
         # A reply cut by the token limit is a failure, not an answer.
         return made(TRUNCATED, "answer cut by the max-token limit")
+    refusal = refusal_reason(stored.finish_reason)
+    if refusal is not None:
+        return made(REQUEST_FAILED, refusal)
     try:
         annotation = protocol.parse_answer(stored.text or "", item, logprobs_of(stored.logprobs))
     except ParseFailure as exc:
@@ -123,6 +127,22 @@ def judgment_of(item_index: int, run_index: int, judge: str, stored: StoredRespo
     if score is not None and not math.isfinite(score):
         return made(PARSE_FAILED, f"non-finite score {score}", annotation)
     return made(OK, None, annotation, score)
+
+
+# Finish reasons that say the provider withheld the answer: what text came back is not a verdict.
+REFUSALS = {"content_filter": "the provider's content filter withheld the answer",
+            "refusal": "the model refused to answer", "safety": "the provider stopped the answer for safety",
+            "recitation": "the provider stopped the answer (recitation)",
+            "prohibited_content": "the provider withheld the answer (prohibited content)",
+            NOT_TEXT: "the answer's content is not text"}
+
+
+def refusal_reason(finish_reason: str | None) -> str | None:
+    """The recorded reason of an answer the provider refused or gave as something other than text; None otherwise."""
+    if finish_reason is None:
+        return None
+    what = REFUSALS.get(finish_reason.strip().lower())
+    return None if what is None else f"{what} (finish_reason {finish_reason[:80]}); not scored"
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ from typing import Protocol
 from polyjudge.backends.base import Backend, BackendError, GenerateResult, Usage
 from polyjudge.data.secrets import redact
 from polyjudge.engine.plan import Task
-from polyjudge.engine.spend import Budget, RateLimiter
+from polyjudge.engine.spend import Budget, RateLimiter, vet_usage, with_usage
 from polyjudge.engine.store import Store
 
 log = logging.getLogger("polyjudge")
@@ -156,12 +156,15 @@ class Answerable(Protocol):
 
 
 def store_choices(store: Store, group: Sequence[Answerable], result: GenerateResult, attempts: int, *,
-                  channel: str = "live") -> int:
+                  channel: str = "live", usage_note: str | None = None) -> int:
     """Store choice k of ``result`` as the answer of ``group[k]``; returns how many tasks were answered
-    (fewer than the group when the server returned fewer choices)."""
+    (fewer than the group when the server returned fewer choices). ``result.usage`` is the vetted
+    usage (:func:`~polyjudge.engine.spend.vet_usage`); its ``usage_note`` goes with the first choice,
+    so each request's anomaly is counted once."""
     if len(group) == 1:
         t = group[0]
-        store.put_result(t.key, t.prompt_hash, t.judge, t.run_index, result, attempts, channel=channel)
+        store.put_result(t.key, t.prompt_hash, t.judge, t.run_index, result, attempts, channel=channel,
+                         usage_note=usage_note)
         return 1
     choices = result.choices or (result.text,)
     answered = min(len(group), len(choices))
@@ -171,7 +174,8 @@ def store_choices(store: Store, group: Sequence[Answerable], result: GenerateRes
         finish = (result.choice_finish_reasons[k] if k < len(result.choice_finish_reasons)
                   else result.finish_reason)
         store.put_result(t.key, t.prompt_hash, t.judge, t.run_index, result, attempts, text=choices[k],
-                         finish_reason=finish, usage=usages[k], channel=channel)
+                         finish_reason=finish, usage=usages[k], channel=channel,
+                         usage_note=usage_note if k == 0 else None)
     return answered
 
 
@@ -297,10 +301,13 @@ async def execute(tasks: Iterable[Task | Sequence[Task]], backends: list[Backend
                                       f"failed over {time.monotonic() - streak.since:.1f}s)")
                 return
             streak.success()
+            vetted = vet_usage(request, result)  # server numbers are data: bounded before anything counts them
+            result = with_usage(result, vetted.usage)
             if budget is not None:
-                budget.learn(request, result.usage)
+                if not vetted.anomalies:  # only plausible counts teach the prompt margin
+                    budget.learn(request, result.usage)
                 budget.settle(reserved, budget.cost_of(first.judge, result.usage))
-            answered = store_choices(store, group, result, attempt)
+            answered = store_choices(store, group, result, attempt, usage_note=vetted.note)
             stats.done += answered
             if answered > 1:
                 stats.multi_sample_requests += 1

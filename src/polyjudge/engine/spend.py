@@ -10,15 +10,25 @@ the reservation is replaced by what the answer cost.
 buckets that refill continuously; a request takes one request token and its
 prompt plus its completion limit in tokens (what providers count against
 their limits when the request arrives).
+
+:func:`vet_usage` stands between what a server reports and every count:
+usage that is unknown (negative, NaN, text), above what the request could
+use (a completion beyond ``max_tokens`` per choice, a prompt beyond one token
+per byte plus a margin) or too small for the text of several choices is
+accounted at a bound, and what the server said is kept beside it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
+import math
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
-from polyjudge.backends.base import GenerateRequest, Usage
+from polyjudge.backends.base import GenerateRequest, GenerateResult, Usage
 from polyjudge.engine.pricing import ModelPrice
 
 # Prompt tokens per UTF-8 byte assumed before any answer says better: estimates use
@@ -35,6 +45,92 @@ def prompt_bytes(request: GenerateRequest) -> int:
 def estimated_prompt_tokens(request: GenerateRequest) -> int:
     """The estimate every count uses: UTF-8 bytes / 4."""
     return prompt_bytes(request) // 4
+
+
+# Tokens a provider may add around a prompt beyond one per byte (chat templates, tool definitions).
+PROMPT_SLACK_TOKENS = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class VettedUsage:
+    """The usage every count and the spending cap use, and why it differs from what was reported."""
+
+    usage: Usage
+    anomalies: tuple[str, ...] = ()
+    reported: str | None = None  # the server's usage as sent (JSON text), when it was not used as is
+
+    @property
+    def note(self) -> str | None:
+        """What the store keeps beside an answer whose usage was not taken as reported."""
+        if not self.anomalies:
+            return None
+        return json.dumps({"anomalies": list(self.anomalies), "reported": self.reported}, ensure_ascii=False)
+
+
+def prompt_token_bound(request: GenerateRequest) -> int:
+    """The most prompt tokens a request can be billed: a token per byte of its messages and schema, plus slack."""
+    schema = len(json.dumps(request.json_schema)) if request.json_schema else 0
+    return prompt_bytes(request) + schema + PROMPT_SLACK_TOKENS
+
+
+def _bounded(name: str, value: int, bound: int, notes: list[str], *, unknown_as: int) -> int:
+    if value < 0:
+        notes.append(f"{name} is not a usable count; accounted as {unknown_as:,}")
+        return unknown_as
+    if value > bound:
+        notes.append(f"{name} {value:,} is above the {bound:,} the request allows; accounted as {bound:,}")
+        return bound
+    return value
+
+
+def _choices_covered(result: GenerateResult, prompt: int, prompt_size: int, completion: int, limit: int,
+                     notes: list[str]) -> int:
+    """The completion count of a several-choice answer, corrected when it cannot cover the choices' text
+    (servers such as llama.cpp report the usage of one choice): scaled by the text of all choices.
+
+    The text is expected at the prompt's tokens per byte; a count below that by more than the square
+    root of the number of choices (a count of one choice in n is 1/n of it) is corrected."""
+    if len(result.choices) < 2:
+        return completion
+    sizes = [len(c.encode("utf-8", "surrogatepass")) for c in result.choices]
+    density = prompt / prompt_size if prompt > 0 and prompt_size > 0 else 0.25  # tokens per byte
+    expected = density * sum(sizes)
+    if completion >= expected / math.sqrt(len(sizes)):
+        return completion
+    corrected = math.ceil(completion * sum(sizes) / sizes[0]) if completion and sizes[0] else math.ceil(expected)
+    corrected = max(completion, min(limit, corrected))
+    notes.append(f"completion_tokens {completion:,} cannot cover the text of {len(sizes)} choices "
+                 f"({sum(sizes):,} bytes); accounted as {corrected:,}")
+    return corrected
+
+
+def vet_usage(request: GenerateRequest | None, result: GenerateResult) -> VettedUsage:
+    """The usage of ``result`` to account: every count non-negative and within what ``request`` allows
+    (unknown prompt and completion counts at their bound, so the spending cap holds); unknown cached
+    and reasoning counts are 0 (they never raise a bill). Without the request only unknown counts are fixed."""
+    u = result.usage
+    notes: list[str] = []
+    prompt_cap = prompt_token_bound(request) if request is not None else max(u.prompt_tokens, 0)
+    limit = request.max_tokens * max(1, request.n) if request is not None \
+        else max(u.completion_tokens, 0)
+    prompt = _bounded("prompt_tokens", u.prompt_tokens, prompt_cap, notes, unknown_as=prompt_cap)
+    completion = _bounded("completion_tokens", u.completion_tokens, limit, notes, unknown_as=limit)
+    if request is not None:
+        trusted_prompt = u.prompt_tokens if 0 < u.prompt_tokens <= prompt_cap else 0
+        completion = _choices_covered(result, trusted_prompt, prompt_bytes(request), completion, limit, notes)
+    cached = _bounded("cached_prompt_tokens", u.cached_prompt_tokens, prompt, notes, unknown_as=0)
+    reasoning = _bounded("reasoning_tokens", u.reasoning_tokens, completion, notes, unknown_as=0)
+    if u.reported is not None and not notes:
+        notes.append("usage counts that are not plain integers (rounded up)")
+    reported = u.reported if u.reported is not None else json.dumps(
+        {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
+         "cached_prompt_tokens": u.cached_prompt_tokens, "reasoning_tokens": u.reasoning_tokens})
+    vetted = Usage(prompt, completion, cached, reasoning)
+    return VettedUsage(vetted, tuple(notes), reported if notes else None)
+
+
+def with_usage(result: GenerateResult, usage: Usage) -> GenerateResult:
+    return dataclasses.replace(result, usage=usage)
 
 
 class Budget:
@@ -92,7 +188,7 @@ class Budget:
     def settle(self, reserved: float, actual: float) -> None:
         """The answer came (``actual`` USD, 0 for a failed attempt): release its reservation."""
         self.reserved = max(0.0, self.reserved - reserved)
-        self.spent += actual
+        self.spent += max(0.0, actual) if math.isfinite(actual) else reserved
         self._generation += 1
         self._settled.set()
 
@@ -152,4 +248,5 @@ class RateLimiter:
             await self.tokens.take(float(estimated_prompt_tokens(request) + request.max_tokens * max(1, request.n)))
 
 
-__all__ = ["Budget", "RateLimiter", "TokenBucket", "estimated_prompt_tokens", "prompt_bytes"]
+__all__ = ["Budget", "RateLimiter", "TokenBucket", "VettedUsage", "estimated_prompt_tokens", "prompt_bytes",
+           "prompt_token_bound", "vet_usage", "with_usage"]

@@ -13,6 +13,7 @@ killed re-attaches to its batches instead of paying for them twice.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from polyjudge.backends.base import GenerateRequest, GenerateResult, TokenLogprob, Usage
+from polyjudge.backends.reported import as_json_text
 from polyjudge.data.secrets import redact
 
 SCHEMA = """
@@ -83,7 +85,7 @@ CREATE INDEX IF NOT EXISTS batch_lines_custom_id ON batch_lines(custom_id);
 
 # Columns added after 0.1.0; stores written before get them on open (NULL in old rows).
 ADDED_COLUMNS = {"cached_prompt_tokens": "INTEGER", "reasoning_tokens": "INTEGER", "channel": "TEXT",
-                 "reasoning": "TEXT", "logprobs": "TEXT"}
+                 "reasoning": "TEXT", "logprobs": "TEXT", "usage_note": "TEXT"}
 LIVE, BATCH = "live", "batch"
 SUBMITTING, EXPORTED, EXPORT = "submitting", "exported", "export"
 
@@ -106,6 +108,8 @@ class StoredResponse:
     reasoning: str | None = None  # the model's thinking beside the answer, when its server returned it
     # The answer's token probabilities as JSON (requests that asked for top_logprobs), see logprob_json.
     logprobs: str | None = None
+    # Why the counts above are not what the server reported, with what it reported (engine.spend.vet_usage).
+    usage_note: str | None = None
 
     @property
     def usage(self) -> Usage:
@@ -146,9 +150,25 @@ class BatchRow:
 
 _RESPONSE_COLUMNS = ("key", "status", "text", "finish_reason", "prompt_tokens", "completion_tokens", "latency_s",
                      "error", "attempts", "cached_prompt_tokens", "reasoning_tokens", "channel", "judge",
-                     "reasoning", "logprobs")
+                     "reasoning", "logprobs", "usage_note")
 _BATCH_COLUMNS = ("submission", "provider", "judge", "endpoint", "key_env", "batch_id", "status", "total",
                   "completed", "failed", "created", "expires_at", "collected", "error")
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _count(value: int) -> int:
+    """A token count SQLite can hold (the engine bounds counts first; this is the last guard)."""
+    return min(max(int(value), 0), _INT64_MAX) if isinstance(value, int) else 0
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else as_json_text(value)
+
+
+def _seconds(value: float) -> float:
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0
 
 
 _CHUNK = 500  # keys per IN (...) query, well under SQLite's variable limit
@@ -294,7 +314,7 @@ class Store:
                 f"SELECT {select} FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
             for r in rows:
                 out[r[0]] = StoredResponse(r[0], r[1], r[2], r[3], r[4] or 0, r[5] or 0, r[6] or 0.0, r[7], r[8],
-                                           r[9] or 0, r[10] or 0, r[11] or LIVE, r[12] or "", r[13], r[14])
+                                           r[9] or 0, r[10] or 0, r[11] or LIVE, r[12] or "", r[13], r[14], r[15])
         return out
 
     def put_prompt(self, prompt_hash: str, request: GenerateRequest) -> None:
@@ -310,21 +330,28 @@ class Store:
 
     def put_result(self, key: str, prompt_hash: str, judge: str, run_index: int,
                    result: GenerateResult, attempts: int, *, text: str | None = None,
-                   finish_reason: str | None = None, usage: Usage | None = None, channel: str = LIVE) -> None:
+                   finish_reason: str | None = None, usage: Usage | None = None, channel: str = LIVE,
+                   usage_note: str | None = None) -> None:
         """Store an answer; ``text``, ``finish_reason`` and ``usage`` replace the result's own
         (one choice of a multi-sample answer, with its share of the usage; the result's
-        reasoning, which belongs to its first choice, is kept with whole answers only)."""
+        reasoning, which belongs to its first choice, is kept with whole answers only).
+
+        Whatever a server sent, the write succeeds: values that are not text are kept as
+        JSON text and counts beyond SQLite's integers are bounded, so an answer is never
+        lost (and paid for again) because of its content."""
         u = usage if usage is not None else result.usage
         reasoning = result.reasoning if text is None else None
         logprobs = logprob_json(result.logprobs) if text is None and result.logprobs else None
         self._db.execute(
             "INSERT OR REPLACE INTO responses (key, prompt_hash, judge, run_index, status, text, finish_reason, "
             "prompt_tokens, completion_tokens, latency_s, error, attempts, created, cached_prompt_tokens, "
-            "reasoning_tokens, channel, reasoning, logprobs) VALUES (?,?,?,?,'done',?,?,?,?,?,NULL,?,?,?,?,?,?,?)",
-            (key, prompt_hash, judge, run_index, result.text if text is None else text,
-             result.finish_reason if finish_reason is None else finish_reason, u.prompt_tokens,
-             u.completion_tokens, result.latency_s, attempts, time.time(), u.cached_prompt_tokens,
-             u.reasoning_tokens, None if channel == LIVE else channel, reasoning, logprobs))
+            "reasoning_tokens, channel, reasoning, logprobs, usage_note) "
+            "VALUES (?,?,?,?,'done',?,?,?,?,?,NULL,?,?,?,?,?,?,?,?)",
+            (key, prompt_hash, judge, run_index, _text(result.text if text is None else text),
+             _text(result.finish_reason if finish_reason is None else finish_reason), _count(u.prompt_tokens),
+             _count(u.completion_tokens), _seconds(result.latency_s), attempts, time.time(),
+             _count(u.cached_prompt_tokens), _count(u.reasoning_tokens), None if channel == LIVE else channel,
+             _text(reasoning), logprobs, usage_note))
 
     def put_failure(self, key: str, prompt_hash: str, judge: str, run_index: int,
                     error: str, attempts: int) -> None:

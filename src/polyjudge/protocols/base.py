@@ -20,6 +20,44 @@ if TYPE_CHECKING:
     from polyjudge.protocols.expected import Locator
 
 
+# No protocol's answer comes near these: a judge writes a score, a few error lists, a verdict.
+MAX_ANSWER_CHARS = 200_000
+MAX_NESTING = 64
+
+
+def check_answer_limits(text: str) -> None:
+    """ParseFailure when ``text`` is longer than :data:`MAX_ANSWER_CHARS` or nests brackets
+    (outside JSON strings) deeper than :data:`MAX_NESTING`."""
+    if len(text) > MAX_ANSWER_CHARS:
+        raise ParseFailure(f"answer of {len(text):,} characters is longer than the {MAX_ANSWER_CHARS:,} "
+                           "a judgment may have")
+    brackets = text.count("{") + text.count("[")  # at C speed: a usual answer needs no scan
+    if brackets > MAX_NESTING and (depth := nesting_depth(text)) > MAX_NESTING:
+        raise ParseFailure(f"answer nests brackets {depth:,} levels deep (at most {MAX_NESTING} are read)")
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of ``{``/``[`` in ``text``, not counting brackets inside double-quoted strings."""
+    depth = deepest = 0
+    in_str = esc = False
+    for c in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif c == "\\":
+                esc = True
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "}]":
+            depth = max(0, depth - 1)
+    return deepest
+
+
 class ParseFailure(ValueError):
     """The judge's answer could not be turned into an annotation.
 
@@ -144,8 +182,15 @@ class JudgeProtocol(ABC):
 
     def parse_answer(self, text: str, item: Item, logprobs: Sequence[TokenLogprob] = ()) -> Any:
         """:meth:`parse`, and in ``expected`` mode the score distributions read from ``logprobs``
-        (what the engine calls; a missing or unusable distribution is a :class:`ParseFailure`)."""
-        annotation = self.parse(text, item)
+        (what the engine calls; a missing or unusable distribution is a :class:`ParseFailure`).
+
+        Answers are server data: one too long or nested too deep for any protocol is a
+        :class:`ParseFailure` before a parser sees it, and so is any recursion a parser runs into."""
+        check_answer_limits(text)
+        try:
+            annotation = self.parse(text, item)
+        except RecursionError:
+            raise ParseFailure("answer nested too deeply to read") from None
         if self.score_mode != "expected":
             return annotation
         from polyjudge.protocols.expected import score_distribution

@@ -233,6 +233,8 @@ def _errors(obj: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     if not isinstance(raw, list):
         raise ParseFailure(f"'errors' must be a list, got {type(raw).__name__}")
+    if len(raw) > MAX_ERRORS:
+        raise ParseFailure(f"{len(raw):,} errors; the answer schema allows at most {MAX_ERRORS}")
     out = []
     for k, err in enumerate(raw):
         if not isinstance(err, dict):

@@ -4,6 +4,11 @@ Models often wrap JSON in code fences or add a sentence around it. We accept
 exactly one top-level JSON object found by bracket matching (strings and
 escapes respected) and parse it with the standard library, so nothing that
 is not valid JSON is ever "repaired" into an answer.
+
+Answers are server data, so two limits keep a hostile or runaway answer a
+recorded parse failure instead of a crash: ``MAX_ANSWER_CHARS`` and
+``MAX_NESTING`` (in :mod:`polyjudge.protocols.base`, checked for every
+protocol before its parser runs, so the decoder's recursion is never reached).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from polyjudge.protocols.base import ParseFailure
+from polyjudge.protocols.base import MAX_ANSWER_CHARS, MAX_NESTING, ParseFailure, check_answer_limits
 
 
 def find_json_object(text: str) -> str | None:
@@ -42,6 +47,7 @@ def find_json_object(text: str) -> str | None:
 
 def parse_json_object(text: str) -> dict[str, Any]:
     """Parse the single JSON object in ``text`` or raise ParseFailure with why."""
+    check_answer_limits(text)
     stripped = text.strip()
     try:
         value = json.loads(stripped)
@@ -57,3 +63,6 @@ def parse_json_object(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ParseFailure(f"expected a JSON object, got {type(value).__name__}")
     return value
+
+
+__all__ = ["MAX_ANSWER_CHARS", "MAX_NESTING", "check_answer_limits", "find_json_object", "parse_json_object"]

@@ -106,6 +106,8 @@ IGNORED_SEVERITIES = ("neutral", "no-error", "no_error", "none")
 # Bounds of the JSON schema: small enough for grammar-constrained decoders.
 MAX_ERRORS_PER_SEVERITY = 8
 MAX_DESC_CHARS = 240
+# Errors per severity the parser reads when the schema sets no bound (max_errors_per_severity=0).
+HARD_MAX_ERRORS_PER_SEVERITY = 100
 # The input fields the paper's answer format repeats, in its order.
 ECHO_KEYS = ("source_language", "source", "target_language", "target")
 # The same, with the reference of a reference-based run (where the segment object holds it).
@@ -375,7 +377,14 @@ class GembaMQM(JudgeProtocol):
 
     # -- answer ------------------------------------------------------------
     def parse(self, text: str, item: Item) -> dict[str, Any]:
-        return parse_mqm_answer(text)
+        """The normalised answer; a severity list longer than the schema allows is a parse failure
+        (a runaway answer is not a verdict, and cutting it would pick errors at random)."""
+        annotation = parse_mqm_answer(text)
+        bound = self.settings.max_errors_per_severity or HARD_MAX_ERRORS_PER_SEVERITY
+        for severity, errors in annotation["errors"].items():
+            if len(errors) > bound:
+                raise ParseFailure(f"{len(errors):,} {severity} errors; the answer schema allows at most {bound}")
+        return annotation
 
     def score(self, annotation: dict[str, Any], item: Item) -> float:
         return llm_mqm_score(annotation, self.weights)

@@ -285,6 +285,8 @@ class _SpanProtocol(JudgeProtocol):
             raise ParseFailure("answer has no 'errors' list")
         if not isinstance(errors, list):
             raise ParseFailure("'errors' is not a list")
+        if len(errors) > MAX_ERRORS:
+            raise ParseFailure(f"{len(errors):,} errors; the answer schema allows at most {MAX_ERRORS}")
         out = []
         for k, err in enumerate(errors):
             if not isinstance(err, dict):

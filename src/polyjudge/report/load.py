@@ -141,6 +141,18 @@ class RunData:
     def n_runs(self) -> int:
         return self.rundir.n_runs
 
+    def tokens(self, judge: str | None = None) -> tuple[int, int]:
+        """(prompt, completion) tokens of the run or of one judge, each request once, as the manifest
+        and the store count them (a shared answer is in many judgments but was billed once)."""
+        recorded = self.manifest.unknown.get("tokens_by_judge") if self.recorded else None
+        if isinstance(recorded, dict):
+            rows = [v for k, v in recorded.items() if judge is None or k == judge]
+            return (sum(_int(r.get("prompt")) for r in rows if isinstance(r, dict)),
+                    sum(_int(r.get("completion")) for r in rows if isinstance(r, dict)))
+        if judge is None and self.recorded and {"prompt", "completion"} <= set(self.manifest.tokens):
+            return self.manifest.tokens["prompt"], self.manifest.tokens["completion"]
+        return _distinct_tokens(self.judgments, judge)
+
     def score_matrix(self, judge: str) -> Floats:
         """``items x runs`` scores of one judge; NaN where the run failed or is absent."""
         scores: Floats = self.rundir.run_scores(judge).scores
@@ -155,13 +167,15 @@ class RunData:
         """
         if not self.recorded:
             return None
-        j = self.judgments
+        recorded = self.manifest.unknown.get("cost_by_judge")
+        if isinstance(recorded, dict):  # as charged at judge time (cached and batch prices included)
+            return {judge: _number(recorded.get(judge)) for judge in self.judges}
         if self.manifest.format_version >= 1 or self.manifest.prices:
             out = {}
             for judge in self.judges:
                 inp, outp = self.manifest.prices.get(judge, (0.0, 0.0))
-                m = j.of_judge(judge)
-                out[judge] = (int(j.prompt_tokens[m].sum()) * inp + int(j.completion_tokens[m].sum()) * outp) / 1e6
+                prompt, completion = self.tokens(judge)
+                out[judge] = (prompt * inp + completion * outp) / 1e6
             return out
         if len(self.judges) == 1:
             return {self.judges[0]: self.manifest.cost_usd}
@@ -178,6 +192,34 @@ class RunData:
         per_judge = [aggregate_rows(self.score_matrix(j), self.aggregator) for j in self.judges]
         panel: Floats = aggregate_panel(np.column_stack(per_judge), "mean").value
         return panel
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _number(value: Any) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    return float(value) if ok else 0.0
+
+
+def _distinct_tokens(j: Judgments, judge: str | None) -> tuple[int, int]:
+    """Tokens of the distinct answers among judgments (runs written before the manifest kept tokens
+    per judge): judgments that share an answer repeat its judge, run, score, usage and latency."""
+    seen: set[tuple[Any, ...]] = set()
+    prompt = completion = 0
+    for k in range(len(j)):
+        if judge is not None and j.judge[k] != judge:
+            continue
+        score = float(j.score[k])
+        key = (j.judge[k], int(j.run_index[k]), None if math.isnan(score) else score, int(j.prompt_tokens[k]),
+               int(j.completion_tokens[k]), float(j.latency_s[k]), j.raw_text[k])
+        if key in seen:
+            continue
+        seen.add(key)
+        prompt += int(j.prompt_tokens[k])
+        completion += int(j.completion_tokens[k])
+    return prompt, completion
 
 
 def extract_spans(annotation: Any) -> list[Span] | None:

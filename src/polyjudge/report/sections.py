@@ -175,7 +175,7 @@ def summary_section(run: RunData) -> Section:
         ("items", str(len(run.segments))),
         ("systems", str(len({s.system for s in run.segments}))),
         ("judgments", f"{len(j)} ({status.get('ok', 0)} ok, {n_fail} failed)"),
-        ("tokens", f"{int(j.prompt_tokens.sum())} prompt + {int(j.completion_tokens.sum())} completion"),
+        ("tokens", "{} prompt + {} completion".format(*run.tokens())),
         ("cost", usd(cost) if cost is not None else "not recorded"),
         ("wall time", seconds(wall) if wall is not None else "not recorded"),
         ("latency per request", f"mean {seconds(float(lat.mean()), digits=2)}, "
@@ -192,7 +192,7 @@ def summary_section(run: RunData) -> Section:
         st = Counter(s for s, keep in zip(j.status, m) if keep)
         rows.append([judge, int(m.sum())] + [
             Cell(str(st.get(s, 0)), "bad" if s != "ok" and st.get(s, 0) else "") for s in STATUSES]
-            + [int(j.prompt_tokens[m].sum()), int(j.completion_tokens[m].sum()),
+            + [*run.tokens(judge),
                usd(costs[judge]) if costs else "n/a",
                number(float(np.nanmean(j.latency_s[m]))) if np.isfinite(j.latency_s[m]).any() else "n/a"])
     blocks.append(Table(["judge", "judgments", *STATUSES, "prompt tokens", "completion tokens",

@@ -1,0 +1,75 @@
+"""What servers report (token counts, message content): data to check, never taken on trust.
+
+Every backend reads its usage object through :func:`count`, so a count that
+is not a plain non-negative integer (negative, fractional, NaN, Infinity,
+text, an object) becomes :data:`UNKNOWN` instead of a number that would
+lower the bill, and :func:`reported` keeps the object exactly as the server
+sent it. The engine (:func:`polyjudge.engine.spend.vet_usage`) accounts
+unknown and implausible counts at their upper bound and records both.
+
+:func:`message_text` does the same for an answer's content: text (or a list
+of text parts) is the answer; anything else is kept as JSON text and marked
+with the finish reason :data:`NOT_TEXT`, a recorded failure, never a score.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+UNKNOWN = -1  # a count the server did not give as a usable number
+NOT_TEXT = "content_not_text"  # the finish reason of an answer whose content is not text
+
+
+def count(value: Any) -> int:
+    """A reported token count as an int: absent is 0, a fractional count is rounded up,
+    anything unusable is :data:`UNKNOWN`. Absurdly large integers are kept (the engine bounds them)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        return UNKNOWN
+    if isinstance(value, int):
+        return value if value >= 0 else UNKNOWN
+    if isinstance(value, float):
+        return math.ceil(value) if math.isfinite(value) and value >= 0 else UNKNOWN
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        return int(value.strip())
+    return UNKNOWN
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return all(_plain(v) for v in value.values())
+    return value is None or isinstance(value, list) \
+        or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
+
+def reported(usage: Mapping[str, Any]) -> str | None:
+    """The usage object as the server sent it (JSON text), when some count in it is not a plain
+    non-negative integer; None for a usual one."""
+    if _plain(usage):
+        return None
+    return json.dumps(usage, ensure_ascii=False, default=repr)
+
+
+def message_text(content: Any) -> str | None:
+    """The text of a message's ``content`` (a string, or a list of text parts joined);
+    None when it is something else (an object, a number, an image part)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(p, Mapping) and p.get("type") == "text"
+                                         and isinstance(p.get("text"), str) for p in content):
+        return "".join(p["text"] for p in content)
+    return None
+
+
+def as_json_text(value: Any) -> str:
+    """Any server value as text for the store (kept as sent, never a reason to fail a write)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
+
+
+__all__ = ["NOT_TEXT", "UNKNOWN", "as_json_text", "count", "message_text", "reported"]
