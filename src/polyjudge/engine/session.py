@@ -224,8 +224,10 @@ def _check_range(flag: str, value: float | None, low: float, high: float, *, low
     ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) \
         and (value > low if low_open else value >= low) and value <= high
     if not ok:
-        bracket = "(" if low_open else "["
-        raise InputError(f"must be a finite number in {bracket}{low:g}, {high:g}], got {value!r}", field=flag)
+        bound = f"above {low:g}" if low_open else f"between {low:g} and {high:g}"
+        if low_open and high < sys.float_info.max:
+            bound += f" and at most {high:g}"
+        raise InputError(f"must be a finite number {bound}, got {value!r}", field=flag)
 
 
 def check_numbers(config: JudgeConfig, protocol: JudgeProtocol) -> None:
