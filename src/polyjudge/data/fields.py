@@ -59,6 +59,12 @@ def check_value(value: Any, *, path: str | None, line: int | None, field: str) -
 
     Walked with a stack, not recursion: any nesting the JSON parser accepted is checked.
     """
+    if isinstance(value, str):  # the common case, without the walk
+        if field in ID_FIELDS:
+            check_id(value, path=path, line=line, field=field)
+        elif _NOT_TEXT.search(value) is not None:
+            check_text(value, path=path, line=line, field=field)
+        return
     stack: list[tuple[Any, str]] = [(value, field)]
     while stack:
         current, name = stack.pop()
@@ -75,6 +81,11 @@ def check_value(value: Any, *, path: str | None, line: int | None, field: str) -
 def check_item_fields(index: int, fields: dict[str, Any], origin: str | None) -> None:
     """An item built in code (not read from a file) follows the same rules; ``origin`` or its index names it."""
     where = origin or f"item {index + 1}"
+    ids = [fields.get(name) for name in ID_FIELDS]
+    texts = [v for v in fields.values() if isinstance(v, str)]
+    if fields.get("system") != "" and _NOT_TEXT.search("".join(texts)) is None \
+            and _NOT_IN_ID.search("".join(v for v in ids if isinstance(v, str))) is None:
+        return  # one search over all fields; the slow walk below only names the field at fault
     for name, value in fields.items():
         if value is not None:
             check_value(value, path=where, line=None, field=name)

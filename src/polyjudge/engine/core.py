@@ -340,11 +340,13 @@ def _walk_plan(plan: Plan, cached: Collection[str], context_sizes: Mapping[str, 
     walk = _PlanWalk(tallies={j: _JudgeTally() for j in plan.judges})
     seen: set[str] = set()
     max_tokens = plan.protocol.max_tokens
+    everything = [[True] * len(plan.judges) for _ in range(plan.runs)]
     for i in plan.order:
         request = plan.request(i)
         h = plan.prompt_hash(i)
+        # Keys are only looked up in the store: with nothing stored, none is computed.
         todo = [[task_key(judge, r, plan.seed + r, h) not in cached for judge in plan.judges]
-                for r in range(plan.runs)]
+                for r in range(plan.runs)] if cached else everything
         walk.total += plan.runs * len(plan.judges)
         n_item = sum(map(sum, todo))
         if n_item == 0:
