@@ -87,3 +87,12 @@ def test_system_means_are_exact():
     values = np.array([0.1, 0.2, 0.3, 1e16, 1.0, -1e16])
     means = system_means(values, ["a", "a", "a", "b", "b", "b"])
     assert means == {"a": float((Fraction(0.1) + Fraction(0.2) + Fraction(0.3)) / 3), "b": float(Fraction(1, 3))}
+
+
+def test_panel_mean_is_exact_and_order_free():
+    from polyjudge.aggregate.panel import aggregate_panel
+
+    votes = np.array(list(itertools.permutations([1e16, 1.0, -1e16])) + [[np.nan, 0.1, 0.2], [np.nan] * 3])
+    value = aggregate_panel(votes, method="mean").value
+    assert value[:6].tolist() == [float(Fraction(1, 3))] * 6
+    assert value[6] == float((Fraction(0.1) + Fraction(0.2)) / 2) and np.isnan(value[7])
