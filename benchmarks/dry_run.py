@@ -11,6 +11,16 @@ Targets: the document under 10 s and 1 GB, the million items under 60 s and
 1.5 GB. Nothing is sent: the judge's URL points at a closed port.
 
     python benchmarks/dry_run.py [--case document|items|both] [--segments 10000] [--items 1000000] [--repeat 3]
+
+Measured on the shared 2-core machine under a load average of 7-9 (so wall times are
+inflated several-fold; peak RSS is not), one run each, before -> after the streamed dry run:
+
+* document, 2,000 segments (20,000 requests): 39.7 s (28.6 s CPU), 714 MB -> 22.3 s (6.6 s CPU), 55 MB
+* document, 10,000 segments: (issue: 240 s, 11.3 GB) -> 221 s, 73 MB
+* items, 100,000: 48.2 s, 376 MB -> 43.9 s, 151 MB
+* items, 1,000,000: (issue: 92 s, 4.0 GB) -> 451 s, 1,049 MB
+
+Estimates (requests, tokens, cost) are identical before and after.
 """
 
 from __future__ import annotations
