@@ -9,6 +9,7 @@ import pytest
 
 from polyjudge.api import JudgeConfig, judge
 from polyjudge.backends.base import GenerateRequest, Message
+from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.engine import core
 from polyjudge.engine.plan import Plan, plan_tasks, prompt_hash
@@ -156,9 +157,9 @@ def test_changed_outputs_or_settings_are_written_again(tmp_path):
         mean = (run / "segments.tsv").read_text()
         judge(items, config(srv, runs=2, aggregator="max"), out=run)  # another aggregation: new scores
         assert (run / "segments.tsv").read_text() != mean
-        judge(items, config(srv, runs=2, min_runs=3), out=run)  # no segment has 3 runs: all unscored
-        rows = (run / "segments.tsv").read_text().splitlines()[1:]
-        assert rows and all(r.split("\t")[5] == "" for r in rows)
+        with pytest.raises(InputError, match="--min-runs"):  # every segment unscored: refused (issue 23)
+            judge(items, config(srv, runs=2, min_runs=3), out=run)
+        assert (run / "segments.tsv").read_text() != mean  # the last good outputs are kept
         assert len(srv.requests) == 48
 
 

@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from polyjudge.aggregate.exact import exact_mean
 from polyjudge.data.errors import InputError
 
 Method = Literal["majority", "mean", "median"]
@@ -48,6 +49,17 @@ class PanelResult:
     def mean_agreement(self) -> float:
         ok = ~np.isnan(self.agreement)
         return float(self.agreement[ok].mean()) if ok.any() else float("nan")
+
+
+def _exact_row_means(v: np.ndarray) -> np.ndarray:
+    """Each row's mean over its valid votes, correctly rounded (the panel's score does not depend on
+    numpy's summation order, so equal panel scores tie on every machine); NaN for a row without votes."""
+    out = np.full(v.shape[0], np.nan)
+    for i, row in enumerate(v):
+        votes = row[~np.isnan(row)].tolist()
+        if votes:
+            out[i] = exact_mean(votes)
+    return out
 
 
 def aggregate_panel(votes: ArrayLike, method: Method = "majority", tie: TieRule = "low") -> PanelResult:
@@ -93,7 +105,7 @@ def aggregate_panel(votes: ArrayLike, method: Method = "majority", tie: TieRule 
     else:
         with warnings.catch_warnings():  # all-NaN rows warn; they are masked below
             warnings.simplefilter("ignore", RuntimeWarning)
-            value = np.nanmean(v, 1) if method == "mean" else np.nanmedian(v, 1)
+            value = _exact_row_means(v) if method == "mean" else np.nanmedian(v, 1)
         value = np.where(has, value, np.nan)
     return PanelResult(value=value.astype(float), n_votes=n_votes, agreement=agreement,
                        unanimous=unanimous, spread=spread, tie=tie_arr)

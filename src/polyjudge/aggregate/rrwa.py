@@ -11,6 +11,10 @@ say, and on its Table 1 example both choices remove the same run. A run is an
 outlier only when it is *strictly* more than ``k`` standard deviations away,
 so identical scores (σ = 0) never lose a run.
 
+Every mean and weighted sum here is computed by :mod:`polyjudge.aggregate.exact`
+(correctly rounded, independent of summation order, numpy version and BLAS), so
+equal aggregates are equal floats on every machine and tie counts reproduce.
+
 Other aggregators registered here let the paper's comparison be repeated:
 ``mean-2s`` (mean after the same outlier removal; the paper's "mean"),
 ``mean-all``, ``max``, ``min``, ``geo``, ``geo+1``, ``trimmed-mean`` and
@@ -32,11 +36,13 @@ error-free run scores 0, which a geometric mean cannot take a logarithm of:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
+from polyjudge.aggregate.exact import exact_mean, exact_sum, reciprocal_rank_mean
 from polyjudge.aggregate.runs import get_aggregator, register_aggregator
 
 OUTLIER_SIGMAS = 2.0
@@ -58,12 +64,14 @@ def _array(scores: Sequence[float] | Floats) -> Floats:
 def outlier_mask(scores: Sequence[float] | Floats, k: float = OUTLIER_SIGMAS) -> Mask:
     """Boolean mask of the runs kept: ``|s - mean| <= k * std`` (population std)."""
     a = _array(scores)
-    sd = a.std()
+    mean = exact_mean(a.tolist())
+    deviations = a - mean
+    sd = math.sqrt(exact_sum((deviations * deviations).tolist()) / a.size)
     # A run exactly at k·σ is kept ("beyond" means strictly more). The small
     # relative slack stops rounding from deciding that case: with five runs
     # of which one differs, that run lies exactly 2σ from the mean.
     slack = 1e-9 * max(1.0, float(np.abs(a).max()))
-    kept: Mask = np.abs(a - a.mean()) <= k * sd + slack
+    kept: Mask = np.abs(deviations) <= k * sd + slack
     return kept
 
 
@@ -74,7 +82,7 @@ def remove_outliers(scores: Sequence[float] | Floats, k: float = OUTLIER_SIGMAS)
 
 
 def rrwa_weights(n: int) -> Floats:
-    """Normalised 1/rank weights for ``n`` sorted runs (sum to 1)."""
+    """Normalised 1/rank weights for ``n`` sorted runs (sum to 1), for display; :func:`rrwa` sums exactly."""
     w: Floats = 1.0 / np.arange(1, n + 1, dtype=np.float64)
     normalised: Floats = w / w.sum()
     return normalised
@@ -84,20 +92,20 @@ def rrwa_weights(n: int) -> Floats:
 def rrwa(scores: Sequence[float]) -> float:
     """Reciprocal-rank weighted average after 2σ outlier removal (GEMBA-MQM V2)."""
     kept = np.sort(remove_outliers(scores))[::-1]  # best (highest) first
-    return float(np.dot(rrwa_weights(kept.size), kept))
+    return reciprocal_rank_mean(kept.tolist())
 
 
 @register_aggregator("mean")
 @register_aggregator("mean-2s")
 def mean_without_outliers(scores: Sequence[float]) -> float:
     """Mean after 2σ outlier removal (GEMBA-MQM V2's "mean"; mean = mean-2s)."""
-    return float(remove_outliers(scores).mean())
+    return exact_mean(remove_outliers(scores).tolist())
 
 
 @register_aggregator("mean-all")
 def mean_all(scores: Sequence[float]) -> float:
     """Plain mean of every successful run (no outlier removal)."""
-    return float(_array(scores).mean())
+    return exact_mean(_array(scores).tolist())
 
 
 @register_aggregator("max")
@@ -138,7 +146,7 @@ def geometric(scores: Sequence[float]) -> float:
     mags = np.abs(kept)
     if np.any(mags == 0):
         return 0.0
-    return float(sign * np.exp(np.mean(np.log(mags))))
+    return sign * math.exp(exact_mean([math.log(m) for m in mags.tolist()]))
 
 
 @register_aggregator("geo+1")
@@ -152,7 +160,7 @@ def geometric_shifted(scores: Sequence[float]) -> float:
     """
     kept = remove_outliers(scores)
     sign = _one_sign(kept, "geo+1")
-    return float(sign * np.expm1(np.mean(np.log1p(np.abs(kept)))))
+    return sign * math.expm1(exact_mean([math.log1p(m) for m in np.abs(kept).tolist()]))
 
 
 @register_aggregator("trimmed-mean")
@@ -162,7 +170,7 @@ def trimmed_mean(scores: Sequence[float]) -> float:
     Needs at least three runs; with fewer it is the plain mean.
     """
     a = np.sort(_array(scores))
-    return float(a[1:-1].mean() if a.size >= 3 else a.mean())
+    return exact_mean((a[1:-1] if a.size >= 3 else a).tolist())
 
 
 @register_aggregator("majority")

@@ -64,13 +64,10 @@ def _median(rows: Floats) -> Floats:
     return np.asarray(np.median(rows, axis=1), dtype=np.float64)
 
 
-def _mean(rows: Floats) -> Floats:
-    return np.asarray(np.mean(rows, axis=1), dtype=np.float64)
-
-
+# Means are not vectorised: numpy's reductions round in an order that depends on its
+# version and the CPU, while the aggregators sum exactly (polyjudge.aggregate.exact).
 _VECTORISED: dict[Callable[..., float], Callable[[Floats], Floats]] = {
     _runs.first: _first, _runs.median: _median, _rrwa.maximum: _max, _rrwa.minimum: _min,
-    _rrwa.mean_all: _mean,
 }
 
 

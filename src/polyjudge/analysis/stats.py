@@ -15,6 +15,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from polyjudge.aggregate.exact import exact_mean
+
 Floats = NDArray[np.float64]
 
 
@@ -53,8 +55,11 @@ def scores_by_system(values: Floats, systems: Sequence[str]) -> dict[str, Floats
 
 
 def system_means(values: Floats, systems: Sequence[str]) -> dict[str, float]:
-    """Mean scored value per system, first-seen order (NaN for a system with none)."""
-    return {s: float(x.mean()) if x.size else math.nan for s, x in scores_by_system(values, systems).items()}
+    """Mean scored value per system, first-seen order (NaN for a system with none).
+
+    Exact means (correctly rounded), so systems with equal means tie on every machine.
+    """
+    return {s: exact_mean(x.tolist()) if x.size else math.nan for s, x in scores_by_system(values, systems).items()}
 
 
 def bootstrap_mean_ci(x: Floats, *, n_boot: int = 1000, level: float = 0.95,

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from polyjudge.api import BatchRecord, batch_status, cancel_batches
-from polyjudge.cli.options import emit, format_option, out_option
+from polyjudge.cli.options import TIMEOUT, emit, format_option, out_option
 
 
 def _when(stamp: float | None) -> str:
@@ -43,7 +43,7 @@ def _connection(fn: Any) -> Any:
     fn = click.option("--base-url", default=None,
                       help="Endpoint of the Batch API (default: the one the run used; give it when that URL held "
                            "a password, which the run directory keeps masked).")(fn)
-    return click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds per call.")(fn)
+    return click.option("--timeout", type=TIMEOUT, default=30.0, show_default=True, help="Seconds per call.")(fn)
 
 
 @click.group()

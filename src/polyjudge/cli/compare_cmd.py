@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import click
 
-from polyjudge.cli.options import emit, format_option, out_option
+from polyjudge.cli.options import FiniteFloat, emit, format_option, out_option
 
 GOLD_FORMATS = click.Choice(["auto", "task2", "mqm", "jsonl", "run"])
 
@@ -35,7 +35,7 @@ GOLD_FORMATS = click.Choice(["auto", "task2", "mqm", "jsonl", "run"])
                    "rule), leave out, or stop with an error.")
 @click.option("--raters", type=click.Choice(["first", "all"]), default="first", show_default=True,
               help="WMT MQM gold with several raters per segment: first rater, or pool all.")
-@click.option("--vote-threshold", type=float, default=0.5, show_default=True,
+@click.option("--vote-threshold", type=FiniteFloat(0.0, 1.0, min_open=True), default=0.5, show_default=True,
               help="Share of runs that must mark a character when a run's runs are merged.")
 @format_option()
 @out_option("Write the table to this file instead of standard output.")

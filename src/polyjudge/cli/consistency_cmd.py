@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from polyjudge.cli.options import format_option, out_option
+from polyjudge.cli.options import CONCURRENCY, N_CTX, SEED, TIMEOUT, format_option, out_option, share
 
 if TYPE_CHECKING:
     from polyjudge.studies.consistency import ConditionSummary
@@ -68,20 +68,20 @@ def _progress_line(s: ConditionSummary) -> None:
               show_default=True, help="Majority tie rule (low = the lower label wins).")
 @click.option("--prompt-template", type=click.Path(dir_okay=False), default=None,
               help="Replace the pointwise protocol's Jinja2 prompt template.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the wrong-answer pairing.")
-@click.option("--concurrency", "-c", type=click.IntRange(min=1), default=16, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the wrong-answer pairing.")
+@click.option("--concurrency", "-c", type=CONCURRENCY, default=16, show_default=True,
               help="Requests in flight at once.")
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
               help="Environment variable holding the API key (never written anywhere).")
-@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per request.")
-@click.option("--n-ctx", type=int, default=8192, show_default=True, help="Context size (llamacpp).")
-@click.option("--max-failure-rate", type=click.FloatRange(0.0, 1.0), default=0.1, show_default=True,
+@click.option("--timeout", type=TIMEOUT, default=120.0, show_default=True, help="Seconds per request.")
+@click.option("--n-ctx", type=N_CTX, default=8192, show_default=True, help="Context size (llamacpp).")
+@click.option("--max-failure-rate", type=share(), default=0.1, show_default=True,
               help="Exit 3 when a larger share of requests failed after retries.")
 @click.option("--restart", is_flag=True, help="Start the run directories over instead of resuming them.")
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Who sends the requests: this process, or a pool of Ray actors (pip install 'polyjudge[ray]').")
 @click.option("--ray-address", default=None, metavar="ADDR", help="Ray cluster address (see `judge --help`).")
-@click.option("--ray-actors", type=click.IntRange(min=1), default=None, metavar="N", help="Actors in the pool.")
+@click.option("--ray-actors", type=CONCURRENCY, default=None, metavar="N", help="Actors in the pool.")
 @out_option("Folder for the tables and one run directory per criterion (required).", legacy_decls=("-O",))
 @format_option(default="tsv")
 @click.option("--factors", "show_factors", is_flag=True,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from polyjudge.cli.options import emit, format_option, guard_outputs, out_option
+from polyjudge.cli.options import SEED, emit, format_option, guard_outputs, out_option, share
 from polyjudge.data.errors import InputError
 from polyjudge.rundir.clash import file_target, input_target
 
@@ -57,8 +57,8 @@ def _metrics(specs: tuple[str, ...], *, unique: bool) -> dict[str, Path]:
                    "mt-metrics-eval .sys.score files exist).")
 @click.option("-k", "--k", "--permutations", "k", type=click.IntRange(min=0), default=1000,
               show_default=True, help="Permutation draws per significance test (0 = none).")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--alpha", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True)
+@click.option("--alpha", type=share(), default=0.05, show_default=True,
               help="p-value threshold for significance clusters.")
 @click.option("--missing-metric", type=click.Choice(["error", "drop"]), default="error",
               show_default=True,

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import click
 
 from polyjudge.data.errors import InputError
+from polyjudge.engine import session as limits
 from polyjudge.engine.session import DEFAULT_JUDGE, BatchOptions, JudgeConfig
 from polyjudge.registry import Registry, UnknownNameError
 from polyjudge.rundir.clash import Target, file_target, input_target, refuse_clashes
@@ -82,6 +84,41 @@ def number_list(text: str | None, flag: str) -> tuple[float, ...]:
         return tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise click.BadParameter(f"expected comma-separated numbers, got {text!r}", param_hint=flag) from None
+
+
+# --------------------------------------------------------------------------- numeric flags
+
+class FiniteFloat(click.FloatRange):
+    """A float flag in a range that also refuses nan and inf (click's FloatRange lets nan through)."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+def positive(high: float | None = None) -> FiniteFloat:
+    """A finite number above 0 (up to ``high``): timeouts, budgets, rates."""
+    return FiniteFloat(min=0.0, min_open=True, max=high)
+
+
+def share() -> FiniteFloat:
+    """A finite number from 0 to 1 (rates, fractions, thresholds)."""
+    return FiniteFloat(0.0, 1.0)
+
+
+SEED = click.IntRange(0, limits.MAX_SEED)
+CONCURRENCY = click.IntRange(1, limits.MAX_CONCURRENCY)
+TIMEOUT = positive(limits.MAX_TIMEOUT_S)
+RUNS = click.IntRange(1, limits.MAX_RUNS)
+SAMPLES = click.IntRange(1, limits.MAX_SAMPLES_PER_REQUEST)
+N_CTX = click.IntRange(1, limits.MAX_N_CTX)
+RAY_RESOURCES = FiniteFloat(0.0, limits.MAX_RAY_RESOURCES)
+FINITE = FiniteFloat()
+OPEN_SHARE = FiniteFloat(0.0, 1.0, min_open=True, max_open=True)
 
 
 # --------------------------------------------------------------------------- registry choices
@@ -312,17 +349,17 @@ def judge_options(fn: F) -> F:
                      help="Show each item's reference translation to the judge (mqm, tsa and its ablations, "
                           "gemba-esa; every item needs 'ref'). Recorded in the signature and the mt-metrics-eval "
                           "name (-refA). Same as --protocol-option with_reference=true."),
-        click.option("--runs", type=click.IntRange(min=1), default=None, help="Runs per item (protocol default)."),
-        click.option("--temperature", "-T", type=float, default=None,
+        click.option("--runs", type=RUNS, default=None, help="Runs per item (protocol default)."),
+        click.option("--temperature", "-T", type=FiniteFloat(0.0, limits.MAX_TEMPERATURE), default=None,
                      help="Sampling temperature (protocol default)."),
         click.option("--aggregate", "--aggregator", "aggregator", type=RegistryChoice(AGGREGATORS), default=None,
                      help="How runs are merged into the segment score (listed below; every one is kept in "
                           "aggregates.tsv)."),
-        click.option("--min-runs", type=click.IntRange(min=1), default=1, show_default=True,
+        click.option("--min-runs", type=RUNS, default=1, show_default=True,
                      help="Leave a segment unscored with fewer successful runs than this."),
-        click.option("--concurrency", "-c", type=click.IntRange(min=1), default=16, show_default=True,
+        click.option("--concurrency", "-c", type=CONCURRENCY, default=16, show_default=True,
                      help="Requests in flight at once."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Run r uses seed + r."),
+        click.option("--seed", type=SEED, default=0, show_default=True, help="Run r uses seed + r."),
         click.option("--prompt-template", type=click.Path(dir_okay=False), default=None,
                      help="Replace the protocol's Jinja2 prompt template."),
         click.option("--no-context", is_flag=True, help="Judge segments without document context."),
@@ -331,7 +368,7 @@ def judge_options(fn: F) -> F:
         click.option("--prices", type=click.Path(dir_okay=False), default=None,
                      help="JSON price table (USD per million tokens) over the built-in one: {model: [input, output]} "
                           "or {model: {input, cached_input, output, batch_discount}}."),
-        click.option("--samples-per-request", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+        click.option("--samples-per-request", type=SAMPLES, default=1, show_default=True, metavar="N",
                      help="Ask API judges for N runs in one request (n choices, each stored as its own run); a "
                           "server that rejects or ignores n gets one request per run (said once)."),
         click.option("--batch", is_flag=True,
@@ -343,23 +380,23 @@ def judge_options(fn: F) -> F:
                      help="Write the requests as a batch input JSONL (OpenAI, vLLM run_batch) instead of sending."),
         click.option("--batch-import", type=click.Path(dir_okay=False), default=None, metavar="FILE",
                      help="Load a batch output JSONL (OpenAI, vLLM run_batch) into the run; sends nothing."),
-        click.option("--max-cost", type=click.FloatRange(min=0.0, min_open=True), default=None, metavar="USD",
+        click.option("--max-cost", type=positive(), default=None, metavar="USD",
                      help="Never let the run (all its sessions) cost more: sending stops before a request could "
                           "pass the cap (exit 4); re-run with a higher cap to resume."),
-        click.option("--rpm", type=click.FloatRange(min=0.0, min_open=True), default=None, metavar="N",
+        click.option("--rpm", type=positive(), default=None, metavar="N",
                      help="At most N requests per minute per judge."),
-        click.option("--tpm", type=click.FloatRange(min=0.0, min_open=True), default=None, metavar="N",
+        click.option("--tpm", type=positive(), default=None, metavar="N",
                      help="At most N tokens per minute per judge (prompt plus completion limit, as providers count)."),
-        click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per request."),
+        click.option("--timeout", type=TIMEOUT, default=120.0, show_default=True, help="Seconds per request."),
         click.option("--reasoning-effort", type=click.Choice(list(REASONING_EFFORTS)), default=None,
                      help="Reasoning budget of reasoning models (openai reasoning_effort, anthropic effort); "
                           "default: the model's own."),
-        click.option("--per-server-concurrency", type=click.IntRange(min=1), default=None, metavar="N",
+        click.option("--per-server-concurrency", type=CONCURRENCY, default=None, metavar="N",
                      help="Requests in flight on each server of a judge that names several "
                           "(openai:MODEL@URL1,URL2); a judge's own per_server=N option wins."),
-        click.option("--n-ctx", type=int, default=8192, show_default=True,
+        click.option("--n-ctx", type=N_CTX, default=8192, show_default=True,
                      help="Context size (llamacpp); prompts that do not fit are warned about."),
-        click.option("--max-failure-rate", type=click.FloatRange(0.0, 1.0), default=0.1, show_default=True,
+        click.option("--max-failure-rate", type=share(), default=0.1, show_default=True,
                      help="Exit 3 (after writing the run) when the requests of more than this share of "
                           "judgments failed after retries; unparseable answers are reported but do not count."),
         click.option("--restart", is_flag=True,
@@ -371,11 +408,11 @@ def judge_options(fn: F) -> F:
         click.option("--ray-address", default=None, metavar="ADDR",
                      help="Ray cluster: auto, HOST:6379 or ray://HOST:10001 (default: RAY_ADDRESS, else a "
                           "one-machine cluster)."),
-        click.option("--ray-actors", type=click.IntRange(min=1), default=None, metavar="N",
+        click.option("--ray-actors", type=CONCURRENCY, default=None, metavar="N",
                      help="Actors in the pool (default: one per node); --concurrency is split between them."),
-        click.option("--ray-cpus-per-actor", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
+        click.option("--ray-cpus-per-actor", type=RAY_RESOURCES, default=1.0, show_default=True,
                      help="CPUs reserved by each Ray actor."),
-        click.option("--ray-gpus-per-actor", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
+        click.option("--ray-gpus-per-actor", type=RAY_RESOURCES, default=0.0, show_default=True,
                      help="GPUs reserved by each Ray actor."),
         click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
     ]
@@ -441,7 +478,8 @@ def _backend_knobs(kw: dict[str, Any]) -> dict[str, Any]:
     return knobs
 
 
-__all__ = ["OUTPUT_FORMATS", "RegistryChoice", "RegistryHelpCommand", "emit", "format_option", "guard_outputs",
-           "input_format_option",
-           "judge_config", "judge_options", "legacy", "number_list", "out_option", "parse_protocol_options",
-           "registry_help", "warn"]
+__all__ = ["CONCURRENCY", "FINITE", "N_CTX", "OPEN_SHARE", "OUTPUT_FORMATS", "RAY_RESOURCES", "RUNS", "SAMPLES",
+           "SEED", "TIMEOUT", "FiniteFloat", "RegistryChoice", "RegistryHelpCommand", "emit", "format_option",
+           "guard_outputs",
+           "input_format_option", "judge_config", "judge_options", "legacy", "number_list", "out_option",
+           "parse_protocol_options", "positive", "registry_help", "share", "warn"]

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from polyjudge.cli.options import (
+    FiniteFloat,
     RegistryHelpCommand,
     format_option,
     input_format_option,
@@ -39,7 +40,7 @@ SCORE_FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl")
               help="Pairs of systems judged per segment, sampled with --seed (default: every pair).")
 @click.option("--bootstrap", "n_boot", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Bootstrap resamples of the source segments for the 95% intervals (0: none).")
-@click.option("--prior", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
+@click.option("--prior", type=FiniteFloat(min=0.0), default=1.0, show_default=True,
               help="Virtual ties between every two systems in the Bradley-Terry fit (0: plain maximum "
                    "likelihood, which fails when a system wins or loses every comparison).")
 @click.option("--human", default=None, metavar="FILE",

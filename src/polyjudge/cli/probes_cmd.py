@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from polyjudge.cli.options import (
+    SEED,
     RegistryHelpCommand,
     format_option,
     input_format_option,
@@ -26,6 +27,7 @@ from polyjudge.cli.options import (
     judge_options,
     number_list,
     out_option,
+    share,
 )
 
 INPUT_FORMATS = ("jsonl", "csv", "tsv")
@@ -48,9 +50,9 @@ def _temperatures(text: str) -> tuple[float, ...]:
 @click.option("--src-lang", default=None, help="Source language code for items that lack one.")
 @click.option("--tgt-lang", default=None, help="Target language code for items that lack one.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="First N items only.")
-@click.option("--fraction", type=click.FloatRange(0.0, 1.0), default=0.1, show_default=True,
+@click.option("--fraction", type=share(), default=0.1, show_default=True,
               help="sensitivity: share of the candidate's words to shuffle.")
-@click.option("--probe-seed", type=int, default=0, show_default=True, help="sensitivity: shuffle seed.")
+@click.option("--probe-seed", type=SEED, default=0, show_default=True, help="sensitivity: shuffle seed.")
 @click.option("--repeats", type=click.IntRange(min=2), default=5, show_default=True,
               help="repeat: number of runs at temperature 0.")
 @click.option("--temperatures", default="0,0.5,1.0", show_default=True,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import click
 
-from polyjudge.cli.options import emit, format_option, guard_outputs, legacy, out_option
+from polyjudge.cli.options import FiniteFloat, emit, format_option, guard_outputs, legacy, out_option
 from polyjudge.rundir.clash import file_target
 
 FORMATS = click.Choice(["auto", "task2", "mqm", "jsonl", "run"])
@@ -51,7 +51,7 @@ FORMATS = click.Choice(["auto", "task2", "mqm", "jsonl", "run"])
                    "missing_predictions either way.")
 @click.option("--raters", type=click.Choice(["first", "all"]), default="first", show_default=True,
               help="WMT MQM gold with several raters per segment: first rater, or pool all.")
-@click.option("--vote-threshold", type=float, default=0.5, show_default=True,
+@click.option("--vote-threshold", type=FiniteFloat(0.0, 1.0, min_open=True), default=0.5, show_default=True,
               help="Share of runs that must mark a character when merging runs.")
 @click.option("--write-tsv", type=click.Path(dir_okay=False), default=None,
               help="Also write the predictions as a task-2 TSV.")

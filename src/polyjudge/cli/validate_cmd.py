@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import click
 
-from polyjudge.cli.options import emit, format_option, out_option
+from polyjudge.cli.options import FINITE, OPEN_SHARE, SEED, emit, format_option, out_option, share
 from polyjudge.data.errors import InputError
 
 
@@ -54,10 +54,10 @@ def _judge_spec(spec: str) -> tuple[str | None, str]:
               help="JSON |Q| x |O| human reverse forced-choice matrix; replaces the beta template.")
 @click.option("--downstream", type=click.Choice(["srs", "soft"]), default="srs", show_default=True,
               help="Vectors thresholded for decisions: multi-label (srs) or forced-choice (soft).")
-@click.option("--ppi-alpha", type=float, default=0.1, show_default=True)
-@click.option("--ppi-fraction", type=float, default=0.2, show_default=True,
+@click.option("--ppi-alpha", type=OPEN_SHARE, default=0.1, show_default=True)
+@click.option("--ppi-fraction", type=OPEN_SHARE, default=0.2, show_default=True,
               help="Human-labelled share used for the PPI++ demonstration when judges rated no extra items.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @format_option()
 @out_option("Write the report to this file instead of standard output.")
 def validate(task_path: str, human_path: str, judge_specs: tuple[str, ...], option: str | None,
@@ -99,10 +99,10 @@ def _parse_ints(values: tuple[str, ...], name: str) -> tuple[int, ...] | None:
 @click.option("--sets", "n_sets", type=int, default=None, help="|Q| (default: all non-empty subsets)")
 @click.option("--items", "n_items", type=int, default=100, show_default=True)
 @click.option("--judges", "n_judges", type=int, default=50, show_default=True)
-@click.option("--gamma-human", type=float, default=1.0, show_default=True, help="Human selection-effect strength γ.")
-@click.option("--gamma-judge", type=float, default=1.0, show_default=True, help="Judge selection-effect strength γ.")
-@click.option("--error-rate", type=float, default=0.0, show_default=True, help="Rater error ε.")
-@click.option("--skew", type=float, default=0.0, show_default=True, help="Error skew η.")
+@click.option("--gamma-human", type=FINITE, default=1.0, show_default=True, help="Human selection-effect strength γ.")
+@click.option("--gamma-judge", type=FINITE, default=1.0, show_default=True, help="Judge selection-effect strength γ.")
+@click.option("--error-rate", type=share(), default=0.0, show_default=True, help="Rater error ε.")
+@click.option("--skew", type=FINITE, default=0.0, show_default=True, help="Error skew η.")
 @click.option("--ratings", "human_ratings", type=int, default=3, show_default=True, help="Human ratings per item.")
 @click.option("--judge-samples", type=int, default=10, show_default=True,
               help="Judge samples per item (0 = population).")

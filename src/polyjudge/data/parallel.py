@@ -252,7 +252,7 @@ def read_parallel_jsonl(path: str | Path) -> tuple[dict[str, dict[str, _Question
     per_lang: dict[str, dict[str, _Question]] = {}
     first_line: dict[tuple[str, str], int] = {}
     order: dict[str, None] = {}
-    for n, row in iter_jsonl(p):
+    for n, row in iter_jsonl(p, user_text=True):
         qid = _jsonl_required(row, "id", p, n, numbers=True)
         lang = _jsonl_required(row, "lang", p, n).strip()
         question = _jsonl_required(row, "question", p, n)

@@ -17,6 +17,7 @@ from typing import Any
 
 from polyjudge.data import textio
 from polyjudge.data.errors import InputError
+from polyjudge.data.fields import check_id, check_text, check_value
 from polyjudge.data.records import CORE_FIELDS, Item
 
 REQUIRED = ("src", "tgt")
@@ -30,16 +31,23 @@ def _item_from_mapping(row: dict[str, Any], path: str, line: int, defaults: dict
     values: dict[str, Any] = {}
     for name in CORE_FIELDS:
         v = row.get(name)
+        if v == "" and name == "system" and defaults.get(name) is None:
+            check_id(v, path=path, line=line, field=name)  # an empty system name is refused
         if v is None or v == "":
             v = defaults.get(name) if name not in REQUIRED else v
         if v is not None and not isinstance(v, str):
             if isinstance(v, bool) or not isinstance(v, int | float):
                 raise InputError(f"expected a string, got {type(v).__name__}", path=path, line=line, field=name)
             v = str(v)
+        if v is not None:
+            check_value(v, path=path, line=line, field=name)
         values[name] = v
     if values["ref"] == "":
         values["ref"] = None
     extra = {k: v for k, v in row.items() if k not in CORE_FIELDS}
+    for key, value in extra.items():
+        check_text(str(key), path=path, line=line, field="a column name")
+        check_value(value, path=path, line=line, field=str(key))
     return Item(**values, extra=extra, origin=f"{path}:{line}")
 
 
@@ -85,12 +93,15 @@ def json_type(value: Any) -> str:
     return "an object"
 
 
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_jsonl(path: str | Path, *, user_text: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line of a JSONL file.
 
     The one JSONL reader of the project, built on :func:`textio.iter_lines` (BOM,
     CRLF and bad bytes handled there): invalid JSON or a line that is not an
-    object raises InputError naming the file and line.
+    object raises InputError naming the file and line. With ``user_text`` (a
+    user's input, not polyjudge's own files, which keep model answers as given)
+    every string follows :mod:`polyjudge.data.fields`: no lone surrogate or NUL
+    (a JSON escape can make both), ids a TSV cell can carry.
     """
     name = str(path)
     for n, text in textio.iter_lines(path):
@@ -99,6 +110,10 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         row = parse_json(text, path=name, line=n)
         if not isinstance(row, dict):
             raise InputError(f"each line must be a JSON object, got {json_type(row)}", path=name, line=n)
+        if user_text:
+            for key, value in row.items():
+                check_text(key, path=name, line=n, field="a key")
+                check_value(value, path=name, line=n, field=key)
         yield n, row
 
 
@@ -167,6 +182,10 @@ def read_parallel(src: str | Path, tgt: str | Path, ref: str | Path | None = Non
             raise InputError(f"has {len(lines)} lines but the source {src} has {len(srcs)}",
                              path=str(other), line=min(len(lines), len(srcs)) + 1)
     system = system or Path(tgt).stem
+    check_id(system, path=str(tgt), line=None, field="system")
+    for name, lines in ((src, srcs), (tgt, tgts), (ref, refs)):
+        for n, text in enumerate(lines or (), start=1):
+            check_text(text, path=str(name), line=n, field="text")
     return [Item(src=s, tgt=t, ref=refs[i] if refs is not None else None, src_lang=src_lang,
                  tgt_lang=tgt_lang, seg_id=str(i + 1), system=system, origin=f"{tgt}:{i + 1}")
             for i, (s, t) in enumerate(zip(srcs, tgts))]
@@ -184,6 +203,14 @@ def _line_of(item: Item) -> int | None:
     return int(tail) if tail.isdigit() else None
 
 
+def _check_no_system_clash(items: Sequence[Item], path: str | None) -> None:
+    """Items without a system are shown as system "-": refuse a real system of that name beside them."""
+    dash = next((it for it in items if it.system == "-"), None)
+    if dash is not None and any(it.system is None for it in items):
+        raise InputError("system name '-' stands for \"no system\", and other items have none; rename it",
+                         path=path, line=_line_of(dash), field="system")
+
+
 def check_unique_ids(items: Sequence[Item], path: str | None = None) -> None:
     """Refuse two items with the same (system, doc_id, seg_id).
 
@@ -192,6 +219,7 @@ def check_unique_ids(items: Sequence[Item], path: str | None = None) -> None:
     without a ``seg_id`` are identified by their position and never clash.
     """
     first: dict[tuple[str | None, str | None, str], Item] = {}
+    _check_no_system_clash(items, path)
     for it in items:
         if it.seg_id is None:
             continue

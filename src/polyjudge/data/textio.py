@@ -3,7 +3,7 @@
 Files are UTF-8, with or without a byte-order mark, with LF or CRLF line ends.
 A byte that is not UTF-8 is an :class:`InputError` naming the file, the line
 and the column (1-based, in bytes of that line); a file that cannot be opened
-is one too. Lines come out without their line end, so ``"a\\r\\n"`` and
+is one too, and so is a NUL character. Lines come out without their line end, so ``"a\\r\\n"`` and
 ``"a\\n"`` read alike, and nothing else (no Unicode line separators inside a
 field) splits a line.
 """
@@ -37,10 +37,14 @@ def _open_error(path: Path, exc: OSError) -> InputError:
 
 def _decode(raw: bytes, path: Path, line: int) -> str:
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}", path=str(path),
                          line=line) from None
+    if "\x00" in text:  # no text format carries NUL; it would reach prompts, the store and TSV files
+        raise InputError(f"a NUL character at column {text.index(chr(0)) + 1} (text files hold no NUL)",
+                         path=str(path), line=line)
+    return text
 
 
 def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from polyjudge.data import textio
 from polyjudge.data.errors import InputError
+from polyjudge.data.fields import check_id
 from polyjudge.data.languages import LANGUAGE_NAMES
 from polyjudge.data.readers import plain
 from polyjudge.data.records import Item
@@ -177,6 +178,9 @@ def read_wmt_mqm_report(path: str | Path) -> tuple[list[MQMAnnotation], MQMReadR
         for col in ("system", "seg_id", "rater", "severity"):
             if not get[col].strip():
                 raise InputError("empty value", path=name, line=lineno, field=col)
+        for col in ("system", "doc_id", "seg_id"):
+            if col in get:
+                check_id(get[col], path=name, line=lineno, field=col)
         severity = get["severity"].strip()
         if severity.lower() not in KNOWN_SEVERITIES:
             raise InputError(f"unknown severity {textio.short(severity)} (known: Critical, Major, Minor, "

@@ -170,14 +170,30 @@ def _prompt_blob(task: Task) -> bytes:
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # binary search on slice equality: C-speed comparisons
+    """Length of the common prefix: equal chunks skipped at C speed (doubling), then a binary
+    search inside the first unequal one, so the work is linear in the prefix, not n log n."""
+    n = min(len(a), len(b))
+    lo, step = 0, 4096
+    while lo < n:
+        hi = min(n, lo + step)
+        if a[lo:hi] != b[lo:hi]:
+            break
+        lo, step = hi, step * 2
+    else:
+        return n
+    while lo < hi:  # the mismatch is in [lo, hi)
         mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
+        if a[lo:mid] == b[lo:mid]:
             lo = mid
         else:
             hi = mid - 1
     return lo
+
+
+def _cacheable_tokens(prefix: int, prompt_bytes: int) -> int:
+    """Prompt tokens a provider's cache serves for a shared prefix of ``prefix`` bytes (0 below 1,024 tokens)."""
+    tokens = min(prefix, prompt_bytes) // 4
+    return tokens // CACHE_STEP_TOKENS * CACHE_STEP_TOKENS if tokens >= CACHE_MIN_TOKENS else 0
 
 
 def likely_cached_tokens(groups: Sequence[Sequence[Task]]) -> int:
@@ -194,11 +210,20 @@ def likely_cached_tokens(groups: Sequence[Sequence[Task]]) -> int:
             blob = blobs[t.prompt_hash] = _prompt_blob(t)
         before = previous.get(t.judge_index)
         if before is not None:
-            tokens = min(_common_prefix(before, blob), _prompt_bytes(t)) // 4
-            if tokens >= CACHE_MIN_TOKENS:
-                total += tokens // CACHE_STEP_TOKENS * CACHE_STEP_TOKENS
+            total += _cacheable_tokens(_common_prefix(before, blob), _prompt_bytes(t))
         previous[t.judge_index] = blob
     return total
+
+
+def _judge_cost(price: ModelPrice, tokens_in: float, cached: int, completion: int, batch: bool) -> tuple[float, float]:
+    """One judge's USD at most, without and with likely prompt-cache hits."""
+    share = (1.0 - price.batch_discount) if batch else 1.0
+    full = (tokens_in * price.input + completion * price.output) / 1e6 * share
+    cached_in = min(float(cached), tokens_in)
+    cached_price = price.input if price.cached_input is None else price.cached_input
+    with_cache = ((tokens_in - cached_in) * price.input + cached_in * cached_price
+                  + completion * price.output) / 1e6 * share
+    return full, with_cache
 
 
 def _scenario(todo: Sequence[Task], per_request: Mapping[str, int], batch: bool, judges: Sequence[str],
@@ -212,16 +237,10 @@ def _scenario(todo: Sequence[Task], per_request: Mapping[str, int], batch: bool,
         cached = 0 if batch else likely_cached_tokens(mine)
         cached_total += cached
         if judge in prices:
-            price = prices[judge]
             tokens_in = sum(size[g[0].prompt_hash] for g in mine) / 4
             completion = sum(t.request.max_tokens for g in mine for t in g)
-            cost = (cost or 0.0) + (tokens_in * price.input + completion * price.output) / 1e6 \
-                * ((1.0 - price.batch_discount) if batch else 1.0)
-            cached_in = min(float(cached), tokens_in)
-            cached_price = price.input if price.cached_input is None else price.cached_input
-            cost_cached = (cost_cached or 0.0) + ((tokens_in - cached_in) * price.input + cached_in * cached_price
-                                                  + completion * price.output) / 1e6 \
-                * ((1.0 - price.batch_discount) if batch else 1.0)
+            full, with_cache = _judge_cost(prices[judge], tokens_in, cached, completion, batch)
+            cost, cost_cached = (cost or 0.0) + full, (cost_cached or 0.0) + with_cache
         elif judge in free:
             cost, cost_cached = cost or 0.0, cost_cached or 0.0
     sizes = list(per_request.values())
@@ -260,6 +279,151 @@ def estimate(tasks: list[Task], cached: set[str], *, prices: Mapping[str, ModelP
     return Estimate(len(tasks), len(tasks) - len(todo_all), len(todo), mine.prompt_tokens,
                     mine.max_completion_tokens, mine.cost_usd, unpriced, tuple(oversized),
                     shared=len(todo_all) - len(todo), calls=mine.requests,
+                    cached_prompt_tokens=mine.cached_prompt_tokens, samples_per_request=wanted, batch=batch,
+                    scenarios=tuple(scenarios))
+
+
+@dataclass(slots=True)
+class _JudgeTally:
+    """One judge's distinct requests still to send, tallied by how many runs each prompt has to send
+    (groups of ``s`` samples per request follow from that count for every ``s`` at the end)."""
+
+    tasks: int = 0
+    prompts_by_runs: dict[int, int] = field(default_factory=dict)
+    bytes_by_runs: dict[int, int] = field(default_factory=dict)
+    repeat_cache_by_runs: dict[int, int] = field(default_factory=dict)  # a prompt's own repeats hit the cache
+    prefix_cached: int = 0  # tokens shared with the judge's previous prompt
+    previous: bytes | None = None
+
+    def add(self, runs: int, prompt_bytes: int, blob: bytes | None, blob_len: int) -> None:
+        self.tasks += runs
+        self.prompts_by_runs[runs] = self.prompts_by_runs.get(runs, 0) + 1
+        self.bytes_by_runs[runs] = self.bytes_by_runs.get(runs, 0) + prompt_bytes
+        self.repeat_cache_by_runs[runs] = self.repeat_cache_by_runs.get(runs, 0) + \
+            _cacheable_tokens(blob_len, prompt_bytes)
+        if blob is not None and self.previous is not None:
+            self.prefix_cached += _cacheable_tokens(_common_prefix(self.previous, blob), prompt_bytes)
+        self.previous = blob
+
+    def sent(self, size: int) -> tuple[int, int, int]:
+        """(requests, prompt bytes, likely cached tokens) with ``size`` samples per request."""
+        requests = sum(n * -(-runs // size) for runs, n in self.prompts_by_runs.items())
+        sent_bytes = sum(b * -(-runs // size) for runs, b in self.bytes_by_runs.items())
+        cached = self.prefix_cached + sum(c * (-(-runs // size) - 1) for runs, c in self.repeat_cache_by_runs.items())
+        return requests, sent_bytes, cached
+
+
+@dataclass(slots=True)
+class _PlanWalk:
+    """What one pass over a plan finds: counts, per-judge tallies and the prompts over a context."""
+
+    total: int = 0
+    pending: int = 0  # tasks not in the store (shared keys counted each time)
+    distinct: int = 0
+    most: int = 1
+    tallies: dict[str, _JudgeTally] = field(default_factory=dict)
+    oversized: list[OversizedPrompt] = field(default_factory=list)
+
+
+def _request_sizes(messages: Sequence[Any]) -> tuple[int, bytes | None, int]:
+    """(prompt bytes, blob for prefix matching or None when too short to be cached, blob length)."""
+    encoded = [(m.role.encode(), m.content.encode("utf-8", "surrogatepass")) for m in messages]
+    prompt_bytes = sum(len(c) for _, c in encoded)
+    blob_len = sum(len(r) + 1 + len(c) for r, c in encoded) + max(0, len(encoded) - 1)
+    if blob_len // 4 < CACHE_MIN_TOKENS:  # no prefix of it can reach the cache's minimum
+        return prompt_bytes, None, blob_len
+    return prompt_bytes, b"\x00".join(r + b"\x01" + c for r, c in encoded), blob_len
+
+
+def _walk_plan(plan: Plan, cached: Collection[str], context_sizes: Mapping[str, int]) -> _PlanWalk:
+    """One streamed pass in planned order: each item's prompt is rendered once and dropped, so
+    memory holds one prompt at a time and no task list (what :func:`estimate` builds)."""
+    walk = _PlanWalk(tallies={j: _JudgeTally() for j in plan.judges})
+    seen: set[str] = set()
+    max_tokens = plan.protocol.max_tokens
+    everything = [[True] * len(plan.judges) for _ in range(plan.runs)]
+    for i in plan.order:
+        request = plan.request(i)
+        h = plan.prompt_hash(i)
+        # Keys are only looked up in the store: with nothing stored, none is computed.
+        todo = [[task_key(judge, r, plan.seed + r, h) not in cached for judge in plan.judges]
+                for r in range(plan.runs)] if cached else everything
+        walk.total += plan.runs * len(plan.judges)
+        n_item = sum(map(sum, todo))
+        if n_item == 0:
+            continue
+        walk.pending += n_item
+        prompt_bytes, blob, blob_len = _request_sizes(request.messages)
+        _note_oversized(walk, i, plan, todo, prompt_bytes // 4, max_tokens, context_sizes)
+        if h in seen:
+            continue
+        seen.add(h)
+        walk.distinct += n_item
+        for k, judge in enumerate(plan.judges):
+            runs = sum(row[k] for row in todo)
+            if runs:
+                walk.most = max(walk.most, runs)
+                walk.tallies[judge].add(runs, prompt_bytes, blob, blob_len)
+    return walk
+
+
+def _note_oversized(walk: _PlanWalk, i: int, plan: Plan, todo: Sequence[Sequence[bool]], tokens: int,
+                    max_tokens: int, context_sizes: Mapping[str, int]) -> None:
+    """Item ``i``'s judges whose context its prompt overflows, in the order :func:`oversized_prompts` gives."""
+    noted: set[str] = set()
+    for row in todo:
+        for k, judge in enumerate(plan.judges):
+            limit = context_sizes.get(judge)
+            if not row[k] or limit is None or judge in noted:
+                continue
+            noted.add(judge)
+            if tokens + max_tokens > limit:
+                walk.oversized.append(OversizedPrompt(i, judge, tokens, max_tokens, limit, _where(i, plan.items[i])))
+
+
+def _walk_scenario(walk: _PlanWalk, sizes: Mapping[str, int], batch: bool, judges: Sequence[str],
+                   prices: Mapping[str, ModelPrice], free: Collection[str], max_tokens: int) -> CostScenario:
+    """:func:`_scenario` from a walk's tallies: the same numbers without the task list."""
+    cost: float | None = None
+    cost_cached: float | None = None
+    requests = sent_bytes = cached_total = 0
+    for judge in judges:
+        tally = walk.tallies[judge]
+        n, b, cached = tally.sent(sizes[judge])
+        cached = 0 if batch else cached
+        requests, sent_bytes, cached_total = requests + n, sent_bytes + b, cached_total + cached
+        if judge in prices:
+            full, with_cache = _judge_cost(prices[judge], b / 4, cached, tally.tasks * max_tokens, batch)
+            cost, cost_cached = (cost or 0.0) + full, (cost_cached or 0.0) + with_cache
+        elif judge in free:
+            cost, cost_cached = cost or 0.0, cost_cached or 0.0
+    values = list(sizes.values())
+    return CostScenario(
+        samples_per_request=max(values) if values else 1, batch=batch, requests=requests,
+        prompt_tokens=sent_bytes // 4, cached_prompt_tokens=cached_total,
+        max_completion_tokens=walk.distinct * max_tokens,
+        cost_usd=None if cost is None else round(cost, 6),
+        cost_usd_cached=None if cost_cached is None else round(cost_cached, 6))
+
+
+def estimate_plan(plan: Plan, cached: Collection[str], *, prices: Mapping[str, ModelPrice | Any] | None = None,
+                  free: Collection[str] = (), context_sizes: Mapping[str, int] | None = None,
+                  samples_per_request: int | Mapping[str, int] = 1, batch: bool = False) -> Estimate:
+    """:func:`estimate` of a whole plan in one streamed pass (``--dry-run``): the same Estimate
+    (oversized prompts included), in memory linear in the items and time linear in the prompts."""
+    walk = _walk_plan(plan, cached, context_sizes or {})
+    table = {m: ModelPrice.of(p) for m, p in (prices if prices is not None else DEFAULT_PRICES).items()}
+    judges, max_tokens = plan.judges, plan.protocol.max_tokens
+    configured = _per_judge(samples_per_request, judges, free)
+    wanted = max(configured.values(), default=1)
+    alternative = wanted if wanted > 1 else min(walk.most, 10)
+    scenarios = [_walk_scenario(walk, _per_judge(spr, judges, free), in_batch, judges, table, free, max_tokens)
+                 for spr in dict.fromkeys([1, alternative]) for in_batch in (False, True)]
+    mine = _walk_scenario(walk, configured, batch, judges, table, free, max_tokens)
+    unpriced = tuple(j for j in judges if j not in table and j not in free)
+    return Estimate(walk.total, walk.total - walk.pending, walk.distinct, mine.prompt_tokens,
+                    mine.max_completion_tokens, mine.cost_usd, unpriced, tuple(walk.oversized),
+                    shared=walk.pending - walk.distinct, calls=mine.requests,
                     cached_prompt_tokens=mine.cached_prompt_tokens, samples_per_request=wanted, batch=batch,
                     scenarios=tuple(scenarios))
 
@@ -398,7 +562,6 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
     started = time.time()
     if dry_run:
         try:
-            tasks = plan.tasks()
             cached: set[str] = set()
             if store_path is not None and Path(store_path).is_file():
                 ro = Store(store_path, readonly=True)
@@ -406,10 +569,10 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
                     cached = ro.completed_keys()
                 finally:
                     ro.close()
-            over = oversized_prompts([t for t in tasks if t.key not in cached], items, sizes)
-            warn_oversized(over)
-            return estimate(tasks, cached, prices=table, free=free_judges, oversized=over,
-                            samples_per_request=per_request, batch=batch_clients is not None)
+            found = estimate_plan(plan, cached, prices=table, free=free_judges, context_sizes=sizes,
+                                  samples_per_request=per_request, batch=batch_clients is not None)
+            warn_oversized(found.oversized)
+            return found
         finally:
             for b in backends:
                 await b.aclose()

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from polyjudge._version import __version__
 from polyjudge.backends.base import GenerateRequest
-from polyjudge.data.records import Item, document_contexts
+from polyjudge.data.records import DocumentContext, Item, document_contexts
 from polyjudge.protocols.base import JudgeProtocol
 
 
@@ -127,6 +127,7 @@ class Plan:
         self._hashes: list[str | None] = [None] * len(items)
         self._fingerprints: list[str | None] = [None] * len(items)
         self._identity: str | None = None
+        self._doc_digests: dict[int, tuple[tuple[str, ...], str]] = {}
 
     def identity(self) -> str:
         """What an item's prompt depends on besides the item: protocol, options, template and code."""
@@ -153,10 +154,21 @@ class Plan:
         fp = self._fingerprints[i]
         if fp is None:
             c = self.contexts[i]
-            blob = json.dumps([self.identity(), self.items[i].to_dict(), c.doc_id, c.sources, c.position],
-                              ensure_ascii=False, default=str)
+            blob = json.dumps([self.identity(), self.items[i].to_dict(), c.doc_id, self._document_digest(c),
+                               c.position], ensure_ascii=False, default=str)
             fp = self._fingerprints[i] = hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
         return fp
+
+    def _document_digest(self, context: DocumentContext) -> str:
+        """SHA-256 of a document's sources, once per document (not once per segment: quadratic)."""
+        key = id(context.sources)
+        found = self._doc_digests.get(key) if context.doc_id is not None else None
+        if found is None or found[0] is not context.sources:
+            blob = json.dumps(context.sources, ensure_ascii=False).encode("utf-8", "surrogatepass")
+            found = (context.sources, hashlib.sha256(blob).hexdigest())
+            if context.doc_id is not None:  # shared by the document's items; a lone segment is not
+                self._doc_digests[key] = found
+        return found[1]
 
     def resolve(self, indices: Sequence[int], known: HashLookup | None) -> None:
         """Find the prompt hashes of ``indices``: from ``known`` (the store's fingerprint table)

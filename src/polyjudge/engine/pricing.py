@@ -17,6 +17,7 @@ cannot take; the embedded judge's is ``--n-ctx``.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,6 +99,16 @@ CONTEXT_TOKENS: dict[str, int] = {
 }
 
 
+# The highest price accepted (USD per million tokens), far above any real one: a typo like 1e300
+# would otherwise overflow a cost to infinity.
+MAX_PRICE = 1e6
+
+
+def _valid_price(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) \
+        and 0.0 <= value <= MAX_PRICE
+
+
 @dataclass(frozen=True, slots=True)
 class ModelPrice:
     """One model's prices in USD per million tokens."""
@@ -106,6 +117,15 @@ class ModelPrice:
     output: float
     cached_input: float | None = None  # None: cached prompt tokens cost the input price
     batch_discount: float = 0.0  # share taken off every price when answered through a Batch API
+
+    def __post_init__(self) -> None:
+        """A NaN or infinite price would make every cost NaN (and the manifest not JSON): refuse it."""
+        for name in ("input", "output", "cached_input"):
+            value = getattr(self, name)
+            if value is not None and not _valid_price(value):
+                raise ValueError(f"{name} price must be a finite number from 0 to {MAX_PRICE:g}, got {value!r}")
+        if not (_valid_price(self.batch_discount) and self.batch_discount <= 1.0):
+            raise ValueError(f"batch_discount must be a share from 0 to 1, got {self.batch_discount!r}")
 
     @classmethod
     def of(cls, row: ModelPrice | Any) -> ModelPrice:
@@ -168,8 +188,8 @@ _FIELDS = ("input", "output", "cached_input", "batch_discount")
 
 
 def _number(value: Any, path: str, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise InputError("expected a non-negative number", path=path, field=field)
+    if not _valid_price(value):
+        raise InputError(f"expected a finite number from 0 to {MAX_PRICE:g}, got {value!r}", path=path, field=field)
     return float(value)
 
 

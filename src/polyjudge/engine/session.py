@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import math
+import sys
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -34,6 +36,19 @@ if TYPE_CHECKING:
     from polyjudge.backends.batch import BatchClient
 
 DEFAULT_JUDGE = "llamacpp"
+
+# Bounds of the numeric settings (the CLI's flag types use the same ones). Concurrency and
+# per-request samples are capped because more only buys retries (-c 100000 against one server
+# took 111 s and 156 retries where -c 16 took 1.3 s); seeds fit the signed 32-bit field every
+# backend accepts, for the last run too (run r sends seed + r).
+MAX_TEMPERATURE = 2.0
+MAX_TIMEOUT_S = 86_400.0
+MAX_SEED = 2**31 - 1
+MAX_RUNS = 1_000
+MAX_CONCURRENCY = 1_024
+MAX_SAMPLES_PER_REQUEST = 128
+MAX_N_CTX = 2**24
+MAX_RAY_RESOURCES = 1_024.0
 # Backends that run here and cost nothing (the cost estimate counts them as free).
 LOCAL_BACKENDS = frozenset({"llamacpp", "replay"})
 
@@ -147,10 +162,17 @@ def _prices(config: JudgeConfig) -> PriceTable:
 
 
 def _items(items: Sequence[Item] | str | Path) -> list[Item]:
+    """Items read from a file (checked there) or given in code (checked here, by the same rules)."""
     if isinstance(items, str | Path):
         from polyjudge.data.readers import read_items
         return read_items(items)
-    return list(items)
+    from polyjudge.data.fields import check_item_fields
+    from polyjudge.data.records import CORE_FIELDS
+
+    given = list(items)
+    for i, it in enumerate(given):
+        check_item_fields(i, {name: getattr(it, name) for name in CORE_FIELDS}, it.origin)
+    return given
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,9 +192,8 @@ def _prepare(config: JudgeConfig) -> _Prepared:
 
     if not config.judges:
         raise InputError("no judge given", field="judge")
-    if config.max_failure_rate is not None and not 0.0 <= config.max_failure_rate <= 1.0:
-        raise InputError(f"must be between 0 and 1, got {config.max_failure_rate}", field="max-failure-rate")
     protocol = build_protocol(config)
+    check_numbers(config, protocol)
     prices = _prices(config)
     try:
         specs = [JudgeSpec.parse(s) for s in config.judges]
@@ -194,6 +215,48 @@ def _prepare(config: JudgeConfig) -> _Prepared:
             address=config.ray_address, actors=config.ray_actors, cpus_per_actor=config.ray_cpus_per_actor,
             gpus_per_actor=config.ray_gpus_per_actor, runtime_env=config.ray_runtime_env))
     return _Prepared(config, protocol, specs, settings, prices, executor)
+
+
+def _check_range(flag: str, value: float | None, low: float, high: float, *, low_open: bool = False) -> None:
+    """``value`` (None: not set) is finite and in [low, high] (or (low, high]); else an InputError naming the flag."""
+    if value is None:
+        return
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) \
+        and (value > low if low_open else value >= low) and value <= high
+    if not ok:
+        bound = f"above {low:g}" if low_open else f"between {low:g} and {high:g}"
+        if low_open and high < sys.float_info.max:
+            bound += f" and at most {high:g}"
+        raise InputError(f"must be a finite number {bound}, got {value!r}", field=flag)
+
+
+def check_numbers(config: JudgeConfig, protocol: JudgeProtocol) -> None:
+    """Every numeric setting finite and in range, before anything is read, sent or written."""
+    runs = protocol.default_runs if config.runs is None else config.runs
+    whole: tuple[tuple[str, int | None, int, int], ...] = (("--runs", config.runs, 1, MAX_RUNS),
+                                   ("--min-runs", config.min_runs, 1, MAX_RUNS),
+                                   ("--concurrency", config.concurrency, 1, MAX_CONCURRENCY),
+                                   ("--per-server-concurrency", config.per_server_concurrency, 1, MAX_CONCURRENCY),
+                                   ("--samples-per-request", config.samples_per_request, 1, MAX_SAMPLES_PER_REQUEST),
+                                   ("--seed", config.seed, 0, MAX_SEED), ("--n-ctx", config.n_ctx, 1, MAX_N_CTX),
+                                   ("--ray-actors", config.ray_actors, 1, MAX_CONCURRENCY))
+    for flag, count, low, high in whole:
+        _check_range(flag, count, low, high)
+        if count is not None and not isinstance(count, int):
+            raise InputError(f"must be a whole number, got {count!r}", field=flag)
+    _check_range("--temperature", config.temperature, 0.0, MAX_TEMPERATURE)
+    _check_range("--timeout", config.timeout, 0.0, MAX_TIMEOUT_S, low_open=True)
+    _check_range("--max-failure-rate", config.max_failure_rate, 0.0, 1.0)
+    for flag, value in (("--max-cost", config.max_cost), ("--rpm", config.rpm), ("--tpm", config.tpm)):
+        _check_range(flag, value, 0.0, sys.float_info.max, low_open=True)
+    _check_range("--ray-cpus-per-actor", config.ray_cpus_per_actor, 0.0, MAX_RAY_RESOURCES)
+    _check_range("--ray-gpus-per-actor", config.ray_gpus_per_actor, 0.0, MAX_RAY_RESOURCES)
+    if config.min_runs > runs:
+        raise InputError(f"{config.min_runs} is more than the {runs} run(s) per item: every segment would be "
+                         "left unscored", field="--min-runs")
+    if config.seed + runs - 1 > MAX_SEED:
+        raise InputError(f"seed + runs - 1 = {config.seed + runs - 1} exceeds {MAX_SEED} (run r sends seed + r)",
+                         field="--seed")
 
 
 def _check_spending(config: JudgeConfig, specs: Sequence[JudgeSpec], prices: PriceTable) -> None:

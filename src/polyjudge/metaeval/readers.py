@@ -270,7 +270,7 @@ def _json_score(value: Any, *, path: Path, line: int, name: str) -> float | None
 def _jsonl_table(p: Path) -> ScoreTable:
     rows: list[Row] = []
     has_doc = False
-    for n, rec in iter_jsonl(p):
+    for n, rec in iter_jsonl(p, user_text=True):
         for f in ("system", "seg_id"):
             if f not in rec:
                 raise InputError("missing field", path=str(p), line=n, field=f)

@@ -1,0 +1,79 @@
+"""Sums and weighted means whose result depends only on the numbers, never on the machine.
+
+A float sum rounds after every addition, so its result depends on the order
+of the additions, and numpy's order depends on its version, the CPU's vector
+width and the BLAS behind ``np.dot``. Aggregated run scores are compared for
+equality (tie rates, rankings), so they must not: every weighted combination
+of run scores goes through here and is the *correctly rounded* value of the
+exact rational result. Two rows whose exact results are equal then always give
+the same float, on every machine.
+
+The common case (scores that are small integers or short decimals) takes a
+fast path through :func:`math.fsum`, whose sum is exact whenever it can be;
+anything else is computed with :class:`fractions.Fraction`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from functools import cache
+
+
+def _fsum_is_exact(values: Sequence[float], total: float) -> bool:
+    """Whether ``total`` (the fsum of ``values``) is their exact sum: the residual sums to exactly 0."""
+    return math.isfinite(total) and math.fsum([*values, -total]) == 0.0
+
+
+def exact_sum(values: Iterable[float]) -> float:
+    """The correctly rounded sum, whatever the order of ``values`` (inf when it overflows)."""
+    xs = [float(v) for v in values]
+    try:
+        return math.fsum(xs)
+    except OverflowError:  # an intermediate overflowed: the exact sum may still be a float
+        exact = sum((Fraction(x) for x in xs), Fraction(0))
+        try:
+            return float(exact)
+        except OverflowError:
+            return math.inf if exact > 0 else -math.inf
+
+
+def exact_mean(values: Sequence[float]) -> float:
+    """The correctly rounded arithmetic mean (the exact sum divided by the count, rounded once)."""
+    if not values:
+        raise ValueError("a mean needs at least one value")
+    xs = [float(v) for v in values]
+    if not all(math.isfinite(x) for x in xs):
+        return sum(xs) / len(xs)  # inf or NaN: the same result in any order
+    total = exact_sum(xs)
+    if _fsum_is_exact(xs, total):
+        return total / len(xs)  # one IEEE division of exact operands: correctly rounded
+    return float(sum((Fraction(x) for x in xs), Fraction(0)) / len(xs))
+
+
+def exact_weighted_mean(values: Sequence[float], weights: Sequence[int]) -> float:
+    """``sum(w * x) / sum(w)`` for positive integer weights, correctly rounded."""
+    if not values or len(values) != len(weights):
+        raise ValueError("a weighted mean needs one positive integer weight per value")
+    if any(w <= 0 for w in weights):
+        raise ValueError("weights must be positive integers")
+    if not all(math.isfinite(float(x)) for x in values):
+        return math.fsum(float(x) * w for x, w in zip(values, weights)) / sum(weights)
+    numerator = sum((Fraction(float(x)) * w for x, w in zip(values, weights)), Fraction(0))
+    return float(numerator / sum(weights))
+
+
+@cache
+def reciprocal_rank_weights(n: int) -> tuple[int, ...]:
+    """Integer weights proportional to 1/rank for ranks 1..n: lcm(1..n) / rank (exact, no rounding)."""
+    scale = math.lcm(*range(1, n + 1))
+    return tuple(scale // rank for rank in range(1, n + 1))
+
+
+def reciprocal_rank_mean(ranked: Sequence[float]) -> float:
+    """``sum(x_r / r) / sum(1 / r)`` over values already in rank order, correctly rounded."""
+    return exact_weighted_mean(ranked, reciprocal_rank_weights(len(ranked)))
+
+
+__all__ = ["exact_mean", "exact_sum", "exact_weighted_mean", "reciprocal_rank_mean", "reciprocal_rank_weights"]
