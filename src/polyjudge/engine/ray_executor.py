@@ -44,11 +44,14 @@ import os
 import random
 import signal
 import socket
+import sys
 import threading
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -69,6 +72,7 @@ from polyjudge.engine.runner import (
 )
 from polyjudge.engine.spend import Budget, RateLimiter
 from polyjudge.engine.store import Store
+from polyjudge.rundir.directory import RAY_LOG
 
 log = logging.getLogger("polyjudge")
 
@@ -79,6 +83,11 @@ VLLM = "vllm"
 ACTOR_DIED = "ray actor died"
 # The store calls that answer a task (an actor's executor also makes put_prompt); the driver performs them.
 _ANSWERS = frozenset({"put_result", "put_failure"})
+
+# How long joining a cluster named by an address may take before the run gives up (exit 2).
+DEFAULT_CONNECT_TIMEOUT_S = 30.0
+# Set to 1 to see Ray's own log lines on the terminal (else they go to the run directory's ray.log).
+SHOW_RAY_LOGS_ENV = "POLYJUDGE_RAY_LOGS"
 
 Work = tuple[Task, ...]  # one request: a task, or runs of one prompt sent with n choices
 
@@ -105,6 +114,10 @@ class RayOptions:
     max_actor_deaths: int = 3
     # Rows per batch sent to a vLLM engine (vllm judges only).
     vllm_batch_size: int = 64
+    # Seconds to wait for a cluster named by an address (--ray-connect-timeout).
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
+    # Ray's own log lines on the terminal rather than in the run directory (--ray-logs).
+    show_ray_logs: bool = False
 
     def check(self) -> None:
         """Bad values raise :class:`InputError` naming the flag."""
@@ -116,6 +129,9 @@ class RayOptions:
             raise InputError(f"must be a number >= 0, got {self.gpus_per_actor}", field="ray-gpus-per-actor")
         if self.chunk_tasks is not None and self.chunk_tasks < 1:
             raise InputError(f"must be at least 1, got {self.chunk_tasks}", field="ray-chunk-tasks")
+        if not (math.isfinite(self.connect_timeout_s) and self.connect_timeout_s > 0):
+            raise InputError(f"must be a number of seconds above 0, got {self.connect_timeout_s}",
+                             field="ray-connect-timeout")
         if self.max_actor_deaths < 1:
             raise InputError(f"must be at least 1, got {self.max_actor_deaths}", field="ray-max-actor-deaths")
 
@@ -139,27 +155,180 @@ def require_ray_llm() -> ModuleType:
                          f"install it on the driver and the GPU nodes: {INSTALL_RAY_LLM}", field="judge") from None
 
 
-def connect(options: RayOptions) -> ModuleType:
+def _target(options: RayOptions) -> tuple[str | None, str]:
+    """The address to join (None: start a cluster here) and how the user gave it, for messages."""
+    if options.address is not None and options.address != "auto":
+        return options.address, f"--ray-address {options.address}"
+    env = os.environ.get("RAY_ADDRESS")  # Ray lets RAY_ADDRESS win over "auto" too
+    if env:
+        return env, f"RAY_ADDRESS={env}"
+    return options.address, f"--ray-address {options.address}"
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """HOST and PORT of ``HOST:PORT`` or ``ray://HOST:PORT`` (None for ``auto`` and what is not one)."""
+    rest = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = rest.rstrip("/").rpartition(":")
+    if not sep or not port.isdigit():
+        return None
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _what_to_check(address: str, given: str, timeout: float) -> str:
+    port = "10001 for ray://" if address.startswith("ray://") else "6379, or what 'ray start --head --port' set"
+    return (f"check {given}: is a Ray head running there ('ray status --address {address}' on that machine), "
+            f"is the port Ray's (default {port}), and can this machine reach it (firewall, VPN)? "
+            f"--ray-connect-timeout sets the wait ({timeout:g} s)")
+
+
+def _reachable(address: str, given: str, timeout: float) -> None:
+    """Fail in a moment when nothing listens at the address (a typo), rather than after Ray's retries."""
+    where = _host_port(address)
+    if where is None:
+        return
+    try:
+        socket.create_connection(where, timeout=timeout).close()
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        raise InputError(f"cannot reach a Ray cluster at {address} ({reason}); "
+                         f"{_what_to_check(address, given, timeout)}", field="ray-address") from None
+
+
+class _RayOutput:
+    """Ray's own log lines (its C++ core writes to this process's stderr) go to a file, not the terminal.
+
+    Used as a context around ``ray.init``. When a join attempt was given up but
+    Ray is still retrying in its helper thread, stderr stays on the file until
+    that thread ends, and ``sys.stderr`` (which our messages use) is moved to
+    the terminal meanwhile, so Ray's retries never reach the terminal.
+    """
+
+    def __init__(self, log_path: Path | None, shown: bool) -> None:
+        self.active = not shown and log_path is not None
+        self.log_path = log_path
+        self.saved = -1
+        self.still_running: threading.Thread | None = None
+
+    def __enter__(self) -> _RayOutput:
+        if self.active:
+            sys.stderr.flush()
+            self.saved = os.dup(2)
+            with open(self.log_path, "ab") as fh:  # type: ignore[arg-type]
+                os.dup2(fh.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.active:
+            return
+        sys.stderr.flush()
+        helper = self.still_running
+        if helper is None or not helper.is_alive():
+            os.dup2(self.saved, 2)
+            os.close(self.saved)
+            return
+        ours, terminal = sys.stderr, os.fdopen(self.saved, "w", buffering=1, encoding="utf-8",
+                                               errors="backslashreplace")
+        sys.stderr = terminal
+
+        def restore() -> None:
+            helper.join()
+            terminal.flush()
+            os.dup2(terminal.fileno(), 2)
+            sys.stderr = ours
+
+        threading.Thread(target=restore, name="ray-output", daemon=True).start()
+
+
+def _ray_logger_to(log_path: Path | None, shown: bool) -> None:
+    """Ray's Python loggers write to ``log_path`` too (once per process and file)."""
+    if shown or log_path is None:
+        return
+    ray_log = logging.getLogger("ray")
+    target = str(log_path.resolve())
+    if any(isinstance(h, logging.FileHandler) and h.baseFilename == target for h in ray_log.handlers):
+        return
+    for h in [h for h in ray_log.handlers if isinstance(h, logging.StreamHandler)
+              and not isinstance(h, logging.FileHandler)]:
+        ray_log.removeHandler(h)
+    handler = logging.FileHandler(target, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    ray_log.addHandler(handler)
+    ray_log.propagate = False
+
+
+def _init_within(ray: ModuleType, address: str, given: str, kwargs: dict[str, Any], output: _RayOutput, *,
+                 wait: float, timeout: float) -> None:
+    """``ray.init`` joining ``address``, given up after ``wait`` seconds (what is left of ``timeout``).
+
+    Ray retries an address where no cluster answers for minutes; the call runs
+    in a helper thread so the run can stop waiting (the thread is left to Ray,
+    and the command exits).
+    """
+    outcome: list[BaseException | None] = []
+
+    def join() -> None:
+        try:
+            ray.init(address=address, **kwargs)
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            outcome.append(exc)
+
+    helper = threading.Thread(target=join, name="ray-connect", daemon=True)
+    helper.start()
+    helper.join(wait)
+    if not outcome:
+        output.still_running = helper
+        raise InputError(f"no Ray cluster answered at {address} in time; "
+                         f"{_what_to_check(address, given, timeout)}", field="ray-address")
+    exc = outcome[0]
+    if exc is not None:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputError(f"cannot join the Ray cluster at {address} ({redact(first)}); "
+                         f"{_what_to_check(address, given, timeout)}", field="ray-address") from None
+
+
+def ray_log_path(store: Store) -> Path | None:
+    """Where Ray's own log lines go: beside the run's store (None for a store in memory)."""
+    if store.path == ":memory:" or not store.path:
+        return None
+    return Path(store.path).parent / RAY_LOG
+
+
+def connect(options: RayOptions, log_path: Path | None = None) -> ModuleType:
     """Join (or start) the cluster once per process; later runs reuse the connection.
 
-    ``ray.init`` replaces the SIGTERM handler; the run's own handlers (which stop
-    sending and keep what is done) are put back.
+    Joining a cluster takes at most ``options.connect_timeout_s`` (InputError,
+    exit 2, naming the address). Ray's own log lines go to ``log_path`` unless
+    ``options.show_ray_logs`` or the :data:`SHOW_RAY_LOGS_ENV` variable asks for
+    them. ``ray.init`` replaces the SIGTERM handler; the run's own handlers
+    (which stop sending and keep what is done) are put back.
     """
     ray = require_ray()
     if ray.is_initialized():
         return ray
+    shown = options.show_ray_logs or os.environ.get(SHOW_RAY_LOGS_ENV, "") not in ("", "0")
+    _ray_logger_to(log_path, shown)
+    address, given = _target(options)
     main = threading.current_thread() is threading.main_thread()
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} if main else {}
-    kwargs: dict[str, Any] = {"logging_level": logging.WARNING}
+    kwargs: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": shown}
     if options.runtime_env:
         kwargs["runtime_env"] = dict(options.runtime_env)
-    if options.address is None and not os.environ.get("RAY_ADDRESS"):
-        kwargs["include_dashboard"] = False  # a cluster that lives as long as this process needs no web UI
     try:
-        ray.init(address=options.address, **kwargs)
-    except ConnectionError as exc:
-        raise InputError(f"cannot connect to the Ray cluster at {options.address}: {exc}",
-                         field="ray-address") from None
+        with _RayOutput(log_path, shown) as output:
+            if address is None or address == "auto":
+                if address is None:  # a cluster that lives as long as this process needs no web UI
+                    kwargs["include_dashboard"] = False
+                try:
+                    ray.init(address=address, **kwargs)
+                except ConnectionError as exc:
+                    raise InputError(f"cannot connect to the Ray cluster ({exc}); start one with "
+                                     "'ray start --head' or leave --ray-address out", field="ray-address") from None
+            else:
+                deadline = time.monotonic() + options.connect_timeout_s
+                _reachable(address, given, options.connect_timeout_s)
+                _init_within(ray, address, given, kwargs, output, wait=max(0.1, deadline - time.monotonic()),
+                             timeout=options.connect_timeout_s)
     finally:
         for s, handler in handlers.items():
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
@@ -672,7 +841,7 @@ async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[Ju
     on_vllm = {i for i in judges if specs[i].backend == VLLM}
     if on_vllm:
         require_ray_llm()
-    ray = connect(options)
+    ray = connect(options, ray_log_path(store))
     if on_vllm:
         _check_gpus(ray)
     pooled = [g for g in work if g[0].judge_index not in on_vllm]
