@@ -180,6 +180,9 @@ def _host_port(address: str) -> tuple[str, int] | None:
 
 
 def _what_to_check(address: str, given: str, timeout: float) -> str:
+    if address == "auto":
+        return (f"check {given}: has this machine joined a running cluster ('ray start --address HEAD:6379', "
+                f"then 'ray status')? --ray-connect-timeout sets the wait ({timeout:g} s)")
     port = "10001 for ray://" if address.startswith("ray://") else "6379, or what 'ray start --head --port' set"
     return (f"check {given}: is a Ray head running there ('ray status --address {address}' on that machine), "
             f"is the port Ray's (default {port}), and can this machine reach it (firewall, VPN)? "
@@ -321,15 +324,9 @@ def connect(options: RayOptions, log_path: Path | None = None) -> ModuleType:
         kwargs["runtime_env"] = dict(options.runtime_env)
     try:
         with _RayOutput(log_path, shown) as output:
-            if address is None or address == "auto":
-                if address is None:  # a cluster that lives as long as this process needs no web UI
-                    kwargs["include_dashboard"] = False
-                try:
-                    ray.init(address=address, **kwargs)
-                except ConnectionError as exc:
-                    raise InputError(f"cannot connect to the Ray cluster ({exc}); start one with "
-                                     "'ray start --head' or leave --ray-address out", field="ray-address") from None
-            else:
+            if address is None:  # a cluster started here, for as long as this process: no web UI
+                ray.init(address=None, include_dashboard=False, **kwargs)
+            else:  # "auto" too: the address file it reads may name a cluster that is gone
                 deadline = time.monotonic() + options.connect_timeout_s
                 _reachable(address, given, options.connect_timeout_s)
                 _init_within(ray, address, given, kwargs, output, wait=max(0.1, deadline - time.monotonic()),
