@@ -14,6 +14,20 @@ Each figure is the min and median of ``--repeats`` runs, the executors
 alternating within each round.
 
     python benchmarks/ray_executor.py [--requests 3000] [--latency 0.1] [--concurrency 64] [--repeats 3]
+
+``--edges`` measures the edges instead (issue 28):
+
+3. Time to fail of ``polyjudge judge --executor ray`` (the real command, a
+   subprocess) when the address has nothing listening, when it is a server that
+   is not Ray, and when ``RAY_ADDRESS`` points nowhere; exit code and lines on
+   the terminal.
+4. A node lost mid-run: a two-node cluster on this machine (head with 1 CPU,
+   worker with 2), ``--edge-items`` items at ``--edge-latency`` s with
+   ``--edge-actors`` actors, the worker node removed ``--remove-after`` s into
+   the run: requests the server saw against distinct prompts, the run's
+   retries and ``ray_*`` counts, and the wall time.
+
+    python benchmarks/ray_executor.py --edges [--edge-items 400] [--edge-latency 1] [--remove-after 8]
 """
 
 from __future__ import annotations
@@ -244,8 +258,89 @@ def embedded(args: argparse.Namespace) -> None:
               f"from the call (model load included): {summary(overall[name], 1)}")
 
 
+def time_to_fail(args: argparse.Namespace) -> None:
+    """The judge command against addresses where no Ray cluster answers."""
+    import tempfile
+
+    from tests.helpers.openai_server import ScriptedServer
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{s.getsockname()[1]}"
+    not_ray = ScriptedServer(lambda body: "{}")
+    with not_ray, tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "items.jsonl"
+        data.write_text(json.dumps({"src": "a", "tgt": "b", "src_lang": "en", "tgt_lang": "de"}) + "\n")
+        http = not_ray.base_url.split("//")[1].split("/")[0]
+        cases = [("nothing listening", ["--ray-address", closed], {}),
+                 ("not a Ray server", ["--ray-address", http], {}),
+                 ("RAY_ADDRESS nowhere", [], {"RAY_ADDRESS": closed})]
+        for name, flags, env in cases:
+            command = [sys.executable, "-c", "from polyjudge.cli.main import main; main()", "judge", str(data),
+                       "-o", str(Path(tmp) / name.replace(" ", "-")), "-p", "da", "-q", "--executor", "ray",
+                       "--judge", "openai:m@http://127.0.0.1:9/v1", *flags]
+            if args.connect_timeout is not None:
+                command += ["--ray-connect-timeout", str(args.connect_timeout)]
+            t0 = time.perf_counter()
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=args.give_up_after,
+                                      env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **env})
+                code, lines = str(done.returncode), len(done.stderr.strip().splitlines())
+            except subprocess.TimeoutExpired:
+                code, lines = f"none (killed after {args.give_up_after:g} s)", -1
+            print(f"time to fail, {name}: {time.perf_counter() - t0:.1f} s  exit {code}  "
+                  f"stderr lines {lines}")
+
+
+def node_loss(args: argparse.Namespace) -> None:
+    """A worker node removed mid-run: what was sent twice, what the run says, how long it took."""
+    import tempfile
+    from collections import Counter
+
+    import ray
+    from ray.cluster_utils import Cluster
+
+    from polyjudge.backends.openai import OpenAIBackend
+    from polyjudge.backends.registry import BackendSettings, JudgeSpec
+    from polyjudge.engine import run
+    from polyjudge.engine.ray_executor import RayExecutor, RayOptions
+    from polyjudge.protocols import get_protocol
+    from tests.helpers.openai_server import ScriptedServer
+
+    nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    worker = nodes.add_node(num_cpus=2)
+    nodes.wait_for_nodes()
+    ray.init(address=nodes.address, logging_level=logging.WARNING, log_to_driver=False)
+    srv = ScriptedServer(lambda body: json.dumps({"score": 50}), latency_s=args.edge_latency)
+    try:
+        with srv, tempfile.TemporaryDirectory() as tmp:
+            threading.Timer(args.remove_after, nodes.remove_node, args=(worker,)).start()
+            executor = RayExecutor([JudgeSpec("openai", "judge-1", srv.base_url)], BackendSettings(),
+                                   RayOptions(actors=args.edge_actors))
+            t0 = time.perf_counter()
+            result = run(items=items(args.edge_items), protocol=get_protocol("da"),
+                         backends=[OpenAIBackend("judge-1", srv.base_url)], store_path=Path(tmp) / "store.sqlite",
+                         concurrency=args.edge_actors * 2, executor=executor)
+            wall = time.perf_counter() - t0
+            prompts = Counter(json.dumps(r["messages"], sort_keys=True) for r in srv.requests)
+        c = result.manifest.counts
+        print(f"node loss: {len(srv.requests)} requests for {len(prompts)} distinct prompts; "
+              f"{result.status_counts()}; retries {c['retries']}; "
+              + ", ".join(f"{k} {v}" for k, v in c.items() if k.startswith("ray_")) + f"; wall time {wall:.1f} s")
+    finally:
+        ray.shutdown()
+        nodes.shutdown()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--edges", action="store_true", help="time to fail and node loss instead of throughput")
+    ap.add_argument("--connect-timeout", type=float, default=None, help="--ray-connect-timeout (default: its own)")
+    ap.add_argument("--give-up-after", type=float, default=180.0, help="kill a command still waiting after this")
+    ap.add_argument("--edge-items", type=int, default=400)
+    ap.add_argument("--edge-latency", type=float, default=1.0)
+    ap.add_argument("--edge-actors", type=int, default=3)
+    ap.add_argument("--remove-after", type=float, default=8.0)
     ap.add_argument("--requests", type=int, default=3000)
     ap.add_argument("--latency", type=float, default=0.1)
     ap.add_argument("--concurrency", type=int, default=64)
@@ -254,6 +349,10 @@ def main() -> None:
     ap.add_argument("--model-judgments", type=int, default=12)
     ap.add_argument("--skip-model", action="store_true")
     args = ap.parse_args()
+    if args.edges:
+        time_to_fail(args)
+        node_loss(args)
+        return
 
     import ray
 

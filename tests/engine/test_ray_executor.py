@@ -266,7 +266,9 @@ def test_kill_minus_9_of_the_driver_then_resume(cluster, da_responder, tmp_path)
     by_key = {(t.request.messages[-1].content, t.request.seed): t.key for t in tasks}
     resent = [by_key[(b["messages"][-1]["content"], b["seed"])] for b in srv.requests[sent_before:]]
     assert not set(resent) & answered and len(resent) == len(tasks) - len(answered)
-    assert sent_before - len(answered) <= 4  # only what was in flight when it died was sent twice
+    # Sent twice at most what the actors held when the driver died (2 actors x 4 requests: 2 in
+    # flight, 2 waiting): until Ray reaps a dead driver's actors they may start what they were handed.
+    assert sent_before - len(answered) <= 8
 
 
 @needs_ray

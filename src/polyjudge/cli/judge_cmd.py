@@ -65,6 +65,11 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
         echo(line)
     for judge, per_server in result.server_counts.items():  # judges served by a pool of servers
         echo(f"requests per server ({judge}): " + ", ".join(f"{url} {n}" for url, n in per_server.items()))
+    if c.get("ray_actors_lost"):  # --executor ray: actors (and nodes) lost under the run
+        echo(f"ray: {c['ray_actors_lost']} actor(s) lost ({c.get('ray_nodes_lost', 0)} node(s) lost), "
+             f"{c.get('ray_resent', 0)} unanswered request(s) handed out again"
+             + (f"; the pool shrank from {c.get('ray_actors')} to {c['ray_actors_left']} actor(s)"
+                if "ray_actors_left" in c else ""))
     cached = m.tokens.get("cached_prompt", 0)
     echo(f"tokens: {m.tokens['prompt']:,} prompt" + (f" ({cached:,} cached)" if cached else "")
          + f" + {m.tokens['completion']:,} completion  cost: ${m.cost_usd:.4f}"

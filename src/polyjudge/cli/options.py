@@ -414,6 +414,13 @@ def judge_options(fn: F) -> F:
                      help="CPUs reserved by each Ray actor."),
         click.option("--ray-gpus-per-actor", type=RAY_RESOURCES, default=0.0, show_default=True,
                      help="GPUs reserved by each Ray actor."),
+        click.option("--ray-connect-timeout", type=click.FloatRange(min=0.0, min_open=True), default=30.0,
+                     show_default=True, metavar="SECONDS",
+                     help="Give up (exit 2) when the cluster named by --ray-address or RAY_ADDRESS does not "
+                          "answer within this time."),
+        click.option("--ray-logs", is_flag=True,
+                     help="Show Ray's own log lines on the terminal (default: they go to ray.log in the run "
+                          "directory; POLYJUDGE_RAY_LOGS=1 does the same)."),
         click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
     ]
     for opt in reversed(opts):
@@ -461,7 +468,7 @@ def judge_config(kw: dict[str, Any], *, progress: bool = True) -> JudgeConfig:
         batch_import=kw.pop("batch_import"), max_cost=kw.pop("max_cost"), rpm=kw.pop("rpm"), tpm=kw.pop("tpm"),
         executor=kw.pop("executor"), ray_address=kw.pop("ray_address"), ray_actors=kw.pop("ray_actors"),
         ray_cpus_per_actor=kw.pop("ray_cpus_per_actor"), ray_gpus_per_actor=kw.pop("ray_gpus_per_actor"),
-        **_backend_knobs(kw))
+        ray_connect_timeout_s=kw.pop("ray_connect_timeout"), ray_logs=kw.pop("ray_logs"), **_backend_knobs(kw))
 
 
 def _backend_knobs(kw: dict[str, Any]) -> dict[str, Any]:

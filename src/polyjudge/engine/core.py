@@ -614,8 +614,10 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
                                      table, aggregator=aggregator, min_runs=min_runs)
         if key is not None:
             result.outputs_note = (key, usage.to_json())
-        adapted = _adaptations(store, backends)
-        result.server_counts = {b.model: counts for b in backends if (counts := server_counts_of(b))}
+        # An executor whose workers build their own backends (Ray) stands in for what they learned.
+        knowing = [*backends, *getattr(executor, "learned", ())]
+        adapted = _adaptations(store, knowing)
+        result.server_counts = {b.model: counts for b in knowing if (counts := server_counts_of(b))}
         session_wall = time.time() - started
         wall = session_wall + _seconds_of(store.get_meta(WALL_TIME_META))
         if not store.readonly:
@@ -653,7 +655,8 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
                 "distinct_requests": usage.distinct_requests,
                 "shared_answers": usage.shared_answers,
                 "answered_by_batch": usage.answered_by_batch,
-                "multi_sample_requests": stats.multi_sample_requests},
+                "multi_sample_requests": stats.multi_sample_requests,
+                **_executor_counts(executor)},
         failures={redact(k) or k: n for k, n in result.failures().items()},
         # Tokens and cost of each request once: what the provider billed, however many items it answered.
         tokens=usage.tokens,
@@ -670,6 +673,12 @@ async def run_async(items: list[Item], protocol: JudgeProtocol, backends: list[B
 
 
 ADAPTATIONS_META = "adaptations"
+
+
+def _executor_counts(executor: Executor | None) -> dict[str, int]:
+    """An executor's own manifest counts (Ray: actors and nodes lost, requests re-sent); none for the local one."""
+    counts = getattr(executor, "manifest_counts", None)
+    return dict(counts()) if callable(counts) else {}
 
 
 def _adaptations(store: Store, backends: Sequence[Backend]) -> dict[str, dict[str, str]]:

@@ -44,11 +44,14 @@ import os
 import random
 import signal
 import socket
+import sys
 import threading
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -69,6 +72,7 @@ from polyjudge.engine.runner import (
 )
 from polyjudge.engine.spend import Budget, RateLimiter
 from polyjudge.engine.store import Store
+from polyjudge.rundir.directory import RAY_LOG
 
 log = logging.getLogger("polyjudge")
 
@@ -79,6 +83,11 @@ VLLM = "vllm"
 ACTOR_DIED = "ray actor died"
 # The store calls that answer a task (an actor's executor also makes put_prompt); the driver performs them.
 _ANSWERS = frozenset({"put_result", "put_failure"})
+
+# How long joining a cluster named by an address may take before the run gives up (exit 2).
+DEFAULT_CONNECT_TIMEOUT_S = 30.0
+# Set to 1 to see Ray's own log lines on the terminal (else they go to the run directory's ray.log).
+SHOW_RAY_LOGS_ENV = "POLYJUDGE_RAY_LOGS"
 
 Work = tuple[Task, ...]  # one request: a task, or runs of one prompt sent with n choices
 
@@ -103,8 +112,14 @@ class RayOptions:
     chunk_tasks: int | None = None
     # Deaths of the actor answering a task before that task is recorded as failed.
     max_actor_deaths: int = 3
+    # Seconds to wait for Ray to restart a lost actor before the pool goes on without it.
+    restart_timeout_s: float = 60.0
     # Rows per batch sent to a vLLM engine (vllm judges only).
     vllm_batch_size: int = 64
+    # Seconds to wait for a cluster named by an address (--ray-connect-timeout).
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
+    # Ray's own log lines on the terminal rather than in the run directory (--ray-logs).
+    show_ray_logs: bool = False
 
     def check(self) -> None:
         """Bad values raise :class:`InputError` naming the flag."""
@@ -116,6 +131,12 @@ class RayOptions:
             raise InputError(f"must be a number >= 0, got {self.gpus_per_actor}", field="ray-gpus-per-actor")
         if self.chunk_tasks is not None and self.chunk_tasks < 1:
             raise InputError(f"must be at least 1, got {self.chunk_tasks}", field="ray-chunk-tasks")
+        if not (math.isfinite(self.connect_timeout_s) and self.connect_timeout_s > 0):
+            raise InputError(f"must be a number of seconds above 0, got {self.connect_timeout_s}",
+                             field="ray-connect-timeout")
+        if not (math.isfinite(self.restart_timeout_s) and self.restart_timeout_s > 0):
+            raise InputError(f"must be a number of seconds above 0, got {self.restart_timeout_s}",
+                             field="ray-restart-timeout")
         if self.max_actor_deaths < 1:
             raise InputError(f"must be at least 1, got {self.max_actor_deaths}", field="ray-max-actor-deaths")
 
@@ -139,27 +160,177 @@ def require_ray_llm() -> ModuleType:
                          f"install it on the driver and the GPU nodes: {INSTALL_RAY_LLM}", field="judge") from None
 
 
-def connect(options: RayOptions) -> ModuleType:
+def _target(options: RayOptions) -> tuple[str | None, str]:
+    """The address to join (None: start a cluster here) and how the user gave it, for messages."""
+    if options.address is not None and options.address != "auto":
+        return options.address, f"--ray-address {options.address}"
+    env = os.environ.get("RAY_ADDRESS")  # Ray lets RAY_ADDRESS win over "auto" too
+    if env:
+        return env, f"RAY_ADDRESS={env}"
+    return options.address, f"--ray-address {options.address}"
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """HOST and PORT of ``HOST:PORT`` or ``ray://HOST:PORT`` (None for ``auto`` and what is not one)."""
+    rest = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = rest.rstrip("/").rpartition(":")
+    if not sep or not port.isdigit():
+        return None
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _what_to_check(address: str, given: str, timeout: float) -> str:
+    if address == "auto":
+        return (f"check {given}: has this machine joined a running cluster ('ray start --address HEAD:6379', "
+                f"then 'ray status')? --ray-connect-timeout sets the wait ({timeout:g} s)")
+    port = "10001 for ray://" if address.startswith("ray://") else "6379, or what 'ray start --head --port' set"
+    return (f"check {given}: is a Ray head running there ('ray status --address {address}' on that machine), "
+            f"is the port Ray's (default {port}), and can this machine reach it (firewall, VPN)? "
+            f"--ray-connect-timeout sets the wait ({timeout:g} s)")
+
+
+def _reachable(address: str, given: str, timeout: float) -> None:
+    """Fail in a moment when nothing listens at the address (a typo), rather than after Ray's retries."""
+    where = _host_port(address)
+    if where is None:
+        return
+    try:
+        socket.create_connection(where, timeout=timeout).close()
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        raise InputError(f"cannot reach a Ray cluster at {address} ({reason}); "
+                         f"{_what_to_check(address, given, timeout)}", field="ray-address") from None
+
+
+class _RayOutput:
+    """Ray's own log lines (its C++ core writes to this process's stderr) go to a file, not the terminal.
+
+    Used as a context around ``ray.init``. When a join attempt was given up but
+    Ray is still retrying in its helper thread, stderr stays on the file until
+    that thread ends, and ``sys.stderr`` (which our messages use) is moved to
+    the terminal meanwhile, so Ray's retries never reach the terminal.
+    """
+
+    def __init__(self, log_path: Path | None, shown: bool) -> None:
+        self.active = not shown and log_path is not None
+        self.log_path = log_path
+        self.saved = -1
+        self.still_running: threading.Thread | None = None
+
+    def __enter__(self) -> _RayOutput:
+        if self.active:
+            sys.stderr.flush()
+            self.saved = os.dup(2)
+            with open(self.log_path, "ab") as fh:  # type: ignore[arg-type]
+                os.dup2(fh.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.active:
+            return
+        sys.stderr.flush()
+        helper = self.still_running
+        if helper is None or not helper.is_alive():
+            os.dup2(self.saved, 2)
+            os.close(self.saved)
+            return
+        ours, terminal = sys.stderr, os.fdopen(self.saved, "w", buffering=1, encoding="utf-8",
+                                               errors="backslashreplace")
+        sys.stderr = terminal
+
+        def restore() -> None:
+            helper.join()
+            terminal.flush()
+            os.dup2(terminal.fileno(), 2)
+            sys.stderr = ours
+
+        threading.Thread(target=restore, name="ray-output", daemon=True).start()
+
+
+def _ray_logger_to(log_path: Path | None, shown: bool) -> None:
+    """Ray's Python loggers write to ``log_path`` too (once per process and file)."""
+    if shown or log_path is None:
+        return
+    ray_log = logging.getLogger("ray")
+    target = str(log_path.resolve())
+    if any(isinstance(h, logging.FileHandler) and h.baseFilename == target for h in ray_log.handlers):
+        return
+    for h in [h for h in ray_log.handlers if isinstance(h, logging.StreamHandler)
+              and not isinstance(h, logging.FileHandler)]:
+        ray_log.removeHandler(h)
+    handler = logging.FileHandler(target, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    ray_log.addHandler(handler)
+    ray_log.propagate = False
+
+
+def _init_within(ray: ModuleType, address: str, given: str, kwargs: dict[str, Any], output: _RayOutput, *,
+                 wait: float, timeout: float) -> None:
+    """``ray.init`` joining ``address``, given up after ``wait`` seconds (what is left of ``timeout``).
+
+    Ray retries an address where no cluster answers for minutes; the call runs
+    in a helper thread so the run can stop waiting (the thread is left to Ray,
+    and the command exits).
+    """
+    outcome: list[BaseException | None] = []
+
+    def join() -> None:
+        try:
+            ray.init(address=address, **kwargs)
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            outcome.append(exc)
+
+    helper = threading.Thread(target=join, name="ray-connect", daemon=True)
+    helper.start()
+    helper.join(wait)
+    if not outcome:
+        output.still_running = helper
+        raise InputError(f"no Ray cluster answered at {address} in time; "
+                         f"{_what_to_check(address, given, timeout)}", field="ray-address")
+    exc = outcome[0]
+    if exc is not None:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputError(f"cannot join the Ray cluster at {address} ({redact(first)}); "
+                         f"{_what_to_check(address, given, timeout)}", field="ray-address") from None
+
+
+def ray_log_path(store: Store) -> Path | None:
+    """Where Ray's own log lines go: beside the run's store (None for a store in memory)."""
+    if store.path == ":memory:" or not store.path:
+        return None
+    return Path(store.path).parent / RAY_LOG
+
+
+def connect(options: RayOptions, log_path: Path | None = None) -> ModuleType:
     """Join (or start) the cluster once per process; later runs reuse the connection.
 
-    ``ray.init`` replaces the SIGTERM handler; the run's own handlers (which stop
-    sending and keep what is done) are put back.
+    Joining a cluster takes at most ``options.connect_timeout_s`` (InputError,
+    exit 2, naming the address). Ray's own log lines go to ``log_path`` unless
+    ``options.show_ray_logs`` or the :data:`SHOW_RAY_LOGS_ENV` variable asks for
+    them. ``ray.init`` replaces the SIGTERM handler; the run's own handlers
+    (which stop sending and keep what is done) are put back.
     """
     ray = require_ray()
     if ray.is_initialized():
         return ray
+    shown = options.show_ray_logs or os.environ.get(SHOW_RAY_LOGS_ENV, "") not in ("", "0")
+    _ray_logger_to(log_path, shown)
+    address, given = _target(options)
     main = threading.current_thread() is threading.main_thread()
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} if main else {}
-    kwargs: dict[str, Any] = {"logging_level": logging.WARNING}
+    kwargs: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": shown}
     if options.runtime_env:
         kwargs["runtime_env"] = dict(options.runtime_env)
-    if options.address is None and not os.environ.get("RAY_ADDRESS"):
-        kwargs["include_dashboard"] = False  # a cluster that lives as long as this process needs no web UI
     try:
-        ray.init(address=options.address, **kwargs)
-    except ConnectionError as exc:
-        raise InputError(f"cannot connect to the Ray cluster at {options.address}: {exc}",
-                         field="ray-address") from None
+        with _RayOutput(log_path, shown) as output:
+            if address is None:  # a cluster started here, for as long as this process: no web UI
+                ray.init(address=None, include_dashboard=False, **kwargs)
+            else:  # "auto" too: the address file it reads may name a cluster that is gone
+                deadline = time.monotonic() + options.connect_timeout_s
+                _reachable(address, given, options.connect_timeout_s)
+                _init_within(ray, address, given, kwargs, output, wait=max(0.1, deadline - time.monotonic()),
+                             timeout=options.connect_timeout_s)
     finally:
         for s, handler in handlers.items():
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
@@ -216,11 +387,44 @@ class _Write:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
+# judge -> (what its backend adapted, requests per server since the actor's last report, or None)
+Lessons = dict[str, tuple[dict[str, str], dict[str, int] | None]]
+
+
 @dataclass(frozen=True, slots=True)
 class _ChunkDone:
-    """The last message of a chunk: its executor's counts (``stop_kind`` set if it stopped early)."""
+    """The last message of a chunk: its executor's counts (``stop_kind`` set if it stopped early)
+    and what the actor's backends learned meanwhile."""
 
     stats: ExecStats
+    lessons: Lessons = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Learned:
+    """What one judge's backends learned on the actors, kept on the driver.
+
+    It stands in for the judge's backend where the engine reads a backend's
+    ``adaptations`` and ``server_counts()`` (``backends.build.adaptations_of``,
+    ``server_counts_of``), so a run's manifest and signature say what a local
+    run would: the driver's own backends never send anything.
+    """
+
+    model: str
+    adaptations: dict[str, str] = field(default_factory=dict)
+    counts: dict[str, int] | None = None
+
+    def server_counts(self) -> dict[str, int] | None:
+        return dict(self.counts) if self.counts is not None else None
+
+    def absorb(self, adaptations: Mapping[str, str], counts: Mapping[str, int] | None) -> None:
+        for name, how in adaptations.items():
+            self.adaptations.setdefault(name, how)
+        if counts is not None:
+            mine = self.counts if self.counts is not None else {}
+            for url, n in counts.items():
+                mine[url] = mine.get(url, 0) + n
+            self.counts = mine
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,10 +552,13 @@ class JudgeActor:
         self._retry, self._rng = retry, random.Random(seed)
         self._limiters = [RateLimiter(*r) if r is not None else None for r in rates]
         self._backends: list[Backend] = []
+        self._built: list[Backend] = []  # this actor's own backends, read for what they learned
+        self._reported: dict[str, dict[str, int]] = {}  # per-server counts already sent to the driver
         try:
             with _cpu_count(cpus):
                 built, _ = build_backends([specs[i] for i in served], settings)
             mine = dict(zip(served, built))
+            self._built = list(built)
             for index, name in served.items():
                 if mine[index].model != name:
                     raise RuntimeError(f"judge {index + 1} is '{mine[index].model}' on this node, "
@@ -365,6 +572,21 @@ class JudgeActor:
     def ready(self) -> _Ready:
         return _Ready(os.getpid(), socket.gethostname(), self._error, self._spec_error)
 
+    def _lessons(self) -> Lessons:
+        """Each judge's adaptations so far, and the requests per server since the last report."""
+        from polyjudge.backends.build import adaptations_of, server_counts_of
+
+        found: Lessons = {}
+        for backend in self._built:
+            counts = server_counts_of(backend)
+            delta = None
+            if counts is not None:
+                before = self._reported.get(backend.model, {})
+                delta = {url: n - before.get(url, 0) for url, n in counts.items()}
+                self._reported[backend.model] = dict(counts)
+            found[backend.model] = (adaptations_of(backend), delta)
+        return found
+
     async def judge(self, work: list[Work], attempts_used: dict[str, int]) -> AsyncIterator[list[_Write] | _ChunkDone]:
         """Run the local executor on ``work``; yield its store writes as they happen, then its counts."""
         if self._error is not None:  # a restarted actor that could not build its judges this time
@@ -377,7 +599,7 @@ class JudgeActor:
         try:
             while (writes := await relay.outbox.get()) is not None:
                 yield writes
-            yield _ChunkDone(runner.result())
+            yield _ChunkDone(runner.result(), self._lessons())
         finally:
             runner.cancel()
 
@@ -394,13 +616,37 @@ class _Unit:
     reserved: float = 0.0
 
 
+@dataclass(slots=True)
+class ClusterReport:
+    """What a run on Ray learned and lost, over all its executor calls (the manifest's ``ray_*`` counts)."""
+
+    learned: dict[str, Learned] = field(default_factory=dict)
+    actors_lost: int = 0  # actor deaths (a restarted actor can die again)
+    nodes_lost: set[str] = field(default_factory=set)  # ids of nodes that died under the pool
+    resent: int = 0  # requests handed to a lost actor unanswered, handed out again (also counted as retries)
+    pool_started: int = 0  # actors the pool started with (the largest, over several calls)
+    pool_left: int | None = None  # actors still working at the end, when the pool shrank
+
+    def counts(self) -> dict[str, int]:
+        """The manifest's counts of a run on Ray."""
+        found = {"ray_actors": self.pool_started, "ray_actors_lost": self.actors_lost,
+                 "ray_nodes_lost": len(self.nodes_lost), "ray_resent": self.resent}
+        if self.pool_left is not None:
+            found["ray_actors_left"] = self.pool_left
+        return found
+
+
 class _Driver:
     """Hands chunks to actors, performs the writes that stream back, re-sends lost work."""
 
     def __init__(self, ray: ModuleType, actors: list[Any], store: Store, stats: ExecStats, *, slots: int,
                  options: RayOptions, on_update: ProgressHook | None, budget: Budget | None,
-                 attempts_used: Mapping[str, int] | None) -> None:
+                 attempts_used: Mapping[str, int] | None, report: ClusterReport) -> None:
         self.ray, self.actors, self.store, self.stats = ray, actors, store, stats
+        self.report, self.learned = report, report.learned
+        self.nodes_at_start = {str(n.get("NodeID")) for n in ray.nodes() if n.get("Alive")}
+        self.lost_errors = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError,
+                            ray.exceptions.NodeDiedError)
         self.options, self.on_update, self.budget = options, on_update, budget
         self.attempts_used = attempts_used or {}
         self.chunk_size = options.chunk_tasks or max(1, 2 * slots)
@@ -410,8 +656,10 @@ class _Driver:
         self.deaths: dict[str, int] = {}
         self.single_only: set[str] = set()  # judges whose server does not give n choices
         self.pending: deque[_Chunk] = deque()
-        self.running: set[asyncio.Task[None]] = set()  # chunks being answered, and probes of lost actors
+        self.running: set[asyncio.Task[None]] = set()  # chunks being answered
+        self.probes: set[asyncio.Task[None]] = set()  # waits for lost actors to come back
         self.down: set[int] = set()  # actors lost and not back yet: they get no work
+        self.gone: set[int] = set()  # actors given up for good (the cluster cannot place them again)
         self.wake = asyncio.Event()
         self.halted = False
         self.draining = False  # the spending cap is reached: nothing more is handed out
@@ -453,11 +701,12 @@ class _Driver:
     # ---------------------------------------------------------------- what comes back
 
     def _perform(self, writes: list[_Write], units: dict[str, _Unit], prompts: Mapping[str, GenerateRequest],
-                 index: int) -> None:
+                 index: int, started: set[str]) -> None:
         answered = 0
         for w in writes:
-            if w.method == "put_prompt":
+            if w.method == "put_prompt":  # the actor starts sending this prompt
                 self.store.put_prompt(w.args[0], prompts[w.args[0]])
+                started.add(w.args[0])
                 continue
             if w.method not in _ANSWERS:
                 raise RuntimeError(f"a Ray actor asked for an unknown store call: {w.method}")
@@ -489,6 +738,10 @@ class _Driver:
             self.budget.settle(unit.reserved, 0.0)
             unit.reserved = 0.0
 
+    def _learn(self, lessons: Lessons) -> None:
+        for judge, (adaptations, counts) in lessons.items():
+            self.learned.setdefault(judge, Learned(judge)).absorb(adaptations, counts)
+
     def _finish(self, part: ExecStats) -> None:
         """Fold a chunk's counts in (answers were counted as they came) and stop the run if it stopped."""
         self.single_only.update(part.samples_fallback)
@@ -502,54 +755,102 @@ class _Driver:
         self.halted = True
         self.wake.set()
 
-    def _lost(self, index: int, chunk: _Chunk, left: list[_Unit], exc: Exception) -> None:
-        """The actor died: its unanswered requests go out again, or fail once they have seen too many deaths."""
+    def _lost(self, index: int, chunk: _Chunk, left: list[_Unit], exc: Exception, started: set[str]) -> None:
+        """The actor died: its unanswered requests go out again, or fail once they have seen too many deaths.
+
+        Each request handed out again counts as a retry (and in ``ray_resent``):
+        the driver cannot tell which of them had reached the server, since the
+        actor's last messages die with it; the log line says how many it knew
+        had started.
+        """
         if index not in self.down:
             self.down.add(index)
-            self.running.add(asyncio.ensure_future(self._probe(index)))
+            self.report.actors_lost += 1
+            self._note_lost_nodes()
+            if self._placeable():
+                self.probes.add(asyncio.ensure_future(self._probe(index)))
+            else:
+                self._give_up(index, "the cluster has no room left to place it again (a node was lost)")
         again: list[Work] = []
+        known = 0
         for unit in left:
-            tasks = [t for t in unit.group if t.key in unit.open]
-            keep: list[Task] = []
-            for t in tasks:
-                self.deaths[t.key] = n = self.deaths.get(t.key, 0) + 1
-                if n < self.options.max_actor_deaths:
-                    keep.append(t)
-                    continue
-                self.store.put_prompt(t.prompt_hash, t.request)
-                self.store.put_failure(t.key, t.prompt_hash, t.judge, t.run_index,
-                                       f"{ACTOR_DIED}: the Ray actor answering it died {n} times "
-                                       f"({type(exc).__name__})", 0)
-                self.stats.failed += 1
-                self.stats.errors[ACTOR_DIED] = self.stats.errors.get(ACTOR_DIED, 0) + 1
-                if self.on_update is not None:
-                    self.on_update(self.stats)
+            keep = [t for t in unit.group if t.key in unit.open and self._survives(t, exc)]
+            known += sum(1 for t in keep if t.prompt_hash in started)
             if len(keep) == len(unit.group):
                 again.append(unit.group)
             else:  # part of a multi-sample request was answered: the rest one by one
                 again += [(t,) for t in keep]
+        self.stats.retries += len(again)
+        self.report.resent += len(again)
         if again:
             log.warning(f"a Ray actor died ({type(exc).__name__}); sending its {len(again)} unanswered "
-                        "request(s) again")
+                        f"request(s) again (at least {known} of them had been sent)")
             self.pending.appendleft(_Chunk(chunk.prefix, again))
+
+    def _survives(self, t: Task, exc: Exception) -> bool:
+        """True when ``t`` may be sent again; else it is recorded as failed (its actors kept dying)."""
+        self.deaths[t.key] = n = self.deaths.get(t.key, 0) + 1
+        if n < self.options.max_actor_deaths:
+            return True
+        self.store.put_prompt(t.prompt_hash, t.request)
+        self.store.put_failure(t.key, t.prompt_hash, t.judge, t.run_index,
+                               f"{ACTOR_DIED}: the Ray actor answering it died {n} times "
+                               f"({type(exc).__name__})", 0)
+        self.stats.failed += 1
+        self.stats.errors[ACTOR_DIED] = self.stats.errors.get(ACTOR_DIED, 0) + 1
+        if self.on_update is not None:
+            self.on_update(self.stats)
+        return False
+
+    def _note_lost_nodes(self) -> None:
+        try:
+            dead = {str(n.get("NodeID")) for n in self.ray.nodes() if not n.get("Alive")}
+        except Exception as exc:  # noqa: BLE001 - the count is informative; the run goes on without it
+            log.debug(f"could not list the Ray nodes: {exc}")
+            return
+        self.report.nodes_lost |= dead & self.nodes_at_start
+
+    def _placeable(self) -> bool:
+        """Whether the live nodes can hold every actor not given up (else a restart would wait forever)."""
+        keep = len(self.actors) - len(self.gone)
+        try:
+            cpus, gpus = _live_resources(self.ray)
+        except Exception as exc:  # noqa: BLE001 - unknown: let the bounded wait for the restart decide
+            log.debug(f"could not read the Ray cluster's resources: {exc}")
+            return True
+        fit = [math.floor(have / each + 1e-9) for have, each in ((cpus, self.options.cpus_per_actor),
+                                                                  (gpus, self.options.gpus_per_actor)) if each > 0]
+        return min(fit, default=keep) >= keep
+
+    def _give_up(self, index: int, why: str) -> None:
+        """Stop waiting for actor ``index``: the pool shrinks and goes on with the others."""
+        self.gone.add(index)
+        self.down.add(index)
+        _kill(self.ray, [self.actors[index]])
+        left = len(self.actors) - len(self.gone)
+        self.report.pool_left = left
+        log.warning(f"the Ray pool shrank from {len(self.actors)} to {left} actor(s): {why}")
+        self.wake.set()
 
     async def _consume(self, index: int, chunk: _Chunk, units: list[_Unit]) -> None:
         by_key = {k: u for u in units for k in u.open}
         prompts = {t.prompt_hash: t.request for u in units for t in u.group}
         used = {k: self.attempts_used[k] for u in units for t in u.group
                 if (k := t.key) in self.attempts_used}
+        started: set[str] = set()
         try:
             stream = self.actors[index].judge.options(num_returns="streaming").remote(
                 [u.group for u in units], used)
             async for ref in stream:
                 message = await ref
                 if isinstance(message, _ChunkDone):
+                    self._learn(message.lessons)
                     self._finish(message.stats)
                 else:
-                    self._perform(message, by_key, prompts, index)
-        except self.ray.exceptions.RayActorError as exc:
+                    self._perform(message, by_key, prompts, index, started)
+        except self.lost_errors as exc:
             if not self.halted:
-                self._lost(index, chunk, [u for u in units if u.open], exc)
+                self._lost(index, chunk, [u for u in units if u.open], exc, started)
         finally:
             for unit in units:  # requests left without an answer (lost, or a stopped chunk)
                 if unit.open:
@@ -559,16 +860,20 @@ class _Driver:
             self.wake.set()
 
     async def _probe(self, index: int) -> None:
-        """Give a lost actor work again once Ray has restarted it (it may be on another node)."""
+        """Give a lost actor work again once Ray has restarted it (it may be on another node);
+        give it up when it is not back within ``restart_timeout_s``."""
         try:
-            info: _Ready = await self.actors[index].ready.remote()
-        except self.ray.exceptions.RayActorError as exc:
-            log.warning(f"a Ray actor is gone for good ({type(exc).__name__}); going on with the others")
+            info: _Ready = await asyncio.wait_for(self.actors[index].ready.remote(),
+                                                  self.options.restart_timeout_s)
+        except self.lost_errors as exc:
+            self._give_up(index, f"it is gone for good ({type(exc).__name__})")
+        except TimeoutError:
+            self._give_up(index, f"Ray did not restart it within {self.options.restart_timeout_s:g} s")
         else:
             if info.error is None:
                 self.down.discard(index)
             else:
-                log.warning(f"a restarted Ray actor on {info.host} could not build its judges: {info.error}")
+                self._give_up(index, f"restarted on {info.host}, it could not build its judges: {info.error}")
         self.wake.set()
 
     async def run(self, chunks: list[_Chunk], stop: asyncio.Event | None) -> None:
@@ -577,29 +882,37 @@ class _Driver:
         watcher = asyncio.ensure_future(self._watch(stop)) if stop is not None else None
         try:
             while not self.halted and (running or (self.pending and not self.draining)):
-                while self.pending and not self.draining and (index := self._pick(self.pending[0])) is not None:
-                    chunk = self.pending.popleft()
-                    units = self._units(chunk)
-                    if units is None:
-                        break
-                    self.loads[index] += len(units)
-                    self.home[chunk.prefix] = index
-                    running.add(asyncio.ensure_future(self._consume(index, chunk, units)))
+                self._hand_out()
                 if not running:
-                    if self.pending and not self.draining:  # nothing can take the work that is left
+                    if not self.pending or self.draining:
+                        break
+                    if not self.probes:  # nothing can take the work that is left
                         self._halt(UNREACHABLE, "every Ray actor was lost and none came back")
-                    break
+                        break
                 await self.wake.wait()
                 self.wake.clear()
+                self.probes = {p for p in self.probes if not p.done()}
                 for finished in [r for r in running if r.done()]:
                     running.discard(finished)
                     finished.result()  # an error of our own or in an actor (not a death) stops the run
         finally:
             if watcher is not None:
                 watcher.cancel()
-            for r in running:
+            waits = [*running, *self.probes]
+            for r in waits:
                 r.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
+            await asyncio.gather(*waits, return_exceptions=True)
+
+    def _hand_out(self) -> None:
+        """Give pending chunks to actors with room, in order, as long as the spending cap allows."""
+        while self.pending and not self.draining and (index := self._pick(self.pending[0])) is not None:
+            chunk = self.pending.popleft()
+            units = self._units(chunk)
+            if units is None:
+                break
+            self.loads[index] += len(units)
+            self.home[chunk.prefix] = index
+            self.running.add(asyncio.ensure_future(self._consume(index, chunk, units)))
 
     async def _watch(self, stop: asyncio.Event) -> None:
         await stop.wait()
@@ -644,12 +957,24 @@ def _alive_nodes(ray: ModuleType) -> int:
     return sum(1 for n in ray.nodes() if n.get("Alive"))
 
 
+def _live_resources(ray: ModuleType) -> tuple[float, float]:
+    """CPUs and GPUs of the nodes that are alive (what actors can still be placed on)."""
+    cpus = gpus = 0.0
+    for node in ray.nodes():
+        if node.get("Alive"):
+            res = node.get("Resources") or {}
+            cpus += float(res.get("CPU", 0.0))
+            gpus += float(res.get("GPU", 0.0))
+    return cpus, gpus
+
+
 async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[JudgeSpec], settings: BackendSettings,
                       store: Store, *, options: RayOptions = RayOptions(), concurrency: int = 16,
                       retry: RetryPolicy = RetryPolicy(), on_update: ProgressHook | None = None,
                       rng: random.Random | None = None, stop: asyncio.Event | None = None,
                       limiters: Sequence[RateLimiter | None] = (), budget: Budget | None = None,
-                      attempts_used: Mapping[str, int] | None = None) -> ExecStats:
+                      attempts_used: Mapping[str, int] | None = None,
+                      report: ClusterReport | None = None) -> ExecStats:
     """Send ``tasks`` (tasks, or groups of runs sent as one request) from a pool of Ray actors,
     writing every answer to ``store`` here, as :func:`~polyjudge.engine.runner.execute` does.
 
@@ -657,8 +982,10 @@ async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[Ju
     ``concurrency`` is the number of requests in flight over the whole pool,
     split evenly between the actors, and so are ``limiters``' rates. The
     ``budget`` is kept here. Returns the same :class:`ExecStats`, with
-    ``stop_kind`` set when sending stopped early.
+    ``stop_kind`` set when sending stopped early; ``report`` collects what the
+    actors learned and what the pool lost.
     """
+    report = report if report is not None else ClusterReport()
     options.check()
     stats = ExecStats()
     work = [as_group(t) for t in tasks]
@@ -672,7 +999,7 @@ async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[Ju
     on_vllm = {i for i in judges if specs[i].backend == VLLM}
     if on_vllm:
         require_ray_llm()
-    ray = connect(options)
+    ray = connect(options, ray_log_path(store))
     if on_vllm:
         _check_gpus(ray)
     pooled = [g for g in work if g[0].judge_index not in on_vllm]
@@ -680,12 +1007,13 @@ async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[Ju
         served = {i: name for i, name in judges.items() if i not in on_vllm}
         count = options.actors or max(1, _alive_nodes(ray))
         slots = max(1, math.ceil(concurrency / count))
+        report.pool_started = max(report.pool_started, count)
         actors = _start_actors(ray, specs, settings, served, options, count=count, slots=slots, retry=retry,
                                rng=rng, limiters=limiters)
         try:
             await _check_ready(actors)
             driver = _Driver(ray, actors, store, stats, slots=slots, options=options, on_update=on_update,
-                             budget=budget, attempts_used=attempts_used)
+                             budget=budget, attempts_used=attempts_used, report=report)
             await driver.run(chunk_work(pooled, driver.chunk_size), stop)
         finally:
             _kill(ray, actors)
@@ -722,6 +1050,17 @@ class RayExecutor:
         if any(s.backend == VLLM for s in specs):
             require_ray_llm()
         self.specs, self.settings, self.options = list(specs), settings, options
+        self.report = ClusterReport()
+
+    @property
+    def learned(self) -> list[Learned]:
+        """What the judges' backends learned on the actors (adaptations, requests per server), one entry
+        per judge, read by the engine as it reads its own backends."""
+        return list(self.report.learned.values())
+
+    def manifest_counts(self) -> dict[str, int]:
+        """The ``ray_*`` counts of the run's manifest: actors started, lost and left, nodes lost, re-sent."""
+        return self.report.counts()
 
     async def __call__(self, tasks: Iterable[Task | Sequence[Task]], backends: list[Backend], store: Store, *,
                        concurrency: int, retry: RetryPolicy = RetryPolicy(), on_update: ProgressHook | None = None,
@@ -730,7 +1069,7 @@ class RayExecutor:
                        attempts_used: Mapping[str, int] | None = None) -> ExecStats:
         return await execute_ray(tasks, self.specs, self.settings, store, options=self.options,
                                  concurrency=concurrency, retry=retry, on_update=on_update, rng=rng, stop=stop,
-                                 limiters=limiters, budget=budget, attempts_used=attempts_used)
+                                 limiters=limiters, budget=budget, attempts_used=attempts_used, report=self.report)
 
 
 # --------------------------------------------------------------------------- vllm judges (GPU nodes)
@@ -804,5 +1143,6 @@ async def _execute_vllm(ray: ModuleType, tasks: list[Task], spec: JudgeSpec, set
             return
 
 
-__all__ = ["ACTOR_DIED", "INSTALL_RAY", "VLLM", "JudgeActor", "RayExecutor", "RayOptions", "chunk_work",
+__all__ = ["ACTOR_DIED", "INSTALL_RAY", "VLLM", "ClusterReport", "JudgeActor", "Learned", "RayExecutor",
+           "RayOptions", "chunk_work",
            "connect", "execute_ray", "require_ray", "require_ray_llm", "vllm_result", "vllm_row"]

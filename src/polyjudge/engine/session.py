@@ -115,6 +115,9 @@ class JudgeConfig:
     ray_cpus_per_actor: float = 1.0
     ray_gpus_per_actor: float = 0.0
     ray_runtime_env: Mapping[str, Any] | None = None
+    # Seconds to wait for a cluster named by an address; Ray's own log lines on the terminal (else ray.log).
+    ray_connect_timeout_s: float = 30.0
+    ray_logs: bool = False
     # Reasoning models' effort (low|medium|high), part of every request and of the run's identity.
     reasoning_effort: str | None = None
     # Requests in flight per server of a pooled judge (openai:MODEL@URL1,URL2); a judge's per_server= wins.
@@ -213,7 +216,8 @@ def _prepare(config: JudgeConfig) -> _Prepared:
                              "batch options", field="executor")
         executor = make_executor(config.executor, specs, settings, ray=RayOptions(
             address=config.ray_address, actors=config.ray_actors, cpus_per_actor=config.ray_cpus_per_actor,
-            gpus_per_actor=config.ray_gpus_per_actor, runtime_env=config.ray_runtime_env))
+            gpus_per_actor=config.ray_gpus_per_actor, runtime_env=config.ray_runtime_env,
+            connect_timeout_s=config.ray_connect_timeout_s, show_ray_logs=config.ray_logs))
     return _Prepared(config, protocol, specs, settings, prices, executor)
 
 

@@ -49,6 +49,8 @@ AGGREGATES = "aggregates.tsv"
 MERGED = "merged.jsonl"
 SPANS = "spans.tsv"
 STORE = "store.sqlite"
+# Ray's own log lines of a run with --executor ray (engine.ray_executor), kept off the terminal.
+RAY_LOG = "ray.log"
 MTME_DIR = "mtme"
 # Outputs that only some runs have: removed when a rewrite does not produce them,
 # so a directory reused with another protocol never keeps a stale file.

@@ -1,0 +1,239 @@
+"""The Ray executor at its edges: a cluster that cannot be joined, a node lost mid-run, and what
+the actors learned reaching the driver's manifest.
+
+The cluster here is a real multi-node one on this machine (``ray.cluster_utils.Cluster``:
+a head with 1 CPU and a worker node with 2), shared by the module; the test that removes
+the worker node runs last. Joining failures run the real command in a subprocess, as a user
+would (a given-up ``ray.init`` keeps retrying in its thread until the process exits).
+"""
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from polyjudge.backends.openai import OpenAIBackend
+from polyjudge.backends.registry import BackendSettings, JudgeSpec
+from polyjudge.data.records import Item
+from polyjudge.engine import run
+from polyjudge.engine.ray_executor import RayExecutor, RayOptions
+from polyjudge.engine.runner import RetryPolicy
+from polyjudge.protocols import get_protocol
+from polyjudge.rundir.directory import RAY_LOG
+from tests.backends.test_openai_reasoning import o_series
+from tests.helpers.openai_server import ScriptedServer
+
+HAVE_RAY = importlib.util.find_spec("ray") is not None
+needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed (pip install 'polyjudge[ray]')")
+FAST_RETRY = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.02)
+ROOT = Path(__file__).resolve().parents[2]
+CONNECT_TIMEOUT_S = 3.0
+# Python and Ray start-up on a busy two-core machine, on top of the connect timeout.
+START_UP_S = 25.0
+
+
+def items(n):
+    return [Item(src=f"source {i}", tgt=f"{'AB'[i % 2]} translation {i}", src_lang="en", tgt_lang="de",
+                 doc_id=f"d{i // 4}", seg_id=str(i), system="AB"[i % 2]) for i in range(n)]
+
+
+def serve(responder, **kw):
+    """The scripted server, quiet about connections reset by actors on a node that is removed."""
+    srv = ScriptedServer(responder, **kw)
+    srv._httpd.handle_error = lambda request, address: None
+    return srv
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --------------------------------------------------------------------------- a cluster that cannot be joined
+
+
+def judge_command(tmp_path, *extra, env=None):
+    """``polyjudge judge`` with the Ray executor in a subprocess: (exit code, stderr, seconds, run dir)."""
+    data = tmp_path / "items.jsonl"
+    data.write_text("\n".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "src_lang": "en", "tgt_lang": "de",
+                                          "system": "A", "doc_id": "d", "seg_id": str(i)}) for i in range(3)))
+    out = tmp_path / "run"
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT), **(env or {})}
+    full_env.pop("POLYJUDGE_RAY_LOGS", None)
+    command = [sys.executable, "-c", "from polyjudge.cli.main import main; main()", "judge", str(data),
+               "-o", str(out), "-p", "da", "-q", "--judge", "openai:m@http://127.0.0.1:9/v1", "--executor", "ray",
+               "--ray-connect-timeout", str(CONNECT_TIMEOUT_S), *extra]
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, env=full_env,
+                          timeout=CONNECT_TIMEOUT_S + START_UP_S + 30)
+    return done.returncode, done.stderr, time.monotonic() - started, out
+
+
+def assert_one_clear_line(code, stderr, seconds, out, address):
+    lines = stderr.strip().splitlines()
+    assert code == 2, stderr
+    assert len(lines) == 1, stderr  # Ray's retries are not on the terminal
+    assert lines[0].startswith("polyjudge: error: field 'ray-address': ")
+    assert address in lines[0] and "--ray-connect-timeout" in lines[0] and "Traceback" not in stderr
+    assert seconds < CONNECT_TIMEOUT_S + START_UP_S
+    assert (out / RAY_LOG).is_file()
+
+
+@needs_ray
+def test_nothing_listening_at_the_address_fails_at_once(tmp_path):
+    address = f"127.0.0.1:{free_port()}"
+    code, stderr, seconds, out = judge_command(tmp_path, "--ray-address", address)
+    assert_one_clear_line(code, stderr, seconds, out, address)
+    assert "Connection refused" in stderr
+
+
+@needs_ray
+def test_a_server_that_is_not_ray_is_given_up_after_the_timeout(tmp_path, da_responder):
+    with serve(da_responder) as srv:  # an HTTP server where Ray's GCS should be
+        address = srv.base_url.split("//")[1].split("/")[0]
+        code, stderr, seconds, out = judge_command(tmp_path, "--ray-address", address)
+    assert_one_clear_line(code, stderr, seconds, out, address)
+    assert "in time" in stderr
+    assert seconds >= CONNECT_TIMEOUT_S  # it waited for the cluster as long as it was told, no longer
+    assert "WARNING" in (out / RAY_LOG).read_text()  # Ray's own log lines went to the run directory
+
+
+@needs_ray
+def test_a_ray_address_variable_pointing_nowhere_is_named(tmp_path):
+    address = f"127.0.0.1:{free_port()}"
+    code, stderr, seconds, out = judge_command(tmp_path, env={"RAY_ADDRESS": address})
+    assert_one_clear_line(code, stderr, seconds, out, address)
+    assert f"RAY_ADDRESS={address}" in stderr
+
+
+@needs_ray
+def test_a_ray_client_address_with_nothing_behind_it(tmp_path):
+    address = f"ray://127.0.0.1:{free_port()}"
+    code, stderr, seconds, out = judge_command(tmp_path, "--ray-address", address)
+    assert_one_clear_line(code, stderr, seconds, out, address)
+
+
+def test_the_connect_timeout_is_checked():
+    from polyjudge.data.errors import InputError
+
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(InputError, match="ray-connect-timeout"):
+            RayOptions(connect_timeout_s=bad).check()
+
+
+# --------------------------------------------------------------------------- a multi-node cluster
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    if not HAVE_RAY:
+        pytest.skip("Ray is not installed (pip install 'polyjudge[ray]')")
+    import ray
+    from ray.cluster_utils import Cluster
+
+    nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    worker = nodes.add_node(num_cpus=2)
+    nodes.wait_for_nodes()
+    ray.init(address=nodes.address, logging_level="WARNING", log_to_driver=False)
+    yield nodes, worker
+    ray.shutdown()
+    nodes.shutdown()
+
+
+def judged(out, srv, judge="judge-1", executor=None, **kw):
+    out.mkdir(parents=True, exist_ok=True)
+    extra = {"executor": executor} if executor is not None else {}
+    result = run(items=kw.pop("items"), protocol=get_protocol("da"),
+                 backends=[OpenAIBackend(judge, srv.base_url)], store_path=out / "store.sqlite",
+                 retry=FAST_RETRY, **extra, **kw)
+    result.write(out)
+    return result, json.loads((out / "manifest.json").read_text())
+
+
+@needs_ray
+def test_what_actors_learn_reaches_the_manifest_and_signature(cluster, tmp_path):
+    """An o-series-style server: the adaptations made inside actors appear as in a local run."""
+    batch = items(12)
+    with serve(o_series) as srv:
+        _, local = judged(tmp_path / "local", srv, judge="o4-mini", items=batch, concurrency=2)
+        executor = RayExecutor([JudgeSpec("openai", "o4-mini", srv.base_url)], BackendSettings(),
+                               RayOptions(actors=2))
+        result, remote = judged(tmp_path / "ray", srv, judge="o4-mini", executor=executor, items=batch,
+                                concurrency=2)
+    assert "adapted:o4-mini=max_tokens,temperature" in local["signature"]
+    assert remote["signature"] == local["signature"]
+    assert remote["judges"] == local["judges"]
+    assert remote["judges"][0]["adaptations"].keys() == {"max_tokens", "temperature"}
+    assert remote["counts"]["ray_actors"] == 2 and remote["counts"]["ray_actors_lost"] == 0
+    assert result.status_counts()["ok"] == 12
+
+
+@needs_ray
+def test_per_server_counts_come_from_the_actors(cluster, tmp_path, da_responder):
+    batch = items(16)
+    with serve(da_responder) as one, serve(da_responder) as two:
+        urls = f"{one.base_url},{two.base_url}"
+        executor = RayExecutor([JudgeSpec.parse(f"openai:judge-1@{urls}")], BackendSettings(),
+                               RayOptions(actors=2))
+        from polyjudge.backends.build import build_backends
+
+        backends, _ = build_backends([JudgeSpec.parse(f"openai:judge-1@{urls}")], BackendSettings())
+        out = tmp_path / "ray"
+        out.mkdir()
+        result = run(items=batch, protocol=get_protocol("da"), backends=backends, store_path=out / "store.sqlite",
+                     retry=FAST_RETRY, executor=executor, concurrency=4)
+        seen = {one.base_url: len(one.requests), two.base_url: len(two.requests)}
+    assert result.status_counts() == {"ok": 16}
+    counts = result.server_counts["judge-1"]
+    assert sum(counts.values()) == 16 == sum(seen.values())
+    assert sorted(counts.values()) == sorted(seen.values())
+
+
+@needs_ray
+def test_a_lost_node_costs_only_what_was_in_flight(cluster, tmp_path, da_responder):
+    """Three actors (one on the head, two on the worker); the worker node is removed mid-run.
+
+    Every prompt is answered; the only requests the server sees twice are ones in flight on
+    the lost node; the pool shrinks to the one actor the head can hold and the run finishes.
+    """
+    nodes, worker = cluster
+    batch = items(60)
+    removed = threading.Event()
+
+    def slow_then_remove(body):
+        with srv.lock:
+            arrived = len(srv.requests)
+        if arrived == 15 and not removed.is_set():
+            removed.set()
+            threading.Thread(target=nodes.remove_node, args=(worker,), daemon=True).start()
+        return da_responder(body)
+
+    srv = serve(slow_then_remove, latency_s=0.2)
+    with srv:
+        executor = RayExecutor([JudgeSpec("openai", "judge-1", srv.base_url)], BackendSettings(),
+                               RayOptions(actors=3, restart_timeout_s=20.0))
+        started = time.monotonic()
+        result, manifest = judged(tmp_path / "ray", srv, executor=executor, items=batch, concurrency=6)
+        wall = time.monotonic() - started
+        prompts = Counter(json.dumps(r["messages"], sort_keys=True) for r in srv.requests)
+    assert removed.is_set()
+    assert result.status_counts()["ok"] == 60
+    assert len(prompts) == 60  # every prompt answered
+    twice = sum(n - 1 for n in prompts.values())
+    counts = manifest["counts"]
+    assert counts["ray_actors"] == 3 and counts["ray_actors_lost"] == 2 and counts["ray_nodes_lost"] == 1
+    assert counts["ray_actors_left"] == 1
+    # The server saw a prompt twice only when it was in flight on the lost node (2 actors x 2
+    # request slots); every request handed out again (at most what the 2 actors held: 2 x 4)
+    # is counted as a retry.
+    assert twice <= 4 and twice <= counts["ray_resent"] == counts["retries"] <= 8
+    assert wall < 60  # it never waited for the lost actors' resources
