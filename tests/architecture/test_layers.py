@@ -17,8 +17,8 @@ LAYERS = {
     "_version": 0, "registry": 0, "data": 0,
     "rundir": 1,
     "backends": 2, "aggregate": 2,
-    "protocols": 3, "analysis": 3, "metaeval": 3,
-    "engine": 4, "validation": 4,
+    "protocols": 3, "analysis": 3, "spanf1": 3, "ratings": 3,
+    "engine": 4, "validation": 4, "metaeval": 4,  # metaeval reads runs through analysis, never the reverse
     "studies": 5,
     "report": 6,
     "api": 7,

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from polyjudge.api import SpanF1Config, span_f1
 from polyjudge.data.errors import MAX_MESSAGE, InputError
 from polyjudge.data.spans import check_span
-from polyjudge.metaeval.spans import (
+from polyjudge.spanf1 import (
     Span,
     SpanSegment,
     char_f1_reference,
@@ -29,7 +29,7 @@ from polyjudge.metaeval.spans import (
     read_task2_tsv,
     write_task2_tsv,
 )
-from polyjudge.metaeval.spans import span_f1 as score_segments
+from polyjudge.spanf1 import span_f1 as score_segments
 
 GOLD = [SpanSegment("A", "d", "1", (Span(0, 4, "major"),), lp="en-de", hypothesis="0123456789"),
         SpanSegment("A", "d", "2", (Span(2, 5, "minor"),), lp="en-de", hypothesis="abcdefghij")]
