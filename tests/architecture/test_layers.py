@@ -17,8 +17,8 @@ LAYERS = {
     "_version": 0, "registry": 0, "data": 0,
     "rundir": 1,
     "backends": 2, "aggregate": 2,
-    "protocols": 3, "analysis": 3, "metaeval": 3,
-    "engine": 4, "validation": 4,
+    "protocols": 3, "analysis": 3, "spanf1": 3, "ratings": 3,
+    "engine": 4, "validation": 4, "metaeval": 4,  # metaeval reads runs through analysis, never the reverse
     "studies": 5,
     "report": 6,
     "api": 7,
@@ -106,3 +106,20 @@ def test_cli_modules_do_not_import_each_other():
 
 def test_no_import_cycle_between_engine_result_and_outputs():
     assert not (SRC / "engine" / "outputs.py").exists()
+
+
+# Evaluation reads run directories and arrays; how a judgment was made is not its business.
+EVALUATION = {"metaeval", "spanf1", "ratings", "analysis", "validation"}
+JUDGING = {"protocols", "engine", "backends", "cli", "api"}
+
+
+def test_evaluation_knows_no_judging():
+    bad = []
+    for path in _modules():
+        if _package(path) not in EVALUATION:
+            continue
+        for line, module in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+            parts = module.split(".")
+            if len(parts) >= 2 and parts[1] in JUDGING:
+                bad.append(f"{path.relative_to(SRC)}:{line} imports {module}")
+    assert not bad, "pass what is needed in (e.g. spanf1.SpanProtocols) instead:\n" + "\n".join(bad)

@@ -1,5 +1,5 @@
 """``polyjudge probe`` end to end against the scripted local server, plus the
-pure probe functions in ``polyjudge.metaeval.probes``."""
+pure probe functions in ``polyjudge.studies.perturb``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from polyjudge.cli.probes_cmd import probe
 from polyjudge.data.records import Item
-from polyjudge.metaeval.probes import perturb_items, repeat_table, sensitivity_table, shuffle_words, temperature_table
+from polyjudge.studies.perturb import perturb_items, repeat_table, sensitivity_table, shuffle_words, temperature_table
 from tests.helpers.openai_server import ScriptedServer
 
 ORDERED = " ".join(f"w{k:02d}" for k in range(10))

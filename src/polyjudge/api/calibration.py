@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.data.errors import InputError
-from polyjudge.metaeval.calibration import Bins, CalibrationRow, DistributionCell, JudgeSource
+from polyjudge.ratings.calibration import Bins, CalibrationRow, DistributionCell, JudgeSource
 from polyjudge.rundir.ownership import OwnedDir, claim_study
 from polyjudge.studies.tables import aligned, data_frame
 
@@ -66,18 +66,18 @@ class AgreementResult:
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
 
     def rows_tsv(self) -> str:
-        from polyjudge.metaeval.calibration import rows_tsv
+        from polyjudge.ratings.calibration import rows_tsv
         return rows_tsv(self.rows)
 
     def distribution_tsv(self) -> str:
-        from polyjudge.metaeval.calibration import distribution_tsv
+        from polyjudge.ratings.calibration import distribution_tsv
         return distribution_tsv(self.distribution)
 
     def to_tsv(self) -> str:
         return self.rows_tsv() + "\n" + self.distribution_tsv()
 
     def to_text(self) -> str:
-        from polyjudge.metaeval.calibration import rows_text
+        from polyjudge.ratings.calibration import rows_text
         text = rows_text(self.rows)
         if self.sources:
             text += "\njudges read from run directories:\n" + aligned(self.sources_tsv())
@@ -112,7 +112,7 @@ def claim_agreement_dir(out_dir: str | Path) -> OwnedDir:
 
 def agreement(config: AgreementConfig) -> AgreementResult:
     """Agreement statistics of every judge with the humans, and the class distribution."""
-    from polyjudge.metaeval.calibration import calibrate, class_distribution, read_ratings, run_dir_ratings
+    from polyjudge.ratings.calibration import calibrate, class_distribution, read_ratings, run_dir_ratings
 
     if config.input_format is not None and config.input_format not in RATING_FORMATS:
         raise InputError(f"unknown input format {config.input_format!r} (jsonl, tsv, csv)", field="input-format")

@@ -2,7 +2,7 @@
 
 Both are run directories of the same judge on the same items: one judged with
 ``--score-mode expected`` (one request per item), one with ``--runs N``. The
-comparison (:func:`polyjudge.analysis.variability.compare_expected`) gives
+comparison (:func:`polyjudge.metaeval.expected.compare_expected`) gives
 ties, ranking stability and, with human scores, SPA and acc-t for the expected
 score, for one sampled run and for every run aggregator over the N runs.
 """
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from polyjudge.analysis.runs import available_run_aggregators
-from polyjudge.analysis.variability import ExpectedComparison, compare_expected
 from polyjudge.data.errors import InputError
+from polyjudge.metaeval.expected import ExpectedComparison, compare_expected
 from polyjudge.metaeval.readers import read_score_table, resolve_item_key
 from polyjudge.rundir import RunDir
 

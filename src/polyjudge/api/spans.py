@@ -12,9 +12,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from polyjudge import spanf1 as span_scores
 from polyjudge.data.errors import InputError
 from polyjudge.data.spans import SpanSegment
-from polyjudge.metaeval import spans as span_scores
+from polyjudge.spanf1 import SpanProtocols, vote_merger
 from polyjudge.studies.tables import aligned, data_frame
 
 SPAN_FORMATS = ("auto", "task2", "mqm", "jsonl", "run")
@@ -123,20 +124,23 @@ class SpanF1Result:
         span_scores.write_task2_tsv(path, rows)
 
 
-def vote_merger(threshold: float) -> span_scores.SpanMerger:
-    """How several runs of one item become one prediction: characters marked by at
-    least ``threshold`` of the runs (:func:`polyjudge.protocols.tsa.vote_spans`)."""
-    from polyjudge.protocols.tsa import vote_spans
+def _produces_spans(name: str) -> bool | None:
+    from polyjudge.protocols import PROTOCOLS, UnknownNameError
 
-    def merge(annotations: list[dict[str, Any]]) -> dict[str, Any] | None:
-        anns = [a for a in annotations if isinstance(a, dict) and isinstance(a.get("spans"), list)]
-        if not anns:
-            return None
-        length = max([int(s["end"]) for a in anns for s in a["spans"] if s.get("end") is not None], default=0)
-        spans, _ = vote_spans([a["spans"] for a in anns], length, threshold)
-        return {"spans": spans}
+    try:
+        return PROTOCOLS.get(name).produces_spans
+    except UnknownNameError:
+        return None
 
-    return merge
+
+def _span_protocol_names() -> list[str]:
+    from polyjudge.protocols import PROTOCOLS
+
+    return [n for n, p in PROTOCOLS.items() if p.produces_spans]
+
+
+# span F1 knows no protocol; it asks these which runs can hold spans
+SPAN_PROTOCOLS = SpanProtocols(_produces_spans, _span_protocol_names)
 
 
 def span_f1(config: SpanF1Config) -> SpanF1Result:
@@ -149,11 +153,13 @@ def span_f1(config: SpanF1Config) -> SpanF1Result:
     config.check()
     merge = vote_merger(config.vote_threshold)
     gold, gold_warn = span_scores.read_spans(config.gold, fmt=config.gold_format, lp=config.lp,
-                                             raters=config.raters, judge=config.judge, merge=merge)
+                                             raters=config.raters, judge=config.judge, merge=merge,
+                                             protocols=SPAN_PROTOCOLS)
     if not gold:
         raise InputError("no gold segments in the file: nothing to score against", path=str(config.gold))
     pred, pred_warn = span_scores.read_spans(config.pred, fmt=config.pred_format, lp=config.lp,
-                                             raters=config.raters, judge=config.judge, merge=merge)
+                                             raters=config.raters, judge=config.judge, merge=merge,
+                                             protocols=SPAN_PROTOCOLS)
     if not pred:
         failed = "".join(f"; {w}" for w in pred_warn)
         raise InputError(f"no predicted spans to score{failed}", path=str(config.pred))

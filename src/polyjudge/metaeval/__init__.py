@@ -1,4 +1,4 @@
-"""polyjudge.metaeval: agreement of judges and metrics with human scores.
+"""polyjudge.metaeval: how well judges and metrics rank like human scores (WMT statistics).
 
 Python API (plain numpy arrays and dataclasses, notebook friendly):
 ``matrices.ScoreMatrix``, ``readers.read_scores``, ``stats`` (pearson, spearman,
@@ -6,6 +6,12 @@ kendall, acc23, tie_calibration, pairwise_accuracy, soft_pairwise_accuracy),
 ``significance`` (permutation tests, bootstrap CIs, clusters),
 ``statistics`` (the ``STATISTICS`` registry that ranking tasks name; add one
 with ``register_statistic``) and ``tasks.evaluate`` (WMT23/WMT24 presets, or
-explicit ``tasks``, and ranking tables); ``variants`` turns a run directory into
-one metric per run aggregator and per single run (GEMBA-MQM V2 Tables 2–4).
+explicit ``tasks``, and ranking tables); ``system_level`` (metrics with system
+scores only), ``mtme`` (mt-metrics-eval directories); ``variants`` turns a run
+directory into one metric per run aggregator and per single run (GEMBA-MQM V2
+Tables 2–4); ``expected`` compares an expected-score run with sampled runs.
+
+Span F1 lives in :mod:`polyjudge.spanf1`, rating agreement and calibration in
+:mod:`polyjudge.ratings`. Meta-evaluation reads runs through
+:mod:`polyjudge.analysis` (run aggregation); analysis never imports it back.
 """

@@ -318,7 +318,7 @@ def _or_na(x: float | None, fmt: Any = number) -> str:
 
 
 def expected_blocks(obj: Any) -> list[Any]:
-    """Tables of :meth:`polyjudge.analysis.variability.ExpectedComparison.to_json` output(s)."""
+    """Tables of :meth:`polyjudge.metaeval.expected.ExpectedComparison.to_json` output(s)."""
     blocks: list[Any] = []
     for cmp in obj if isinstance(obj, list) else [obj]:
         if not isinstance(cmp, dict) or not isinstance(cmp.get("ways"), list):
@@ -348,7 +348,7 @@ def expected_section(runs: Sequence[RunData]) -> Section | None:
     """An expected-score run (``score_mode=expected``) next to a sampled run of several runs with
     the same protocol and judge: ties, ranking stability (human agreement comes from
     ``polyjudge variability --expected``, shown as a study)."""
-    from polyjudge.analysis.variability import compare_expected
+    from polyjudge.metaeval.expected import compare_expected
 
     blocks: list[Any] = []
     for e in (r for r in runs if _score_mode(r) == "expected"):

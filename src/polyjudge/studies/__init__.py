@@ -6,9 +6,10 @@ condition, so re-running resumes) and a typed result that writes the study's
 tables (``write``) and hands them to pandas (``to_pandas``).
 
 * :mod:`polyjudge.studies.consistency`: cross-language consistency (Fu & Liu, 2025).
-* :mod:`polyjudge.studies.probes`: robustness probes of a judge (Hada et al., 2024).
+* :mod:`polyjudge.studies.probes`: robustness probes of a judge (Hada et al., 2024); the
+  perturbations and probe tables themselves are pure functions in :mod:`polyjudge.studies.perturb`.
 
-Studies sit beside the engine: they use engine, metaeval, data and protocols,
+Studies sit beside the engine: they use engine, metaeval, ratings, data and protocols,
 never the CLI or the API.
 """
 

@@ -12,7 +12,7 @@
 
 Each condition is its own run directory under the output folder
 (``original``/``perturbed``, ``repeat``, ``T0.5``...), so re-running resumes.
-The statistics are the pure functions of :mod:`polyjudge.metaeval.probes`.
+The statistics are the pure functions of :mod:`polyjudge.studies.perturb`.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.session import JudgeConfig, judge
-from polyjudge.metaeval.calibration import CalibrationRow, JudgeSource
-from polyjudge.metaeval.probes import RepeatRow, SensitivityRow, TemperatureRow
+from polyjudge.ratings.calibration import CalibrationRow, JudgeSource
+from polyjudge.studies.perturb import RepeatRow, SensitivityRow, TemperatureRow
 from polyjudge.studies.tables import aligned, data_frame
 
 PROBE_KINDS = ("sensitivity", "repeat", "temperature")
@@ -85,7 +85,7 @@ class ProbeConfig:
         if self.bin_labels and not self.bins:
             raise InputError("bin labels without bin edges", field="bin-labels")
         if self.bins:
-            from polyjudge.metaeval.calibration import Bins
+            from polyjudge.ratings.calibration import Bins
             Bins(tuple(self.bins), tuple(self.bin_labels))  # raises for edges that do not increase
 
 
@@ -105,14 +105,14 @@ class ProbeResult:
 
     def table_tsv(self) -> str:
         """The probe's own table (``probe.tsv``)."""
-        from polyjudge.metaeval.probes import records_tsv
+        from polyjudge.studies.perturb import records_tsv
         return records_tsv(self.rows)
 
     def agreement_tsv(self) -> str:
         """Agreement with the humans per temperature (``agreement.tsv``); empty without ratings."""
         if not self.agreement:
             return ""
-        from polyjudge.metaeval.calibration import rows_tsv
+        from polyjudge.ratings.calibration import rows_tsv
         return rows_tsv(self.agreement).replace("judge", "temperature", 1)
 
     def to_tsv(self) -> str:
@@ -125,7 +125,7 @@ class ProbeResult:
     def to_text(self) -> str:
         text = aligned(self.table_tsv())
         if self.agreement:
-            from polyjudge.metaeval.calibration import rows_text
+            from polyjudge.ratings.calibration import rows_text
             text += "\nagreement with the human ratings per temperature:\n" + rows_text(self.agreement)
         return text
 
@@ -178,7 +178,7 @@ def _humans(config: ProbeConfig) -> list[Any] | None:
     """The ratings file's rows (``None`` without one)."""
     if config.human is None:
         return None
-    from polyjudge.metaeval.calibration import read_ratings
+    from polyjudge.ratings.calibration import read_ratings
     if config.human_format is not None and config.human_format not in ("jsonl", "tsv", "csv"):
         raise InputError(f"unknown ratings format {config.human_format!r} (jsonl, tsv, csv)", field="human-format")
     return read_ratings(config.human, config.human_format)
@@ -188,7 +188,7 @@ def _agreement(items: Sequence[Item], scores: dict[float, Sequence[float | None]
                config: ProbeConfig) -> tuple[list[CalibrationRow], list[JudgeSource]]:
     """Each temperature as one judge (``T0.5``) against the human ratings; the
     file's own judge rows are left out (the table is about the temperatures)."""
-    from polyjudge.metaeval.calibration import Bins, calibrate, item_key, judge_ratings
+    from polyjudge.ratings.calibration import Bins, calibrate, item_key, judge_ratings
 
     bins = Bins(tuple(config.bins), tuple(config.bin_labels)) if config.bins else None
     human_rows = [r for r in humans if r.kind == "human"]
@@ -210,7 +210,7 @@ def run_probe(items: Sequence[Item] | str | Path, config: ProbeConfig,
               out: str | Path | None = None) -> ProbeResult:
     """Probe the judge on ``items`` (a list or an input file); with ``out``, keep one
     run directory per condition there and write ``probe.tsv``/``probe.json``."""
-    from polyjudge.metaeval.probes import perturb_items, repeat_table, sensitivity_table, temperature_table
+    from polyjudge.studies.perturb import perturb_items, repeat_table, sensitivity_table, temperature_table
 
     config.check()
     todo = _items(items, config)

@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from polyjudge.metaeval import agreement
+from polyjudge.ratings import agreement
 
 EPS = 1e-6
 Agg = Literal["hard", "soft", "hrs", "srs"]

@@ -14,7 +14,7 @@ import pytest
 
 from polyjudge.data.graphemes import graphemes
 from polyjudge.data.records import Item
-from polyjudge.metaeval.probes import perturb_items, perturb_text, shuffle_graphemes
+from polyjudge.studies.perturb import perturb_items, perturb_text, shuffle_graphemes
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not present")

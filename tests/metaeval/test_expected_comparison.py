@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from polyjudge.analysis.variability import compare_expected
+from polyjudge.metaeval.expected import compare_expected
 from polyjudge.metaeval.matrices import ScoreMatrix
 from polyjudge.rundir import RunScores
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from polyjudge.api import SpanF1Config, span_f1
 from polyjudge.data.errors import MAX_MESSAGE, InputError
 from polyjudge.data.spans import check_span
-from polyjudge.metaeval.spans import (
+from polyjudge.spanf1 import (
     Span,
     SpanSegment,
     char_f1_reference,
@@ -29,7 +29,7 @@ from polyjudge.metaeval.spans import (
     read_task2_tsv,
     write_task2_tsv,
 )
-from polyjudge.metaeval.spans import span_f1 as score_segments
+from polyjudge.spanf1 import span_f1 as score_segments
 
 GOLD = [SpanSegment("A", "d", "1", (Span(0, 4, "major"),), lp="en-de", hypothesis="0123456789"),
         SpanSegment("A", "d", "2", (Span(2, 5, "minor"),), lp="en-de", hypothesis="abcdefghij")]
@@ -239,3 +239,27 @@ def test_random_bytes_after_a_task2_header_give_segments_or_an_input_error(tmp_p
         for s in segs:
             for sp in s.spans:
                 check_span(sp)
+
+
+def test_span_f1_asks_its_caller_which_protocols_write_spans(tmp_path):
+    """Span F1 imports no protocol: the refusal of a spanless run follows the SpanProtocols given."""
+    from polyjudge.api.spans import SPAN_PROTOCOLS
+    from polyjudge.spanf1 import SpanProtocols, read_run_predictions
+
+    ann = {"spans": [{"start": 0, "end": 4, "severity": "major"}]}
+    run = _run(tmp_path, [ann, ann], protocol="mqm")  # spans in the annotations, whatever the manifest says
+    asked: list[str] = []
+
+    def says(answer: bool | None) -> SpanProtocols:
+        return SpanProtocols(lambda name: asked.append(name) or answer, lambda: ["x-spans", "y-spans"])
+
+    with pytest.raises(InputError, match=r"protocol 'mqm', which produces no error spans; .*\(x-spans, y-spans\)"):
+        read_run_predictions(run, protocols=says(False))
+    assert asked == ["mqm"]
+    for protocols in (None, says(None), says(True)):  # nobody asked, a plugin not installed here, a span protocol
+        segs, status = read_run_predictions(run, protocols=protocols)
+        assert [s.spans for s in segs] == [(Span(0, 4, "major"),)] * 2 and status == {"ok": 2}
+    # the API's answers come from the protocol registry
+    assert SPAN_PROTOCOLS.produces_spans("mqm") is False and SPAN_PROTOCOLS.produces_spans("tsa") is True
+    assert SPAN_PROTOCOLS.produces_spans("no-such-protocol") is None
+    assert {"tsa", "gemba-esa"} <= set(SPAN_PROTOCOLS.names()) and "mqm" not in SPAN_PROTOCOLS.names()

@@ -16,7 +16,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from polyjudge.cli.agreement_cmd import agreement
 from polyjudge.data.errors import InputError
-from polyjudge.metaeval.calibration import (
+from polyjudge.ratings.calibration import (
     RatingRow,
     agreement_class,
     calibrate,

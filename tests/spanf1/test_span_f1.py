@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polyjudge.data.errors import InputError
-from polyjudge.metaeval.spans import (
+from polyjudge.spanf1 import (
     Span,
     SpanSegment,
     char_counts,

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from polyjudge.metaeval.agreement import cohen_kappa
-from polyjudge.metaeval.consistency import (
+from polyjudge.ratings.agreement import cohen_kappa
+from polyjudge.ratings.consistency import (
     Rating,
     consistency_table,
     factor_correlations,
