@@ -73,6 +73,7 @@ from polyjudge.engine.runner import (
 from polyjudge.engine.spend import Budget, RateLimiter
 from polyjudge.engine.store import Store
 from polyjudge.rundir.directory import RAY_LOG
+from polyjudge.rundir.ownership import read_record
 
 log = logging.getLogger("polyjudge")
 
@@ -299,7 +300,13 @@ def ray_log_path(store: Store) -> Path | None:
     """Where Ray's own log lines go: beside the run's store (None for a store in memory)."""
     if store.path == ":memory:" or not store.path:
         return None
-    return Path(store.path).parent / RAY_LOG
+    run_dir = Path(store.path).parent
+    owned = read_record(run_dir)
+    if owned is None:
+        return None  # not a folder polyjudge owns: Ray's lines stay on the terminal rather than touch it
+    owned.check_writable(RAY_LOG)  # a ray.log of the user's is refused, never appended to
+    owned.record([RAY_LOG])
+    return run_dir / RAY_LOG
 
 
 def connect(options: RayOptions, log_path: Path | None = None) -> ModuleType:
