@@ -32,6 +32,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from polyjudge.backends.adaptation import FormGate, is_billing_error
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
 from polyjudge.backends.http import (
     HttpClients,
@@ -128,6 +129,8 @@ class AnthropicBackend(RegisteredBackend):
         self._mode = "tool" if structured == "auto" else structured  # how the schema is sent now
         self._send_temperature = True
         self._adaptations: dict[str, str] = {}
+        # Requests wait behind the first until the server has taken their form (see backends/adaptation.py).
+        self._gate = FormGate(settled=False)
 
     @property
     def adaptations(self) -> dict[str, str]:
@@ -198,8 +201,11 @@ class AnthropicBackend(RegisteredBackend):
         unsupported = "reasoning_effort" if status == 400 and "effort" in info.message.lower() \
             and "effort" in sent.get("output_config", {}) else None
         kind = f"{info.type}: " if info.type and info.type != "error" else ""
-        return BackendError(f"HTTP {status}: {kind}{info.message}", retryable=is_retryable_status(status),
-                            status=status, retry_after=rate_limit_wait(resp.headers), unsupported=unsupported)
+        # "Your credit balance is too low" comes as a 400: no request can succeed, whatever the status.
+        billing = status == 402 or is_billing_error(info.type, info.message)
+        return BackendError(f"HTTP {status}: {kind}{info.message}",
+                            retryable=is_retryable_status(status) and not billing, status=status,
+                            retry_after=rate_limit_wait(resp.headers), unsupported=unsupported, fatal=billing)
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         if request.n > 1:
@@ -208,6 +214,9 @@ class AnthropicBackend(RegisteredBackend):
         if request.top_logprobs > 0:
             raise BackendError("the Messages API returns no log-probabilities", retryable=False,
                                unsupported="logprobs")
+        return await self._gate.run(lambda: self._generate(request))
+
+    async def _generate(self, request: GenerateRequest) -> GenerateResult:
         for _ in range(_MAX_ADAPTATIONS + 1):
             body = self._body(request)
             start = time.perf_counter()
@@ -215,6 +224,8 @@ class AnthropicBackend(RegisteredBackend):
             latency = time.perf_counter() - start
             if resp.status_code == 400 and self._adapted_to(resp, body):
                 continue
+            if not is_retryable_status(resp.status_code):
+                self._gate.settle()  # the server took the request's form (or refused it for another reason)
             if resp.status_code != 200:
                 raise self._error(resp, body)
             return self._result(resp, latency)

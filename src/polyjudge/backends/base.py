@@ -91,9 +91,11 @@ class BackendError(RuntimeError):
     """
 
     def __init__(self, message: str, *, retryable: bool, status: int | None = None,
-                 retry_after: float | None = None, unsupported: str | None = None) -> None:
+                 retry_after: float | None = None, unsupported: str | None = None, fatal: bool = False) -> None:
         super().__init__(redact(message))
         self.retryable, self.status, self.retry_after = retryable, status, retry_after
+        # No request can succeed (the account cannot pay, whatever the status code): stop the run.
+        self.fatal = fatal
         # The request parameter the server rejected (e.g. "n", "max_tokens", "temperature"),
         # so the caller can adapt once instead of failing every request.
         self.unsupported = unsupported

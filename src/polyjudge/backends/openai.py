@@ -10,8 +10,12 @@ backend learns this from the server's documented 400 answers (``param``
 ``max_tokens`` with code ``unsupported_parameter``, ``param`` ``temperature``
 with ``unsupported_value``), changes its requests once, resends, and keeps
 the change for its lifetime; :attr:`OpenAIBackend.adaptations` says what was
-changed. The judge spec option ``?reasoning`` sends reasoning-model requests
-from the start, ``?reasoning=false`` never adapts.
+changed. Models of a known reasoning family (``backends/reasoning.py``'s
+table, extended by ``POLYJUDGE_REASONING_MODELS``) and the judge spec option
+``?reasoning`` send reasoning-model requests from the start;
+``?reasoning=false`` never adapts. While the form is unknown the judge's
+requests wait behind the first (``backends/adaptation.py``), so a run pays
+at most one rejected request per adapted parameter.
 
 Open reasoning models served by vLLM or llama.cpp return their thinking as
 ``reasoning_content`` (or ``reasoning``) or inline as ``<think>…</think>``:
@@ -25,6 +29,7 @@ import os
 import time
 from typing import Any, ClassVar
 
+from polyjudge.backends.adaptation import FormGate, is_billing_error
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.backends.http import (
     ErrorInfo,
@@ -34,7 +39,7 @@ from polyjudge.backends.http import (
     is_retryable_status,
     parse_retry_after,
 )
-from polyjudge.backends.reasoning import join_reasoning, split_reasoning
+from polyjudge.backends.reasoning import is_known_reasoning_model, join_reasoning, split_reasoning
 from polyjudge.backends.registry import (
     DEFAULT_API_KEY_ENV,
     BackendSettings,
@@ -158,12 +163,17 @@ class OpenAIBackend(RegisteredBackend):
         self._http = HttpClients(timeout, max_connections=max_connections)
         self._timeout = self._http.timeout
         # How requests are written; changed at most once each, when the server rejects the default.
-        self._token_field = "max_completion_tokens" if reasoning else "max_tokens"
-        self._send_temperature = not reasoning
+        known = reasoning is None and is_known_reasoning_model(model)
+        as_reasoning = bool(reasoning) or known
+        self._token_field = "max_completion_tokens" if as_reasoning else "max_tokens"
+        self._send_temperature = not as_reasoning
         self._adaptations: dict[str, str] = {}
-        if reasoning:
-            self._adaptations = {"max_tokens": "sent as max_completion_tokens (reasoning model)",
-                                 "temperature": "left at the model's default (reasoning model)"}
+        if as_reasoning:
+            why = "known reasoning model" if known else "reasoning model"
+            self._adaptations = {"max_tokens": f"sent as max_completion_tokens ({why})",
+                                 "temperature": f"left at the model's default ({why})"}
+        # Requests wait behind the first while a 400 could still change how they are written.
+        self._gate = FormGate(settled=reasoning is not None and structured != "auto")
 
     # ------------------------------------------------------------------ what was changed
 
@@ -225,12 +235,17 @@ class OpenAIBackend(RegisteredBackend):
                 if field in sent and info.names(field):
                     unsupported = name
                     break
-        # An exhausted quota answers 429 but no wait will refill it.
-        retryable = is_retryable_status(status) and info.code != "insufficient_quota"
+        # An exhausted quota answers 429 but no wait will refill it; a billing error is fatal whatever its status.
+        billing = is_billing_error(info.code, info.type, info.message)
+        retryable = is_retryable_status(status) and not billing
         return BackendError(f"HTTP {status}: {info.message}", retryable=retryable, status=status,
-                            retry_after=parse_retry_after(resp.headers.get("retry-after")), unsupported=unsupported)
+                            retry_after=parse_retry_after(resp.headers.get("retry-after")), unsupported=unsupported,
+                            fatal=billing)
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
+        return await self._gate.run(lambda: self._generate(request))
+
+    async def _generate(self, request: GenerateRequest) -> GenerateResult:
         url = f"{self.base_url}/chat/completions"
         for _ in range(_MAX_ADAPTATIONS + 1):
             body = self._body(request)
@@ -239,6 +254,8 @@ class OpenAIBackend(RegisteredBackend):
             latency = time.perf_counter() - start
             if resp.status_code == 400 and self._adapted_to(resp, body):
                 continue
+            if not is_retryable_status(resp.status_code):
+                self._gate.settle()  # the server took the request's form (or refused it for another reason)
             if resp.status_code != 200:
                 raise self._error(resp, body)
             if "response_format" in body and self._schema_supported is None:

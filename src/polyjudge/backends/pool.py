@@ -160,7 +160,7 @@ class PoolBackend:
         """``exc`` with the server it came from named at the end (the message's start is kept:
         the engine sorts errors by it)."""
         err = BackendError(f"{exc} ({note}server {server.url})", retryable=exc.retryable, status=exc.status,
-                           retry_after=exc.retry_after, unsupported=exc.unsupported)
+                           retry_after=exc.retry_after, unsupported=exc.unsupported, fatal=exc.fatal)
         return err
 
     def _exhausted(self, last: BackendError | None) -> BackendError:

@@ -71,7 +71,7 @@ def is_fatal(exc: BackendError) -> bool:
     A 429 that is not retryable is an exhausted quota (``insufficient_quota``), not a rate limit:
     like a 402, no wait refills it.
     """
-    if exc.status in FATAL_STATUSES or (exc.status == 429 and not exc.retryable):
+    if getattr(exc, "fatal", False) or exc.status in FATAL_STATUSES or (exc.status == 429 and not exc.retryable):
         return True
     return exc.status is not None and not exc.retryable and bool(_NOT_FOUND.search(str(exc)))
 
