@@ -18,6 +18,7 @@ Bounds of every request (all settable, see :class:`Limits`):
 * ``max_body``: the most bytes of an answer kept, after decompression
   (``POLYJUDGE_MAX_RESPONSE_MB``, default 64 MiB); aiohttp inflates in
   bounded steps, so a compression bomb is stopped at the cap;
+* answer headers: at most 64 fields of at most 8 KiB each;
 * idle kept connections expire after ``keepalive`` seconds, so one the
   server dropped silently is not reused and waited on.
 """
@@ -93,6 +94,8 @@ KEEPALIVE_S = 15.0
 # The longest wait for a new connection (TCP and TLS), whatever --timeout says.
 MAX_CONNECT_S = 10.0
 _READ_STEP = 256 * 1024
+# Answer headers: at most this many, each at most 8 KiB (aiohttp's line limit), so at most 512 KiB in all.
+MAX_HEADERS = 64
 
 
 def max_body_from_env() -> int:
@@ -276,7 +279,8 @@ class HttpClients:
         self._session = aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=True,
                                               headers={"User-Agent": _user_agent()},
                                               skip_auto_headers=("Accept-Encoding",),
-                                              json_serialize=json.dumps, raise_for_status=False)
+                                              json_serialize=json.dumps, raise_for_status=False,
+                                              max_headers=MAX_HEADERS, max_field_size=8190, max_line_size=8190)
         self._slots, self._loop = asyncio.Semaphore(self.max_connections), loop
         return self._session
 
