@@ -5,7 +5,8 @@ in the client's own event loop, that reads one request and writes exactly
 the bytes scripted (broken framing, absurd sizes, trickles, stalls, cuts).
 What each case asserts: the :class:`BackendError` (its first words, whether
 it is retried), the deadline kept, and for the end-to-end case that nothing
-was scored. The whole module runs in a few seconds.
+was scored. Failures that must come "at once" are checked against a 5 s
+deadline they must not wait for. The whole module runs in about 20 seconds.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
 
+import aiohttp  # noqa: F401 - imported here so no case's time includes loading it
 import pytest
 
 from polyjudge.backends.base import BackendError
@@ -75,7 +77,7 @@ class Hostile:
             writer.close()
 
 
-def attempt(script: Script, *, timeout: float = 2.0, n: int = 1, max_body: int | None = None,
+def attempt(script: Script, *, timeout: float = 5.0, n: int = 1, max_body: int | None = None,
             url_suffix: str = "") -> tuple[list[HttpResponse | BackendError], float, Hostile]:
     """``n`` requests one after another against a hostile server: each answer or error, and seconds taken."""
     async def go() -> tuple[list[HttpResponse | BackendError], float, Hostile]:
@@ -125,12 +127,12 @@ BROKEN_FRAMING = {
 def test_broken_framing_is_a_retryable_protocol_error_at_once(case):
     exc, took, srv = failure(fixed(BROKEN_FRAMING[case]))
     assert str(exc).startswith("connection error: RemoteProtocolError"), str(exc)
-    assert exc.retryable and took < 1.0 and srv.requests == 1  # rejected as it arrived, not resent
+    assert exc.retryable and took < 2.0 and srv.requests == 1  # rejected as it arrived, not resent
 
 
 def test_a_bare_lf_answer_is_read_or_refused_without_waiting():
     (got,), took, _ = attempt(fixed(b"HTTP/1.1 200 OK\nContent-Length: 12\n\n" + OK))
-    assert took < 1.0
+    assert took < 2.0
     assert isinstance(got, BackendError | HttpResponse)
     if isinstance(got, HttpResponse):  # tolerated as some servers send it, but read exactly
         assert got.status_code == 200 and got.json() == {"ok": True}
@@ -144,7 +146,7 @@ def test_a_bare_lf_answer_is_read_or_refused_without_waiting():
 def test_huge_headers_are_refused():
     junk = [f"X-Junk-{i}: {'j' * 1000}" for i in range(100)]  # 100 KiB of headers
     exc, took, _ = failure(fixed(head("HTTP/1.1 200 OK", "Content-Length: 12", *junk) + OK))
-    assert str(exc).startswith("connection error: RemoteProtocolError") and took < 1.0
+    assert str(exc).startswith("connection error: RemoteProtocolError") and took < 2.0
     exc, _, _ = failure(fixed(head("HTTP/1.1 200 OK", "Content-Length: 12", "X-Long: " + "l" * 100_000) + OK))
     assert str(exc).startswith("connection error: RemoteProtocolError")
 
@@ -152,7 +154,7 @@ def test_huge_headers_are_refused():
 def test_a_declared_huge_body_is_refused_before_it_is_read():
     exc, took, _ = failure(fixed(head("HTTP/1.1 200 OK", f"Content-Length: {300 * 2**20}") + b"x" * 1000),
                            max_body=2**20)
-    assert str(exc).startswith("response too large: over the 1 MiB cap") and not exc.retryable and took < 1.0
+    assert str(exc).startswith("response too large: over the 1 MiB cap") and not exc.retryable and took < 2.0
 
 
 def test_an_undeclared_huge_body_is_cut_at_the_cap_with_memory_bounded():
@@ -215,7 +217,7 @@ def test_a_connection_closed_mid_body_is_retryable_and_not_resent():
 
     exc, took, srv = failure(cut)
     assert str(exc).startswith("connection error: RemoteProtocolError") and exc.retryable
-    assert srv.requests == 1 and took < 1.0
+    assert srv.requests == 1 and took < 2.0
 
 
 def test_a_late_answer_after_a_timeout_never_reaches_the_next_request():
