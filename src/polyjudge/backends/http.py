@@ -181,6 +181,18 @@ def _proxy_for(scheme: str, host: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
+class _Send:
+    """One request as it is (re)sent."""
+
+    method: str
+    target: _Target
+    headers: dict[str, str]
+    params: dict[str, str] | None
+    data: Any
+    deadline: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class _Target:
     """A URL checked once: its proxy, and whether it carries its own credentials."""
 
@@ -307,31 +319,41 @@ class HttpClients:
                                   params=params, data=data)
 
     async def request(self, method: str, url: str, *, headers: dict[str, str], params: dict[str, str] | None = None,
-                      data: Any = None) -> HttpResponse:
-        """Send one request within the bounds; the answer (any status) is read whole, failures raise."""
+                      data: Any = None, deadline: float | None = None) -> HttpResponse:
+        """Send one request within the bounds; the answer (any status) is read whole, failures raise.
+
+        ``data`` is bytes or a function making the body afresh (a multipart form is spent once sent);
+        ``deadline`` replaces ``--timeout`` for this request (large file transfers).
+        """
         target = self._target(url)
         headers = _checked(headers, target)
         session = self._session_for_loop()
         assert self._slots is not None
+        send = _Send(method, target, headers, params, data, deadline)
         async with self._slots:
             try:
-                return await self._send(session, method, target, headers, params, data)
+                return await self._send(session, send)
             except BackendError:
                 raise
             except Exception as exc:
                 if not _never_answered(exc):
                     raise _classify(exc, self.timeout) from None
             try:  # a kept connection the server had closed: once more on a fresh one
-                return await self._send(session, method, target, headers, params, data)
+                return await self._send(session, send)
             except BackendError:
                 raise
             except Exception as exc:
                 raise _classify(exc, self.timeout) from None
 
-    async def _send(self, session: aiohttp.ClientSession, method: str, target: _Target, headers: dict[str, str],
-                    params: dict[str, str] | None, data: Any) -> HttpResponse:
-        async with session.request(method, target.url, headers=headers, params=params, data=data,
-                                   proxy=target.proxy, allow_redirects=False) as resp:
+    async def _send(self, session: aiohttp.ClientSession, send: _Send) -> HttpResponse:
+        kwargs: dict[str, Any] = {}
+        if send.deadline is not None:
+            import aiohttp
+
+            kwargs["timeout"] = aiohttp.ClientTimeout(total=send.deadline, sock_connect=self.timeout.connect)
+        data = send.data() if callable(send.data) else send.data
+        async with session.request(send.method, send.target.url, headers=send.headers, params=send.params,
+                                   data=data, proxy=send.target.proxy, allow_redirects=False, **kwargs) as resp:
             declared = resp.content_length
             if declared is not None and declared > self.max_body:
                 raise self._too_large(f"it declares {declared} bytes")
