@@ -136,10 +136,11 @@ class Headers(dict[str, str]):
 class HttpResponse:
     """An answer read in full (within the size cap): status, headers and body bytes."""
 
-    __slots__ = ("content", "headers", "status_code")
+    __slots__ = ("content", "headers", "resends", "status_code")
 
-    def __init__(self, status_code: int, headers: Mapping[str, str], content: bytes) -> None:
+    def __init__(self, status_code: int, headers: Mapping[str, str], content: bytes, resends: int = 0) -> None:
         self.status_code, self.headers, self.content = status_code, headers, content
+        self.resends = resends  # 1 when a kept connection was found closed and the request sent again
 
     def json(self) -> Any:
         """The body parsed as JSON (``ValueError`` when it is not JSON)."""
@@ -339,11 +340,16 @@ class HttpClients:
                 if not _never_answered(exc):
                     raise _classify(exc, self.timeout) from None
             try:  # a kept connection the server had closed: once more on a fresh one
-                return await self._send(session, send)
-            except BackendError:
+                resp = await self._send(session, send)
+            except BackendError as exc:
+                exc.resends += 1
                 raise
             except Exception as exc:
-                raise _classify(exc, self.timeout) from None
+                err = _classify(exc, self.timeout)
+                err.resends += 1
+                raise err from None
+            resp.resends += 1
+            return resp
 
     async def _send(self, session: aiohttp.ClientSession, send: _Send) -> HttpResponse:
         kwargs: dict[str, Any] = {}

@@ -47,6 +47,7 @@ from polyjudge.backends.registry import (
     RegisteredBackend,
     register_backend,
 )
+from polyjudge.backends.slots import ServerSlots
 from polyjudge.data.secrets import register_secret_env
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -130,7 +131,7 @@ class OpenAIBackend(RegisteredBackend):
                      "(reasoning=false: never adapt to 400 answers)",
         "structured": "auto, json_schema or none: how the protocol's JSON schema is sent",
         "key_env": "environment variable holding this judge's API key",
-        "per_server": "requests in flight per server when several are given",
+        "per_server": "requests in flight per server (default: llama.cpp's total_slots when it says)",
     }
 
     @classmethod
@@ -141,13 +142,14 @@ class OpenAIBackend(RegisteredBackend):
         register_secret_env(key_env)
         return cls(spec.model, spec.base_url or DEFAULT_BASE_URL, api_key_env=key_env, timeout=settings.timeout,
                    structured=spec.option("structured") or "auto", reasoning=spec.flag("reasoning"),
-                   reasoning_effort=settings.reasoning_effort)
+                   reasoning_effort=settings.reasoning_effort,
+                   per_server=spec.int_option("per_server") or settings.max_per_server)
 
     def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, *,
                  api_key_env: str = DEFAULT_API_KEY_ENV, timeout: float = 120.0,
                  structured: str = "auto", azure: bool = False, api_version: str | None = None,
                  max_connections: int = 256, reasoning: bool | None = None,
-                 reasoning_effort: str | None = None) -> None:
+                 reasoning_effort: str | None = None, per_server: int | None = None) -> None:
         if structured not in STRUCTURED_MODES:
             raise ValueError(f"structured must be one of {', '.join(STRUCTURED_MODES)}, got '{structured}'")
         self.model = model
@@ -172,6 +174,9 @@ class OpenAIBackend(RegisteredBackend):
             why = "known reasoning model" if known else "reasoning model"
             self._adaptations = {"max_tokens": f"sent as max_completion_tokens ({why})",
                                  "temperature": f"left at the model's default ({why})"}
+        # At most as many requests in flight as the server runs at once (given, or asked of a self-hosted one).
+        hosted = azure or self.base_url == DEFAULT_BASE_URL
+        self._slots = ServerSlots(self.base_url, given=per_server, ask=not hosted)
         # Requests wait behind the first while a 400 could still change how they are written.
         self._gate = FormGate(settled=reasoning is not None and structured != "auto")
 
@@ -182,6 +187,16 @@ class OpenAIBackend(RegisteredBackend):
         """Request fields written otherwise than asked (field -> how), e.g. ``max_tokens`` sent as
         ``max_completion_tokens``: for the run's manifest and signature."""
         return dict(self._adaptations)
+
+    @property
+    def server_slots(self) -> int | None:
+        """Requests the server runs at once (given or learned), or None when it is not capped."""
+        return self._slots.limit
+
+    async def learn_slots(self) -> None:
+        """Ask the server how many requests it runs at once (once; a pool asks every server up front)."""
+        if not self._slots.known:
+            await self._slots.learn(self._http, self._headers())
 
     def _adapt(self, field: str, how: str) -> None:
         self._adaptations.setdefault(field, how)
@@ -243,24 +258,37 @@ class OpenAIBackend(RegisteredBackend):
                             fatal=billing)
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
-        return await self._gate.run(lambda: self._generate(request))
+        if not self._slots.known:
+            await self._slots.learn(self._http, self._headers())
+        async with self._slots.held():
+            return await self._gate.run(lambda: self._generate(request))
 
     async def _generate(self, request: GenerateRequest) -> GenerateResult:
         url = f"{self.base_url}/chat/completions"
+        resends = 0
         for _ in range(_MAX_ADAPTATIONS + 1):
             body = self._body(request)
             start = time.perf_counter()
-            resp = await self._http.post(url, body, headers=self._headers(), params=self._params)
+            try:
+                resp = await self._http.post(url, body, headers=self._headers(), params=self._params)
+            except BackendError as exc:
+                exc.resends += resends
+                raise
             latency = time.perf_counter() - start
+            resends += resp.resends
             if resp.status_code == 400 and self._adapted_to(resp, body):
+                resends += 1
                 continue
             if not is_retryable_status(resp.status_code):
                 self._gate.settle()  # the server took the request's form (or refused it for another reason)
             if resp.status_code != 200:
-                raise self._error(resp, body)
+                err = self._error(resp, body)
+                err.resends = resends
+                raise err
             if "response_format" in body and self._schema_supported is None:
                 self._schema_supported = True
-            return self._result(request, resp, latency)
+            result = self._result(request, resp, latency)
+            return dataclasses.replace(result, resends=resends) if resends else result
         raise BackendError("HTTP 400: the server kept rejecting the request after it was adapted",
                            retryable=False, status=400)
 

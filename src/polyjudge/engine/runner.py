@@ -267,6 +267,7 @@ async def execute(tasks: Iterable[Task | Sequence[Task]], backends: list[Backend
                 stats.sent += 1
                 result = await backend.generate(request)
             except BackendError as exc:
+                stats.sent, stats.retries = stats.sent + exc.resends, stats.retries + exc.resends  # re-sent inside
                 if budget is not None:
                     budget.settle(reserved, 0.0)  # a failed attempt is not billed
                 if len(group) > 1 and exc.unsupported == "n":
@@ -291,12 +292,13 @@ async def execute(tasks: Iterable[Task | Sequence[Task]], backends: list[Backend
                 if fatal:
                     halt(REJECTED, f"the endpoint rejected the request: {message}")
                 elif give_up:
-                    what = ("is unreachable" if kind in ("connection error", "timeout")
-                            else "keeps failing")
+                    # Unreachable only when connections fail; a server that took them but answered too late is slow.
+                    what = {"connection error": "is unreachable", "timeout": "is too slow"}.get(kind, "keeps failing")
                     halt(UNREACHABLE, f"the endpoint {what}: {message} ({streak.count} attempts in a row "
                                       f"failed over {time.monotonic() - streak.since:.1f}s)")
                 return
             streak.success()
+            stats.sent, stats.retries = stats.sent + result.resends, stats.retries + result.resends  # re-sent inside
             if budget is not None:
                 budget.learn(request, result.usage)
                 budget.settle(reserved, budget.cost_of(first.judge, result.usage))
