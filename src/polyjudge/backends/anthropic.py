@@ -112,7 +112,7 @@ class AnthropicBackend(RegisteredBackend):
 
     def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, *, api_key_env: str = API_KEY_ENV,
                  timeout: float = 120.0, structured: str = "auto", version: str = API_VERSION,
-                 max_connections: int = 256, reasoning_effort: str | None = None) -> None:
+                 reasoning_effort: str | None = None) -> None:
         if structured not in STRUCTURED_MODES:
             raise ValueError(f"structured must be one of {', '.join(STRUCTURED_MODES)}, got '{structured}'")
         self.model = model
@@ -124,7 +124,7 @@ class AnthropicBackend(RegisteredBackend):
         self.version = version
         # Sent with requests that set no reasoning_effort of their own (BackendSettings.reasoning_effort).
         self.reasoning_effort = reasoning_effort
-        self._http = HttpClients(timeout, max_connections=max_connections)
+        self._http = HttpClients(timeout)
         self._timeout = self._http.timeout
         self._mode = "tool" if structured == "auto" else structured  # how the schema is sent now
         self._send_temperature = True

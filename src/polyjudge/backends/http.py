@@ -89,6 +89,9 @@ MIB = 1024 * 1024
 # answer of even 100k tokens is under 1 MiB, a Batch API output file of 50,000 lines under 64 MiB... mostly.
 DEFAULT_MAX_BODY = 64 * MIB
 MAX_BODY_ENV = "POLYJUDGE_MAX_RESPONSE_MB"
+# Requests in flight (and connections) per backend unless told otherwise: above any sensible --concurrency,
+# which is what caps them.
+MAX_CONNECTIONS = 1024
 # Idle kept connections are closed after this many seconds (below the 60-75 s most servers keep them).
 KEEPALIVE_S = 15.0
 # The longest wait for a new connection (TCP and TLS), whatever --timeout says.
@@ -264,7 +267,7 @@ class HttpClients:
     request never reached a model); an answer cut midway is not.
     """
 
-    def __init__(self, timeout: float, *, max_connections: int = 256, max_body: int | None = None,
+    def __init__(self, timeout: float, *, max_connections: int = MAX_CONNECTIONS, max_body: int | None = None,
                  connect_timeout: float | None = None, keepalive: float = KEEPALIVE_S) -> None:
         self.timeout = Timeout(read=timeout, connect=connect_timeout or min(timeout, MAX_CONNECT_S))
         self.max_connections = max_connections
@@ -469,6 +472,6 @@ def is_retryable_status(status: int) -> bool:
     return status in (408, 409, 429) or status >= 500
 
 
-__all__ = ["DEFAULT_MAX_BODY", "MAX_BODY_ENV", "MAX_REASON_CHARS", "ErrorInfo", "Headers", "HttpClients",
-           "HttpResponse", "ResponseTooLarge", "Timeout", "error_info", "is_retryable_status", "max_body_from_env",
-           "parse_retry_after", "seconds_until"]
+__all__ = ["DEFAULT_MAX_BODY", "MAX_BODY_ENV", "MAX_CONNECTIONS", "MAX_REASON_CHARS", "ErrorInfo", "Headers",
+           "HttpClients", "HttpResponse", "ResponseTooLarge", "Timeout", "error_info", "is_retryable_status",
+           "max_body_from_env", "parse_retry_after", "seconds_until"]

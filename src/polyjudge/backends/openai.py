@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 from polyjudge.backends.adaptation import FormGate, is_billing_error
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.backends.http import (
+    MAX_CONNECTIONS,
     ErrorInfo,
     HttpClients,
     HttpResponse,
@@ -148,7 +149,7 @@ class OpenAIBackend(RegisteredBackend):
     def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, *,
                  api_key_env: str = DEFAULT_API_KEY_ENV, timeout: float = 120.0,
                  structured: str = "auto", azure: bool = False, api_version: str | None = None,
-                 max_connections: int = 256, reasoning: bool | None = None,
+                 reasoning: bool | None = None,
                  reasoning_effort: str | None = None, per_server: int | None = None) -> None:
         if structured not in STRUCTURED_MODES:
             raise ValueError(f"structured must be one of {', '.join(STRUCTURED_MODES)}, got '{structured}'")
@@ -162,7 +163,8 @@ class OpenAIBackend(RegisteredBackend):
         self.reasoning_effort = reasoning_effort
         self._schema_supported: bool | None = None if structured == "auto" else structured == "json_schema"
         self._params = {"api-version": api_version} if api_version else None
-        self._http = HttpClients(timeout, max_connections=max_connections)
+        # Connections: at most the server's cap when given (the engine's --concurrency caps them otherwise).
+        self._http = HttpClients(timeout, max_connections=per_server or MAX_CONNECTIONS)
         self._timeout = self._http.timeout
         # How requests are written; changed at most once each, when the server rejects the default.
         known = reasoning is None and is_known_reasoning_model(model)
