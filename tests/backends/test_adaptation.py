@@ -111,3 +111,24 @@ def test_a_low_credit_error_is_fatal_whatever_its_status():
             _generate(OpenAIBackend("gpt-4o", srv.base_url))
     assert exc.value.fatal and is_fatal(exc.value)
     assert not is_billing_error("Invalid 'temperature': must be between 0 and 2", None)
+
+
+def test_batch_files_use_the_table_too():
+    from polyjudge.backends import BackendSettings, JudgeSpec
+    from polyjudge.backends.batch import BatchLimits
+    from polyjudge.backends.openai_batch import OpenAIBatchClient
+
+    def client(spec):
+        return OpenAIBatchClient.from_spec(JudgeSpec.parse(spec), BackendSettings(), BatchLimits())
+
+    assert client("openai:o3").reasoning is True
+    assert client("openai:o3?reasoning=false").reasoning is False
+    assert client("openai:gpt-4o").reasoning is False and client("openai:gpt-4o?reasoning").reasoning is True
+    line = json.loads(client("openai:gpt-5-mini")._encode(_batch_line()))
+    assert "max_completion_tokens" in line["body"] and "temperature" not in line["body"]
+
+
+def _batch_line():
+    from polyjudge.backends.batch import BatchLine
+
+    return BatchLine("c1", REQ)

@@ -288,3 +288,14 @@ def test_credentials_in_the_url_are_sent_as_basic_auth_and_never_on_the_request_
     head = srv.requests[0].split(b"\r\n\r\n")[0].decode()
     assert "Authorization: Basic " + base64.b64encode(b"us@er:p:ss").decode() in head.split("\r\n")
     assert "Bearer" not in head and "p%3Ass" not in head and head.count("Authorization") == 1
+
+
+def test_the_answer_size_cap_comes_from_the_environment(monkeypatch):
+    monkeypatch.delenv(http_mod.MAX_BODY_ENV, raising=False)
+    assert http_mod.max_body_from_env() == 64 * 2**20 == HttpClients(5).max_body
+    monkeypatch.setenv(http_mod.MAX_BODY_ENV, "0.5")
+    assert HttpClients(5).max_body == 2**19
+    for bad in ("lots", "-1", "0"):
+        monkeypatch.setenv(http_mod.MAX_BODY_ENV, bad)
+        with pytest.raises(ValueError, match=http_mod.MAX_BODY_ENV):
+            HttpClients(5)

@@ -366,7 +366,10 @@ class HttpClients:
             declared = resp.content_length
             if declared is not None and declared > self.max_body:
                 raise self._too_large(f"it declares {declared} bytes")
-            content = await self._read_capped(resp)
+            if declared is not None and "Content-Encoding" not in resp.headers:
+                content = await resp.read()  # framed to the declared size, which is within the cap
+            else:
+                content = await self._read_capped(resp)  # inflated or unframed: counted as it comes
             return HttpResponse(resp.status, resp.headers, content)
 
     async def _read_capped(self, resp: aiohttp.ClientResponse) -> bytes:

@@ -262,6 +262,8 @@ class OpenAIBackend(RegisteredBackend):
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         if not self._slots.known:
             await self._slots.learn(self._http, self._headers())
+        if self._slots.limit is None:
+            return await self._gate.run(lambda: self._generate(request))
         async with self._slots.held():
             return await self._gate.run(lambda: self._generate(request))
 
