@@ -132,3 +132,82 @@ def _batch_line():
     from polyjudge.backends.batch import BatchLine
 
     return BatchLine("c1", REQ)
+
+
+def test_the_gate_holds_at_most_the_hold_time_and_a_rejection_holds_again():
+    import asyncio
+    import time
+
+    from polyjudge.backends.adaptation import FormGate
+
+    async def scenario():
+        gate = FormGate(settled=False, hold_s=0.2)
+        started: dict[str, float] = {}
+        t0 = time.monotonic()
+
+        async def request(name, *, delay=0.0, reject=False, fail=False):
+            async def attempt():
+                started[name] = time.monotonic() - t0
+                await asyncio.sleep(delay)
+                if reject:  # what a backend does on a rejected parameter: hold, then resend
+                    gate.hold()
+                    await asyncio.sleep(0.3)
+                if fail:
+                    raise RuntimeError("connection error")
+                if not fail:
+                    gate.settle()
+            return await gate.run(attempt)
+
+        # a slow first answer in the default form: the others wait only for the hold
+        first = asyncio.create_task(request("first", delay=0.6))
+        await asyncio.sleep(0.01)
+        await request("second")
+        assert 0.15 < started["second"] < 0.45
+        await first
+        return started
+
+    asyncio.run(scenario())
+
+    async def rejection_after_the_hold():
+        gate = FormGate(settled=False, hold_s=0.05)
+        order = []
+
+        async def attempt(name, reject):
+            async def go():
+                order.append(name)
+                if reject:
+                    await asyncio.sleep(0.1)  # rejected after the hold was over
+                    gate.hold()
+                    await asyncio.sleep(0.2)  # the adapted resend
+                    gate.settle()
+            return await gate.run(go)
+
+        first = asyncio.create_task(attempt("first", True))
+        await asyncio.sleep(0.07)
+        await attempt("free", False)  # the hold is over: goes at once
+        await asyncio.sleep(0.08)  # now the rejection has come back
+        late = asyncio.create_task(attempt("late", False))
+        await asyncio.sleep(0.05)
+        assert order == ["first", "free"]  # held while the adapted resend is out
+        await asyncio.gather(first, late)
+        assert order == ["first", "free", "late"]
+
+    asyncio.run(rejection_after_the_hold())
+
+    async def leader_fails():
+        gate = FormGate(settled=False, hold_s=5.0)
+
+        async def broken():
+            raise RuntimeError("connection error")
+
+        async def fine():
+            return "ok"
+
+        leader = asyncio.create_task(gate.run(broken))
+        await asyncio.sleep(0)
+        follower = asyncio.create_task(gate.run(fine))
+        with pytest.raises(RuntimeError):
+            await leader
+        assert await asyncio.wait_for(follower, 1.0) == "ok"  # released at once, not after the 5 s hold
+
+    asyncio.run(leader_fails())

@@ -129,7 +129,7 @@ class AnthropicBackend(RegisteredBackend):
         self._mode = "tool" if structured == "auto" else structured  # how the schema is sent now
         self._send_temperature = True
         self._adaptations: dict[str, str] = {}
-        # Requests wait behind the first until the server has taken their form (see backends/adaptation.py).
+        # While a 400 could still change how requests are written, they wait for the server's lesson.
         self._gate = FormGate(settled=False)
 
     @property
@@ -223,6 +223,7 @@ class AnthropicBackend(RegisteredBackend):
             resp = await self._http.post(self.url, body, headers=self._headers())
             latency = time.perf_counter() - start
             if resp.status_code == 400 and self._adapted_to(resp, body):
+                self._gate.hold()  # the requests not yet sent wait for the adapted resend's answer
                 continue
             if not is_retryable_status(resp.status_code):
                 self._gate.settle()  # the server took the request's form (or refused it for another reason)

@@ -200,7 +200,7 @@ class _Send:
 class _Target:
     """A URL checked once: its proxy, and whether it carries its own credentials."""
 
-    url: str
+    url: Any  # a yarl.URL, parsed and encoded once (aiohttp would parse the text on every request)
     proxy: str | None
     basic_auth: bool
 
@@ -218,7 +218,9 @@ def _target(url: str) -> _Target:
     if not host:
         raise BackendError("connection error: InvalidURL: no host in the URL", retryable=False)
     basic_auth = parts.username is not None or parts.password is not None
-    return _Target(url, _proxy_for(scheme, host), basic_auth)
+    from yarl import URL  # aiohttp's URL type (imported with it)
+
+    return _Target(URL(url), _proxy_for(scheme, host), basic_auth)
 
 
 def _transport_error(kind: str, exc: BaseException | str) -> BackendError:

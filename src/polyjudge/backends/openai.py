@@ -14,8 +14,8 @@ changed. Models of a known reasoning family (``backends/reasoning.py``'s
 table, extended by ``POLYJUDGE_REASONING_MODELS``) and the judge spec option
 ``?reasoning`` send reasoning-model requests from the start;
 ``?reasoning=false`` never adapts. While the form is unknown the judge's
-requests wait behind the first (``backends/adaptation.py``), so a run pays
-at most one rejected request per adapted parameter.
+requests wait while the server teaches the judge (``backends/adaptation.py``),
+so a run pays one rejected request per adapted parameter.
 
 Open reasoning models served by vLLM or llama.cpp return their thinking as
 ``reasoning_content`` (or ``reasoning``) or inline as ``<think>…</think>``:
@@ -179,7 +179,7 @@ class OpenAIBackend(RegisteredBackend):
         # At most as many requests in flight as the server runs at once (given, or asked of a self-hosted one).
         hosted = azure or self.base_url == DEFAULT_BASE_URL
         self._slots = ServerSlots(self.base_url, given=per_server, ask=not hosted)
-        # Requests wait behind the first while a 400 could still change how they are written.
+        # While a 400 could still change how requests are written, they wait for the server's lesson.
         self._gate = FormGate(settled=reasoning is not None and structured != "auto")
 
     # ------------------------------------------------------------------ what was changed
@@ -281,6 +281,7 @@ class OpenAIBackend(RegisteredBackend):
             latency = time.perf_counter() - start
             resends += resp.resends
             if resp.status_code == 400 and self._adapted_to(resp, body):
+                self._gate.hold()  # the requests not yet sent wait for the adapted resend's answer
                 resends += 1
                 continue
             if not is_retryable_status(resp.status_code):
