@@ -10,10 +10,11 @@ The wire is aiohttp's: this project frames and parses no HTTP itself
 (``tests/architecture/test_no_http_parsing.py``). aiohttp is imported when the
 first request is sent, never when backends are listed.
 
-Bounds of every request (all settable, see :class:`Limits`):
+Bounds of every request (the arguments of :class:`HttpClients`):
 
-* ``timeout``: the deadline of one attempt, from asking for a connection to
-  the last byte of the answer (a trickling server cannot hold a request);
+* ``timeout``: the deadline of one attempt, from opening (or taking a kept)
+  connection to the last byte of the answer (a trickling server cannot hold
+  a request);
   ``connect``: the deadline of opening a connection (TCP and TLS);
 * ``max_body``: the most bytes of an answer kept, after decompression
   (``POLYJUDGE_MAX_RESPONSE_MB``, default 64 MiB); aiohttp inflates in
@@ -257,16 +258,18 @@ def _classify(exc: BaseException, timeout: Timeout) -> BackendError:
 class HttpClients:
     """One aiohttp session per backend and event loop, at most ``max_connections`` requests at once.
 
-    Measured side by side (``benchmarks/engine_throughput.py``, README): at
-    the latencies of real APIs (1-10 s) aiohttp reaches the ideal rate like a
-    hand-written client did, at about 0.15 ms of CPU per request; what it
-    adds is a parser hardened by the field (llhttp) and its bounds.
+    Measured side by side (``benchmarks/engine_throughput.py``, README):
+    this layer alone reaches 0.93-0.97 of the ideal rate at 0.33-0.40 ms of
+    CPU per request, about 0.1-0.2 ms more than the hand-written HTTP/1.1
+    client it replaced; what that buys is a parser hardened by the field
+    (llhttp) and the bounds above.
 
     Requests wait here for one of ``max_connections`` slots *before* their
     deadline starts, so time queued behind the concurrency cap is never
     counted as a slow server. A kept connection the server closed before
-    sending a byte of the answer is retried once on a fresh one (the
-    request never reached a model); an answer cut midway is not.
+    sending a byte of the answer is retried once on a fresh one (servers
+    close idle connections so; the resend is counted, see ``resends``); an
+    answer cut midway is not.
     """
 
     def __init__(self, timeout: float, *, max_connections: int = MAX_CONNECTIONS, max_body: int | None = None,

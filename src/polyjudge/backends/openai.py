@@ -263,6 +263,8 @@ class OpenAIBackend(RegisteredBackend):
         if not self._slots.known:
             await self._slots.learn(self._http, self._headers())
         if self._slots.limit is None:
+            if self._gate.settled:  # the common case, without the gate's extra frame
+                return await self._generate(request)
             return await self._gate.run(lambda: self._generate(request))
         async with self._slots.held():
             return await self._gate.run(lambda: self._generate(request))
