@@ -70,7 +70,7 @@ def run(backend, *requests):
 
 def test_o_series_400s_are_adapted_once_and_remembered():
     with ScriptedServer(o_series) as srv:
-        backend = OpenAIBackend("o4-mini", srv.base_url, structured="none")
+        backend = OpenAIBackend("thinker-x", srv.base_url, structured="none")
         first, second, third = run(backend, REQ, REQ, REQ)
     assert [r.text for r in (first, second, third)] == ['{"score": 71}'] * 3
     # two rejected attempts (max_tokens, then temperature), then only adapted requests
@@ -90,7 +90,7 @@ def test_o_series_400s_are_adapted_once_and_remembered():
 
 def test_concurrent_requests_sent_before_the_adaptation_are_resent_adapted():
     with ScriptedServer(o_series, latency_s=0.05) as srv:
-        backend = OpenAIBackend("o4-mini", srv.base_url, structured="none")
+        backend = OpenAIBackend("thinker-x", srv.base_url, structured="none")
 
         async def go():
             try:
@@ -118,7 +118,7 @@ def test_the_reasoning_option_sends_reasoning_requests_from_the_start():
 def test_reasoning_false_never_adapts_and_names_the_rejected_parameter():
     with ScriptedServer(o_series) as srv:
         with pytest.raises(BackendError) as exc:
-            run(OpenAIBackend("o4-mini", srv.base_url, reasoning=False), REQ)
+            run(OpenAIBackend("thinker-x", srv.base_url, reasoning=False), REQ)
     assert len(srv.requests) == 1
     assert exc.value.status == 400 and not exc.value.retryable and exc.value.unsupported == "max_tokens"
     assert str(exc.value).startswith("HTTP 400: Unsupported parameter: 'max_tokens'")
@@ -127,7 +127,7 @@ def test_reasoning_false_never_adapts_and_names_the_rejected_parameter():
 def test_reasoning_effort_is_sent_and_a_rejection_names_it():
     req = GenerateRequest(messages=(Message("user", "rate"),), reasoning_effort="low")
     with ScriptedServer(lambda b: '{"score": 5}') as srv:
-        run(OpenAIBackend("o4-mini", srv.base_url), req)
+        run(OpenAIBackend("thinker-x", srv.base_url), req)
     assert srv.requests[0]["reasoning_effort"] == "low"
     rejected = json.dumps({"error": {"message": "Unrecognized request argument supplied: reasoning_effort",
                                      "type": "invalid_request_error", "param": None, "code": None}})
@@ -142,7 +142,7 @@ def test_a_budget_spent_thinking_is_a_truncated_answer():
                       usage={"prompt_tokens": 10, "completion_tokens": 64,
                              "completion_tokens_details": {"reasoning_tokens": 64}})
     with ScriptedServer(lambda b: Reply(raw_body=body)) as srv:
-        (res,) = run(OpenAIBackend("o4-mini", srv.base_url), REQ)
+        (res,) = run(OpenAIBackend("thinker-x", srv.base_url), REQ)
     assert res.text == "" and res.finish_reason == "length" and res.usage.reasoning_tokens == 64
 
 

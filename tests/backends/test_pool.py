@@ -118,7 +118,10 @@ def test_requests_go_to_the_least_loaded_server_within_the_cap():
         one_at_a_time = make_backend(JudgeSpec.parse(f"openai:m@{a.base_url},{b.base_url}"))
         sequential(one_at_a_time, 10)
     assert peak["a"] <= 2 and peak["b"] <= 2
-    assert pool.server_counts() == {a.base_url: 6, b.base_url: 6}
+    # spread evenly (each member holds its requests behind its first until the request form is settled,
+    # so the first answers of the two servers may come at different times: within 2 of each other)
+    counts = pool.server_counts()
+    assert sum(counts.values()) == 12 and abs(counts[a.base_url] - counts[b.base_url]) <= 2
     # idle servers take turns (fewest sent first)
     assert one_at_a_time.server_counts() == {a.base_url: 5, b.base_url: 5}
 

@@ -122,11 +122,11 @@ def test_a_missing_gguf_file_is_a_runtime_error():
         make_backend(JudgeSpec.parse("llamacpp:/nonexistent/model.gguf"))
 
 
-def test_listing_the_backends_loads_neither_httpx_nor_llama_cpp():
+def test_listing_the_backends_loads_neither_aiohttp_nor_llama_cpp():
     code = ("import sys\n"
             "from polyjudge.backends import BACKENDS, JudgeSpec\n"
             "assert 'polyjudge.backends.openai' not in sys.modules  # loaded on first use only\n"
             "BACKENDS.help_text(); JudgeSpec.parse('openai:m@u'); JudgeSpec.parse('llamacpp')\n"
-            "print(sorted(m for m in ('httpx', 'xllamacpp') if m in sys.modules))\n")
+            "print(sorted(m for m in ('aiohttp', 'httpx', 'xllamacpp') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

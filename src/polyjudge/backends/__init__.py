@@ -5,7 +5,7 @@ Judge specs on the command line: ``openai:MODEL[?OPTIONS][@BASE_URL[,BASE_URL...
 ``replay:RECORDING.jsonl``; several base URLs make one judge served by a pool
 of servers (:class:`PoolBackend`). Further backends register with
 :func:`register_backend` or the ``polyjudge.backends`` entry-point group.
-Importing this package is cheap: the backend modules (and httpx, llama.cpp)
+Importing this package is cheap: the backend modules (and aiohttp, llama.cpp)
 load when the registry is first used.
 """
 

@@ -32,6 +32,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from polyjudge.backends.adaptation import FormGate, is_billing_error
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
 from polyjudge.backends.http import (
     HttpClients,
@@ -105,7 +106,7 @@ class AnthropicBackend(RegisteredBackend):
 
     def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, *, api_key_env: str = API_KEY_ENV,
                  timeout: float = 120.0, structured: str = "auto", version: str = API_VERSION,
-                 max_connections: int = 256, reasoning_effort: str | None = None) -> None:
+                 reasoning_effort: str | None = None) -> None:
         if structured not in STRUCTURED_MODES:
             raise ValueError(f"structured must be one of {', '.join(STRUCTURED_MODES)}, got '{structured}'")
         self.model = model
@@ -117,11 +118,13 @@ class AnthropicBackend(RegisteredBackend):
         self.version = version
         # Sent with requests that set no reasoning_effort of their own (BackendSettings.reasoning_effort).
         self.reasoning_effort = reasoning_effort
-        self._http = HttpClients(timeout, max_connections=max_connections)
+        self._http = HttpClients(timeout)
         self._timeout = self._http.timeout
         self._mode = "tool" if structured == "auto" else structured  # how the schema is sent now
         self._send_temperature = True
         self._adaptations: dict[str, str] = {}
+        # While a 400 could still change how requests are written, they wait for the server's lesson.
+        self._gate = FormGate(settled=False)
 
     @property
     def adaptations(self) -> dict[str, str]:
@@ -192,8 +195,11 @@ class AnthropicBackend(RegisteredBackend):
         unsupported = "reasoning_effort" if status == 400 and "effort" in info.message.lower() \
             and "effort" in sent.get("output_config", {}) else None
         kind = f"{info.type}: " if info.type and info.type != "error" else ""
-        return BackendError(f"HTTP {status}: {kind}{info.message}", retryable=is_retryable_status(status),
-                            status=status, retry_after=rate_limit_wait(resp.headers), unsupported=unsupported)
+        # "Your credit balance is too low" comes as a 400: no request can succeed, whatever the status.
+        billing = status == 402 or is_billing_error(info.type, info.message)
+        return BackendError(f"HTTP {status}: {kind}{info.message}",
+                            retryable=is_retryable_status(status) and not billing, status=status,
+                            retry_after=rate_limit_wait(resp.headers), unsupported=unsupported, fatal=billing)
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         if request.n > 1:
@@ -202,13 +208,19 @@ class AnthropicBackend(RegisteredBackend):
         if request.top_logprobs > 0:
             raise BackendError("the Messages API returns no log-probabilities", retryable=False,
                                unsupported="logprobs")
+        return await self._gate.run(lambda: self._generate(request))
+
+    async def _generate(self, request: GenerateRequest) -> GenerateResult:
         for _ in range(_MAX_ADAPTATIONS + 1):
             body = self._body(request)
             start = time.perf_counter()
             resp = await self._http.post(self.url, body, headers=self._headers())
             latency = time.perf_counter() - start
             if resp.status_code == 400 and self._adapted_to(resp, body):
+                self._gate.hold()  # the requests not yet sent wait for the adapted resend's answer
                 continue
+            if not is_retryable_status(resp.status_code):
+                self._gate.settle()  # the server took the request's form (or refused it for another reason)
             if resp.status_code != 200:
                 raise self._error(resp, body)
             return self._result(resp, latency)

@@ -83,6 +83,9 @@ class GenerateResult:
     logprobs: tuple[TokenLogprob, ...] = ()
     # Hidden reasoning text some servers return beside the answer (kept, never parsed).
     reasoning: str | None = None
+    # Times the request was sent again before this answer (another server of a pool, a request form the
+    # server rejected, a kept connection found closed): the engine counts them as retries.
+    resends: int = 0
 
 
 class BackendError(RuntimeError):
@@ -94,9 +97,13 @@ class BackendError(RuntimeError):
     """
 
     def __init__(self, message: str, *, retryable: bool, status: int | None = None,
-                 retry_after: float | None = None, unsupported: str | None = None) -> None:
+                 retry_after: float | None = None, unsupported: str | None = None, fatal: bool = False) -> None:
         super().__init__(redact(message))
         self.retryable, self.status, self.retry_after = retryable, status, retry_after
+        # No request can succeed (the account cannot pay, whatever the status code): stop the run.
+        self.fatal = fatal
+        # Times the request was sent again before this failure (see GenerateResult.resends).
+        self.resends = 0
         # The request parameter the server rejected (e.g. "n", "max_tokens", "temperature"),
         # so the caller can adapt once instead of failing every request.
         self.unsupported = unsupported

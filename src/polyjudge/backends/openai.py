@@ -10,8 +10,12 @@ backend learns this from the server's documented 400 answers (``param``
 ``max_tokens`` with code ``unsupported_parameter``, ``param`` ``temperature``
 with ``unsupported_value``), changes its requests once, resends, and keeps
 the change for its lifetime; :attr:`OpenAIBackend.adaptations` says what was
-changed. The judge spec option ``?reasoning`` sends reasoning-model requests
-from the start, ``?reasoning=false`` never adapts.
+changed. Models of a known reasoning family (``backends/reasoning.py``'s
+table, extended by ``POLYJUDGE_REASONING_MODELS``) and the judge spec option
+``?reasoning`` send reasoning-model requests from the start;
+``?reasoning=false`` never adapts. While the form is unknown the judge's
+requests wait while the server teaches the judge (``backends/adaptation.py``),
+so a run pays one rejected request per adapted parameter.
 
 Open reasoning models served by vLLM or llama.cpp return their thinking as
 ``reasoning_content`` (or ``reasoning``) or inline as ``<think>…</think>``:
@@ -25,8 +29,10 @@ import os
 import time
 from typing import Any, ClassVar
 
+from polyjudge.backends.adaptation import FormGate, is_billing_error
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.backends.http import (
+    MAX_CONNECTIONS,
     ErrorInfo,
     HttpClients,
     HttpResponse,
@@ -34,7 +40,7 @@ from polyjudge.backends.http import (
     is_retryable_status,
     parse_retry_after,
 )
-from polyjudge.backends.reasoning import join_reasoning, split_reasoning
+from polyjudge.backends.reasoning import is_known_reasoning_model, join_reasoning, split_reasoning
 from polyjudge.backends.registry import (
     DEFAULT_API_KEY_ENV,
     BackendSettings,
@@ -43,6 +49,7 @@ from polyjudge.backends.registry import (
     register_backend,
 )
 from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported
+from polyjudge.backends.slots import ServerSlots
 from polyjudge.data.secrets import register_secret_env
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -119,7 +126,7 @@ class OpenAIBackend(RegisteredBackend):
                      "(reasoning=false: never adapt to 400 answers)",
         "structured": "auto, json_schema or none: how the protocol's JSON schema is sent",
         "key_env": "environment variable holding this judge's API key",
-        "per_server": "requests in flight per server when several are given",
+        "per_server": "requests in flight per server (default: llama.cpp's total_slots when it says)",
     }
 
     @classmethod
@@ -130,13 +137,14 @@ class OpenAIBackend(RegisteredBackend):
         register_secret_env(key_env)
         return cls(spec.model, spec.base_url or DEFAULT_BASE_URL, api_key_env=key_env, timeout=settings.timeout,
                    structured=spec.option("structured") or "auto", reasoning=spec.flag("reasoning"),
-                   reasoning_effort=settings.reasoning_effort)
+                   reasoning_effort=settings.reasoning_effort,
+                   per_server=spec.int_option("per_server") or settings.max_per_server)
 
     def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, *,
                  api_key_env: str = DEFAULT_API_KEY_ENV, timeout: float = 120.0,
                  structured: str = "auto", azure: bool = False, api_version: str | None = None,
-                 max_connections: int = 256, reasoning: bool | None = None,
-                 reasoning_effort: str | None = None) -> None:
+                 reasoning: bool | None = None,
+                 reasoning_effort: str | None = None, per_server: int | None = None) -> None:
         if structured not in STRUCTURED_MODES:
             raise ValueError(f"structured must be one of {', '.join(STRUCTURED_MODES)}, got '{structured}'")
         self.model = model
@@ -149,15 +157,24 @@ class OpenAIBackend(RegisteredBackend):
         self.reasoning_effort = reasoning_effort
         self._schema_supported: bool | None = None if structured == "auto" else structured == "json_schema"
         self._params = {"api-version": api_version} if api_version else None
-        self._http = HttpClients(timeout, max_connections=max_connections)
+        # Connections: at most the server's cap when given (the engine's --concurrency caps them otherwise).
+        self._http = HttpClients(timeout, max_connections=per_server or MAX_CONNECTIONS)
         self._timeout = self._http.timeout
         # How requests are written; changed at most once each, when the server rejects the default.
-        self._token_field = "max_completion_tokens" if reasoning else "max_tokens"
-        self._send_temperature = not reasoning
+        known = reasoning is None and is_known_reasoning_model(model)
+        as_reasoning = bool(reasoning) or known
+        self._token_field = "max_completion_tokens" if as_reasoning else "max_tokens"
+        self._send_temperature = not as_reasoning
         self._adaptations: dict[str, str] = {}
-        if reasoning:
-            self._adaptations = {"max_tokens": "sent as max_completion_tokens (reasoning model)",
-                                 "temperature": "left at the model's default (reasoning model)"}
+        if as_reasoning:
+            why = "known reasoning model" if known else "reasoning model"
+            self._adaptations = {"max_tokens": f"sent as max_completion_tokens ({why})",
+                                 "temperature": f"left at the model's default ({why})"}
+        # At most as many requests in flight as the server runs at once (given, or asked of a self-hosted one).
+        hosted = azure or self.base_url == DEFAULT_BASE_URL
+        self._slots = ServerSlots(self.base_url, given=per_server, ask=not hosted)
+        # While a 400 could still change how requests are written, they wait for the server's lesson.
+        self._gate = FormGate(settled=reasoning is not None and structured != "auto")
 
     # ------------------------------------------------------------------ what was changed
 
@@ -166,6 +183,16 @@ class OpenAIBackend(RegisteredBackend):
         """Request fields written otherwise than asked (field -> how), e.g. ``max_tokens`` sent as
         ``max_completion_tokens``: for the run's manifest and signature."""
         return dict(self._adaptations)
+
+    @property
+    def server_slots(self) -> int | None:
+        """Requests the server runs at once (given or learned), or None when it is not capped."""
+        return self._slots.limit
+
+    async def learn_slots(self) -> None:
+        """Ask the server how many requests it runs at once (once; a pool asks every server up front)."""
+        if not self._slots.known:
+            await self._slots.learn(self._http, self._headers())
 
     def _adapt(self, field: str, how: str) -> None:
         self._adaptations.setdefault(field, how)
@@ -219,25 +246,50 @@ class OpenAIBackend(RegisteredBackend):
                 if field in sent and info.names(field):
                     unsupported = name
                     break
-        # An exhausted quota answers 429 but no wait will refill it.
-        retryable = is_retryable_status(status) and info.code != "insufficient_quota"
+        # An exhausted quota answers 429 but no wait will refill it; a billing error is fatal whatever its status.
+        billing = is_billing_error(info.code, info.type, info.message)
+        retryable = is_retryable_status(status) and not billing
         return BackendError(f"HTTP {status}: {info.message}", retryable=retryable, status=status,
-                            retry_after=parse_retry_after(resp.headers.get("retry-after")), unsupported=unsupported)
+                            retry_after=parse_retry_after(resp.headers.get("retry-after")), unsupported=unsupported,
+                            fatal=billing)
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
+        if not self._slots.known:
+            await self._slots.learn(self._http, self._headers())
+        if self._slots.limit is None:
+            if self._gate.settled:  # the common case, without the gate's extra frame
+                return await self._generate(request)
+            return await self._gate.run(lambda: self._generate(request))
+        async with self._slots.held():
+            return await self._gate.run(lambda: self._generate(request))
+
+    async def _generate(self, request: GenerateRequest) -> GenerateResult:
         url = f"{self.base_url}/chat/completions"
+        resends = 0
         for _ in range(_MAX_ADAPTATIONS + 1):
             body = self._body(request)
             start = time.perf_counter()
-            resp = await self._http.post(url, body, headers=self._headers(), params=self._params)
+            try:
+                resp = await self._http.post(url, body, headers=self._headers(), params=self._params)
+            except BackendError as exc:
+                exc.resends += resends
+                raise
             latency = time.perf_counter() - start
+            resends += resp.resends
             if resp.status_code == 400 and self._adapted_to(resp, body):
+                self._gate.hold()  # the requests not yet sent wait for the adapted resend's answer
+                resends += 1
                 continue
+            if not is_retryable_status(resp.status_code):
+                self._gate.settle()  # the server took the request's form (or refused it for another reason)
             if resp.status_code != 200:
-                raise self._error(resp, body)
+                err = self._error(resp, body)
+                err.resends = resends
+                raise err
             if "response_format" in body and self._schema_supported is None:
                 self._schema_supported = True
-            return self._result(request, resp, latency)
+            result = self._result(request, resp, latency)
+            return dataclasses.replace(result, resends=resends) if resends else result
         raise BackendError("HTTP 400: the server kept rejecting the request after it was adapted",
                            retryable=False, status=400)
 

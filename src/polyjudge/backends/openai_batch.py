@@ -1,4 +1,4 @@
-"""The OpenAI Batch API (and servers that copy it) over httpx.
+"""The OpenAI Batch API (and servers that copy it) over the shared HTTP layer (``backends/http.py``).
 
 A batch is a JSONL file of ``{"custom_id", "method", "url", "body"}`` lines
 uploaded to ``/v1/files`` with purpose ``batch``, then a ``/v1/batches``
@@ -27,13 +27,15 @@ from polyjudge.backends.batch import (
     RegisteredBatchClient,
     register_batch_client,
 )
+from polyjudge.backends.http import HttpClients, HttpResponse, max_body_from_env, parse_retry_after
 from polyjudge.backends.openai import chat_body
+from polyjudge.backends.reasoning import is_known_reasoning_model
 from polyjudge.backends.registry import DEFAULT_API_KEY_ENV, BackendSettings, JudgeSpec
 from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported
 from polyjudge.data.secrets import redact, redact_url, register_secret_env
 
 if TYPE_CHECKING:
-    import httpx
+    import aiohttp
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 CHAT_ENDPOINT = "/v1/chat/completions"
@@ -190,7 +192,7 @@ class OpenAIBatchClient(RegisteredBatchClient):
         if structured not in ("auto", "json_schema", "none"):
             raise ValueError(f"structured must be auto, json_schema or none, got '{structured}'")
         return cls(spec.model, base_url, api_key_env=key_env, timeout=settings.timeout, limits=limits,
-                   structured=structured != "none", reasoning=bool(spec.flag("reasoning")))
+                   structured=structured != "none", reasoning=_reasoning(spec))
 
     def __init__(self, model: str, base_url: str = OPENAI_BASE_URL, *, api_key_env: str = DEFAULT_API_KEY_ENV,
                  timeout: float = 120.0, limits: BatchLimits = BatchLimits(), structured: bool = True,
@@ -204,31 +206,26 @@ class OpenAIBatchClient(RegisteredBatchClient):
         # says structured=none, and reasoning models (?reasoning) with max_completion_tokens.
         self.structured, self.reasoning = structured, reasoning
         self._timeout = timeout
-        self._client: httpx.AsyncClient | None = None
+        # Output files can be as large as the batches: the size cap grows with them.
+        self._http = HttpClients(timeout, max_connections=8,
+                                 max_body=max(max_body_from_env(), 3 * limits.max_bytes))
 
     # ------------------------------------------------------------------------------ HTTP
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            import httpx
-
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self._timeout, connect=min(self._timeout, 10.0)))
-        return self._client
 
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.api_key_env)
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    async def _call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        import httpx
-
-        try:
-            resp = await self._http().request(method, f"{self.base_url}{path}", headers=self._headers(), **kwargs)
-        except httpx.TimeoutException as exc:
-            raise BackendError(f"timeout: {type(exc).__name__}", retryable=True) from None
-        except httpx.TransportError as exc:
-            raise BackendError(f"connection error: {type(exc).__name__}: {redact(str(exc))}",
-                               retryable=True) from None
+    async def _call(self, method: str, path: str, *, params: dict[str, str] | None = None, data: Any = None,
+                    json_body: Any = None, files: bool = False) -> HttpResponse:
+        """One request; a failed status raises. File transfers get FILE_DEADLINE_S (or --timeout if longer)."""
+        deadline = max(self._timeout, FILE_DEADLINE_S) if files else None
+        headers = self._headers()
+        if json_body is not None:
+            data = json.dumps(json_body, separators=(",", ":")).encode()
+            headers["Content-Type"] = "application/json"
+        resp = await self._http.request(method, f"{self.base_url}{path}", headers=headers, params=params,
+                                        data=data, deadline=deadline)
         if resp.status_code != 200:
             try:
                 message = _body_message(resp.json())
@@ -236,7 +233,7 @@ class OpenAIBatchClient(RegisteredBatchClient):
                 message = resp.text
             raise BackendError(f"HTTP {resp.status_code}: {_short(message)}",
                                retryable=_is_retryable_status(resp.status_code), status=resp.status_code,
-                               retry_after=_retry_after(resp.headers.get("retry-after")))
+                               retry_after=parse_retry_after(resp.headers.get("retry-after")))
         return resp
 
     async def _json(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -263,12 +260,11 @@ class OpenAIBatchClient(RegisteredBatchClient):
 
     async def submit(self, lines: Sequence[BatchLine], tag: str) -> BatchInfo:
         payload = b"".join(self._encode(line) for line in lines)
-        uploaded = await self._json("POST", "/files", data={"purpose": "batch"},
-                                    files={"file": (f"{tag}.jsonl", payload, "application/jsonl")})
+        uploaded = await self._json("POST", "/files", data=lambda: _upload_form(payload, tag), files=True)
         file_id = uploaded.get("id") if isinstance(uploaded, dict) else None
         if not isinstance(file_id, str):
             raise BackendError("the file upload answered without a file id", retryable=True, status=200)
-        return await self._info("POST", "/batches", json={
+        return await self._info("POST", "/batches", json_body={
             "input_file_id": file_id, "endpoint": CHAT_ENDPOINT, "completion_window": COMPLETION_WINDOW,
             "metadata": {TAG_KEY: tag}})
 
@@ -303,7 +299,7 @@ class OpenAIBatchClient(RegisteredBatchClient):
         for file_id in (info.output_file, info.error_file):
             if not file_id:
                 continue
-            resp = await self._call("GET", f"/files/{file_id}/content")
+            resp = await self._call("GET", f"/files/{file_id}/content", files=True)
             for raw in resp.text.splitlines():
                 if not raw.strip():
                     continue
@@ -317,18 +313,27 @@ class OpenAIBatchClient(RegisteredBatchClient):
         return await self._info("POST", f"/batches/{batch_id}/cancel")
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self._http.aclose()
 
 
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value.strip()))
-    except ValueError:
-        return None
+# Uploading a batch file or downloading its output may take longer than one chat request.
+FILE_DEADLINE_S = 900.0
+
+
+def _reasoning(spec: JudgeSpec) -> bool:
+    """Batch lines are written for a reasoning model when the judge says so or its name is in the table."""
+    flag = spec.flag("reasoning")
+    return flag if flag is not None else is_known_reasoning_model(spec.model or "")
+
+
+def _upload_form(payload: bytes, tag: str) -> aiohttp.FormData:
+    """The multipart form of a batch file upload (made afresh for each send: a form is spent once sent)."""
+    import aiohttp
+
+    form = aiohttp.FormData()
+    form.add_field("purpose", "batch")
+    form.add_field("file", payload, filename=f"{tag}.jsonl", content_type="application/jsonl")
+    return form
 
 
 __all__ = ["CHAT_ENDPOINT", "OPENAI_BASE_URL", "OpenAIBatchClient", "batch_info", "chat_body", "encode_line",

@@ -5,7 +5,9 @@ Teams that host open judges run several vLLM or SGLang servers of one model.
 so the engine sees one judge:
 
 * each request goes to the least-loaded server (fewest requests in flight,
-  then fewest sent), never above ``max_per_server`` in flight on one server;
+  then fewest sent), never above ``max_per_server`` in flight on one server,
+  nor above what the server says it runs at once (llama.cpp's ``total_slots``,
+  asked of every server before the first request; see ``backends/slots.py``);
 * a server that refuses connections, or fails ``failures_to_cool`` times in a
   row (5xx, timeouts, broken bodies), is taken out for a cool-down that
   doubles each time it is taken out again (up to ``max_cooldown_s``); the
@@ -15,9 +17,13 @@ so the engine sees one judge:
 * an answer that no server would change (400, 401, 402, 403, 404, rejected
   parameters) is raised as it is, with the server named, and the engine
   decides (401/402/403/404 stop the run);
-* when every server has failed the request or is cooling down, the last
-  error is raised (its retryable flag kept), so the engine's retries and its
-  circuit breaker see a dead pool like a dead server.
+* when every server has failed the request or is cooling down, the most
+  telling error is raised (an answer or a timeout before a refused
+  connection: a slow survivor is not reported as an unreachable pool), its
+  retryable flag kept, so the engine's retries and its circuit breaker see a
+  dead pool like a dead server;
+* every re-send to another server is counted (``resends`` on the answer or
+  the error), and the engine counts it as a retry.
 
 :meth:`PoolBackend.server_counts` and :meth:`PoolBackend.server_stats` tell
 how requests were spread; :attr:`PoolBackend.servers` lists the servers with
@@ -27,6 +33,7 @@ credentials masked.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -72,6 +79,7 @@ class PoolBackend:
         self._stats = [ServerStats(redact_url(u) or "") for u in servers]
         self._slot_freed: asyncio.Condition | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._slots_asked = False
 
     # ------------------------------------------------------------------ what the engine may show
 
@@ -119,14 +127,24 @@ class PoolBackend:
                 usable = [i for i, s in enumerate(self._stats) if i not in tried and s.down_until <= now]
                 if not usable:
                     return None
-                cap = self.max_per_server
-                free = [i for i in usable if cap is None or self._stats[i].in_flight < cap]
+                free = [i for i in usable if self._has_room(i)]
                 if free:
                     best = min(free, key=lambda i: (self._stats[i].in_flight, self._stats[i].sent, i))
                     self._stats[best].in_flight += 1
                     self._stats[best].sent += 1
                     return best
                 await cond.wait()
+
+    def _has_room(self, index: int) -> bool:
+        caps = [c for c in (self.max_per_server, getattr(self.members[index], "server_slots", None)) if c]
+        return not caps or self._stats[index].in_flight < min(caps)
+
+    async def _ask_slots(self) -> None:
+        """Ask every server how many requests it runs at once, together, before the first request."""
+        self._slots_asked = True
+        learners = [m.learn_slots() for m in self.members if hasattr(m, "learn_slots")]
+        if learners:
+            await asyncio.gather(*learners)
 
     async def _release(self, index: int) -> None:
         cond = self._condition()
@@ -160,13 +178,19 @@ class PoolBackend:
         """``exc`` with the server it came from named at the end (the message's start is kept:
         the engine sorts errors by it)."""
         err = BackendError(f"{exc} ({note}server {server.url})", retryable=exc.retryable, status=exc.status,
-                           retry_after=exc.retry_after, unsupported=exc.unsupported)
+                           retry_after=exc.retry_after, unsupported=exc.unsupported, fatal=exc.fatal)
+        err.resends = exc.resends
         return err
 
-    def _exhausted(self, last: BackendError | None) -> BackendError:
-        """The error for a request no server could answer."""
-        if last is not None:
-            return last
+    def _exhausted(self, errors: list[BackendError], *, last: bool = False) -> BackendError:
+        """The error for a request no server could answer: an answer or a timeout says more about the
+        pool than a refused connection does (the servers that answered are reachable). It carries
+        every re-send the request had."""
+        if errors:
+            reached = [e for e in errors if not str(e).startswith("connection error")]
+            chosen = errors[-1] if last else (reached or errors)[-1]
+            chosen.resends = len(errors) - 1 + sum(e.resends for e in errors)
+            return chosen
         # Every server is cooling down: report the freshest failure of one of them.
         failed = [s for s in self._stats if s.last_error is not None]
         if not failed:
@@ -176,28 +200,31 @@ class PoolBackend:
         return self._named(server.last_error, server, f"all {len(self._stats)} servers cooling down; last: ")
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
+        if not self._slots_asked:
+            await self._ask_slots()
         tried: set[int] = set()
-        last: BackendError | None = None
+        errors: list[BackendError] = []
         while True:
             index = await self._acquire(tried)
             if index is None:
-                raise self._exhausted(last)
+                raise self._exhausted(errors)
             tried.add(index)
             server = self._stats[index]
             try:
                 result = await self.members[index].generate(request)
             except BackendError as exc:
                 self._count_failure(server, exc)
-                last = self._named(exc, server)
+                errors.append(self._named(exc, server))
                 if not exc.retryable:
-                    raise last from None
+                    raise self._exhausted(errors, last=True) from None
                 continue
             finally:
                 await self._release(index)
             server.answered += 1
             server.failures_in_a_row = 0
             server.cooldowns = 0
-            return result
+            resends = len(errors) + sum(e.resends for e in errors) + result.resends
+            return dataclasses.replace(result, resends=resends) if resends != result.resends else result
 
     async def aclose(self) -> None:
         for member in self.members:

@@ -6,7 +6,7 @@ backend name is looked up in :data:`BACKENDS`; the backend class itself says
 how its target is split (:meth:`RegisteredBackend.parse_target`) and how it
 is built from a spec (:meth:`RegisteredBackend.from_spec`). The built-in
 backend modules are imported only when the registry is first used, so
-importing this module loads neither httpx nor llama.cpp.
+importing this module loads neither aiohttp nor llama.cpp.
 
 Two additions to the target, for backends that take them:
 

@@ -494,7 +494,7 @@ def signature(protocol: JudgeProtocol, judges: list[str], runs: int, aggregator:
 
 def _versions() -> dict[str, str]:
     out = {"polyjudge": __version__, "python": platform.python_version()}
-    for pkg in ("httpx", "xllamacpp", "numpy"):
+    for pkg in ("aiohttp", "xllamacpp", "numpy"):
         try:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:

@@ -71,7 +71,7 @@ def is_fatal(exc: BackendError) -> bool:
     A 429 that is not retryable is an exhausted quota (``insufficient_quota``), not a rate limit:
     like a 402, no wait refills it.
     """
-    if exc.status in FATAL_STATUSES or (exc.status == 429 and not exc.retryable):
+    if getattr(exc, "fatal", False) or exc.status in FATAL_STATUSES or (exc.status == 429 and not exc.retryable):
         return True
     return exc.status is not None and not exc.retryable and bool(_NOT_FOUND.search(str(exc)))
 
@@ -271,6 +271,7 @@ async def execute(tasks: Iterable[Task | Sequence[Task]], backends: list[Backend
                 stats.sent += 1
                 result = await backend.generate(request)
             except BackendError as exc:
+                stats.sent, stats.retries = stats.sent + exc.resends, stats.retries + exc.resends  # re-sent inside
                 if budget is not None:
                     budget.settle(reserved, 0.0)  # a failed attempt is not billed
                 if len(group) > 1 and exc.unsupported == "n":
@@ -295,12 +296,13 @@ async def execute(tasks: Iterable[Task | Sequence[Task]], backends: list[Backend
                 if fatal:
                     halt(REJECTED, f"the endpoint rejected the request: {message}")
                 elif give_up:
-                    what = ("is unreachable" if kind in ("connection error", "timeout")
-                            else "keeps failing")
+                    # Unreachable only when connections fail; a server that took them but answered too late is slow.
+                    what = {"connection error": "is unreachable", "timeout": "is too slow"}.get(kind, "keeps failing")
                     halt(UNREACHABLE, f"the endpoint {what}: {message} ({streak.count} attempts in a row "
                                       f"failed over {time.monotonic() - streak.since:.1f}s)")
                 return
             streak.success()
+            stats.sent, stats.retries = stats.sent + result.resends, stats.retries + result.resends  # re-sent inside
             vetted = vet_usage(request, result)  # server numbers are data: bounded before anything counts them
             result = with_usage(result, vetted.usage)
             if budget is not None:
