@@ -18,6 +18,8 @@ PROTOCOL_BASES = {"Protocol", "BufferedProtocol", "StreamReaderProtocol", "BaseP
 PROTOCOL_METHODS = {"data_received", "buffer_updated", "eof_received"}
 RAW_CONNECTIONS = {"create_connection", "open_connection", "sock_connect", "sock_recv"}
 OTHER_HTTP_LIBRARIES = {"httpx", "h11", "http.client", "requests", "urllib3"}
+# Raw connections that carry no HTTP, each with its reason.
+NOT_HTTP = {"engine/ray_executor.py": "a TCP reachability probe of a Ray cluster's address before ray.init"}
 
 
 def _modules() -> list[Path]:
@@ -42,6 +44,8 @@ def _breaches(path: Path) -> list[str]:
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in PROTOCOL_METHODS:
             found.append(f"{where}: protocol callback {node.name}")
         elif isinstance(node, ast.Attribute) and node.attr in RAW_CONNECTIONS:
+            if str(path.relative_to(SRC)) in NOT_HTTP and node.attr == "create_connection":
+                continue
             found.append(f"{where}: raw connection {node.attr}")
         elif isinstance(node, ast.Import | ast.ImportFrom):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]

@@ -656,7 +656,7 @@ class _Driver:
                             ray.exceptions.NodeDiedError)
         self.options, self.on_update, self.budget = options, on_update, budget
         self.attempts_used = attempts_used or {}
-        self.chunk_size = options.chunk_tasks or max(1, 2 * slots)
+        self.chunk_size = options.chunk_tasks or max(1, slots)  # a new chunk while the last half is running
         self.room = max(self.chunk_size, 2 * slots)  # requests an actor may hold
         self.loads = [0] * len(actors)
         self.home: dict[str, int] = {}  # prefix -> the actor that last took it
@@ -674,10 +674,15 @@ class _Driver:
     # ---------------------------------------------------------------- handing out
 
     def _pick(self, chunk: _Chunk) -> int | None:
+        # An actor never holds more than ``room`` requests (a chunk larger than that goes to an idle one):
+        # what it holds is what a lost node costs.
+        def fits(i: int) -> bool:
+            return i not in self.down and (self.loads[i] + chunk.size <= self.room or self.loads[i] == 0)
+
         home = self.home.get(chunk.prefix)
-        if home is not None and home not in self.down and self.loads[home] < self.room:
+        if home is not None and fits(home):
             return home
-        free = [i for i, load in enumerate(self.loads) if load < self.room and i not in self.down]
+        free = [i for i in range(len(self.loads)) if fits(i)]
         return min(free, key=lambda i: self.loads[i]) if free else None
 
     def _units(self, chunk: _Chunk) -> list[_Unit] | None:
@@ -765,7 +770,8 @@ class _Driver:
     def _lost(self, index: int, chunk: _Chunk, left: list[_Unit], exc: Exception, started: set[str]) -> None:
         """The actor died: its unanswered requests go out again, or fail once they have seen too many deaths.
 
-        Each request handed out again counts as a retry (and in ``ray_resent``):
+        Each request handed out again counts as a retry (and in ``ray_resent``) once, however
+        many dying actors it was handed to:
         the driver cannot tell which of them had reached the server, since the
         actor's last messages die with it; the log line says how many it knew
         had started.
@@ -787,8 +793,10 @@ class _Driver:
                 again.append(unit.group)
             else:  # part of a multi-sample request was answered: the rest one by one
                 again += [(t,) for t in keep]
-        self.stats.retries += len(again)
-        self.report.resent += len(again)
+        # A request lost twice (handed to a second actor that died with the same node) is one re-send.
+        first_loss = sum(1 for group in again if any(self.deaths.get(t.key) == 1 for t in group))
+        self.stats.retries += first_loss
+        self.report.resent += first_loss
         if again:
             log.warning(f"a Ray actor died ({type(exc).__name__}); sending its {len(again)} unanswered "
                         f"request(s) again (at least {known} of them had been sent)")
