@@ -31,7 +31,6 @@ from polyjudge.data import textio
 from polyjudge.data.errors import InputError
 from polyjudge.data.fields import check_id
 from polyjudge.data.languages import LANGUAGE_NAMES
-from polyjudge.data.readers import plain
 from polyjudge.data.records import Item
 
 REQUIRED_COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target",
@@ -168,7 +167,7 @@ def read_wmt_mqm_report(path: str | Path) -> tuple[list[MQMAnnotation], MQMReadR
             else:
                 raise InputError(f"expected {len(header)} tab-separated fields, found {len(parts)}",
                                  path=name, line=lineno,
-                                 field=plain(header[min(len(parts), len(header) - 1)]))
+                                 field=textio.plain(header[min(len(parts), len(header) - 1)]))
         row_key = tuple(parts)
         if row_key in seen_rows:  # the same rater's same error copied twice counts once
             report.duplicate_rows += 1

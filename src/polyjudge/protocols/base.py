@@ -10,63 +10,17 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from polyjudge.backends.base import Message, TokenLogprob
 from polyjudge.data.records import DocumentContext, Item
+from polyjudge.protocols.answers import MAX_ANSWER_CHARS as MAX_ANSWER_CHARS
+from polyjudge.protocols.answers import MAX_NESTING as MAX_NESTING
+from polyjudge.protocols.answers import ParseFailure as ParseFailure
+from polyjudge.protocols.answers import check_answer_limits as check_answer_limits
+from polyjudge.protocols.answers import nesting_depth as nesting_depth
+from polyjudge.protocols.expected import TOP_LOGPROBS, Locator, score_distribution
 from polyjudge.protocols.options import NoOptions, describe_options, options_signature, parse_options
-
-if TYPE_CHECKING:
-    from polyjudge.protocols.expected import Locator
-
-
-# No protocol's answer comes near these: a judge writes a score, a few error lists, a verdict.
-MAX_ANSWER_CHARS = 200_000
-MAX_NESTING = 64
-
-
-def check_answer_limits(text: str) -> None:
-    """ParseFailure when ``text`` is longer than :data:`MAX_ANSWER_CHARS` or nests brackets
-    (outside JSON strings) deeper than :data:`MAX_NESTING`."""
-    if len(text) > MAX_ANSWER_CHARS:
-        raise ParseFailure(f"answer of {len(text):,} characters is longer than the {MAX_ANSWER_CHARS:,} "
-                           "a judgment may have")
-    brackets = text.count("{") + text.count("[")  # at C speed: a usual answer needs no scan
-    if brackets > MAX_NESTING and (depth := nesting_depth(text)) > MAX_NESTING:
-        raise ParseFailure(f"answer nests brackets {depth:,} levels deep (at most {MAX_NESTING} are read)")
-
-
-def nesting_depth(text: str) -> int:
-    """The deepest nesting of ``{``/``[`` in ``text``, not counting brackets inside double-quoted strings."""
-    depth = deepest = 0
-    in_str = esc = False
-    for c in text:
-        if in_str:
-            if esc:
-                esc = False
-            elif c == "\\":
-                esc = True
-            elif c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c in "{[":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif c in "}]":
-            depth = max(0, depth - 1)
-    return deepest
-
-
-class ParseFailure(ValueError):
-    """The judge's answer could not be turned into an annotation.
-
-    Recorded as a failed judgment with ``reason``; never turned into a score.
-    """
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(slots=True)
@@ -168,8 +122,6 @@ class JudgeProtocol(ABC):
     @property
     def top_logprobs(self) -> int:
         """Top alternatives per answer token the request must ask for (0: none)."""
-        from polyjudge.protocols.expected import TOP_LOGPROBS
-
         return TOP_LOGPROBS if self.score_mode == "expected" else 0
 
     def score_targets(self, annotation: Any, item: Item) -> dict[str, tuple[Locator, Collection[int]]]:
@@ -193,8 +145,6 @@ class JudgeProtocol(ABC):
             raise ParseFailure("answer nested too deeply to read") from None
         if self.score_mode != "expected":
             return annotation
-        from polyjudge.protocols.expected import score_distribution
-
         expected = {name: score_distribution(logprobs, locate, valid, answer=text).to_json()
                     for name, (locate, valid) in self.score_targets(annotation, item).items()}
         return {**annotation, "expected": expected}

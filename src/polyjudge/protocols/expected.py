@@ -59,7 +59,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from polyjudge.backends.base import TokenLogprob
-from polyjudge.protocols.base import ParseFailure
+from polyjudge.protocols.answers import ParseFailure
 
 ScoreMode = Literal["sample", "expected"]
 SCORE_MODES: tuple[str, ...] = ("sample", "expected")
