@@ -20,7 +20,10 @@ from polyjudge.protocols.answers import ParseFailure as ParseFailure
 from polyjudge.protocols.answers import check_answer_limits as check_answer_limits
 from polyjudge.protocols.answers import nesting_depth as nesting_depth
 from polyjudge.protocols.expected import TOP_LOGPROBS, Locator, score_distribution
+from polyjudge.protocols.fewshot import FewShotPool
 from polyjudge.protocols.options import NoOptions, describe_options, options_signature, parse_options
+from polyjudge.protocols.reference import ReferenceUse
+from polyjudge.protocols.templates import PromptTemplate
 
 
 @dataclass(slots=True)
@@ -57,6 +60,12 @@ class JudgeProtocol(ABC):
     # True when scores are higher-is-better (all built-in protocols are).
     higher_is_better: ClassVar[bool] = True
 
+    # The parts a protocol composes (set in its constructor; a subclass with a template narrows
+    # the type with a class-level ``template: PromptTemplate``):
+    template: PromptTemplate | None = None  # the prompt; its hash is template_hash
+    reference: ReferenceUse = ReferenceUse()  # reference-based variant (protocols.reference); off
+    fewshot: FewShotPool | None = None  # seeded few-shot examples (protocols.fewshot)
+
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         self.options = options or ProtocolOptions()
         # Subclasses narrow the type with a class-level ``settings: TheirOptions``.
@@ -78,8 +87,14 @@ class JudgeProtocol(ABC):
 
     @property
     def template_hash(self) -> str:
-        """Short hash of the prompt template(s); goes into the signature."""
-        return "none"
+        """Short hash of the prompt template; goes into the signature ("none" without a template)."""
+        return self.template.hash if self.template is not None else "none"
+
+    @property
+    def mtme_name(self) -> str:
+        """The mt-metrics-eval metric name: ``polyjudge-PROTOCOL``, with ``-REF`` for a
+        reference-based run (``polyjudge-mqm-refA``)."""
+        return self.reference.metric_name(self.name)
 
     def signature_fields(self) -> dict[str, str]:
         """Protocol-specific ``key:value`` parts of the run signature.
