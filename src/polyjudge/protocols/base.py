@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from polyjudge.backends.base import Message, TokenLogprob
 from polyjudge.data.records import DocumentContext, Item
@@ -20,10 +20,12 @@ from polyjudge.protocols.answers import ParseFailure as ParseFailure
 from polyjudge.protocols.answers import check_answer_limits as check_answer_limits
 from polyjudge.protocols.answers import nesting_depth as nesting_depth
 from polyjudge.protocols.expected import TOP_LOGPROBS, Locator, score_distribution
-from polyjudge.protocols.fewshot import FewShotPool
 from polyjudge.protocols.options import NoOptions, describe_options, options_signature, parse_options
 from polyjudge.protocols.reference import ReferenceUse
-from polyjudge.protocols.templates import PromptTemplate
+
+if TYPE_CHECKING:  # annotations only: importing the base loads neither jinja2 nor the pool reader
+    from polyjudge.protocols.fewshot import FewShotPool
+    from polyjudge.protocols.templates import PromptTemplate
 
 
 @dataclass(slots=True)
