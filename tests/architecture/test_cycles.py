@@ -15,13 +15,10 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src" / "polyjudge"
 ROOT = "polyjudge"
 
-# Module cycles known before the test existed, outside meta-evaluation: being removed in issue 25.
-# Each entry is one cycle's set of modules; anything else (or a larger cycle holding one) fails.
-KNOWN_MODULE_CYCLES: frozenset[frozenset[str]] = frozenset({
-    frozenset({"polyjudge.data.readers", "polyjudge.data.wmt_mqm"}),
-    frozenset({"polyjudge.protocols.base", "polyjudge.protocols.expected"}),
-    frozenset({"polyjudge.report.sections", "polyjudge.report.pairwise", "polyjudge.report.simulation"}),
-})
+# Module cycles allowed to remain (each entry one cycle's set of modules). Issue 25 removed the last
+# three (data.readers/wmt_mqm, protocols.base/expected, report.sections/pairwise/simulation), so it is
+# empty; anything found that is not listed (or a larger cycle holding one) fails.
+KNOWN_MODULE_CYCLES: frozenset[frozenset[str]] = frozenset()
 
 
 def _module_name(path: Path) -> str:
@@ -145,10 +142,32 @@ def test_no_cycle_between_modules():
     assert not found, "modules importing each other:\n" + "\n".join(_describe(c, graph) for c in found)
 
 
+def gone_from(known: frozenset[frozenset[str]], graph: Mapping[str, Iterable[str]]) -> set[frozenset[str]]:
+    """The allow-listed cycles no longer in ``graph`` (they must leave the list)."""
+    return set(known - set(cycles(graph)))
+
+
 def test_known_cycles_are_still_there():
     """An allow-listed cycle that is gone must leave the list, so the list only shrinks."""
-    gone = KNOWN_MODULE_CYCLES - set(cycles(module_graph()))
+    gone = gone_from(KNOWN_MODULE_CYCLES, module_graph())
     assert not gone, f"remove from KNOWN_MODULE_CYCLES: {sorted(sorted(c) for c in gone)}"
+
+
+def test_a_listed_cycle_that_disappeared_is_reported():
+    listed = frozenset({frozenset({"a", "b"}), frozenset({"c", "d"})})
+    assert gone_from(listed, {"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": set()}) == {frozenset({"c", "d"})}
+    assert gone_from(listed, {"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"c"}}) == set()
+
+
+def test_the_three_cycles_of_issue_25_stay_gone():
+    """data.readers/wmt_mqm, protocols.base/expected and report.sections/pairwise/simulation
+    imported each other until issue 25; none of these modules may again be in a cycle."""
+    graph = module_graph()
+    held = {m for c in cycles(graph) for m in c}
+    modules = {"polyjudge.data.readers", "polyjudge.data.wmt_mqm", "polyjudge.protocols.base",
+               "polyjudge.protocols.expected", "polyjudge.report.sections", "polyjudge.report.pairwise",
+               "polyjudge.report.simulation"}
+    assert not held & modules
 
 
 def test_the_cycle_finder_finds_cycles():

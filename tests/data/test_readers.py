@@ -204,3 +204,11 @@ def test_wmt_mqm_languages_from_flags_name_or_error(tmp_path):
         read_items(anonymous, src_lang="en")
     got = read_items(anonymous, src_lang="en", tgt_lang="de")[0]
     assert (got.src_lang, got.tgt_lang) == ("en", "de")
+
+
+def test_plain_is_one_line_cut_to_the_limit_and_still_reached_through_readers():
+    from polyjudge.data import readers, textio
+
+    assert textio.plain("a\nb\r\nc") == "a b c"
+    assert textio.plain("x" * 100, 10) == "x" * 9 + "…" and len(textio.plain("y" * 500)) == textio.MAX_QUOTED
+    assert readers.plain is textio.plain  # rundir imports it from readers

@@ -20,6 +20,9 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.fields import check_id, check_text, check_value
 from polyjudge.data.records import CORE_FIELDS, Item
 
+# plain lives beside textio.short (wmt_mqm needs it, and wmt_mqm must not import this module)
+from polyjudge.data.textio import plain as plain
+
 REQUIRED = ("src", "tgt")
 WMT_MQM_HEADER = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target")
 
@@ -49,15 +52,6 @@ def _item_from_mapping(row: dict[str, Any], path: str, line: int, defaults: dict
         check_text(str(key), path=path, line=line, field="a column name")
         check_value(value, path=path, line=line, field=str(key))
     return Item(**values, extra=extra, origin=f"{path}:{line}")
-
-
-def plain(text: object, limit: int = textio.MAX_QUOTED) -> str:
-    """Text taken from a file (a column or key name) for a message: one line, cut to ``limit``.
-
-    Unlike :func:`textio.short` it is not quoted, so it reads well as a field name.
-    """
-    flat = " ".join(str(text).splitlines())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def parse_json(text: str, *, path: str, line: int | None = None) -> Any:

@@ -27,6 +27,15 @@ def short(value: object, limit: int = MAX_QUOTED) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def plain(text: object, limit: int = MAX_QUOTED) -> str:
+    """Text taken from a file (a column or key name) for a message: one line, cut to ``limit``.
+
+    Unlike :func:`short` it is not quoted, so it reads well as a field name.
+    """
+    flat = " ".join(str(text).splitlines())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def _open_error(path: Path, exc: OSError) -> InputError:
     if isinstance(exc, FileNotFoundError):
         return InputError("file not found", path=str(path))
@@ -77,4 +86,4 @@ def read_lines(path: str | Path) -> list[str]:
     return [text for _, text in iter_lines(path)]
 
 
-__all__ = ["BOM", "MAX_QUOTED", "iter_lines", "read_lines", "read_text", "short"]
+__all__ = ["BOM", "MAX_QUOTED", "iter_lines", "plain", "read_lines", "read_text", "short"]

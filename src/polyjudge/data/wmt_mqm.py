@@ -31,7 +31,6 @@ from polyjudge.data import textio
 from polyjudge.data.errors import InputError
 from polyjudge.data.fields import check_id
 from polyjudge.data.languages import LANGUAGE_NAMES
-from polyjudge.data.readers import plain
 from polyjudge.data.records import Item
 
 REQUIRED_COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target",
@@ -138,9 +137,19 @@ def strip_markup(text: str) -> tuple[str, tuple[int, int] | None, str | None]:
 def read_wmt_mqm_report(path: str | Path) -> tuple[list[MQMAnnotation], MQMReadReport]:
     """Read a WMT MQM TSV into annotations, plus counts of the quirks met."""
     path = Path(path)
-    name = str(path)
     # Only \n separates rows: a stray \r or U+2028 inside a field is text.
     lines = textio.read_lines(path)
+    reader = _MQMReader(str(path), _header(lines, str(path)))
+    for lineno, line in enumerate(lines[1:], start=2):
+        if line.strip():
+            reader.add_row(lineno, line)
+    if not reader.groups:
+        raise InputError("no annotation rows (the file has only a header)", path=str(path))
+    return list(reader.groups.values()), reader.report
+
+
+def _header(lines: list[str], name: str) -> list[str]:
+    """The header's columns; an empty file or a missing required column is an InputError."""
     if not lines or not lines[0].strip():
         raise InputError("empty file: expected a header line", path=name, line=1)
     header = lines[0].split("\t")
@@ -148,99 +157,128 @@ def read_wmt_mqm_report(path: str | Path) -> tuple[list[MQMAnnotation], MQMReadR
         if col not in header:
             raise InputError(f"missing column '{col}' in header (have: {textio.short(header)})",
                              path=name, line=1, field=col)
-    idx = {c: header.index(c) for c in header}
-    has_comment = "comment" in idx
-    report = MQMReadReport()
-    groups: dict[tuple[str, str, str, str], MQMAnnotation] = {}
-    first_target: dict[tuple[str, str], str] = {}
-    first_source: dict[str, str] = {}
-    no_error_keys: set[tuple[str, str, str, str]] = set()
-    seen_rows: set[tuple[str, ...]] = set()
+    return header
 
-    for lineno, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
+
+_Key = tuple[str, str, str, str]  # (system, doc_id, seg_id, rater): one annotation
+
+
+class _MQMReader:
+    """The state of one file's reading: annotations so far, the first texts seen, the quirk counts.
+
+    Rows of one segment are compared with its first row (offsets only fit the same text), so
+    the reading is row by row with what came before; each step is one method."""
+
+    def __init__(self, name: str, header: list[str]) -> None:
+        self.name, self.header = name, header
+        self.idx = {c: header.index(c) for c in header}
+        self.has_comment = "comment" in self.idx
+        self.report = MQMReadReport()
+        self.groups: dict[_Key, MQMAnnotation] = {}
+        self.first_target: dict[tuple[str, str], str] = {}
+        self.first_source: dict[str, str] = {}
+        self.no_error_keys: set[_Key] = set()
+        self.seen_rows: set[tuple[str, ...]] = set()
+
+    def add_row(self, lineno: int, line: str) -> None:
+        """One non-blank data row: checked, counted, and added to its annotation."""
+        parts = self._fields(lineno, line)
+        if tuple(parts) in self.seen_rows:  # the same rater's same error copied twice counts once
+            self.report.duplicate_rows += 1
+            return
+        self.seen_rows.add(tuple(parts))
+        get = {c: parts[i] for c, i in self.idx.items()}
+        severity = self._check(lineno, get)
+        self.report.rows += 1
+        target, tspan, source, sspan = self._texts(lineno, get)
+        key = (get["system"], get["doc_id"], get["seg_id"], get["rater"])
+        ann = self.groups.get(key)
+        if ann is None:
+            ann = self.groups[key] = MQMAnnotation(system=key[0], doc=get["doc"], doc_id=key[1], seg_id=key[2],
+                                                   rater=key[3], source=source, target=target, errors=[],
+                                                   line=lineno)
+        if severity.lower() == NO_ERROR:
+            self._no_error(lineno, key, ann)
+            return
+        if key in self.no_error_keys:
+            raise InputError("error row for a segment this rater marked No-error",
+                             path=self.name, line=lineno, field="severity")
+        ann.errors.append(self._error(get, severity, tspan, sspan))
+
+    def _fields(self, lineno: int, line: str) -> list[str]:
+        """The row's fields (a missing trailing comment column is tolerated as an empty comment)."""
         parts = line.split("\t")
-        if len(parts) != len(header):
-            # A missing trailing comment column is tolerated (empty comment).
-            if has_comment and len(parts) == len(header) - 1 and idx["comment"] == len(header) - 1:
-                parts.append("")
-            else:
-                raise InputError(f"expected {len(header)} tab-separated fields, found {len(parts)}",
-                                 path=name, line=lineno,
-                                 field=plain(header[min(len(parts), len(header) - 1)]))
-        row_key = tuple(parts)
-        if row_key in seen_rows:  # the same rater's same error copied twice counts once
-            report.duplicate_rows += 1
-            continue
-        seen_rows.add(row_key)
-        get = {c: parts[i] for c, i in idx.items()}
+        width = len(self.header)
+        if len(parts) == width:
+            return parts
+        if self.has_comment and len(parts) == width - 1 and self.idx["comment"] == width - 1:
+            return [*parts, ""]
+        raise InputError(f"expected {width} tab-separated fields, found {len(parts)}",
+                         path=self.name, line=lineno, field=textio.plain(self.header[min(len(parts), width - 1)]))
+
+    def _check(self, lineno: int, get: dict[str, str]) -> str:
+        """The row's severity, after the required values and ids are checked."""
         for col in ("system", "seg_id", "rater", "severity"):
             if not get[col].strip():
-                raise InputError("empty value", path=name, line=lineno, field=col)
+                raise InputError("empty value", path=self.name, line=lineno, field=col)
         for col in ("system", "doc_id", "seg_id"):
             if col in get:
-                check_id(get[col], path=name, line=lineno, field=col)
+                check_id(get[col], path=self.name, line=lineno, field=col)
         severity = get["severity"].strip()
         if severity.lower() not in KNOWN_SEVERITIES:
             raise InputError(f"unknown severity {textio.short(severity)} (known: Critical, Major, Minor, "
-                             "Neutral, No-error)", path=name, line=lineno, field="severity")
-        report.rows += 1
+                             "Neutral, No-error)", path=self.name, line=lineno, field="severity")
+        return severity
+
+    def _texts(self, lineno: int, get: dict[str, str],
+               ) -> tuple[str, tuple[int, int] | None, str, tuple[int, int] | None]:
+        """(target of the segment's first row, target span, source, source span) of one row; a
+        span is dropped when its row's text differs from the first row's."""
         target, tspan, tquirk = strip_markup(get["target"])
         source, sspan, squirk = strip_markup(get["source"])
         for quirk in (tquirk, squirk):
-            if quirk == "unclosed":
-                report.unclosed_spans += 1
-            elif quirk == "unopened":
-                report.unopened_spans += 1
-            elif quirk == "multiple":
-                report.multiple_spans += 1
-            if quirk:
-                report.notes.append(f"{name}:{lineno}: {quirk} <v> markup")
-        system, seg_id, rater = get["system"], get["seg_id"], get["rater"]
-        tkey = (system, seg_id)
-        if tkey not in first_target:
-            first_target[tkey] = target
-        elif first_target[tkey] != target:
-            report.target_mismatches += 1
-            report.notes.append(f"{name}:{lineno}: target differs from the first row of "
-                                f"system {system} segment {seg_id}")
+            self._count_quirk(lineno, quirk)
+        system, seg_id = get["system"], get["seg_id"]
+        first = self.first_target.setdefault((system, seg_id), target)
+        if first != target:
+            self.report.target_mismatches += 1
+            self.report.notes.append(f"{self.name}:{lineno}: target differs from the first row of "
+                                     f"system {system} segment {seg_id}")
             tspan = None  # offsets refer to a different string
-        if seg_id not in first_source:
-            first_source[seg_id] = source
-        elif first_source[seg_id] != source:
-            report.source_mismatches += 1
+        if self.first_source.setdefault(seg_id, source) != source:
+            self.report.source_mismatches += 1
             sspan = None
-        key = (system, get["doc_id"], seg_id, rater)
-        ann = groups.get(key)
-        if ann is None:
-            ann = groups[key] = MQMAnnotation(system=system, doc=get["doc"], doc_id=get["doc_id"],
-                                              seg_id=seg_id, rater=rater, source=source,
-                                              target=first_target[tkey], errors=[], line=lineno)
-        is_no_error = severity.lower() == NO_ERROR
-        if is_no_error:
-            report.no_error_rows += 1
-            if ann.errors:
-                raise InputError("No-error row for a segment that already has errors from "
-                                 "the same rater", path=name, line=lineno, field="severity")
-            no_error_keys.add(key)
-            continue
-        if key in no_error_keys:
-            raise InputError("error row for a segment this rater marked No-error",
-                             path=name, line=lineno, field="severity")
+        return first, tspan, source, sspan
+
+    def _count_quirk(self, lineno: int, quirk: str | None) -> None:
+        if quirk == "unclosed":
+            self.report.unclosed_spans += 1
+        elif quirk == "unopened":
+            self.report.unopened_spans += 1
+        elif quirk == "multiple":
+            self.report.multiple_spans += 1
+        if quirk:
+            self.report.notes.append(f"{self.name}:{lineno}: {quirk} <v> markup")
+
+    def _no_error(self, lineno: int, key: _Key, ann: MQMAnnotation) -> None:
+        """A No-error row: only for a segment the rater gave no error."""
+        self.report.no_error_rows += 1
+        if ann.errors:
+            raise InputError("No-error row for a segment that already has errors from "
+                             "the same rater", path=self.name, line=lineno, field="severity")
+        self.no_error_keys.add(key)
+
+    def _error(self, get: dict[str, str], severity: str, tspan: tuple[int, int] | None,
+               sspan: tuple[int, int] | None) -> MQMError:
         if tspan is None and sspan is None:
-            report.rows_without_span += 1
+            self.report.rows_without_span += 1
         if tspan is None and sspan is not None:
-            report.source_spans += 1
-        comment = get["comment"] if has_comment else None
-        ann.errors.append(MQMError(
-            category=get["category"].strip(), severity=severity,
-            start=tspan[0] if tspan else None, end=tspan[1] if tspan else None,
-            comment=comment if comment else None,
-            source_start=sspan[0] if sspan else None, source_end=sspan[1] if sspan else None))
-    if not groups:
-        raise InputError("no annotation rows (the file has only a header)", path=name)
-    return list(groups.values()), report
+            self.report.source_spans += 1
+        comment = get["comment"] if self.has_comment else None
+        return MQMError(category=get["category"].strip(), severity=severity,
+                        start=tspan[0] if tspan else None, end=tspan[1] if tspan else None,
+                        comment=comment if comment else None,
+                        source_start=sspan[0] if sspan else None, source_end=sspan[1] if sspan else None)
 
 
 def read_wmt_mqm(path: str | Path) -> list[MQMAnnotation]:

@@ -418,8 +418,7 @@ class RunResult:
     @property
     def default_mtme_name(self) -> str:
         """The metric name of the mt-metrics-eval files (reference-based variants say so: ``-refA``)."""
-        name = getattr(self.protocol, "mtme_name", None)
-        return name if isinstance(name, str) and name else f"polyjudge-{self.protocol.name}"
+        return self.protocol.mtme_name
 
     def contents(self, mtme_name: str | None = None) -> RunContents:
         """Everything the run directory holds, as typed records."""

@@ -14,59 +14,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from polyjudge.backends.base import Message, TokenLogprob
 from polyjudge.data.records import DocumentContext, Item
+from polyjudge.protocols.answers import MAX_ANSWER_CHARS as MAX_ANSWER_CHARS
+from polyjudge.protocols.answers import MAX_NESTING as MAX_NESTING
+from polyjudge.protocols.answers import ParseFailure as ParseFailure
+from polyjudge.protocols.answers import check_answer_limits as check_answer_limits
+from polyjudge.protocols.answers import nesting_depth as nesting_depth
+from polyjudge.protocols.expected import TOP_LOGPROBS, Locator, score_distribution
 from polyjudge.protocols.options import NoOptions, describe_options, options_signature, parse_options
+from polyjudge.protocols.reference import ReferenceUse
 
-if TYPE_CHECKING:
-    from polyjudge.protocols.expected import Locator
-
-
-# No protocol's answer comes near these: a judge writes a score, a few error lists, a verdict.
-MAX_ANSWER_CHARS = 200_000
-MAX_NESTING = 64
-
-
-def check_answer_limits(text: str) -> None:
-    """ParseFailure when ``text`` is longer than :data:`MAX_ANSWER_CHARS` or nests brackets
-    (outside JSON strings) deeper than :data:`MAX_NESTING`."""
-    if len(text) > MAX_ANSWER_CHARS:
-        raise ParseFailure(f"answer of {len(text):,} characters is longer than the {MAX_ANSWER_CHARS:,} "
-                           "a judgment may have")
-    brackets = text.count("{") + text.count("[")  # at C speed: a usual answer needs no scan
-    if brackets > MAX_NESTING and (depth := nesting_depth(text)) > MAX_NESTING:
-        raise ParseFailure(f"answer nests brackets {depth:,} levels deep (at most {MAX_NESTING} are read)")
-
-
-def nesting_depth(text: str) -> int:
-    """The deepest nesting of ``{``/``[`` in ``text``, not counting brackets inside double-quoted strings."""
-    depth = deepest = 0
-    in_str = esc = False
-    for c in text:
-        if in_str:
-            if esc:
-                esc = False
-            elif c == "\\":
-                esc = True
-            elif c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c in "{[":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif c in "}]":
-            depth = max(0, depth - 1)
-    return deepest
-
-
-class ParseFailure(ValueError):
-    """The judge's answer could not be turned into an annotation.
-
-    Recorded as a failed judgment with ``reason``; never turned into a score.
-    """
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+if TYPE_CHECKING:  # annotations only: importing the base loads neither jinja2 nor the pool reader
+    from polyjudge.protocols.fewshot import FewShotPool
+    from polyjudge.protocols.templates import PromptTemplate
 
 
 @dataclass(slots=True)
@@ -103,6 +62,12 @@ class JudgeProtocol(ABC):
     # True when scores are higher-is-better (all built-in protocols are).
     higher_is_better: ClassVar[bool] = True
 
+    # The parts a protocol composes (set in its constructor; a subclass with a template narrows
+    # the type with a class-level ``template: PromptTemplate``):
+    template: PromptTemplate | None = None  # the prompt; its hash is template_hash
+    reference: ReferenceUse = ReferenceUse()  # reference-based variant (protocols.reference); off
+    fewshot: FewShotPool | None = None  # seeded few-shot examples (protocols.fewshot)
+
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         self.options = options or ProtocolOptions()
         # Subclasses narrow the type with a class-level ``settings: TheirOptions``.
@@ -124,8 +89,14 @@ class JudgeProtocol(ABC):
 
     @property
     def template_hash(self) -> str:
-        """Short hash of the prompt template(s); goes into the signature."""
-        return "none"
+        """Short hash of the prompt template; goes into the signature ("none" without a template)."""
+        return self.template.hash if self.template is not None else "none"
+
+    @property
+    def mtme_name(self) -> str:
+        """The mt-metrics-eval metric name: ``polyjudge-PROTOCOL``, with ``-REF`` for a
+        reference-based run (``polyjudge-mqm-refA``)."""
+        return self.reference.metric_name(self.name)
 
     def signature_fields(self) -> dict[str, str]:
         """Protocol-specific ``key:value`` parts of the run signature.
@@ -168,8 +139,6 @@ class JudgeProtocol(ABC):
     @property
     def top_logprobs(self) -> int:
         """Top alternatives per answer token the request must ask for (0: none)."""
-        from polyjudge.protocols.expected import TOP_LOGPROBS
-
         return TOP_LOGPROBS if self.score_mode == "expected" else 0
 
     def score_targets(self, annotation: Any, item: Item) -> dict[str, tuple[Locator, Collection[int]]]:
@@ -193,8 +162,6 @@ class JudgeProtocol(ABC):
             raise ParseFailure("answer nested too deeply to read") from None
         if self.score_mode != "expected":
             return annotation
-        from polyjudge.protocols.expected import score_distribution
-
         expected = {name: score_distribution(logprobs, locate, valid, answer=text).to_json()
                     for name, (locate, valid) in self.score_targets(annotation, item).items()}
         return {**annotation, "expected": expected}

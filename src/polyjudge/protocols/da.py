@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from polyjudge.backends.base import Message
 from polyjudge.data.languages import language_name
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
-from polyjudge.protocols.expected import Locator, ScoreMode, json_key_locator, regex_locator, score_mode_help
+from polyjudge.protocols.expected import Locator, ScoreMode, json_key_locator, regex_locator, score_mode_field
 from polyjudge.protocols.jsonparse import find_json_object, parse_json_object
-from polyjudge.protocols.options import option
 from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.templates import PromptTemplate
 
@@ -32,7 +31,7 @@ _LOCATE_BARE = regex_locator(r"(?<![\w.\-])(?P<n>\d)")
 class DaOptions:
     """Options of ``da``."""
 
-    score_mode: ScoreMode = field(default="sample", metadata=option(score_mode_help()))
+    score_mode: ScoreMode = score_mode_field()
 
 
 @register_protocol()
@@ -42,6 +41,7 @@ class DirectAssessment(JudgeProtocol):
     name = "da"
     options_type = DaOptions
     settings: DaOptions
+    template: PromptTemplate
     default_runs = 1
     default_temperature = 0.0
     max_tokens = 24
@@ -49,10 +49,6 @@ class DirectAssessment(JudgeProtocol):
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
         self.template = PromptTemplate.load(self.options.template, "da/da.jinja")
-
-    @property
-    def template_hash(self) -> str:
-        return self.template.hash
 
     def messages(self, item: Item, context: DocumentContext) -> list[Message]:
         return self.template.render(

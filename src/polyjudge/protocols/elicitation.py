@@ -71,6 +71,7 @@ class _Elicitation(JudgeProtocol):
     builtin_template: ClassVar[str]
     options_type = ElicitationOptions
     settings: ElicitationOptions
+    template: PromptTemplate
     default_runs = 10
     default_temperature = 1.0
     default_aggregator = "mean"
@@ -89,10 +90,6 @@ class _Elicitation(JudgeProtocol):
         self.template = PromptTemplate.load(self.options.template, self.builtin_template)
         self._task_hash = hashlib.sha256(json.dumps(self.task.to_dict(), sort_keys=True)
                                          .encode("utf-8")).hexdigest()[:10]
-
-    @property
-    def template_hash(self) -> str:
-        return self.template.hash
 
     def signature_suffix(self) -> dict[str, str]:
         return {"task": self.task.name, "task_hash": self._task_hash}

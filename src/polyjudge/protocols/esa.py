@@ -44,30 +44,19 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.languages import language_name
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
-from polyjudge.protocols.expected import Locator, ScoreMode, json_key_locator, score_mode_help
+from polyjudge.protocols.expected import Locator, ScoreMode, json_key_locator, score_mode_field
 from polyjudge.protocols.fewshot import (
-    FewShotPool,
-    buckets_option,
+    buckets_field,
+    fewshot_signature,
     insert_turns,
-    k_option,
-    load_pool,
-    pool_option,
-    require_answers,
-    require_references,
-    seed_option,
+    k_field,
+    pool_field,
+    pool_for,
+    seed_field,
 )
 from polyjudge.protocols.jsonparse import parse_json_object
 from polyjudge.protocols.options import option
-from polyjudge.protocols.reference import (
-    DEFAULT_REF_NAME,
-    check_ref_name,
-    check_template_uses_reference,
-    mtme_metric_name,
-    ref_name_option,
-    reference_signature,
-    require_reference,
-    with_reference_option,
-)
+from polyjudge.protocols.reference import ReferenceUse, check_ref_name, ref_name_field, with_reference_field
 from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.spans import locate_text_spans
 from polyjudge.protocols.templates import PromptTemplate
@@ -91,15 +80,15 @@ class EsaOptions:
         signature="unlocated"))
     vote_threshold: float = field(default=0.5, metadata=option(
         "share of runs that must mark a character for it to be kept when runs are merged, in (0, 1]"))
-    score_mode: ScoreMode = field(default="sample", metadata=option(score_mode_help()))
+    score_mode: ScoreMode = score_mode_field()
     # reference-based variant (polyjudge.protocols.reference)
-    with_reference: bool = field(default=False, metadata=with_reference_option())
-    ref_name: str = field(default=DEFAULT_REF_NAME, metadata=ref_name_option())
+    with_reference: bool = with_reference_field()
+    ref_name: str = ref_name_field()
     # seeded few-shot examples from a labelled pool (polyjudge.protocols.fewshot)
-    fewshot_pool: str | None = field(default=None, metadata=pool_option())
-    fewshot_k: int = field(default=2, metadata=k_option())
-    fewshot_seed: int = field(default=0, metadata=seed_option())
-    fewshot_buckets: tuple[float, ...] = field(default=(), metadata=buckets_option())
+    fewshot_pool: str | None = pool_field()
+    fewshot_k: int = k_field()
+    fewshot_seed: int = seed_field()
+    fewshot_buckets: tuple[float, ...] = buckets_field()
 
     def __post_init__(self) -> None:
         check_ref_name(self.ref_name)
@@ -116,6 +105,7 @@ class GembaESA(JudgeProtocol):
     name = "gemba-esa"
     options_type = EsaOptions
     settings: EsaOptions
+    template: PromptTemplate
     produces_spans = True
     default_runs = 1
     default_temperature = 0.0
@@ -124,33 +114,17 @@ class GembaESA(JudgeProtocol):
 
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
-        builtin = "esa/esa_reference.jinja" if self.settings.with_reference else "esa/esa.jinja"
+        self.reference = ReferenceUse.of(self.settings)
+        builtin = "esa/esa_reference.jinja" if self.reference.on else "esa/esa.jinja"
         self.template = PromptTemplate.load(self.options.template, builtin)
-        if self.settings.with_reference:
-            check_template_uses_reference(self.template, "reference")
-        st = self.settings
-        self.fewshot: FewShotPool | None = load_pool(st.fewshot_pool, st.fewshot_k, st.fewshot_seed,
-                                                     st.fewshot_buckets)
-        if self.fewshot is not None and not self.template.uses("examples"):
-            require_answers(self.fewshot)  # shown as user/assistant turns
-        if self.fewshot is not None and st.with_reference:
-            require_references(self.fewshot)
+        self.reference.check_template(self.template, "reference")
+        # a template that does not print the examples gets them as user/assistant turns
+        self.fewshot = pool_for(self.settings, answers_as_turns=not self.template.uses("examples"),
+                                with_reference=self.reference.on)
 
     def signature_suffix(self) -> dict[str, str]:
         """``ref:NAME`` for a reference-based run, ``fewshot:HASH/k/seed`` with a pool (nothing otherwise)."""
-        parts = reference_signature(self.settings.with_reference, self.settings.ref_name)
-        if self.fewshot is not None:
-            parts["fewshot"] = self.fewshot.signature()
-        return parts
-
-    @property
-    def mtme_name(self) -> str:
-        """The mt-metrics-eval metric name (``polyjudge-gemba-esa``, ``polyjudge-gemba-esa-refA``)."""
-        return mtme_metric_name(self.name, self.settings.with_reference, self.settings.ref_name)
-
-    @property
-    def template_hash(self) -> str:
-        return self.template.hash
+        return {**self.reference.signature(), **fewshot_signature(self.fewshot)}
 
     # -- prompt ------------------------------------------------------------
     def messages(self, item: Item, context: DocumentContext) -> list[Message]:
@@ -160,7 +134,7 @@ class GembaESA(JudgeProtocol):
         it, and then every item needs one), ``examples`` (few-shot examples of ``fewshot_pool``;
         a template that does not use them gets each as a user/assistant turn) and ``extra``
         (the item's extra fields)."""
-        reference = require_reference(item) if self.settings.with_reference else item.ref
+        reference = self.reference.for_prompt(item) if self.reference.on else item.ref
         examples = self.fewshot.select(item) if self.fewshot is not None else []
         messages = self._render(item.src, item.tgt, reference, item.src_lang, item.tgt_lang, item.extra, examples)
         if examples and not self.template.uses("examples"):

@@ -55,11 +55,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from polyjudge.backends.base import TokenLogprob
-from polyjudge.protocols.base import ParseFailure
+from polyjudge.protocols.answers import ParseFailure
+from polyjudge.protocols.options import option
 
 ScoreMode = Literal["sample", "expected"]
 SCORE_MODES: tuple[str, ...] = ("sample", "expected")
@@ -78,6 +79,12 @@ def score_mode_help() -> str:
     """The ``--help`` line of the ``score_mode`` option (the same in every protocol that has it)."""
     return ("sample: the score the answer writes; expected: the probability-weighted score over the "
             "valid score tokens of one answer (needs log-probabilities from the judge)")
+
+
+def score_mode_field(note: str = "") -> Any:
+    """The ``score_mode`` option field (``score_mode: ScoreMode = score_mode_field()``), the same default
+    and help in every protocol that supports expected scores; ``note`` is added to the help (a limit)."""
+    return field(default="sample", metadata=option(score_mode_help() + note))
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,4 +298,4 @@ def score_distribution(logprobs: Sequence[TokenLogprob], locate: Locator, valid:
 
 
 __all__ = ["NO_LOGPROBS", "SCORE_MODES", "TOP_LOGPROBS", "Locator", "ScoreDistribution", "ScoreMode",
-           "json_key_locator", "regex_locator", "score_distribution", "score_mode_help"]
+           "json_key_locator", "regex_locator", "score_distribution", "score_mode_field", "score_mode_help"]

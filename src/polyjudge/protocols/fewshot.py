@@ -38,9 +38,9 @@ import json
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from polyjudge.backends.base import Message
 from polyjudge.data.errors import InputError
@@ -52,21 +52,42 @@ from polyjudge.protocols.options import option
 CLASS_FIELDS = ("label", "labels", "severity", "score")
 
 
-def pool_option() -> dict[str, Any]:
-    return option("JSONL pool of labelled examples to show the judge (see polyjudge.protocols.fewshot); "
-                  "its content hash goes into the signature")
+def pool_field() -> Any:
+    """The ``fewshot_pool`` option field; :func:`k_field`, :func:`seed_field` and
+    :func:`buckets_field` are its companions (one default and help text for every protocol)."""
+    return field(default=None, metadata=option(
+        "JSONL pool of labelled examples to show the judge (see polyjudge.protocols.fewshot); "
+        "its content hash goes into the signature"))
 
 
-def k_option() -> dict[str, Any]:
-    return option("most few-shot examples per class (with fewshot_pool)")
+def k_field() -> Any:
+    return field(default=2, metadata=option("most few-shot examples per class (with fewshot_pool)"))
 
 
-def seed_option() -> dict[str, Any]:
-    return option("seed of the order in which few-shot examples are taken (with fewshot_pool)")
+def seed_field() -> Any:
+    return field(default=0, metadata=option(
+        "seed of the order in which few-shot examples are taken (with fewshot_pool)"))
 
 
-def buckets_option() -> dict[str, Any]:
-    return option("ascending score edges that cut a pool example's 'score' into classes (with fewshot_pool)")
+def buckets_field() -> Any:
+    return field(default=(), metadata=option(
+        "ascending score edges that cut a pool example's 'score' into classes (with fewshot_pool)"))
+
+
+class FewShotSettings(Protocol):
+    """Options holding the four few-shot fields."""
+
+    @property
+    def fewshot_pool(self) -> str | None: ...
+
+    @property
+    def fewshot_k(self) -> int: ...
+
+    @property
+    def fewshot_seed(self) -> int: ...
+
+    @property
+    def fewshot_buckets(self) -> tuple[float, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,5 +234,22 @@ def load_pool(path: str | None, k: int, seed: int, buckets: Sequence[float] = ()
     return None if path is None else FewShotPool(path, k=k, seed=seed, buckets=buckets)
 
 
-__all__ = ["CLASS_FIELDS", "Example", "FewShotPool", "buckets_option", "insert_turns", "k_option", "load_pool",
-           "pool_option", "require_answers", "require_references", "seed_option"]
+def pool_for(settings: FewShotSettings, *, answers_as_turns: bool, with_reference: bool) -> FewShotPool | None:
+    """The settings' pool (None without one), checked before anything is sent: every example needs an
+    answer when the examples are shown as user/assistant turns, and a reference in a reference-based run."""
+    pool = load_pool(settings.fewshot_pool, settings.fewshot_k, settings.fewshot_seed, settings.fewshot_buckets)
+    if pool is not None and answers_as_turns:
+        require_answers(pool)
+    if pool is not None and with_reference:
+        require_references(pool)
+    return pool
+
+
+def fewshot_signature(pool: FewShotPool | None) -> dict[str, str]:
+    """``{"fewshot": HASH/kK/sSEED}`` with a pool, else nothing."""
+    return {} if pool is None else {"fewshot": pool.signature()}
+
+
+__all__ = ["CLASS_FIELDS", "Example", "FewShotPool", "FewShotSettings", "buckets_field", "fewshot_signature",
+           "insert_turns", "k_field", "load_pool", "pool_field", "pool_for", "require_answers", "require_references",
+           "seed_field"]

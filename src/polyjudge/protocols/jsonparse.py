@@ -7,7 +7,7 @@ is not valid JSON is ever "repaired" into an answer.
 
 Answers are server data, so two limits keep a hostile or runaway answer a
 recorded parse failure instead of a crash: ``MAX_ANSWER_CHARS`` and
-``MAX_NESTING`` (in :mod:`polyjudge.protocols.base`, checked for every
+``MAX_NESTING`` (in :mod:`polyjudge.protocols.answers`, checked for every
 protocol before its parser runs, so the decoder's recursion is never reached).
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from polyjudge.protocols.base import MAX_ANSWER_CHARS, MAX_NESTING, ParseFailure, check_answer_limits
+from polyjudge.protocols.answers import MAX_ANSWER_CHARS, MAX_NESTING, ParseFailure, check_answer_limits
 
 
 def find_json_object(text: str) -> str | None:

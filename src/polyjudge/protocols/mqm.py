@@ -67,28 +67,17 @@ from polyjudge.data.languages import language_name
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.fewshot import (
-    FewShotPool,
-    buckets_option,
+    buckets_field,
+    fewshot_signature,
     insert_turns,
-    k_option,
-    load_pool,
-    pool_option,
-    require_answers,
-    require_references,
-    seed_option,
+    k_field,
+    pool_field,
+    pool_for,
+    seed_field,
 )
 from polyjudge.protocols.jsonparse import parse_json_object
 from polyjudge.protocols.options import option
-from polyjudge.protocols.reference import (
-    DEFAULT_REF_NAME,
-    check_ref_name,
-    check_template_uses_reference,
-    mtme_metric_name,
-    ref_name_option,
-    reference_signature,
-    require_reference,
-    with_reference_option,
-)
+from polyjudge.protocols.reference import ReferenceUse, check_ref_name, ref_name_field, with_reference_field
 from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.templates import PromptTemplate
 
@@ -203,13 +192,13 @@ class MQMOptions:
     echo_fields: str = field(default="auto", metadata=option(
         "answer schema allows the echoed input fields (source, target, languages): 'allow', "
         "'forbid', or 'auto' (allowed with a replacement --prompt-template)"))
-    with_reference: bool = field(default=False, metadata=with_reference_option())
-    ref_name: str = field(default=DEFAULT_REF_NAME, metadata=ref_name_option())
+    with_reference: bool = with_reference_field()
+    ref_name: str = ref_name_field()
     # seeded few-shot examples from a labelled pool (polyjudge.protocols.fewshot)
-    fewshot_pool: str | None = field(default=None, metadata=pool_option())
-    fewshot_k: int = field(default=2, metadata=k_option())
-    fewshot_seed: int = field(default=0, metadata=seed_option())
-    fewshot_buckets: tuple[float, ...] = field(default=(), metadata=buckets_option())
+    fewshot_pool: str | None = pool_field()
+    fewshot_k: int = k_field()
+    fewshot_seed: int = seed_field()
+    fewshot_buckets: tuple[float, ...] = buckets_field()
     # Resolved from the weight options; the signature records it, so it
     # changes whenever a score would.
     scoring: MQMWeights = field(init=False, compare=False, metadata=option(
@@ -240,6 +229,7 @@ class GembaMQM(JudgeProtocol):
     name = "mqm"
     options_type = MQMOptions
     settings: MQMOptions
+    template: PromptTemplate
     default_runs = 10
     default_temperature = 0.4
     default_aggregator = "rrwa"
@@ -247,27 +237,14 @@ class GembaMQM(JudgeProtocol):
 
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
-        builtin = "mqm/mqm_reference.jinja" if self.settings.with_reference else "mqm/mqm.jinja"
+        self.reference = ReferenceUse.of(self.settings)
+        builtin = "mqm/mqm_reference.jinja" if self.reference.on else "mqm/mqm.jinja"
         self.template = PromptTemplate.load(self.options.template, builtin)
-        if self.settings.with_reference:
-            check_template_uses_reference(self.template, "reference", "segment_json")
+        self.reference.check_template(self.template, "reference", "segment_json")
         self.weights = self.settings.scoring
-        st = self.settings
-        self.fewshot: FewShotPool | None = load_pool(st.fewshot_pool, st.fewshot_k, st.fewshot_seed,
-                                                     st.fewshot_buckets)
-        if self.fewshot is not None and not self.template.uses("examples"):
-            require_answers(self.fewshot)  # shown as user/assistant turns
-        if self.fewshot is not None and st.with_reference:
-            require_references(self.fewshot)
-
-    @property
-    def template_hash(self) -> str:
-        return self.template.hash
-
-    @property
-    def mtme_name(self) -> str:
-        """The mt-metrics-eval metric name (``polyjudge-mqm``, ``polyjudge-mqm-refA``)."""
-        return mtme_metric_name(self.name, self.settings.with_reference, self.settings.ref_name)
+        # a template that does not print the examples gets them as user/assistant turns
+        self.fewshot = pool_for(self.settings, answers_as_turns=not self.template.uses("examples"),
+                                with_reference=self.reference.on)
 
     @property
     def echo_allowed(self) -> bool:
@@ -279,10 +256,8 @@ class GembaMQM(JudgeProtocol):
     def signature_suffix(self) -> dict[str, str]:
         # Schema parts only when they differ from the built-in prompt's schema, so that
         # signatures of runs made before these options existed stay as they were.
-        parts = {"context": "doc" if self.options.use_context else "none",
-                 **reference_signature(self.settings.with_reference, self.settings.ref_name)}
-        if self.fewshot is not None:
-            parts["fewshot"] = self.fewshot.signature()
+        parts = {"context": "doc" if self.options.use_context else "none", **self.reference.signature(),
+                 **fewshot_signature(self.fewshot)}
         if self.settings.max_errors_per_severity != MAX_ERRORS_PER_SEVERITY:
             parts["schema_cap"] = str(self.settings.max_errors_per_severity or "none")
         if self.echo_allowed:
@@ -300,8 +275,9 @@ class GembaMQM(JudgeProtocol):
         payload["source"] = item.src
         if tgt_name:
             payload["target_language"] = tgt_name
-        if self.settings.with_reference:
-            payload["reference"] = require_reference(item)
+        reference = self.reference.for_prompt(item)
+        if reference is not None:
+            payload["reference"] = reference
         payload["target"] = item.tgt
         return payload
 
@@ -340,7 +316,7 @@ class GembaMQM(JudgeProtocol):
         shown["source"] = ex["source"]
         if ex["target_language"]:
             shown["target_language"] = ex["target_language"]
-        if self.settings.with_reference and isinstance(ex["reference"], str):
+        if self.reference.on and isinstance(ex["reference"], str):
             shown["reference"] = ex["reference"]
         shown["target"] = ex["translation"]
         return json.dumps(shown, ensure_ascii=False, indent=2)
@@ -360,7 +336,7 @@ class GembaMQM(JudgeProtocol):
             severity_list["maxItems"] = self.settings.max_errors_per_severity
         properties: dict[str, Any] = {}
         if self.echo_allowed:  # optional, in the order the paper's answer repeats them
-            keys = ECHO_KEYS_WITH_REFERENCE if self.settings.with_reference else ECHO_KEYS
+            keys = ECHO_KEYS_WITH_REFERENCE if self.reference.on else ECHO_KEYS
             properties.update({k: {"type": "string"} for k in keys})
         properties["errors"] = {
             "type": "object",

@@ -96,6 +96,7 @@ class PairwiseJudge(JudgeProtocol):
     name = "pairwise"
     options_type = PairwiseOptions
     settings: PairwiseOptions
+    template: PromptTemplate
     default_runs = 1
     default_temperature = 0.0
     max_tokens = 24
@@ -103,10 +104,6 @@ class PairwiseJudge(JudgeProtocol):
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
         self.template = PromptTemplate.load(self.options.template, "pairwise/pairwise.jinja")
-
-    @property
-    def template_hash(self) -> str:
-        return self.template.hash
 
     def messages(self, item: Item, context: DocumentContext) -> list[Message]:
         tgt_b = item.extra.get(TGT_B)

@@ -55,7 +55,7 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.languages import language_name as _language_name
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
-from polyjudge.protocols.expected import Locator, ScoreMode, regex_locator, score_mode_help
+from polyjudge.protocols.expected import Locator, ScoreMode, regex_locator, score_mode_field
 from polyjudge.protocols.options import option
 from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.templates import PromptTemplate
@@ -199,7 +199,7 @@ class PointwiseOptions:
         "binary (correct/incorrect) or grade (1-5)", signature="scale"))
     language: str | None = field(default=None, metadata=option(
         "evaluation language named in the prompt, instead of the item's"))
-    score_mode: ScoreMode = field(default="sample", metadata=option(score_mode_help() + " (scale grade only)"))
+    score_mode: ScoreMode = score_mode_field(" (scale grade only)")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "task", normalise_task(self.task))
@@ -229,6 +229,7 @@ class Pointwise(JudgeProtocol):
     name = "pointwise"
     options_type = PointwiseOptions
     settings: PointwiseOptions
+    template: PromptTemplate
     default_runs = 1
     default_temperature = 0.0
     default_aggregator = "mean"
@@ -240,10 +241,6 @@ class Pointwise(JudgeProtocol):
         self.scale = self.settings.scale
         self.language_override = self.settings.language
         self.template = load_template(self.options.template, f"pointwise/{self.task}.jinja")
-
-    @property
-    def template_hash(self) -> str:
-        return self.template.hash
 
     def variables(self, item: Item) -> dict[str, Any]:
         """Template variables for one item (documented in the module docstring)."""

@@ -14,6 +14,12 @@ follow from it, kept here so the three protocols agree:
   :func:`mtme_metric_name`), which
   :func:`polyjudge.metaeval.readers.metric_refs` reads back as the reference used.
 
+A protocol composes this support from two parts: the option fields
+(:func:`with_reference_field`, :func:`ref_name_field`, declared where its
+options dataclass wants them, so each protocol keeps its option order) and a
+:class:`ReferenceUse` built from them, which the base class reads for the
+mt-metrics-eval name (:attr:`polyjudge.protocols.base.JudgeProtocol.mtme_name`).
+
 The reference reaches the prompt only as a template variable, so like every
 other text from the data it can never add, end or reorder chat messages
 (see :mod:`polyjudge.protocols.templates`).
@@ -22,7 +28,8 @@ other text from the data it can never add, end or reorder chat messages
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
@@ -33,15 +40,29 @@ DEFAULT_REF_NAME = "refA"
 _REF_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 
 
-def with_reference_option() -> dict[str, Any]:
-    """Field metadata of the ``with_reference`` option (the same help in every protocol)."""
-    return option("show the item's reference translation ('ref') to the judge; every item needs one")
+def with_reference_field() -> Any:
+    """The ``with_reference`` option field (``with_reference: bool = with_reference_field()``): one
+    default and one help text for every protocol that has it."""
+    return field(default=False, metadata=option(
+        "show the item's reference translation ('ref') to the judge; every item needs one"))
 
 
-def ref_name_option() -> dict[str, Any]:
-    """Field metadata of the ``ref_name`` option."""
-    return option("the reference's name in mt-metrics-eval terms (refA, refB, ...), used in the metric "
-                  "name and signature when with_reference is on")
+def ref_name_field() -> Any:
+    """The ``ref_name`` option field (``ref_name: str = ref_name_field()``); check it with
+    :func:`check_ref_name` in the options' ``__post_init__``."""
+    return field(default=DEFAULT_REF_NAME, metadata=option(
+        "the reference's name in mt-metrics-eval terms (refA, refB, ...), used in the metric "
+        "name and signature when with_reference is on"))
+
+
+class ReferenceSettings(Protocol):
+    """Options holding the two reference fields."""
+
+    @property
+    def with_reference(self) -> bool: ...
+
+    @property
+    def ref_name(self) -> str: ...
 
 
 def check_ref_name(name: str) -> None:
@@ -95,5 +116,36 @@ def check_template_uses_reference(template: Any, *names: str) -> None:
                          "would not see the reference", path=template.origin, field="with_reference")
 
 
-__all__ = ["DEFAULT_REF_NAME", "check_ref_name", "check_template_uses_reference", "mtme_metric_name",
-           "ref_name_option", "reference_signature", "require_reference", "with_reference_option"]
+@dataclass(frozen=True, slots=True)
+class ReferenceUse:
+    """Whether a protocol shows the judge a reference, and under which name (off by default:
+    what every protocol without the reference fields has)."""
+
+    on: bool = False
+    name: str = DEFAULT_REF_NAME
+
+    @classmethod
+    def of(cls, settings: ReferenceSettings) -> ReferenceUse:
+        return cls(settings.with_reference, settings.ref_name)
+
+    def signature(self) -> dict[str, str]:
+        """``{"ref": NAME}`` when on, else nothing (reference-free signatures stay as they were)."""
+        return reference_signature(self.on, self.name)
+
+    def metric_name(self, protocol_name: str) -> str:
+        """The mt-metrics-eval metric name of a run of ``protocol_name``."""
+        return mtme_metric_name(protocol_name, self.on, self.name)
+
+    def for_prompt(self, item: Item) -> str | None:
+        """The item's reference when on (a missing one is an InputError), else None."""
+        return require_reference(item) if self.on else None
+
+    def check_template(self, template: Any, *names: str) -> None:
+        """When on, a replacement template must print the reference (one of ``names``)."""
+        if self.on:
+            check_template_uses_reference(template, *names)
+
+
+__all__ = ["DEFAULT_REF_NAME", "ReferenceSettings", "ReferenceUse", "check_ref_name",
+           "check_template_uses_reference", "mtme_metric_name", "ref_name_field", "reference_signature",
+           "require_reference", "with_reference_field"]

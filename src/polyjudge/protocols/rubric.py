@@ -54,10 +54,11 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl, read_json
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
-from polyjudge.protocols.expected import Locator, ScoreMode, regex_locator, score_mode_help
+from polyjudge.protocols.expected import Locator, ScoreMode, regex_locator, score_mode_field
 from polyjudge.protocols.options import option
 from polyjudge.protocols.pointwise import language_name, load_template
 from polyjudge.protocols.registry import register_protocol
+from polyjudge.protocols.templates import PromptTemplate
 
 _TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "rubric"
 DEFAULT_METRICS = ("linguistic_acceptability", "output_content_quality", "task_quality",
@@ -178,7 +179,7 @@ class RubricOptions:
         "JSONL file of scored examples shown as earlier turns"))
     language: str | None = field(default=None, metadata=option(
         "evaluation language named in the prompt, instead of the item's"))
-    score_mode: ScoreMode = field(default="sample", metadata=option(score_mode_help()))
+    score_mode: ScoreMode = score_mode_field()
 
     def __post_init__(self) -> None:
         detail, task = self.detail.lower(), self.task.lower()
@@ -197,6 +198,7 @@ class Rubric(JudgeProtocol):
     name = "rubric"
     options_type = RubricOptions
     settings: RubricOptions
+    template: PromptTemplate
     default_runs = 1
     default_temperature = 0.0
     default_aggregator = "mean"
@@ -237,10 +239,6 @@ class Rubric(JudgeProtocol):
     @property
     def mode(self) -> str:
         return "single" if len(self.metrics) == 1 else "compound"
-
-    @property
-    def template_hash(self) -> str:
-        return self.template.hash
 
     def signature_prefix(self) -> dict[str, str]:
         return {"metrics": "+".join(m.name for m in self.metrics)}

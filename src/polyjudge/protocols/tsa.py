@@ -56,26 +56,16 @@ from polyjudge.data.languages import language_name
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.fewshot import (
-    FewShotPool,
-    buckets_option,
-    k_option,
-    load_pool,
-    pool_option,
-    require_references,
-    seed_option,
+    buckets_field,
+    fewshot_signature,
+    k_field,
+    pool_field,
+    pool_for,
+    seed_field,
 )
 from polyjudge.protocols.jsonparse import parse_json_object
 from polyjudge.protocols.options import option
-from polyjudge.protocols.reference import (
-    DEFAULT_REF_NAME,
-    check_ref_name,
-    check_template_uses_reference,
-    mtme_metric_name,
-    ref_name_option,
-    reference_signature,
-    require_reference,
-    with_reference_option,
-)
+from polyjudge.protocols.reference import ReferenceUse, check_ref_name, ref_name_field, with_reference_field
 from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.spans import (
     Extraction,
@@ -140,13 +130,13 @@ class SpanOptions:
     precision_emphasis: bool = field(default=True, metadata=option(
         "ask for confident, minimal spans (the TSA paper's main setting); false = its 'no precision "
         "emphasis' ablation"))
-    with_reference: bool = field(default=False, metadata=with_reference_option())
-    ref_name: str = field(default=DEFAULT_REF_NAME, metadata=ref_name_option())
+    with_reference: bool = with_reference_field()
+    ref_name: str = ref_name_field()
     # seeded few-shot examples from a labelled pool, in place of the built-in ones
-    fewshot_pool: str | None = field(default=None, metadata=pool_option())
-    fewshot_k: int = field(default=2, metadata=k_option())
-    fewshot_seed: int = field(default=0, metadata=seed_option())
-    fewshot_buckets: tuple[float, ...] = field(default=(), metadata=buckets_option())
+    fewshot_pool: str | None = pool_field()
+    fewshot_k: int = k_field()
+    fewshot_seed: int = seed_field()
+    fewshot_buckets: tuple[float, ...] = buckets_field()
 
     def __post_init__(self) -> None:
         check_ref_name(self.ref_name)
@@ -165,6 +155,7 @@ class _SpanProtocol(JudgeProtocol):
     answer_format: ClassVar[str]
     options_type = SpanOptions
     settings: SpanOptions
+    template: PromptTemplate
     produces_spans = True
     default_runs = 1
     default_temperature = 0.0
@@ -173,21 +164,18 @@ class _SpanProtocol(JudgeProtocol):
 
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
-        variant = self.settings.with_reference or not self.settings.precision_emphasis
+        self.reference = ReferenceUse.of(self.settings)
+        variant = self.reference.on or not self.settings.precision_emphasis
         self.template = PromptTemplate.load(self.options.template,
                                             "tsa/prompt_variants.jinja" if variant else "tsa/prompt.jinja")
-        if self.settings.with_reference:
-            check_template_uses_reference(self.template, "reference")
+        self.reference.check_template(self.template, "reference")
         if not self.settings.precision_emphasis and not self.template.uses("precision_emphasis"):
             raise InputError("precision_emphasis is off, but the template never uses 'precision_emphasis', "
                              "so the prompt would not change", path=self.template.origin,
                              field="precision_emphasis")
         self.examples = _load_examples()
-        st = self.settings
-        self.fewshot: FewShotPool | None = load_pool(st.fewshot_pool, st.fewshot_k, st.fewshot_seed,
-                                                     st.fewshot_buckets)
-        if self.fewshot is not None and st.with_reference:
-            require_references(self.fewshot)
+        # pool answers come from their errors, rendered in this protocol's format (see _pool_answer)
+        self.fewshot = pool_for(self.settings, answers_as_turns=False, with_reference=self.reference.on)
         # each pool example's answer in this protocol's format, by pool line (checked before anything is sent)
         self._pool_answers = {ex.view["line"]: self._pool_answer(ex.view) for ex in self.fewshot.examples} \
             if self.fewshot is not None else {}
@@ -214,26 +202,15 @@ class _SpanProtocol(JudgeProtocol):
             raise InputError(reason, path=self.fewshot.path, line=ex["line"], field="errors") from None
         return json.dumps(self.render_answer(ex["translation"], spans, shown), ensure_ascii=False)
 
-    @property
-    def template_hash(self) -> str:
-        return self.template.hash
-
     def signature_prefix(self) -> dict[str, str]:
         return {"format": self.answer_format}
 
     def signature_suffix(self) -> dict[str, str]:
         # Only the non-default settings, so signatures of default runs stay as they were.
-        parts = reference_signature(self.settings.with_reference, self.settings.ref_name)
+        parts = self.reference.signature()
         if not self.settings.precision_emphasis:
             parts["precision"] = "off"
-        if self.fewshot is not None:
-            parts["fewshot"] = self.fewshot.signature()
-        return parts
-
-    @property
-    def mtme_name(self) -> str:
-        """The mt-metrics-eval metric name (``polyjudge-tsa``, ``polyjudge-tsa-refA``)."""
-        return mtme_metric_name(self.name, self.settings.with_reference, self.settings.ref_name)
+        return {**parts, **fewshot_signature(self.fewshot)}
 
     # -- prompt ------------------------------------------------------------
     def messages(self, item: Item, context: DocumentContext) -> list[Message]:
@@ -241,7 +218,7 @@ class _SpanProtocol(JudgeProtocol):
         ``translation``, ``reference``, languages and the rendered ``answer``), ``source``,
         ``translation``, ``source_language``/``target_language``, ``reference`` (the
         reference with ``with_reference``, else None) and ``precision_emphasis``."""
-        reference = require_reference(item) if self.settings.with_reference else None
+        reference = self.reference.for_prompt(item)
         if self.fewshot is not None:  # the pool's examples replace the built-in ones
             examples = [dict(ex, answer=self._pool_answers[ex["line"]],
                              source_language=ex["source_language"] or "source language",

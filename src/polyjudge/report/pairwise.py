@@ -16,8 +16,8 @@ from typing import Any
 
 from polyjudge.report import svg
 from polyjudge.report.adapters import VERDICT_GROUPS
+from polyjudge.report.blocks import Cell, Figure, KeyValues, Para, Table
 from polyjudge.report.format import interval, number, percent
-from polyjudge.report.sections import Cell, Figure, KeyValues, Para, Table
 
 __all__ = ["pairwise_blocks"]
 

@@ -74,11 +74,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from markupsafe import Markup
 
 from polyjudge.analysis import (
     aggregate_rows,
@@ -90,61 +88,17 @@ from polyjudge.analysis import (
     tie_stats,
 )
 from polyjudge.report import adapters, svg
+from polyjudge.report.blocks import Cell as Cell
+from polyjudge.report.blocks import Figure as Figure
+from polyjudge.report.blocks import KeyValues as KeyValues
+from polyjudge.report.blocks import Para as Para
+from polyjudge.report.blocks import Section as Section
+from polyjudge.report.blocks import SpanBrowser as SpanBrowser
+from polyjudge.report.blocks import Table as Table
 from polyjudge.report.format import interval, number, percent, seconds, usd
 from polyjudge.report.load import STATUSES, RunData
-
-# --------------------------------------------------------------------------- blocks
-
-
-@dataclass(slots=True)
-class Cell:
-    """A table cell with a CSS class (``loss``, ``best``, ``bad``) and an optional tooltip."""
-
-    text: str
-    cls: str = ""
-    title: str = ""
-
-
-@dataclass(slots=True)
-class Table:
-    columns: list[str]
-    rows: list[list[Any]]
-    caption: str = ""
-    kind: str = "table"
-
-
-@dataclass(slots=True)
-class Figure:
-    name: str  # file stem for --plots-dir
-    svg: Markup
-    caption: str = ""
-    kind: str = "figure"
-
-
-@dataclass(slots=True)
-class Para:
-    text: str
-    kind: str = "para"
-
-
-@dataclass(slots=True)
-class KeyValues:
-    items: list[tuple[str, str]]
-    kind: str = "kv"
-
-
-@dataclass(slots=True)
-class SpanBrowser:
-    data_id: str  # id of the <script type="application/json"> holding the rows
-    kind: str = "spans"
-
-
-@dataclass(slots=True)
-class Section:
-    id: str
-    title: str
-    blocks: list[Any] = field(default_factory=list)
-    run: str | None = None
+from polyjudge.report.pairwise import pairwise_blocks
+from polyjudge.report.simulation import simulation_blocks
 
 
 def _slug(s: str) -> str:
@@ -642,20 +596,6 @@ def _selection_table(sel: dict[str, Any]) -> Table:
                  f"Judge selection{f' ({label})' if label else ''}: which judge each agreement metric "
                  f"picks and what it costs in {target} (best: {best_j}, "
                  f"{number(finite.get(best_j, math.nan)) if best_j else 'n/a'}). Losses are highlighted.")
-
-
-def simulation_blocks(obj: Any) -> list[Any]:
-    """Guerdan et al.'s synthetic analyses (``polyjudge simulate --format json``); see report/simulation.py."""
-    from polyjudge.report.simulation import simulation_blocks as blocks  # it imports this module's blocks
-
-    return blocks(obj)
-
-
-def pairwise_blocks(obj: Any) -> list[Any]:
-    """The pairwise study's Bradley–Terry ranking and position bias; see report/pairwise.py."""
-    from polyjudge.report.pairwise import pairwise_blocks as blocks  # it imports this module's blocks
-
-    return blocks(obj)
 
 
 STUDY_SECTIONS = (("metaeval.json", "metaeval", "Meta-evaluation against human judgments", metaeval_blocks),

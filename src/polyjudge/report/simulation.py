@@ -24,8 +24,8 @@ import math
 from typing import Any
 
 from polyjudge.report import svg
+from polyjudge.report.blocks import Cell, Figure, KeyValues, Para, Table
 from polyjudge.report.format import number
-from polyjudge.report.sections import Cell, Figure, KeyValues, Para, Table
 
 __all__ = ["PLOTTED_DEFINITIONS", "simulation_blocks"]
 

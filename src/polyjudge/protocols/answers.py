@@ -1,0 +1,59 @@
+"""What a judge's answer may be before any parser reads it, and the failure a bad one is.
+
+Kept apart from :mod:`polyjudge.protocols.base` so that the parts a protocol is built
+from (:mod:`~polyjudge.protocols.expected`, :mod:`~polyjudge.protocols.jsonparse`) can
+raise :class:`ParseFailure` without importing the base class that composes them.
+"""
+
+from __future__ import annotations
+
+# No protocol's answer comes near these: a judge writes a score, a few error lists, a verdict.
+MAX_ANSWER_CHARS = 200_000
+MAX_NESTING = 64
+
+
+def check_answer_limits(text: str) -> None:
+    """ParseFailure when ``text`` is longer than :data:`MAX_ANSWER_CHARS` or nests brackets
+    (outside JSON strings) deeper than :data:`MAX_NESTING`."""
+    if len(text) > MAX_ANSWER_CHARS:
+        raise ParseFailure(f"answer of {len(text):,} characters is longer than the {MAX_ANSWER_CHARS:,} "
+                           "a judgment may have")
+    brackets = text.count("{") + text.count("[")  # at C speed: a usual answer needs no scan
+    if brackets > MAX_NESTING and (depth := nesting_depth(text)) > MAX_NESTING:
+        raise ParseFailure(f"answer nests brackets {depth:,} levels deep (at most {MAX_NESTING} are read)")
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of ``{``/``[`` in ``text``, not counting brackets inside double-quoted strings."""
+    depth = deepest = 0
+    in_str = esc = False
+    for c in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif c == "\\":
+                esc = True
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "}]":
+            depth = max(0, depth - 1)
+    return deepest
+
+
+class ParseFailure(ValueError):
+    """The judge's answer could not be turned into an annotation.
+
+    Recorded as a failed judgment with ``reason``; never turned into a score.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+__all__ = ["MAX_ANSWER_CHARS", "MAX_NESTING", "ParseFailure", "check_answer_limits", "nesting_depth"]
