@@ -8,7 +8,7 @@ import pytest
 
 from polyjudge.backends.base import GenerateRequest, GenerateResult, Message
 from polyjudge.data.records import Item
-from polyjudge.engine import Estimate, run_async
+from polyjudge.engine import Estimate, RunSpec, run_async
 from polyjudge.engine.pricing import CONTEXT_TOKENS, DEFAULT_PRICES, approx_tokens
 from polyjudge.engine.store import Store
 from polyjudge.protocols import get_protocol
@@ -28,7 +28,7 @@ class Silent:
 
 
 def dry(items, models, **kw):
-    out = asyncio.run(run_async(items, get_protocol("da"), [Silent(m) for m in models], dry_run=True, **kw))
+    out = asyncio.run(run_async(items, RunSpec(get_protocol("da"), [Silent(m) for m in models], dry_run=True, **kw)))
     assert isinstance(out, Estimate)
     return out
 

@@ -6,7 +6,6 @@ The cluster tests skip when Ray is not installed; the error a user then gets
 
 import asyncio
 import importlib.util
-import inspect
 import itertools
 import json
 import logging
@@ -25,7 +24,7 @@ import pytest
 from polyjudge.backends.registry import BackendSettings, JudgeSpec
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
-from polyjudge.engine import core, run
+from polyjudge.engine import run
 from polyjudge.engine.executor import make_executor
 from polyjudge.engine.plan import plan_tasks
 from polyjudge.engine.ray_executor import (
@@ -73,14 +72,7 @@ def judged_by(executor, srv, items, out, **kw):
     out.mkdir(parents=True, exist_ok=True)
     call = dict(items=items, protocol=get_protocol("da"), backends=[OpenAIBackend("judge-1", srv.base_url)],
                 store_path=out / "store.sqlite", **kw)
-    if executor is None:
-        result = run(**call)
-    elif "executor" in inspect.signature(core.run_async).parameters:  # once the engine takes one
-        result = run(**call, executor=executor)
-    else:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(core, "execute", executor)
-            result = run(**call)
+    result = run(**call) if executor is None else run(**call, executor=executor)
     result.write(out)
     return result
 

@@ -29,6 +29,7 @@ from polyjudge.engine.pricing import ModelPrice, PriceTable
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.runner import BUDGET, INTERRUPTED, RetryPolicy
 from polyjudge.engine.signals import Interrupts, catching_interrupts
+from polyjudge.engine.spec import RunSpec
 from polyjudge.protocols.base import JudgeProtocol
 
 if TYPE_CHECKING:
@@ -412,17 +413,16 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
             for b in backends:
                 await b.aclose()
             raise
-    return await run_async(
-        items, prep.protocol, backends, runs=config.runs, temperature=config.temperature,
-        aggregator=config.aggregator, concurrency=config.concurrency, store_path=store_path, seed=config.seed,
-        progress=config.progress, retry=config.retry, prices=prep.prices, judge_info=info, dry_run=dry_run,
-        min_runs=config.min_runs, interrupts=interrupts, context_sizes=context_sizes, free_judges=free,
-        samples_per_request=samples, max_cost=config.max_cost, rpm=config.rpm, tpm=config.tpm,
-        batch_clients=clients, batch_options=config.batch_options,
-        batch_export=None if dry_run else config.batch_export,
-        batch_import=None if dry_run else config.batch_import,
-        executor=None if dry_run else prep.executor, outputs=None if dry_run else out,
-        reasoning_effort=config.reasoning_effort)
+    return await run_async(items, RunSpec(
+        protocol=prep.protocol, backends=tuple(backends), runs=config.runs, temperature=config.temperature,
+        aggregator=config.aggregator, min_runs=config.min_runs, seed=config.seed,
+        reasoning_effort=config.reasoning_effort, concurrency=config.concurrency, retry=config.retry,
+        progress=config.progress, samples_per_request=samples, max_cost=config.max_cost, rpm=config.rpm,
+        tpm=config.tpm, prices=prep.prices, judge_info=info, context_sizes=context_sizes, free_judges=free,
+        store_path=store_path, outputs=None if dry_run else out, dry_run=dry_run, batch_clients=clients,
+        batch_options=config.batch_options, batch_export=None if dry_run else config.batch_export,
+        batch_import=None if dry_run else config.batch_import, executor=None if dry_run else prep.executor),
+        interrupts)
 
 
 def _batch_clients(prep: _Prepared) -> list[BatchClient]:
