@@ -45,7 +45,7 @@ from polyjudge.engine.plan import Plan, Task, distinct_tasks, sample_groups
 from polyjudge.engine.pricing import CONTEXT_TOKENS, DEFAULT_PRICES, ModelPrice
 from polyjudge.engine.progress import progress_bar
 from polyjudge.engine.result import RunResult
-from polyjudge.engine.runner import BUDGET, ExecStats, execute
+from polyjudge.engine.runner import BUDGET, ExecStats, SendControls, execute
 from polyjudge.engine.signals import Interrupts
 from polyjudge.engine.spec import RunSpec
 from polyjudge.engine.spend import Budget, RateLimiter
@@ -267,15 +267,13 @@ def _survey(ctx: _Context, store: Store) -> _Survey:
     return found
 
 
-def _spending(ctx: _Context, spent: float) -> dict[str, Any]:
-    """The executor keywords beyond its seam's required ones, only those in use (engine.executor.Executor)."""
+def _spending(ctx: _Context, spent: float) -> tuple[list[RateLimiter | None], Budget | None]:
+    """Each judge's rate limiter (none without --rpm/--tpm) and the spending cap (None without --max-cost)."""
     spec = ctx.spec
-    extra: dict[str, Any] = {}
-    if spec.rpm or spec.tpm:
-        extra["limiters"] = [RateLimiter(spec.rpm, spec.tpm) for _ in spec.backends]
-    if spec.max_cost is not None:
-        extra["budget"] = Budget(spec.max_cost, ctx.table, spent=spent)
-    return extra
+    limiters: list[RateLimiter | None] = [RateLimiter(spec.rpm, spec.tpm) for _ in spec.backends] \
+        if (spec.rpm or spec.tpm) else []
+    budget = Budget(spec.max_cost, ctx.table, spent=spent) if spec.max_cost is not None else None
+    return limiters, budget
 
 
 async def _send_streamed(ctx: _Context, store: Store, stop: asyncio.Event,
@@ -292,7 +290,7 @@ async def _send_streamed(ctx: _Context, store: Store, stop: asyncio.Event,
     stats = ExecStats()
     if not survey.pending_items:
         return stats, survey.from_store, False
-    extra = _spending(ctx, survey.spent)
+    limiters, budget = _spending(ctx, survey.spent)
     size = int(getattr(send, "items_per_call", ITEMS_PER_CHUNK))
     sent: set[str] = set()
     seen = _Progress()
@@ -309,8 +307,9 @@ async def _send_streamed(ctx: _Context, store: Store, stop: asyncio.Event,
                 seen.done, seen.failed = base.done + part.done, base.failed + part.failed
                 update(seen)
 
-            part = await send(work, list(spec.backends), store, concurrency=spec.concurrency, retry=spec.retry,
-                              on_update=hook, stop=stop, **extra)
+            controls = SendControls(concurrency=spec.concurrency, retry=spec.retry, on_update=hook, stop=stop,
+                                    limiters=limiters, budget=budget)
+            part = await send(work, list(spec.backends), store, controls)
             stats.add(part)
     return stats, survey.from_store, True
 
@@ -360,14 +359,13 @@ async def _send_batches(ctx: _Context, store: Store, stop: asyncio.Event, todo: 
                         spent: float) -> ExecStats:
     """Send ``todo`` through the judges' Batch APIs, failed lines retried live when the options say so."""
     spec, per_request = ctx.spec, ctx.per_request
-    budget = Budget(spec.max_cost, ctx.table, spent=spent) if spec.max_cost is not None else None
-    limiters = [RateLimiter(spec.rpm, spec.tpm) for _ in spec.backends] if (spec.rpm or spec.tpm) else []
+    limiters, budget = _spending(ctx, spent)
     assert spec.batch_clients is not None
     with progress_bar(len(todo), enabled=spec.progress) as update:
         async def live(retry_tasks: list[Task], used: Mapping[str, int]) -> ExecStats:
-            return await execute(sample_groups(retry_tasks, per_request), list(spec.backends), store,
-                                 concurrency=spec.concurrency, retry=spec.retry, on_update=update, stop=stop,
-                                 limiters=limiters, budget=budget, attempts_used=used)
+            controls = SendControls(concurrency=spec.concurrency, retry=spec.retry, on_update=update, stop=stop,
+                                    limiters=limiters, budget=budget, attempts_used=used)
+            return await execute(sample_groups(retry_tasks, per_request), list(spec.backends), store, controls)
 
         return await run_batches(todo, spec.batch_clients, store, per_request=per_request,
                                  options=spec.batch_options, retry=spec.retry, stop=stop, budget=budget,
