@@ -41,8 +41,8 @@ from polyjudge.engine.runner import (
     REJECTED,
     UNREACHABLE,
     ExecStats,
-    ProgressHook,
     RetryPolicy,
+    SendControls,
     is_fatal,
     split_usage,
     store_choices,
@@ -179,20 +179,20 @@ def _api_failure(state: _State, exc: BackendError, what: str) -> None:
         state.stop(UNREACHABLE, f"the batch API keeps failing ({what}): {message}")
 
 
-async def run_batches(tasks: Sequence[Task], clients: Sequence[BatchClient], store: Store, *,
-                      per_request: int | Mapping[str, int] = 1, options: BatchOptions = BatchOptions(),
-                      retry: RetryPolicy = RetryPolicy(), stop: asyncio.Event | None = None,
-                      budget: Budget | None = None, on_update: ProgressHook | None = None,
-                      live: LiveSender | None = None, rng: random.Random | None = None) -> ExecStats:
+async def run_batches(tasks: Sequence[Task], clients: Sequence[BatchClient], store: Store,
+                      controls: SendControls = SendControls(), *, per_request: int | Mapping[str, int] = 1,
+                      options: BatchOptions = BatchOptions(), live: LiveSender | None = None) -> ExecStats:
     """Answer ``tasks`` (distinct, not in the store) through each judge's batch client (``clients[judge_index]``).
 
     Batches recorded in the store and not collected yet are re-attached
     first; their tasks are never submitted again. Sending stops (leaving
     open batches to a later run) when ``stop`` is set or the batch API
     rejects us or keeps failing; with a ``budget`` no line is submitted
-    whose worst case (at the batch price) would pass the cap.
+    whose worst case (at the batch price) would pass the cap. ``controls.concurrency``
+    and ``controls.limiters`` are for live requests and not used here.
     """
-    rng = rng or random.Random()
+    retry, stop, budget, on_update = controls.retry, controls.stop, controls.budget, controls.on_update
+    rng = controls.rng or random.Random()
     state = _State()
     by_key = {t.key: t for t in tasks}
     judge_index = {t.judge: t.judge_index for t in tasks}
@@ -527,7 +527,7 @@ def import_batch(path: str | Path, store: Store, tasks: Sequence[Task]) -> Impor
                         continue  # the server gave fewer choices: that run stays unanswered
                     finish = (result.choice_finish_reasons[r.choice] if r.choice < len(result.choice_finish_reasons)
                               else result.finish_reason)
-                    store.put_result(r.key, r.prompt_hash, r.judge, r.run_index, result, 1, text=choices[r.choice],
+                    store.put_result(r, result, 1, text=choices[r.choice],
                                      finish_reason=finish, usage=usages[r.choice], channel=BATCH,
                                      usage_note=vetted.note if r.choice == 0 else None)
                     answered += 1

@@ -367,9 +367,10 @@ async def _send_batches(ctx: _Context, store: Store, stop: asyncio.Event, todo: 
                                     limiters=limiters, budget=budget, attempts_used=used)
             return await execute(sample_groups(retry_tasks, per_request), list(spec.backends), store, controls)
 
-        return await run_batches(todo, spec.batch_clients, store, per_request=per_request,
-                                 options=spec.batch_options, retry=spec.retry, stop=stop, budget=budget,
-                                 on_update=update, live=live if spec.batch_options.fallback == "live" else None)
+        controls = SendControls(retry=spec.retry, stop=stop, budget=budget, on_update=update)
+        fallback = live if spec.batch_options.fallback == "live" else None
+        return await run_batches(todo, spec.batch_clients, store, controls, per_request=per_request,
+                                 options=spec.batch_options, live=fallback)
 
 
 def run(items: list[Item], protocol: Any, backends: Sequence[Any], *, interrupts: Interrupts | None = None,

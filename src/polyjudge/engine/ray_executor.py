@@ -72,7 +72,7 @@ from polyjudge.engine.runner import (
     execute,
 )
 from polyjudge.engine.spend import Budget, RateLimiter
-from polyjudge.engine.store import Store
+from polyjudge.engine.store import Answerable, AnswerKey, Store
 from polyjudge.rundir.directory import RAY_LOG
 from polyjudge.rundir.ownership import read_record
 
@@ -471,9 +471,9 @@ class _Relay(Store):
     def put_prompt(self, prompt_hash: str, request: GenerateRequest) -> None:
         self._add(_Write("put_prompt", (prompt_hash,)))  # the driver has the request: only its hash travels
 
-    def put_result(self, key: str, prompt_hash: str, judge: str, run_index: int, result: GenerateResult,
-                   attempts: int, **kwargs: Any) -> None:
-        self._add(_Write("put_result", (key, prompt_hash, judge, run_index, result, attempts), kwargs))
+    def put_result(self, task: Answerable, result: GenerateResult, attempts: int, **kwargs: Any) -> None:
+        where = (task.key, task.prompt_hash, task.judge, task.run_index)  # plain values travel, not the task
+        self._add(_Write("put_result", (*where, result, attempts), kwargs))
 
     def put_failure(self, key: str, prompt_hash: str, judge: str, run_index: int, error: str,
                     attempts: int) -> None:
@@ -718,7 +718,10 @@ class _Driver:
                 continue
             if w.method not in _ANSWERS:
                 raise RuntimeError(f"a Ray actor asked for an unknown store call: {w.method}")
-            getattr(self.store, w.method)(*w.args, **w.kwargs)
+            if w.method == "put_result":
+                self.store.put_result(AnswerKey(*w.args[:4]), *w.args[4:], **w.kwargs)
+            else:
+                getattr(self.store, w.method)(*w.args, **w.kwargs)
             key = str(w.args[0])
             unit = units.get(key)
             if unit is None:
@@ -1134,8 +1137,7 @@ async def _execute_vllm(ray: ModuleType, tasks: list[Task], spec: JudgeSpec, set
             stats.failed += 1
             stats.errors["vllm error"] = stats.errors.get("vllm error", 0) + 1
         else:
-            store.put_result(task.key, task.prompt_hash, task.judge, task.run_index,
-                             vllm_result(row, task.request.max_tokens, task.judge), 1)
+            store.put_result(task, vllm_result(row, task.request.max_tokens, task.judge), 1)
             stats.done += 1
         if on_update is not None:
             on_update(stats)

@@ -16,13 +16,12 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
 from polyjudge.data.secrets import redact
 from polyjudge.engine.plan import Task
 from polyjudge.engine.spend import Budget, RateLimiter, vet_usage, with_usage
-from polyjudge.engine.store import Store
+from polyjudge.engine.store import Answerable, Store
 
 log = logging.getLogger("polyjudge")
 
@@ -139,22 +138,6 @@ def split_usage(usage: Usage, parts: int) -> list[Usage]:
     return [Usage(p, c, cp, r) for p, c, cp, r in columns]
 
 
-class Answerable(Protocol):
-    """What storing an answer needs of a task (a planned :class:`Task` or a stored batch line)."""
-
-    @property
-    def key(self) -> str: ...
-
-    @property
-    def prompt_hash(self) -> str: ...
-
-    @property
-    def judge(self) -> str: ...
-
-    @property
-    def run_index(self) -> int: ...
-
-
 def store_choices(store: Store, group: Sequence[Answerable], result: GenerateResult, attempts: int, *,
                   channel: str = "live", usage_note: str | None = None) -> int:
     """Store choice k of ``result`` as the answer of ``group[k]``; returns how many tasks were answered
@@ -163,7 +146,7 @@ def store_choices(store: Store, group: Sequence[Answerable], result: GenerateRes
     so each request's anomaly is counted once."""
     if len(group) == 1:
         t = group[0]
-        store.put_result(t.key, t.prompt_hash, t.judge, t.run_index, result, attempts, channel=channel,
+        store.put_result(t, result, attempts, channel=channel,
                          usage_note=usage_note)
         return 1
     choices = result.choices or (result.text,)
@@ -173,7 +156,7 @@ def store_choices(store: Store, group: Sequence[Answerable], result: GenerateRes
         t = group[k]
         finish = (result.choice_finish_reasons[k] if k < len(result.choice_finish_reasons)
                   else result.finish_reason)
-        store.put_result(t.key, t.prompt_hash, t.judge, t.run_index, result, attempts, text=choices[k],
+        store.put_result(t, result, attempts, text=choices[k],
                          finish_reason=finish, usage=usages[k], channel=channel,
                          usage_note=usage_note if k == 0 else None)
     return answered

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from polyjudge.backends.base import GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.backends.reported import as_json_text
@@ -88,6 +89,32 @@ ADDED_COLUMNS = {"cached_prompt_tokens": "INTEGER", "reasoning_tokens": "INTEGER
                  "reasoning": "TEXT", "logprobs": "TEXT", "usage_note": "TEXT"}
 LIVE, BATCH = "live", "batch"
 SUBMITTING, EXPORTED, EXPORT = "submitting", "exported", "export"
+
+
+class Answerable(Protocol):
+    """What storing an answer needs of a task (a planned task, a stored batch line or an :class:`AnswerKey`)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def prompt_hash(self) -> str: ...
+
+    @property
+    def judge(self) -> str: ...
+
+    @property
+    def run_index(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerKey:
+    """Where an answer goes, given by hand (tools and tests that write a store without a plan)."""
+
+    key: str
+    prompt_hash: str
+    judge: str
+    run_index: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,8 +355,7 @@ class Store:
                          (prompt_hash, json.dumps(canonical, ensure_ascii=False, sort_keys=True)))
         self._known_prompts.add(prompt_hash)
 
-    def put_result(self, key: str, prompt_hash: str, judge: str, run_index: int,
-                   result: GenerateResult, attempts: int, *, text: str | None = None,
+    def put_result(self, task: Answerable, result: GenerateResult, attempts: int, *, text: str | None = None,
                    finish_reason: str | None = None, usage: Usage | None = None, channel: str = LIVE,
                    usage_note: str | None = None) -> None:
         """Store an answer; ``text``, ``finish_reason`` and ``usage`` replace the result's own
@@ -339,6 +365,7 @@ class Store:
         Whatever a server sent, the write succeeds: values that are not text are kept as
         JSON text and counts beyond SQLite's integers are bounded, so an answer is never
         lost (and paid for again) because of its content."""
+        key, prompt_hash, judge, run_index = task.key, task.prompt_hash, task.judge, task.run_index
         u = usage if usage is not None else result.usage
         reasoning = result.reasoning if text is None else None
         logprobs = logprob_json(result.logprobs) if text is None and result.logprobs else None
