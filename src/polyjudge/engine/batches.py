@@ -22,13 +22,12 @@ import asyncio
 import json
 import logging
 import random
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from polyjudge.backends.base import BackendError
 from polyjudge.backends.batch import BatchClient, BatchInfo, BatchLimits, BatchLine, LineResult
@@ -48,7 +47,7 @@ from polyjudge.engine.runner import (
     store_choices,
 )
 from polyjudge.engine.spend import Budget, vet_usage, with_usage
-from polyjudge.engine.store import BATCH, EXPORT, EXPORTED, BatchLineRow, BatchRow, Store
+from polyjudge.engine.store import BATCH, EXPORT, EXPORTED, BatchLineRow, BatchRecord, Store
 
 log = logging.getLogger("polyjudge")
 CANCELLED = ("cancelled", "cancelling", "canceled")
@@ -541,45 +540,13 @@ def import_batch(path: str | Path, store: Store, tasks: Sequence[Task]) -> Impor
 
 # --------------------------------------------------------------------------- polyjudge batch status / cancel
 
-@dataclass(frozen=True, slots=True)
-class BatchRecord:
-    """One batch of a run directory, as ``polyjudge batch status`` shows it."""
-
-    submission: str
-    provider: str
-    judge: str
-    endpoint: str | None
-    batch_id: str | None
-    status: str
-    total: int
-    completed: int
-    failed: int
-    created: float
-    expires_at: float | None
-    collected: bool
-    note: str | None = None  # why the provider could not be asked, when it could not
-
-    @property
-    def open(self) -> bool:
-        return not self.collected and self.provider != EXPORT
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"submission": self.submission, "provider": self.provider, "judge": self.judge,
-                "endpoint": self.endpoint, "batch_id": self.batch_id, "status": self.status, "total": self.total,
-                "completed": self.completed, "failed": self.failed,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.created)),
-                "expires_at": None if self.expires_at is None else
-                time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.expires_at)),
-                "collected": self.collected, "note": self.note}
-
-
-def _record(row: BatchRow, info: BatchInfo | None = None, note: str | None = None) -> BatchRecord:
+def _record(row: BatchRecord, info: BatchInfo | None = None, note: str | None = None) -> BatchRecord:
+    """The store's record, updated with what the provider said (or why it could not be asked)."""
     if info is None:
-        return BatchRecord(row.submission, row.provider, row.judge, row.endpoint, row.batch_id, row.status, row.total,
-                           row.completed, row.failed, row.created, row.expires_at, row.collected, note or row.error)
-    return BatchRecord(row.submission, row.provider, row.judge, row.endpoint, info.batch_id, info.status,
-                       info.total or row.total, info.completed, info.failed, row.created,
-                       info.expires_at if info.expires_at is not None else row.expires_at, row.collected, note)
+        return replace(row, note=note or row.error)
+    return replace(row, batch_id=info.batch_id, status=info.status, total=info.total or row.total,
+                   completed=info.completed, failed=info.failed,
+                   expires_at=info.expires_at if info.expires_at is not None else row.expires_at, note=note)
 
 
 def _store_of(run_dir: str | Path, *, readonly: bool) -> Store:
@@ -591,7 +558,7 @@ def _store_of(run_dir: str | Path, *, readonly: bool) -> Store:
     return Store(path, readonly=readonly)
 
 
-def _client_for(row: BatchRow, api_key_env: str | None, base_url: str | None, timeout: float,
+def _client_for(row: BatchRecord, api_key_env: str | None, base_url: str | None, timeout: float,
                 ) -> BatchClient:
     from polyjudge.backends.batch import batch_client_for
     from polyjudge.backends.registry import BackendSettings, JudgeSpec
@@ -601,9 +568,9 @@ def _client_for(row: BatchRow, api_key_env: str | None, base_url: str | None, ti
     return batch_client_for(spec, settings)
 
 
-async def _ask(rows: Sequence[BatchRow], *, cancel: bool, api_key_env: str | None, base_url: str | None,
-               timeout: float) -> list[tuple[BatchRow, BatchInfo | None, str | None]]:
-    out: list[tuple[BatchRow, BatchInfo | None, str | None]] = []
+async def _ask(rows: Sequence[BatchRecord], *, cancel: bool, api_key_env: str | None, base_url: str | None,
+               timeout: float) -> list[tuple[BatchRecord, BatchInfo | None, str | None]]:
+    out: list[tuple[BatchRecord, BatchInfo | None, str | None]] = []
     for row in rows:
         if row.collected or row.provider == EXPORT:
             out.append((row, None, None))
