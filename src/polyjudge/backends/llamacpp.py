@@ -20,7 +20,13 @@ from typing import Any, ClassVar
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.backends.models import DEFAULT_MODEL, resolve_model_path
 from polyjudge.backends.reasoning import join_reasoning, split_reasoning
-from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
+from polyjudge.backends.registry import (
+    BackendSettings,
+    Capabilities,
+    JudgeSpec,
+    RegisteredBackend,
+    register_backend,
+)
 from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported
 
 # Loaded native servers by (model file, context, slots, threads); see LlamaCppBackend.__init__.
@@ -38,6 +44,7 @@ class LlamaCppBackend(RegisteredBackend):
     """
 
     name: ClassVar[str] = "llamacpp"
+    capabilities: ClassVar[Capabilities] = Capabilities(local=True, token_probabilities=True)
     spec_options: ClassVar[Mapping[str, str]] = {
         "threads": "CPU threads for this model (default: BackendSettings.n_threads, else every core)"}
 
@@ -45,6 +52,10 @@ class LlamaCppBackend(RegisteredBackend):
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
         threads = spec.int_option("threads") or settings.n_threads
         return cls(spec.model, n_ctx=settings.n_ctx, n_threads=threads)
+
+    @classmethod
+    def context_tokens(cls, settings: BackendSettings) -> int | None:
+        return settings.n_ctx
 
     @classmethod
     def manifest_fields(cls, backend: Backend) -> dict[str, Any]:
