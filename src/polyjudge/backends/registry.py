@@ -114,6 +114,13 @@ class RegisteredBackend(ABC):
         """Build the backend; ``ValueError`` when the spec lacks something it needs."""
 
     @classmethod
+    def deferred(cls, spec: JudgeSpec, settings: BackendSettings) -> dict[str, Any] | None:
+        """The judge's manifest fields (``model`` first, then :meth:`manifest_fields`' own) when they are
+        known without building it, so building can wait for the first request (see ``backends.lazy``);
+        None (the default): build it at once. Only worth it where building is costly."""
+        return None
+
+    @classmethod
     def context_tokens(cls, settings: BackendSettings) -> int | None:
         """The judge's context size in tokens when this class knows it (an embedded model: ``n_ctx``)."""
         return cls.capabilities.context_tokens
