@@ -82,3 +82,39 @@ def test_a_plugin_backend_that_says_local_is_free_and_its_context_is_checked(scr
     result = judge(ITEMS, config)
     assert len(sent) == 12 and all(r.n == 1 for r in sent)
     assert result.manifest.cost_usd == 0.0
+
+
+def test_a_judge_that_can_be_named_without_building_it_is_built_on_its_first_request(scratch_registry, tmp_path):
+    builds: list[str] = []
+
+    @register_backend()
+    class Costly(RegisteredBackend):
+        """A judge that is slow to build: costly:NAME."""
+
+        name: ClassVar[str] = "costly"
+        capabilities: ClassVar[Capabilities] = Capabilities(local=True)
+
+        def __init__(self, model: str) -> None:
+            builds.append(model)
+            self.model = model
+
+        @classmethod
+        def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
+            return cls(spec.model or "c")
+
+        @classmethod
+        def deferred(cls, spec: JudgeSpec, settings: BackendSettings) -> dict[str, object] | None:
+            return {"model": spec.model or "c", "weights": "w.bin"}
+
+        async def generate(self, request: GenerateRequest) -> GenerateResult:
+            return GenerateResult(json.dumps({"score": 70}), "stop")
+
+        async def aclose(self) -> None:
+            return None
+
+    config = JudgeConfig(judges=("costly:c1",))
+    assert estimate(ITEMS, config).requests_to_send == 3 and builds == []  # a dry run builds nothing
+    first = judge(ITEMS, config, out=tmp_path / "run")
+    assert builds == ["c1"] and first.manifest.judges[0]["weights"] == "w.bin"
+    again = judge(ITEMS, config, out=tmp_path / "run")  # nothing left to send: nothing built
+    assert builds == ["c1"] and again.manifest.counts["from_store"] == 3
