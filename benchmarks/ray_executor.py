@@ -143,11 +143,12 @@ def items(n: int) -> list[Any]:
 
 def run_once(executor: Any, tasks: list[Any], backends: list[Any], concurrency: int,
              on_update: Callable[[Any], None] | None = None) -> tuple[Any, float]:
+    from polyjudge.engine.runner import SendControls
     from polyjudge.engine.store import Store
 
     async def go() -> Any:
         try:
-            return await executor(tasks, backends, store, concurrency=concurrency, on_update=on_update)
+            return await executor(tasks, backends, store, SendControls(concurrency=concurrency, on_update=on_update))
         finally:
             for b in backends:
                 await b.aclose()

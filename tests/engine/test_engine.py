@@ -132,9 +132,9 @@ def test_concurrency_limit_and_prefix_order(items, da_responder, tmp_path):
 def test_dry_run_estimates_without_sending(items, da_responder, tmp_path):
     import asyncio
 
-    from polyjudge.engine import Estimate, run_async
+    from polyjudge.engine import Estimate, RunSpec, run_async
     with ScriptedServer(da_responder) as srv:
-        est = asyncio.run(run_async(items, get_protocol("da"), [OpenAIBackend("j", srv.base_url)], runs=4,
-                                    dry_run=True, store_path=tmp_path / "s.sqlite"))
+        est = asyncio.run(run_async(items, RunSpec(get_protocol("da"), [OpenAIBackend("j", srv.base_url)], runs=4,
+                                                   dry_run=True, store_path=tmp_path / "s.sqlite")))
     assert isinstance(est, Estimate) and est.requests_to_send == 24 and not srv.requests
     assert est.prompt_tokens > 0 and "24 requests" in est.describe()

@@ -8,9 +8,9 @@ import pytest
 
 from polyjudge.backends.base import GenerateRequest, GenerateResult, Message
 from polyjudge.data.records import Item
-from polyjudge.engine import Estimate, run_async
+from polyjudge.engine import Estimate, RunSpec, run_async
 from polyjudge.engine.pricing import CONTEXT_TOKENS, DEFAULT_PRICES, approx_tokens
-from polyjudge.engine.store import Store
+from polyjudge.engine.store import AnswerKey, Store
 from polyjudge.protocols import get_protocol
 
 
@@ -28,7 +28,7 @@ class Silent:
 
 
 def dry(items, models, **kw):
-    out = asyncio.run(run_async(items, get_protocol("da"), [Silent(m) for m in models], dry_run=True, **kw))
+    out = asyncio.run(run_async(items, RunSpec(get_protocol("da"), [Silent(m) for m in models], dry_run=True, **kw)))
     assert isinstance(out, Estimate)
     return out
 
@@ -68,7 +68,7 @@ def test_dry_run_reads_a_store_in_use_without_creating_files(items, tmp_path):
     writer = Store(path)  # a run in progress keeps its store open (WAL files exist)
     request = GenerateRequest(messages=(Message("user", "x"),))
     writer.put_prompt("h", request)
-    writer.put_result("k1", "h", "j", 0, GenerateResult(text="1", finish_reason="stop"), 1)
+    writer.put_result(AnswerKey("k1", "h", "j", 0), GenerateResult(text="1", finish_reason="stop"), 1)
     before = sorted(os.listdir(tmp_path))
     reader = Store(path, readonly=True)
     assert reader.completed_keys() == {"k1"}

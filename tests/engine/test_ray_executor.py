@@ -6,7 +6,6 @@ The cluster tests skip when Ray is not installed; the error a user then gets
 
 import asyncio
 import importlib.util
-import inspect
 import itertools
 import json
 import logging
@@ -25,7 +24,7 @@ import pytest
 from polyjudge.backends.registry import BackendSettings, JudgeSpec
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
-from polyjudge.engine import core, run
+from polyjudge.engine import run
 from polyjudge.engine.executor import make_executor
 from polyjudge.engine.plan import plan_tasks
 from polyjudge.engine.ray_executor import (
@@ -37,7 +36,7 @@ from polyjudge.engine.ray_executor import (
     vllm_result,
     vllm_row,
 )
-from polyjudge.engine.runner import BUDGET, INTERRUPTED, REJECTED, RetryPolicy
+from polyjudge.engine.runner import BUDGET, INTERRUPTED, REJECTED, RetryPolicy, SendControls
 from polyjudge.engine.store import Store
 from polyjudge.protocols import get_protocol
 from tests.helpers import openai_server
@@ -73,14 +72,7 @@ def judged_by(executor, srv, items, out, **kw):
     out.mkdir(parents=True, exist_ok=True)
     call = dict(items=items, protocol=get_protocol("da"), backends=[OpenAIBackend("judge-1", srv.base_url)],
                 store_path=out / "store.sqlite", **kw)
-    if executor is None:
-        result = run(**call)
-    elif "executor" in inspect.signature(core.run_async).parameters:  # once the engine takes one
-        result = run(**call, executor=executor)
-    else:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(core, "execute", executor)
-            result = run(**call)
+    result = run(**call) if executor is None else run(**call, executor=executor)
     result.write(out)
     return result
 
@@ -202,8 +194,8 @@ def test_a_killed_actor_is_replaced_and_every_task_completes_once(cluster, da_re
     store = Store(tmp_path / "store.sqlite")
     with srv, caplog.at_level(logging.WARNING, logger="polyjudge"):
         stats = asyncio.run(execute_ray(tasks, [JudgeSpec("openai", "judge-1", srv.base_url)], SETTINGS, store,
-                                        options=RayOptions(actors=2, chunk_tasks=4), concurrency=2,
-                                        retry=FAST_RETRY))
+                                        SendControls(concurrency=2, retry=FAST_RETRY),
+                                        options=RayOptions(actors=2, chunk_tasks=4)))
     try:
         assert killed and killed[0] != os.getpid()
         assert stats.done == len(tasks) and stats.failed == 0 and stats.stop_kind is None
@@ -223,12 +215,13 @@ import ray
 from polyjudge.backends.registry import BackendSettings, JudgeSpec
 from polyjudge.engine.plan import plan_tasks
 from polyjudge.engine.ray_executor import RayOptions, execute_ray
+from polyjudge.engine.runner import SendControls
 from polyjudge.engine.store import Store
 from polyjudge.protocols import get_protocol
 from tests.engine.test_ray_executor import TASKS_OF_KILLED_DRIVER
 ray.init(address={address!r}, logging_level="WARNING")
 asyncio.run(execute_ray(TASKS_OF_KILLED_DRIVER(), [JudgeSpec("openai", "judge-1", {url!r})], BackendSettings(),
-                        Store({store!r}), options=RayOptions(actors=2), concurrency=4))
+                        Store({store!r}), SendControls(concurrency=4), options=RayOptions(actors=2)))
 """
 
 
@@ -259,7 +252,7 @@ def test_kill_minus_9_of_the_driver_then_resume(cluster, da_responder, tmp_path)
             assert 0 < len(answered) < len(tasks)
             stats = asyncio.run(execute_ray([t for t in tasks if t.key not in answered],
                                             [JudgeSpec("openai", "judge-1", srv.base_url)], SETTINGS, store,
-                                            options=RayOptions(actors=2), concurrency=4))
+                                            SendControls(concurrency=4), options=RayOptions(actors=2)))
             assert store.completed_keys() == {t.key for t in tasks} and stats.stop_kind is None
         finally:
             store.close()
@@ -293,9 +286,9 @@ def test_an_interrupted_run_resumes_without_sending_anything_twice(cluster, da_r
 
             async def interrupted():
                 stop = asyncio.Event()
-                return await execute_ray(tasks, spec, SETTINGS, store, options=RayOptions(actors=2),
-                                         concurrency=2, stop=stop,
-                                         on_update=lambda stats: stats.done >= 5 and stop.set())
+                controls = SendControls(concurrency=2, stop=stop,
+                                        on_update=lambda stats: stats.done >= 5 and stop.set())
+                return await execute_ray(tasks, spec, SETTINGS, store, controls, options=RayOptions(actors=2))
 
             first = asyncio.run(interrupted())
             assert first.stop_kind == INTERRUPTED and 5 <= first.done < len(tasks)
@@ -303,8 +296,8 @@ def test_an_interrupted_run_resumes_without_sending_anything_twice(cluster, da_r
             rest = [t for t in tasks if t.key not in done]
             time.sleep(0.3)  # requests in flight when it stopped end at the server (they were not stored)
             srv.completed.clear()
-            second = asyncio.run(execute_ray(rest, spec, SETTINGS, store, options=RayOptions(actors=2),
-                                             concurrency=2))
+            second = asyncio.run(execute_ray(rest, spec, SETTINGS, store, SendControls(concurrency=2),
+                                             options=RayOptions(actors=2)))
         assert second.stop_kind is None and store.completed_keys() == {t.key for t in tasks}
         resent = {(b["messages"][-1]["content"], b["seed"]) for b in srv.completed}
         assert len(resent) == len(srv.completed) == len(rest)
@@ -318,7 +311,7 @@ def test_a_rejecting_endpoint_stops_the_run(cluster, tmp_path):
     store = Store(tmp_path / "store.sqlite")
     with serve(lambda body: Reply(status=401)) as srv:
         stats = asyncio.run(execute_ray(tasks, [JudgeSpec("openai", "judge-1", srv.base_url)], SETTINGS, store,
-                                        options=RayOptions(actors=2), concurrency=2, retry=FAST_RETRY))
+                                        SendControls(concurrency=2, retry=FAST_RETRY), options=RayOptions(actors=2)))
     store.close()
     assert stats.stop_kind == REJECTED and "rejected" in (stats.stop_reason or "")
     assert 1 <= stats.failed <= 2 and stats.done == 0  # no more sent after the first answer of each actor
@@ -356,7 +349,8 @@ def test_embedded_model_judges_in_two_actors(cluster, tmp_path, caplog):
     try:
         with caplog.at_level(logging.DEBUG, logger="polyjudge"):
             stats = asyncio.run(execute_ray(tasks, [JudgeSpec("llamacpp", str(gguf))], BackendSettings(n_ctx=2048),
-                                            store, options=RayOptions(actors=2, chunk_tasks=1), concurrency=2))
+                                            store, SendControls(concurrency=2),
+                                            options=RayOptions(actors=2, chunk_tasks=1)))
         stored = store.get_many([t.key for t in tasks])
     finally:
         store.close()
@@ -403,7 +397,7 @@ def test_vllm_judge_on_a_cluster_without_gpu_is_an_input_error(cluster, monkeypa
     store = Store(tmp_path / "store.sqlite")
     try:
         with pytest.raises(InputError, match="GPU"):
-            asyncio.run(executor(tasks, [], store, concurrency=1))
+            asyncio.run(executor(tasks, [], store, SendControls(concurrency=1)))
         assert store.completed_keys() == set()
     finally:
         store.close()

@@ -93,13 +93,13 @@ def test_reasoning_effort_reaches_every_request_the_signature_and_the_cache_key(
 def test_token_probabilities_are_stored_once_and_read_back(tmp_path):
     """The store keeps an answer's logprobs beside its text, so a resumed run re-parses expected scores."""
     from polyjudge.backends.base import GenerateRequest, GenerateResult, Message, TokenLogprob
-    from polyjudge.engine.store import Store, logprobs_of
+    from polyjudge.engine.store import AnswerKey, Store, logprobs_of
 
     tokens = (TokenLogprob("7", -0.1, (("7", -0.1), ("8", -2.5))), TokenLogprob("0", -0.01, ()))
     store = Store(tmp_path / "s.sqlite")
     store.put_prompt("h", GenerateRequest(messages=(Message("user", "x"),), top_logprobs=5))
-    store.put_result("k", "h", "m", 0, GenerateResult("70", "stop", logprobs=tokens), 1)
-    store.put_result("k2", "h", "m", 1, GenerateResult("70", "stop"), 1)
+    store.put_result(AnswerKey("k", "h", "m", 0), GenerateResult("70", "stop", logprobs=tokens), 1)
+    store.put_result(AnswerKey("k2", "h", "m", 1), GenerateResult("70", "stop"), 1)
     store.close()
     reread = Store(tmp_path / "s.sqlite", readonly=True)
     got = reread.get_many(["k", "k2"])

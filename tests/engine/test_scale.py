@@ -118,7 +118,7 @@ def test_a_finished_run_is_not_parsed_or_rewritten_again(tmp_path, monkeypatch):
             raise AssertionError("a finished run was summarised again")
 
         with monkeypatch.context() as mp:
-            mp.setattr(core, "_collect", no_parsing)
+            mp.setattr(core, "collect", no_parsing)
             again = judge(items, config(srv, runs=2, concurrency=3), out=run)
         assert len(srv.requests) == 48  # 24 items x 2 runs, all in the first session
     assert {n: stamp(run / n) for n in outputs} == before

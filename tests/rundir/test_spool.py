@@ -52,9 +52,7 @@ def test_the_reasoning_key_is_written_only_when_there_is_some():
     assert list(plain) == ["item_index", "system", "doc_id", "seg_id", "run_index", "judge", "status", "error",
                            "raw_text", "annotation", "score", "usage", "latency_s", "finish_reason"]
     r = record(1, reasoning="x")
-    assert judgment_json(r.item_index, r.system, r.doc_id, r.seg_id, r.run_index, r.judge, r.status, r.error,
-                         r.raw_text, r.annotation, r.score, r.prompt_tokens, r.completion_tokens, r.latency_s,
-                         r.finish_reason, r.reasoning) == r.to_json()
+    assert judgment_json(r, r) == r.to_json()
 
 
 def test_a_discarded_spool_leaves_nothing(tmp_path):

@@ -43,7 +43,13 @@ from polyjudge.backends.http import (
     seconds_until,
 )
 from polyjudge.backends.reasoning import join_reasoning
-from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
+from polyjudge.backends.registry import (
+    BackendSettings,
+    Capabilities,
+    JudgeSpec,
+    RegisteredBackend,
+    register_backend,
+)
 from polyjudge.backends.reported import NOT_TEXT, UNKNOWN, as_json_text, count, message_text, reported
 from polyjudge.data.secrets import register_secret_env
 
@@ -86,6 +92,8 @@ class AnthropicBackend(RegisteredBackend):
     """
 
     name: ClassVar[str] = "anthropic"
+    # The Messages API answers one choice per request and gives no token probabilities.
+    capabilities: ClassVar[Capabilities] = Capabilities()
     url_after_at = True
     spec_options: ClassVar[dict[str, str]] = {
         "structured": "auto, tool, json_schema or none: how the protocol's JSON schema is sent",

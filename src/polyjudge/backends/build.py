@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.backends.base import Backend
+from polyjudge.backends.lazy import LazyBackend
 from polyjudge.backends.pool import PoolBackend
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, backend_class, build_judge
 from polyjudge.data.secrets import register_secret_env
@@ -32,6 +33,11 @@ def build_backends(specs: Sequence[JudgeSpec], settings: BackendSettings, *,
     info: list[dict[str, Any]] = []
     for spec in specs:
         cls = backend_class(spec.backend)
+        known = cls.deferred(spec, settings) if len(spec.servers) <= 1 else None
+        if known is not None:  # built when its first request is sent, if ever
+            built.append(LazyBackend(spec, settings, str(known["model"])))
+            info.append(spec.describe() | known)
+            continue
         backend = build_judge(spec, settings)
         built.append(backend)
         entry = spec.describe() | {"model": backend.model} | cls.manifest_fields(backend)

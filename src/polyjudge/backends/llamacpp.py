@@ -20,7 +20,13 @@ from typing import Any, ClassVar
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.backends.models import DEFAULT_MODEL, resolve_model_path
 from polyjudge.backends.reasoning import join_reasoning, split_reasoning
-from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
+from polyjudge.backends.registry import (
+    BackendSettings,
+    Capabilities,
+    JudgeSpec,
+    RegisteredBackend,
+    register_backend,
+)
 from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported
 
 # Loaded native servers by (model file, context, slots, threads); see LlamaCppBackend.__init__.
@@ -38,6 +44,7 @@ class LlamaCppBackend(RegisteredBackend):
     """
 
     name: ClassVar[str] = "llamacpp"
+    capabilities: ClassVar[Capabilities] = Capabilities(local=True, token_probabilities=True)
     spec_options: ClassVar[Mapping[str, str]] = {
         "threads": "CPU threads for this model (default: BackendSettings.n_threads, else every core)"}
 
@@ -45,6 +52,22 @@ class LlamaCppBackend(RegisteredBackend):
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
         threads = spec.int_option("threads") or settings.n_threads
         return cls(spec.model, n_ctx=settings.n_ctx, n_threads=threads)
+
+    @classmethod
+    def deferred(cls, spec: JudgeSpec, settings: BackendSettings) -> dict[str, Any] | None:
+        """Name and weights file of the judge without loading the model (the check of the file, its
+        threads option and the native library happen here, as when it is built)."""
+        import importlib.util
+
+        if importlib.util.find_spec("xllamacpp") is None:
+            return None  # building says what is missing, at once
+        spec.int_option("threads")
+        path = resolve_model_path(spec.model)
+        return {"model": _judge_name(path), "model_file": str(path)}
+
+    @classmethod
+    def context_tokens(cls, settings: BackendSettings) -> int | None:
+        return settings.n_ctx
 
     @classmethod
     def manifest_fields(cls, backend: Backend) -> dict[str, Any]:
@@ -57,7 +80,7 @@ class LlamaCppBackend(RegisteredBackend):
 
         path = resolve_model_path(str(model_path) if model_path is not None else None)
         self.model_path = path
-        self.model = name or (DEFAULT_MODEL.name if path.name == DEFAULT_MODEL.filename else path.stem)
+        self.model = name or _judge_name(path)
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
         params.n_ctx = n_ctx * n_parallel  # the context is split between slots
@@ -130,6 +153,11 @@ class LlamaCppBackend(RegisteredBackend):
 
     async def aclose(self) -> None:
         return None
+
+
+def _judge_name(path: Path) -> str:
+    """The judge's name in keys and signatures: the bundled model's name, else the GGUF file's stem."""
+    return DEFAULT_MODEL.name if path.name == DEFAULT_MODEL.filename else path.stem
 
 
 def _logprobs(choice: dict[str, Any]) -> tuple[TokenLogprob, ...]:

@@ -44,6 +44,7 @@ from polyjudge.backends.reasoning import is_known_reasoning_model, join_reasonin
 from polyjudge.backends.registry import (
     DEFAULT_API_KEY_ENV,
     BackendSettings,
+    Capabilities,
     JudgeSpec,
     RegisteredBackend,
     register_backend,
@@ -120,6 +121,8 @@ class OpenAIBackend(RegisteredBackend):
     """
 
     name: ClassVar[str] = "openai"
+    capabilities: ClassVar[Capabilities] = Capabilities(batch_formats=("openai",), token_probabilities=True,
+                                                        samples_per_request=True)
     url_after_at = True
     spec_options: ClassVar[dict[str, str]] = {
         "reasoning": "a reasoning model: max_completion_tokens, model-default temperature "

@@ -62,6 +62,26 @@ class BackendSettings:
         return backend_default if self.api_key_env == DEFAULT_API_KEY_ENV else self.api_key_env
 
 
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a backend can do, declared on its class so the engine asks instead of checking names.
+
+    ``local``: it runs here and costs nothing (the estimate counts it as free,
+    ``--max-cost`` needs no price for it). ``context_tokens``: its context size
+    when the class knows it (see :meth:`RegisteredBackend.context_tokens`).
+    ``batch_formats``: the batch line formats it reads and writes
+    (``backends.batch.BATCH_FORMATS``). ``token_probabilities``: it can return
+    top log-probabilities (expected scores). ``samples_per_request``: it
+    answers several choices (``n``) in one request.
+    """
+
+    local: bool = False
+    context_tokens: int | None = None
+    batch_formats: tuple[str, ...] = ()
+    token_probabilities: bool = False
+    samples_per_request: bool = False
+
+
 class RegisteredBackend(ABC):
     """A backend class that can be named in a judge spec.
 
@@ -70,6 +90,8 @@ class RegisteredBackend(ABC):
     """
 
     name: ClassVar[str]
+    # What the backend can do (a paid API without batches, n or log-probabilities unless it says so).
+    capabilities: ClassVar[Capabilities] = Capabilities()
     # Options the judge spec may give after the model (``MODEL?name=value,flag``): name -> help text.
     spec_options: ClassVar[Mapping[str, str]] = {}
 
@@ -90,6 +112,18 @@ class RegisteredBackend(ABC):
     @abstractmethod
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
         """Build the backend; ``ValueError`` when the spec lacks something it needs."""
+
+    @classmethod
+    def deferred(cls, spec: JudgeSpec, settings: BackendSettings) -> dict[str, Any] | None:
+        """The judge's manifest fields (``model`` first, then :meth:`manifest_fields`' own) when they are
+        known without building it, so building can wait for the first request (see ``backends.lazy``);
+        None (the default): build it at once. Only worth it where building is costly."""
+        return None
+
+    @classmethod
+    def context_tokens(cls, settings: BackendSettings) -> int | None:
+        """The judge's context size in tokens when this class knows it (an embedded model: ``n_ctx``)."""
+        return cls.capabilities.context_tokens
 
     @classmethod
     def manifest_fields(cls, backend: Backend) -> dict[str, Any]:
@@ -270,6 +304,7 @@ def make_backend(spec: JudgeSpec, settings: BackendSettings | None = None, *, ap
     return build_judge(spec, chosen)
 
 
-__all__ = ["BACKENDS", "DEFAULT_API_KEY_ENV", "REASONING_EFFORTS", "BackendSettings", "JudgeSpec", "RegisteredBackend",
+__all__ = ["BACKENDS", "DEFAULT_API_KEY_ENV", "REASONING_EFFORTS", "BackendSettings", "Capabilities", "JudgeSpec",
+           "RegisteredBackend",
            "UnknownBackendError", "backend_class", "build_judge", "make_backend", "redact_servers",
            "register_backend", "split_servers"]

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, TokenLogprob, Usage
-from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
+from polyjudge.backends.registry import (
+    BackendSettings,
+    Capabilities,
+    JudgeSpec,
+    RegisteredBackend,
+    register_backend,
+)
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl
 from polyjudge.data.secrets import redact
@@ -109,6 +115,8 @@ class ReplayBackend(RegisteredBackend):
     """
 
     name: ClassVar[str] = "replay"
+    # Recorded answers, logprobs included, replayed here for free.
+    capabilities: ClassVar[Capabilities] = Capabilities(local=True, token_probabilities=True)
 
     @classmethod
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:

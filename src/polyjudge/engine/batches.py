@@ -22,13 +22,12 @@ import asyncio
 import json
 import logging
 import random
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from polyjudge.backends.base import BackendError
 from polyjudge.backends.batch import BatchClient, BatchInfo, BatchLimits, BatchLine, LineResult
@@ -41,14 +40,14 @@ from polyjudge.engine.runner import (
     REJECTED,
     UNREACHABLE,
     ExecStats,
-    ProgressHook,
     RetryPolicy,
+    SendControls,
     is_fatal,
     split_usage,
     store_choices,
 )
 from polyjudge.engine.spend import Budget, vet_usage, with_usage
-from polyjudge.engine.store import BATCH, EXPORT, EXPORTED, BatchLineRow, BatchRow, Store
+from polyjudge.engine.store import BATCH, EXPORT, EXPORTED, BatchLineRow, BatchRecord, Store
 
 log = logging.getLogger("polyjudge")
 CANCELLED = ("cancelled", "cancelling", "canceled")
@@ -179,20 +178,20 @@ def _api_failure(state: _State, exc: BackendError, what: str) -> None:
         state.stop(UNREACHABLE, f"the batch API keeps failing ({what}): {message}")
 
 
-async def run_batches(tasks: Sequence[Task], clients: Sequence[BatchClient], store: Store, *,
-                      per_request: int | Mapping[str, int] = 1, options: BatchOptions = BatchOptions(),
-                      retry: RetryPolicy = RetryPolicy(), stop: asyncio.Event | None = None,
-                      budget: Budget | None = None, on_update: ProgressHook | None = None,
-                      live: LiveSender | None = None, rng: random.Random | None = None) -> ExecStats:
+async def run_batches(tasks: Sequence[Task], clients: Sequence[BatchClient], store: Store,
+                      controls: SendControls = SendControls(), *, per_request: int | Mapping[str, int] = 1,
+                      options: BatchOptions = BatchOptions(), live: LiveSender | None = None) -> ExecStats:
     """Answer ``tasks`` (distinct, not in the store) through each judge's batch client (``clients[judge_index]``).
 
     Batches recorded in the store and not collected yet are re-attached
     first; their tasks are never submitted again. Sending stops (leaving
     open batches to a later run) when ``stop`` is set or the batch API
     rejects us or keeps failing; with a ``budget`` no line is submitted
-    whose worst case (at the batch price) would pass the cap.
+    whose worst case (at the batch price) would pass the cap. ``controls.concurrency``
+    and ``controls.limiters`` are for live requests and not used here.
     """
-    rng = rng or random.Random()
+    retry, stop, budget, on_update = controls.retry, controls.stop, controls.budget, controls.on_update
+    rng = controls.rng or random.Random()
     state = _State()
     by_key = {t.key: t for t in tasks}
     judge_index = {t.judge: t.judge_index for t in tasks}
@@ -527,7 +526,7 @@ def import_batch(path: str | Path, store: Store, tasks: Sequence[Task]) -> Impor
                         continue  # the server gave fewer choices: that run stays unanswered
                     finish = (result.choice_finish_reasons[r.choice] if r.choice < len(result.choice_finish_reasons)
                               else result.finish_reason)
-                    store.put_result(r.key, r.prompt_hash, r.judge, r.run_index, result, 1, text=choices[r.choice],
+                    store.put_result(r, result, 1, text=choices[r.choice],
                                      finish_reason=finish, usage=usages[r.choice], channel=BATCH,
                                      usage_note=vetted.note if r.choice == 0 else None)
                     answered += 1
@@ -541,45 +540,13 @@ def import_batch(path: str | Path, store: Store, tasks: Sequence[Task]) -> Impor
 
 # --------------------------------------------------------------------------- polyjudge batch status / cancel
 
-@dataclass(frozen=True, slots=True)
-class BatchRecord:
-    """One batch of a run directory, as ``polyjudge batch status`` shows it."""
-
-    submission: str
-    provider: str
-    judge: str
-    endpoint: str | None
-    batch_id: str | None
-    status: str
-    total: int
-    completed: int
-    failed: int
-    created: float
-    expires_at: float | None
-    collected: bool
-    note: str | None = None  # why the provider could not be asked, when it could not
-
-    @property
-    def open(self) -> bool:
-        return not self.collected and self.provider != EXPORT
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"submission": self.submission, "provider": self.provider, "judge": self.judge,
-                "endpoint": self.endpoint, "batch_id": self.batch_id, "status": self.status, "total": self.total,
-                "completed": self.completed, "failed": self.failed,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.created)),
-                "expires_at": None if self.expires_at is None else
-                time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.expires_at)),
-                "collected": self.collected, "note": self.note}
-
-
-def _record(row: BatchRow, info: BatchInfo | None = None, note: str | None = None) -> BatchRecord:
+def _record(row: BatchRecord, info: BatchInfo | None = None, note: str | None = None) -> BatchRecord:
+    """The store's record, updated with what the provider said (or why it could not be asked)."""
     if info is None:
-        return BatchRecord(row.submission, row.provider, row.judge, row.endpoint, row.batch_id, row.status, row.total,
-                           row.completed, row.failed, row.created, row.expires_at, row.collected, note or row.error)
-    return BatchRecord(row.submission, row.provider, row.judge, row.endpoint, info.batch_id, info.status,
-                       info.total or row.total, info.completed, info.failed, row.created,
-                       info.expires_at if info.expires_at is not None else row.expires_at, row.collected, note)
+        return replace(row, note=note or row.error)
+    return replace(row, batch_id=info.batch_id, status=info.status, total=info.total or row.total,
+                   completed=info.completed, failed=info.failed,
+                   expires_at=info.expires_at if info.expires_at is not None else row.expires_at, note=note)
 
 
 def _store_of(run_dir: str | Path, *, readonly: bool) -> Store:
@@ -591,7 +558,7 @@ def _store_of(run_dir: str | Path, *, readonly: bool) -> Store:
     return Store(path, readonly=readonly)
 
 
-def _client_for(row: BatchRow, api_key_env: str | None, base_url: str | None, timeout: float,
+def _client_for(row: BatchRecord, api_key_env: str | None, base_url: str | None, timeout: float,
                 ) -> BatchClient:
     from polyjudge.backends.batch import batch_client_for
     from polyjudge.backends.registry import BackendSettings, JudgeSpec
@@ -601,9 +568,9 @@ def _client_for(row: BatchRow, api_key_env: str | None, base_url: str | None, ti
     return batch_client_for(spec, settings)
 
 
-async def _ask(rows: Sequence[BatchRow], *, cancel: bool, api_key_env: str | None, base_url: str | None,
-               timeout: float) -> list[tuple[BatchRow, BatchInfo | None, str | None]]:
-    out: list[tuple[BatchRow, BatchInfo | None, str | None]] = []
+async def _ask(rows: Sequence[BatchRecord], *, cancel: bool, api_key_env: str | None, base_url: str | None,
+               timeout: float) -> list[tuple[BatchRecord, BatchInfo | None, str | None]]:
+    out: list[tuple[BatchRecord, BatchInfo | None, str | None]] = []
     for row in rows:
         if row.collected or row.provider == EXPORT:
             out.append((row, None, None))

@@ -11,16 +11,13 @@ same work over a pool of Ray actors.
 
 from __future__ import annotations
 
-import asyncio
-import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from polyjudge.backends.base import Backend
 from polyjudge.data.errors import InputError
 from polyjudge.engine.plan import Task
-from polyjudge.engine.runner import ExecStats, ProgressHook, RetryPolicy, execute
-from polyjudge.engine.spend import Budget, RateLimiter
+from polyjudge.engine.runner import ExecStats, SendControls, execute
 from polyjudge.engine.store import Store
 
 if TYPE_CHECKING:
@@ -34,17 +31,15 @@ EXECUTORS = (LOCAL, RAY)
 class Executor(Protocol):
     """Sends ``tasks`` (tasks, or runs of one prompt sent as one request) and writes each answer
     to ``store``; the contract of :func:`~polyjudge.engine.runner.execute` (retries, giving up,
-    ``stop``, progress, rate ``limiters`` per judge, the spending ``budget``).
+    ``stop``, progress, rate ``limiters`` per judge, the spending ``budget``: all in
+    :class:`~polyjudge.engine.runner.SendControls`).
 
     A run is handed over in bounded chunks of items, one call per chunk (an
     executor with costly set-up may ask for larger ones with an ``items_per_call``
     attribute; see :data:`polyjudge.engine.core.ITEMS_PER_CHUNK`)."""
 
-    async def __call__(self, tasks: Iterable[Task | Sequence[Task]], backends: list[Backend], store: Store, *,
-                       concurrency: int, retry: RetryPolicy = ..., on_update: ProgressHook | None = None,
-                       rng: random.Random | None = None, stop: asyncio.Event | None = None,
-                       limiters: Sequence[RateLimiter | None] = ..., budget: Budget | None = None,
-                       attempts_used: Mapping[str, int] | None = None) -> ExecStats: ...
+    async def __call__(self, tasks: Iterable[Task | Sequence[Task]], backends: list[Backend], store: Store,
+                       controls: SendControls = ...) -> ExecStats: ...
 
 
 def make_executor(name: str, specs: Sequence[JudgeSpec], settings: BackendSettings, *,

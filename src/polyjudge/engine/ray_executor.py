@@ -67,11 +67,12 @@ from polyjudge.engine.runner import (
     ExecStats,
     ProgressHook,
     RetryPolicy,
+    SendControls,
     as_group,
     execute,
 )
 from polyjudge.engine.spend import Budget, RateLimiter
-from polyjudge.engine.store import Store
+from polyjudge.engine.store import Answerable, AnswerKey, Store
 from polyjudge.rundir.directory import RAY_LOG
 from polyjudge.rundir.ownership import read_record
 
@@ -470,9 +471,9 @@ class _Relay(Store):
     def put_prompt(self, prompt_hash: str, request: GenerateRequest) -> None:
         self._add(_Write("put_prompt", (prompt_hash,)))  # the driver has the request: only its hash travels
 
-    def put_result(self, key: str, prompt_hash: str, judge: str, run_index: int, result: GenerateResult,
-                   attempts: int, **kwargs: Any) -> None:
-        self._add(_Write("put_result", (key, prompt_hash, judge, run_index, result, attempts), kwargs))
+    def put_result(self, task: Answerable, result: GenerateResult, attempts: int, **kwargs: Any) -> None:
+        where = (task.key, task.prompt_hash, task.judge, task.run_index)  # plain values travel, not the task
+        self._add(_Write("put_result", (*where, result, attempts), kwargs))
 
     def put_failure(self, key: str, prompt_hash: str, judge: str, run_index: int, error: str,
                     attempts: int) -> None:
@@ -599,9 +600,9 @@ class JudgeActor:
         if self._error is not None:  # a restarted actor that could not build its judges this time
             raise RuntimeError(f"this Ray actor could not build its judges: {self._error}")
         relay = _Relay()
-        runner = asyncio.ensure_future(execute(
-            work, self._backends, relay, concurrency=self._slots_n, retry=self._retry, rng=self._rng,
-            limiters=self._limiters, attempts_used=attempts_used or None))
+        runner = asyncio.ensure_future(execute(work, self._backends, relay, SendControls(
+            concurrency=self._slots_n, retry=self._retry, rng=self._rng, limiters=self._limiters,
+            attempts_used=attempts_used or None)))
         runner.add_done_callback(lambda _: relay.close_outbox())
         try:
             while (writes := await relay.outbox.get()) is not None:
@@ -722,7 +723,10 @@ class _Driver:
                 continue
             if w.method not in _ANSWERS:
                 raise RuntimeError(f"a Ray actor asked for an unknown store call: {w.method}")
-            getattr(self.store, w.method)(*w.args, **w.kwargs)
+            if w.method == "put_result":
+                self.store.put_result(AnswerKey(*w.args[:4]), *w.args[4:], **w.kwargs)
+            else:
+                getattr(self.store, w.method)(*w.args, **w.kwargs)
             key = str(w.args[0])
             unit = units.get(key)
             if unit is None:
@@ -984,19 +988,15 @@ def _live_resources(ray: ModuleType) -> tuple[float, float]:
 
 
 async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[JudgeSpec], settings: BackendSettings,
-                      store: Store, *, options: RayOptions = RayOptions(), concurrency: int = 16,
-                      retry: RetryPolicy = RetryPolicy(), on_update: ProgressHook | None = None,
-                      rng: random.Random | None = None, stop: asyncio.Event | None = None,
-                      limiters: Sequence[RateLimiter | None] = (), budget: Budget | None = None,
-                      attempts_used: Mapping[str, int] | None = None,
+                      store: Store, controls: SendControls = SendControls(), *, options: RayOptions = RayOptions(),
                       report: ClusterReport | None = None) -> ExecStats:
     """Send ``tasks`` (tasks, or groups of runs sent as one request) from a pool of Ray actors,
     writing every answer to ``store`` here, as :func:`~polyjudge.engine.runner.execute` does.
 
     ``specs`` are the run's judges in order (``task.judge_index`` indexes them);
-    ``concurrency`` is the number of requests in flight over the whole pool,
-    split evenly between the actors, and so are ``limiters``' rates. The
-    ``budget`` is kept here. Returns the same :class:`ExecStats`, with
+    ``controls.concurrency`` is the number of requests in flight over the whole
+    pool, split evenly between the actors, and so are the ``limiters``' rates.
+    The ``budget`` is kept here. Returns the same :class:`ExecStats`, with
     ``stop_kind`` set when sending stopped early; ``report`` collects what the
     actors learned and what the pool lost.
     """
@@ -1006,7 +1006,8 @@ async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[Ju
     work = [as_group(t) for t in tasks]
     if not work:
         return stats
-    rng = rng or random.Random()
+    concurrency, retry, on_update, stop = controls.concurrency, controls.retry, controls.on_update, controls.stop
+    rng = controls.rng or random.Random()
     judges = {t.judge_index: t.judge for group in work for t in group}
     unknown = sorted(i for i in judges if not 0 <= i < len(specs))
     if unknown:
@@ -1024,11 +1025,11 @@ async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[Ju
         slots = max(1, math.ceil(concurrency / count))
         report.pool_started = max(report.pool_started, count)
         actors = _start_actors(ray, specs, settings, served, options, count=count, slots=slots, retry=retry,
-                               rng=rng, limiters=limiters)
+                               rng=rng, limiters=controls.limiters)
         try:
             await _check_ready(actors)
             driver = _Driver(ray, actors, store, stats, slots=slots, options=options, on_update=on_update,
-                             budget=budget, attempts_used=attempts_used, report=report)
+                             budget=controls.budget, attempts_used=controls.attempts_used, report=report)
             await driver.run(chunk_work(pooled, driver.chunk_size), stop)
         finally:
             _kill(ray, actors)
@@ -1077,14 +1078,10 @@ class RayExecutor:
         """The ``ray_*`` counts of the run's manifest: actors started, lost and left, nodes lost, re-sent."""
         return self.report.counts()
 
-    async def __call__(self, tasks: Iterable[Task | Sequence[Task]], backends: list[Backend], store: Store, *,
-                       concurrency: int, retry: RetryPolicy = RetryPolicy(), on_update: ProgressHook | None = None,
-                       rng: random.Random | None = None, stop: asyncio.Event | None = None,
-                       limiters: Sequence[RateLimiter | None] = (), budget: Budget | None = None,
-                       attempts_used: Mapping[str, int] | None = None) -> ExecStats:
-        return await execute_ray(tasks, self.specs, self.settings, store, options=self.options,
-                                 concurrency=concurrency, retry=retry, on_update=on_update, rng=rng, stop=stop,
-                                 limiters=limiters, budget=budget, attempts_used=attempts_used, report=self.report)
+    async def __call__(self, tasks: Iterable[Task | Sequence[Task]], backends: list[Backend], store: Store,
+                       controls: SendControls = SendControls()) -> ExecStats:
+        return await execute_ray(tasks, self.specs, self.settings, store, controls, options=self.options,
+                                 report=self.report)
 
 
 # --------------------------------------------------------------------------- vllm judges (GPU nodes)
@@ -1148,8 +1145,7 @@ async def _execute_vllm(ray: ModuleType, tasks: list[Task], spec: JudgeSpec, set
             stats.failed += 1
             stats.errors["vllm error"] = stats.errors.get("vllm error", 0) + 1
         else:
-            store.put_result(task.key, task.prompt_hash, task.judge, task.run_index,
-                             vllm_result(row, task.request.max_tokens, task.judge), 1)
+            store.put_result(task, vllm_result(row, task.request.max_tokens, task.judge), 1)
             stats.done += 1
         if on_update is not None:
             on_update(stats)

@@ -61,12 +61,17 @@ class Judgment:
     def ok(self) -> bool:
         return self.status == OK
 
+    @property
+    def prompt_tokens(self) -> int:
+        return self.usage.prompt_tokens
+
+    @property
+    def completion_tokens(self) -> int:
+        return self.usage.completion_tokens
+
     def to_json(self, item: Item) -> dict[str, Any]:
         """The ``judgments.jsonl`` object of this judgment, without building its record."""
-        u = self.usage
-        return judgment_json(self.item_index, item.system, item.doc_id, item.seg_id, self.run_index, self.judge,
-                             self.status, self.error, self.raw_text, self.annotation, self.score, u.prompt_tokens,
-                             u.completion_tokens, self.latency_s, self.finish_reason, self.reasoning)
+        return judgment_json(self, item)
 
     def to_record(self, item: Item) -> JudgmentRecord:
         """The ``judgments.jsonl`` line of this judgment (identifiers from its item)."""

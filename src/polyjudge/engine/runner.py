@@ -16,13 +16,12 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
-from polyjudge.backends.base import Backend, BackendError, GenerateResult, Usage
+from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
 from polyjudge.data.secrets import redact
 from polyjudge.engine.plan import Task
 from polyjudge.engine.spend import Budget, RateLimiter, vet_usage, with_usage
-from polyjudge.engine.store import Store
+from polyjudge.engine.store import Answerable, Store
 
 log = logging.getLogger("polyjudge")
 
@@ -139,22 +138,6 @@ def split_usage(usage: Usage, parts: int) -> list[Usage]:
     return [Usage(p, c, cp, r) for p, c, cp, r in columns]
 
 
-class Answerable(Protocol):
-    """What storing an answer needs of a task (a planned :class:`Task` or a stored batch line)."""
-
-    @property
-    def key(self) -> str: ...
-
-    @property
-    def prompt_hash(self) -> str: ...
-
-    @property
-    def judge(self) -> str: ...
-
-    @property
-    def run_index(self) -> int: ...
-
-
 def store_choices(store: Store, group: Sequence[Answerable], result: GenerateResult, attempts: int, *,
                   channel: str = "live", usage_note: str | None = None) -> int:
     """Store choice k of ``result`` as the answer of ``group[k]``; returns how many tasks were answered
@@ -163,7 +146,7 @@ def store_choices(store: Store, group: Sequence[Answerable], result: GenerateRes
     so each request's anomaly is counted once."""
     if len(group) == 1:
         t = group[0]
-        store.put_result(t.key, t.prompt_hash, t.judge, t.run_index, result, attempts, channel=channel,
+        store.put_result(t, result, attempts, channel=channel,
                          usage_note=usage_note)
         return 1
     choices = result.choices or (result.text,)
@@ -173,7 +156,7 @@ def store_choices(store: Store, group: Sequence[Answerable], result: GenerateRes
         t = group[k]
         finish = (result.choice_finish_reasons[k] if k < len(result.choice_finish_reasons)
                   else result.finish_reason)
-        store.put_result(t.key, t.prompt_hash, t.judge, t.run_index, result, attempts, text=choices[k],
+        store.put_result(t, result, attempts, text=choices[k],
                          finish_reason=finish, usage=usages[k], channel=channel,
                          usage_note=usage_note if k == 0 else None)
     return answered
@@ -183,12 +166,29 @@ def as_group(work: Task | Sequence[Task]) -> tuple[Task, ...]:
     return (work,) if isinstance(work, Task) else tuple(work)
 
 
-async def execute(tasks: Iterable[Task | Sequence[Task]], backends: list[Backend], store: Store, *,
-                  concurrency: int, retry: RetryPolicy = RetryPolicy(), on_update: ProgressHook | None = None,
-                  rng: random.Random | None = None, stop: asyncio.Event | None = None,
-                  limiters: Sequence[RateLimiter | None] = (), budget: Budget | None = None,
-                  attempts_used: Mapping[str, int] | None = None) -> ExecStats:
-    """Run ``tasks`` with at most ``concurrency`` requests in flight.
+@dataclass(frozen=True, slots=True)
+class SendControls:
+    """How an executor sends: requests in flight, retries, progress, Ctrl-C, rate limits and the spending cap.
+
+    ``limiters`` hold one rate limiter per judge (or none at all); ``budget`` is
+    the spending cap; ``attempts_used`` counts attempts a task already had
+    elsewhere (a batch) against ``retry.max_attempts``; ``rng`` draws the retry
+    jitter (seeded in tests).
+    """
+
+    concurrency: int = 16
+    retry: RetryPolicy = RetryPolicy()
+    on_update: ProgressHook | None = None
+    rng: random.Random | None = None
+    stop: asyncio.Event | None = None
+    limiters: Sequence[RateLimiter | None] = ()
+    budget: Budget | None = None
+    attempts_used: Mapping[str, int] | None = None
+
+
+async def execute(tasks: Iterable[Task | Sequence[Task]], backends: list[Backend], store: Store,
+                  controls: SendControls = SendControls()) -> ExecStats:
+    """Run ``tasks`` with at most ``controls.concurrency`` requests in flight.
 
     Each element is a task or a group of runs of one prompt (samples per
     request: one request with ``n`` = the group's size). A server that
@@ -206,154 +206,174 @@ async def execute(tasks: Iterable[Task | Sequence[Task]], backends: list[Backend
     while tasks are still waiting to be tried (at the end of a run a few
     items that keep failing only use up their own retries). With a
     ``budget``, sending stops (finishing what is in flight) before a request
-    whose worst case would pass the cap. ``limiters`` (one per judge, or
-    empty) hold the request and token rates. ``attempts_used`` counts
-    attempts a task already had elsewhere (a batch) against
-    ``retry.max_attempts``. ``stats.stop_kind`` and ``stats.stop_reason`` say why.
+    whose worst case would pass the cap. ``stats.stop_kind`` and
+    ``stats.stop_reason`` say why.
     """
-    stats = ExecStats()
-    rng = rng or random.Random()
-    todo = [as_group(t) for t in tasks]
-    taken = 0  # tasks handed to a worker; fewer than len(todo) while some wait to be tried
-    queue = iter(todo)
-    streak = _Streak(retry.failure_limit(concurrency), retry.give_up_after_s)
-    workers: list[asyncio.Task[None]] = []
-    draining = False  # no new request goes out (the budget is used up); those in flight finish
-    single_only: set[int] = set()  # judges whose server does not give n choices
+    return await _Sending(tasks, backends, store, controls).run()
 
-    def halt(kind: str | None, reason: str | None) -> None:
-        if stats.stop_kind is None:
-            stats.stop_kind, stats.stop_reason = kind, reason
+
+class _Sending:
+    """One call of :func:`execute`: the workers, what they share and each step of sending a request."""
+
+    def __init__(self, tasks: Iterable[Task | Sequence[Task]], backends: list[Backend], store: Store,
+                 controls: SendControls) -> None:
+        self.backends, self.store, self.controls = backends, store, controls
+        self.retry = controls.retry
+        self.stats = ExecStats()
+        self.rng = controls.rng or random.Random()
+        self.todo = [as_group(t) for t in tasks]
+        self.taken = 0  # tasks handed to a worker; fewer than len(todo) while some wait to be tried
+        self.queue = iter(self.todo)
+        self.streak = _Streak(self.retry.failure_limit(controls.concurrency), self.retry.give_up_after_s)
+        self.workers: list[asyncio.Task[None]] = []
+        self.draining = False  # no new request goes out (the budget is used up); those in flight finish
+        self.single_only: set[int] = set()  # judges whose server does not give n choices
+
+    async def run(self) -> ExecStats:
+        stop = self.controls.stop
+        watcher = asyncio.ensure_future(self._watch(stop)) if stop is not None else None
+        self.workers.extend(asyncio.ensure_future(self._worker()) for _ in range(max(1, self.controls.concurrency)))
+        try:
+            outcomes = await asyncio.gather(*self.workers, return_exceptions=True)
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+        for outcome in outcomes:  # a store or backend bug must not pass silently
+            if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
+                raise outcome
+        return self.stats
+
+    def _halt(self, kind: str | None, reason: str | None) -> None:
+        if self.stats.stop_kind is None:
+            self.stats.stop_kind, self.stats.stop_reason = kind, reason
         me = asyncio.current_task()
-        for w in workers:
+        for w in self.workers:
             if w is not me:
                 w.cancel()
 
-    def drain(kind: str, reason: str) -> None:
-        nonlocal draining
-        draining = True
-        if stats.stop_kind is None:
-            stats.stop_kind, stats.stop_reason = kind, reason
+    def _drain(self, kind: str, reason: str) -> None:
+        self.draining = True
+        if self.stats.stop_kind is None:
+            self.stats.stop_kind, self.stats.stop_reason = kind, reason
 
-    def samples_off(task: Task, what: str) -> None:
-        if task.judge_index in single_only:
+    def _samples_off(self, task: Task, what: str) -> None:
+        if task.judge_index in self.single_only:
             return
-        single_only.add(task.judge_index)
-        stats.samples_fallback[task.judge] = what
+        self.single_only.add(task.judge_index)
+        self.stats.samples_fallback[task.judge] = what
         log.warning(f"judge {task.judge}: {what}; sending one request per run instead")
 
-    def fail(group: Sequence[Task], reason: str, attempts: int) -> None:
+    def _fail(self, group: Sequence[Task], reason: str, attempts: int) -> None:
         for t in group:
-            store.put_failure(t.key, t.prompt_hash, t.judge, t.run_index, reason, attempts)
-        stats.failed += len(group)
+            self.store.put_failure(t.key, t.prompt_hash, t.judge, t.run_index, reason, attempts)
+        self.stats.failed += len(group)
 
-    async def send(group: tuple[Task, ...]) -> None:
-        first = group[0]
-        backend = backends[first.judge_index]
-        limiter = limiters[first.judge_index] if limiters else None
+    async def _one_by_one(self, group: Sequence[Task]) -> None:
+        for t in group:
+            await self._send((t,))
+
+    async def _send(self, group: tuple[Task, ...]) -> None:
+        """Send one request for ``group`` until it is answered, fails for good or sending stops."""
+        first, budget = group[0], self.controls.budget
+        limiter = self.controls.limiters[first.judge_index] if self.controls.limiters else None
         request = first.request if len(group) == 1 else dataclasses.replace(first.request, n=len(group))
-        store.put_prompt(first.prompt_hash, first.request)
-        attempt = attempts_used.get(first.key, 0) if attempts_used else 0
-        while True:
-            if draining:
-                return
+        self.store.put_prompt(first.prompt_hash, first.request)
+        used = self.controls.attempts_used
+        attempt = used.get(first.key, 0) if used else 0
+        while not self.draining:
             reserved = 0.0
             if budget is not None:
                 got = await budget.admit(first.judge, request)
                 if got is None:
-                    drain(BUDGET, "the spending cap (--max-cost) leaves no room for the next request")
+                    self._drain(BUDGET, "the spending cap (--max-cost) leaves no room for the next request")
                     return
                 reserved = got
             try:
                 if limiter is not None:
                     await limiter.acquire(request)
                 attempt += 1
-                stats.sent += 1
-                result = await backend.generate(request)
+                self.stats.sent += 1
+                result = await self.backends[first.judge_index].generate(request)
             except BackendError as exc:
-                stats.sent, stats.retries = stats.sent + exc.resends, stats.retries + exc.resends  # re-sent inside
                 if budget is not None:
                     budget.settle(reserved, 0.0)  # a failed attempt is not billed
-                if len(group) > 1 and exc.unsupported == "n":
-                    samples_off(first, "the server rejected n (several samples per request)")
-                    for t in group:
-                        await send((t,))
-                    return
-                message = redact(str(exc)) or ""
-                fatal = is_fatal(exc)
-                counts = exc.retryable and exc.status != 429
-                give_up = counts and streak.failure() and taken < len(todo)
-                if not counts and not fatal:
-                    streak.success()  # an answer came back: the endpoint is reachable
-                if exc.retryable and attempt < retry.max_attempts and not fatal and not give_up:
-                    stats.retries += 1
-                    await asyncio.sleep(retry.delay(attempt, exc.retry_after, rng))
+                if await self._after_error(group, exc, attempt):
                     continue
-                reason = f"{message} (after {attempt} attempt{'s' if attempt > 1 else ''})"
-                fail(group, reason, attempt)
-                kind = message.split(":")[0]
-                stats.errors[kind] = stats.errors.get(kind, 0) + len(group)
-                if fatal:
-                    halt(REJECTED, f"the endpoint rejected the request: {message}")
-                elif give_up:
-                    # Unreachable only when connections fail; a server that took them but answered too late is slow.
-                    what = {"connection error": "is unreachable", "timeout": "is too slow"}.get(kind, "keeps failing")
-                    halt(UNREACHABLE, f"the endpoint {what}: {message} ({streak.count} attempts in a row "
-                                      f"failed over {time.monotonic() - streak.since:.1f}s)")
                 return
-            streak.success()
-            stats.sent, stats.retries = stats.sent + result.resends, stats.retries + result.resends  # re-sent inside
-            vetted = vet_usage(request, result)  # server numbers are data: bounded before anything counts them
-            result = with_usage(result, vetted.usage)
-            if budget is not None:
-                if not vetted.anomalies:  # only plausible counts teach the prompt margin
-                    budget.learn(request, result.usage)
-                budget.settle(reserved, budget.cost_of(first.judge, result.usage))
-            answered = store_choices(store, group, result, attempt, usage_note=vetted.note)
-            stats.done += answered
-            if answered > 1:
-                stats.multi_sample_requests += 1
-            if answered < len(group):
-                samples_off(first, f"n was ignored ({answered} of {len(group)} choices came back)")
-                for t in group[answered:]:
-                    await send((t,))
+            await self._after_answer(group, request, result, attempt, reserved)
             return
 
-    async def one(group: tuple[Task, ...]) -> None:
-        if len(group) > 1 and group[0].judge_index in single_only:
-            for t in group:
-                await send((t,))
-        else:
-            await send(group)
-        if on_update is not None:
-            on_update(stats)
+    async def _after_error(self, group: tuple[Task, ...], exc: BackendError, attempt: int) -> bool:
+        """Handle a failed attempt; True when the request should be sent again."""
+        stats, first = self.stats, group[0]
+        stats.sent, stats.retries = stats.sent + exc.resends, stats.retries + exc.resends  # re-sent inside
+        if len(group) > 1 and exc.unsupported == "n":
+            self._samples_off(first, "the server rejected n (several samples per request)")
+            await self._one_by_one(group)
+            return False
+        message = redact(str(exc)) or ""
+        fatal = is_fatal(exc)
+        counts = exc.retryable and exc.status != 429
+        give_up = counts and self.streak.failure() and self.taken < len(self.todo)
+        if not counts and not fatal:
+            self.streak.success()  # an answer came back: the endpoint is reachable
+        if exc.retryable and attempt < self.retry.max_attempts and not fatal and not give_up:
+            stats.retries += 1
+            await asyncio.sleep(self.retry.delay(attempt, exc.retry_after, self.rng))
+            return True
+        self._fail(group, f"{message} (after {attempt} attempt{'s' if attempt > 1 else ''})", attempt)
+        kind = message.split(":")[0]
+        stats.errors[kind] = stats.errors.get(kind, 0) + len(group)
+        if fatal:
+            self._halt(REJECTED, f"the endpoint rejected the request: {message}")
+        elif give_up:
+            # Unreachable only when connections fail; a server that took them but answered too late is slow.
+            what = {"connection error": "is unreachable", "timeout": "is too slow"}.get(kind, "keeps failing")
+            self._halt(UNREACHABLE, f"the endpoint {what}: {message} ({self.streak.count} attempts in a row "
+                                    f"failed over {time.monotonic() - self.streak.since:.1f}s)")
+        return False
 
-    async def worker() -> None:
-        nonlocal taken
+    async def _after_answer(self, group: tuple[Task, ...], request: GenerateRequest, result: GenerateResult,
+                            attempt: int, reserved: float) -> None:
+        """Store an answer (its usage vetted first, its cost settled), resending runs whose choices are missing."""
+        stats, first, budget = self.stats, group[0], self.controls.budget
+        self.streak.success()
+        stats.sent, stats.retries = stats.sent + result.resends, stats.retries + result.resends  # re-sent inside
+        vetted = vet_usage(request, result)  # server numbers are data: bounded before anything counts them
+        result = with_usage(result, vetted.usage)
+        if budget is not None:
+            if not vetted.anomalies:  # only plausible counts teach the prompt margin
+                budget.learn(request, result.usage)
+            budget.settle(reserved, budget.cost_of(first.judge, result.usage))
+        answered = store_choices(self.store, group, result, attempt, usage_note=vetted.note)
+        stats.done += answered
+        if answered > 1:
+            stats.multi_sample_requests += 1
+        if answered < len(group):
+            self._samples_off(first, f"n was ignored ({answered} of {len(group)} choices came back)")
+            await self._one_by_one(group[answered:])
+
+    async def _one(self, group: tuple[Task, ...]) -> None:
+        if len(group) > 1 and group[0].judge_index in self.single_only:
+            await self._one_by_one(group)
+        else:
+            await self._send(group)
+        if self.controls.on_update is not None:
+            self.controls.on_update(self.stats)
+
+    async def _worker(self) -> None:
         try:
-            for group in queue:
-                taken += 1
-                if stats.stop_kind is not None or draining:
+            for group in self.queue:
+                self.taken += 1
+                if self.stats.stop_kind is not None or self.draining:
                     return
-                await one(group)
+                await self._one(group)
         except asyncio.CancelledError:
             raise
         except BaseException:
-            halt(None, None)  # an error of our own (e.g. the disk is full): stop everyone, re-raised below
+            self._halt(None, None)  # an error of our own (e.g. the disk is full): stop everyone, re-raised below
             raise
 
-    async def watch(event: asyncio.Event) -> None:
+    async def _watch(self, event: asyncio.Event) -> None:
         await event.wait()
-        halt(INTERRUPTED, "interrupted")
-
-    watcher = asyncio.ensure_future(watch(stop)) if stop is not None else None
-    workers.extend(asyncio.ensure_future(worker()) for _ in range(max(1, concurrency)))
-    try:
-        outcomes = await asyncio.gather(*workers, return_exceptions=True)
-    finally:
-        if watcher is not None:
-            watcher.cancel()
-    for outcome in outcomes:  # a store or backend bug must not pass silently
-        if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
-            raise outcome
-    return stats
+        self._halt(INTERRUPTED, "interrupted")

@@ -29,11 +29,13 @@ from polyjudge.engine.pricing import ModelPrice, PriceTable
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.runner import BUDGET, INTERRUPTED, RetryPolicy
 from polyjudge.engine.signals import Interrupts, catching_interrupts
+from polyjudge.engine.spec import RunSpec
 from polyjudge.protocols.base import JudgeProtocol
 
 if TYPE_CHECKING:
-    from polyjudge.backends import BackendSettings, JudgeSpec
+    from polyjudge.backends import Backend, BackendSettings, JudgeSpec
     from polyjudge.backends.batch import BatchClient
+    from polyjudge.backends.registry import Capabilities
 
 DEFAULT_JUDGE = "llamacpp"
 
@@ -49,8 +51,6 @@ MAX_CONCURRENCY = 1_024
 MAX_SAMPLES_PER_REQUEST = 128
 MAX_N_CTX = 2**24
 MAX_RAY_RESOURCES = 1_024.0
-# Backends that run here and cost nothing (the cost estimate counts them as free).
-LOCAL_BACKENDS = frozenset({"llamacpp", "replay"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +291,7 @@ def _check_spending(config: JudgeConfig, specs: Sequence[JudgeSpec], prices: Pri
                              "with the openai backend", field="batch")
     if config.max_cost is not None:
         unpriced = [s.model or s.backend for s in specs
-                    if s.backend not in LOCAL_BACKENDS and (s.model or "") not in prices]
+                    if not _capabilities(s).local and (s.model or "") not in prices]
         if unpriced:
             raise InputError(f"--max-cost needs a price for {', '.join(unpriced)} (add one with --prices)",
                              field="max-cost")
@@ -400,10 +400,7 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
         for b in backends:
             await b.aclose()
         raise
-    context_sizes = {b.model: config.n_ctx for b, spec in zip(backends, prep.specs) if spec.backend == "llamacpp"}
-    free = {b.model for b, spec in zip(backends, prep.specs) if spec.backend in LOCAL_BACKENDS}
-    samples = {b.model: 1 if spec.backend in LOCAL_BACKENDS else config.samples_per_request
-               for b, spec in zip(backends, prep.specs)}
+    context_sizes, free, samples = _what_judges_take(backends, prep)
     clients = None
     if config.batch:
         try:
@@ -412,17 +409,42 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
             for b in backends:
                 await b.aclose()
             raise
-    return await run_async(
-        items, prep.protocol, backends, runs=config.runs, temperature=config.temperature,
-        aggregator=config.aggregator, concurrency=config.concurrency, store_path=store_path, seed=config.seed,
-        progress=config.progress, retry=config.retry, prices=prep.prices, judge_info=info, dry_run=dry_run,
-        min_runs=config.min_runs, interrupts=interrupts, context_sizes=context_sizes, free_judges=free,
-        samples_per_request=samples, max_cost=config.max_cost, rpm=config.rpm, tpm=config.tpm,
-        batch_clients=clients, batch_options=config.batch_options,
-        batch_export=None if dry_run else config.batch_export,
-        batch_import=None if dry_run else config.batch_import,
-        executor=None if dry_run else prep.executor, outputs=None if dry_run else out,
-        reasoning_effort=config.reasoning_effort)
+    return await run_async(items, RunSpec(
+        protocol=prep.protocol, backends=tuple(backends), runs=config.runs, temperature=config.temperature,
+        aggregator=config.aggregator, min_runs=config.min_runs, seed=config.seed,
+        reasoning_effort=config.reasoning_effort, concurrency=config.concurrency, retry=config.retry,
+        progress=config.progress, samples_per_request=samples, max_cost=config.max_cost, rpm=config.rpm,
+        tpm=config.tpm, prices=prep.prices, judge_info=info, context_sizes=context_sizes, free_judges=free,
+        store_path=store_path, outputs=None if dry_run else out, dry_run=dry_run, batch_clients=clients,
+        batch_options=config.batch_options, batch_export=None if dry_run else config.batch_export,
+        batch_import=None if dry_run else config.batch_import, executor=None if dry_run else prep.executor),
+        interrupts)
+
+
+def _capabilities(spec: JudgeSpec) -> Capabilities:
+    from polyjudge.backends import backend_class
+
+    return backend_class(spec.backend).capabilities
+
+
+def _what_judges_take(backends: Sequence[Backend],
+                      prep: _Prepared) -> tuple[dict[str, int], set[str], dict[str, int]]:
+    """From each judge's backend class: its known context size, whether it is free, and the samples per
+    request it is sent (one for backends that answer one choice per request)."""
+    from polyjudge.backends import backend_class
+
+    context_sizes: dict[str, int] = {}
+    free: set[str] = set()
+    samples: dict[str, int] = {}
+    for backend, spec in zip(backends, prep.specs):
+        cls = backend_class(spec.backend)
+        tokens = cls.context_tokens(prep.settings)
+        if tokens is not None:
+            context_sizes[backend.model] = tokens
+        if cls.capabilities.local:
+            free.add(backend.model)
+        samples[backend.model] = prep.config.samples_per_request if cls.capabilities.samples_per_request else 1
+    return context_sizes, free, samples
 
 
 def _batch_clients(prep: _Prepared) -> list[BatchClient]:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from polyjudge.backends.base import GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.backends.reported import as_json_text
@@ -90,6 +91,32 @@ LIVE, BATCH = "live", "batch"
 SUBMITTING, EXPORTED, EXPORT = "submitting", "exported", "export"
 
 
+class Answerable(Protocol):
+    """What storing an answer needs of a task (a planned task, a stored batch line or an :class:`AnswerKey`)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def prompt_hash(self) -> str: ...
+
+    @property
+    def judge(self) -> str: ...
+
+    @property
+    def run_index(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerKey:
+    """Where an answer goes, given by hand (tools and tests that write a store without a plan)."""
+
+    key: str
+    prompt_hash: str
+    judge: str
+    run_index: int
+
+
 @dataclass(frozen=True, slots=True)
 class StoredResponse:
     key: str
@@ -129,8 +156,9 @@ class BatchLineRow:
 
 
 @dataclass(frozen=True, slots=True)
-class BatchRow:
-    """A batch as the store knows it (the provider's status as last seen)."""
+class BatchRecord:
+    """One batch of a run: as the store knows it (the provider's status as last seen), and as
+    ``polyjudge batch status`` shows it (with the provider's newer status and a ``note``)."""
 
     submission: str
     provider: str
@@ -146,6 +174,23 @@ class BatchRow:
     expires_at: float | None
     collected: bool
     error: str | None
+    note: str | None = None  # why the provider could not be asked, when it could not
+
+    @property
+    def open(self) -> bool:
+        return not self.collected and self.provider != EXPORT
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``polyjudge batch status --format json`` prints (never the key's variable name)."""
+        return {"submission": self.submission, "provider": self.provider, "judge": self.judge,
+                "endpoint": self.endpoint, "batch_id": self.batch_id, "status": self.status, "total": self.total,
+                "completed": self.completed, "failed": self.failed, "created": _local_time(self.created),
+                "expires_at": None if self.expires_at is None else _local_time(self.expires_at),
+                "collected": self.collected, "note": self.note}
+
+
+def _local_time(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(seconds))
 
 
 _RESPONSE_COLUMNS = ("key", "status", "text", "finish_reason", "prompt_tokens", "completion_tokens", "latency_s",
@@ -328,8 +373,7 @@ class Store:
                          (prompt_hash, json.dumps(canonical, ensure_ascii=False, sort_keys=True)))
         self._known_prompts.add(prompt_hash)
 
-    def put_result(self, key: str, prompt_hash: str, judge: str, run_index: int,
-                   result: GenerateResult, attempts: int, *, text: str | None = None,
+    def put_result(self, task: Answerable, result: GenerateResult, attempts: int, *, text: str | None = None,
                    finish_reason: str | None = None, usage: Usage | None = None, channel: str = LIVE,
                    usage_note: str | None = None) -> None:
         """Store an answer; ``text``, ``finish_reason`` and ``usage`` replace the result's own
@@ -339,6 +383,7 @@ class Store:
         Whatever a server sent, the write succeeds: values that are not text are kept as
         JSON text and counts beyond SQLite's integers are bounded, so an answer is never
         lost (and paid for again) because of its content."""
+        key, prompt_hash, judge, run_index = task.key, task.prompt_hash, task.judge, task.run_index
         u = usage if usage is not None else result.usage
         reasoning = result.reasoning if text is None else None
         logprobs = logprob_json(result.logprobs) if text is None and result.logprobs else None
@@ -399,14 +444,14 @@ class Store:
             self._db.execute("DELETE FROM batch_lines WHERE submission=?", (submission,))
             self._db.execute("DELETE FROM batches WHERE submission=?", (submission,))
 
-    def batches(self, *, open_only: bool = False) -> list[BatchRow]:
+    def batches(self, *, open_only: bool = False) -> list[BatchRecord]:
         """Batches in submission order; ``open_only``: those whose answers are not collected yet
         (exports excluded: nothing was sent)."""
         if self.readonly and not self._has_table("batches"):
             return []
         where = f" WHERE collected=0 AND provider != '{EXPORT}'" if open_only else ""
         rows = self._db.execute(f"SELECT {','.join(_BATCH_COLUMNS)} FROM batches{where} ORDER BY created, rowid")
-        return [BatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], bool(r[12]),
+        return [BatchRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], bool(r[12]),
                          r[13]) for r in rows]
 
     def batch_lines(self, submission: str) -> list[BatchLineRow]:
@@ -427,4 +472,4 @@ class Store:
         return [BatchLineRow(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
 
-__all__ = ["BATCH", "LIVE", "BatchLineRow", "BatchRow", "Store", "StoredResponse"]
+__all__ = ["BATCH", "LIVE", "BatchLineRow", "BatchRecord", "Store", "StoredResponse"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import plain
@@ -92,23 +92,77 @@ def _opt_float(x: Any) -> float | None:
         return None
 
 
-def judgment_json(item_index: int, system: str | None, doc_id: str | None, seg_id: str | None, run_index: int,
-                  judge: str, status: str, error: str | None, raw_text: str | None, annotation: Any,
-                  score: float | None, prompt_tokens: int, completion_tokens: int, latency_s: float,
-                  finish_reason: str | None, reasoning: str | None) -> dict[str, Any]:
+class SegmentIds(Protocol):
+    """Where a judgment's item sits: its system, document and segment (an item or a record)."""
+
+    @property
+    def system(self) -> str | None: ...
+
+    @property
+    def doc_id(self) -> str | None: ...
+
+    @property
+    def seg_id(self) -> str | None: ...
+
+
+class JudgmentFields(Protocol):
+    """What a ``judgments.jsonl`` line says of one judgment (a :class:`JudgmentRecord` or the engine's judgment)."""
+
+    @property
+    def item_index(self) -> int: ...
+
+    @property
+    def run_index(self) -> int: ...
+
+    @property
+    def judge(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+    @property
+    def raw_text(self) -> str | None: ...
+
+    @property
+    def annotation(self) -> Any: ...
+
+    @property
+    def score(self) -> float | None: ...
+
+    @property
+    def prompt_tokens(self) -> int: ...
+
+    @property
+    def completion_tokens(self) -> int: ...
+
+    @property
+    def latency_s(self) -> float: ...
+
+    @property
+    def finish_reason(self) -> str | None: ...
+
+    @property
+    def reasoning(self) -> str | None: ...
+
+
+def judgment_json(j: JudgmentFields, ids: SegmentIds) -> dict[str, Any]:
     """The JSON object of one ``judgments.jsonl`` line (:class:`JudgmentRecord` fields, in file order).
 
-    A function of plain values, so a run of a million judgments is written
-    without building a record object per line; the record's own
-    :meth:`JudgmentRecord.to_json` calls it, so the two cannot differ.
+    It reads the judgment and its item's identifiers where they are, so a run
+    of a million judgments is written without building a record object per
+    line; :meth:`JudgmentRecord.to_json` calls it too, so the two cannot differ.
     """
     out: dict[str, Any] = {
-        "item_index": item_index, "system": system, "doc_id": doc_id, "seg_id": seg_id, "run_index": run_index,
-        "judge": judge, "status": status, "error": error, "raw_text": raw_text, "annotation": annotation,
-        "score": score, "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens},
-        "latency_s": latency_s, "finish_reason": finish_reason}
-    if reasoning is not None:
-        out["reasoning"] = reasoning
+        "item_index": j.item_index, "system": ids.system, "doc_id": ids.doc_id, "seg_id": ids.seg_id,
+        "run_index": j.run_index, "judge": j.judge, "status": j.status, "error": j.error, "raw_text": j.raw_text,
+        "annotation": j.annotation, "score": j.score,
+        "usage": {"prompt_tokens": j.prompt_tokens, "completion_tokens": j.completion_tokens},
+        "latency_s": j.latency_s, "finish_reason": j.finish_reason}
+    if j.reasoning is not None:
+        out["reasoning"] = j.reasoning
     return out
 
 
@@ -139,10 +193,7 @@ class JudgmentRecord:
         return self.status == OK
 
     def to_json(self) -> dict[str, Any]:
-        return judgment_json(self.item_index, self.system, self.doc_id, self.seg_id, self.run_index, self.judge,
-                             self.status, self.error, self.raw_text, self.annotation, self.score,
-                             self.prompt_tokens, self.completion_tokens, self.latency_s, self.finish_reason,
-                             self.reasoning)
+        return judgment_json(self, self)
 
     @classmethod
     def from_json(cls, d: dict[str, Any], *, path: str, line: int) -> JudgmentRecord:

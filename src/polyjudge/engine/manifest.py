@@ -1,0 +1,161 @@
+"""What a run's manifest says: the signature line, versions, judges (without credentials), counts and cost."""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+from polyjudge._version import __version__
+from polyjudge.backends.base import Backend
+from polyjudge.backends.build import adaptations_of
+from polyjudge.data.secrets import redact, redact_url
+from polyjudge.engine.collect import Usage
+from polyjudge.engine.executor import Executor
+from polyjudge.engine.plan import Plan
+from polyjudge.engine.pricing import ModelPrice
+from polyjudge.engine.result import RunResult
+from polyjudge.engine.runner import ExecStats
+from polyjudge.engine.spec import RunSpec
+from polyjudge.engine.store import Store
+from polyjudge.protocols.base import JudgeProtocol
+from polyjudge.rundir import Manifest, RunConfig
+
+
+def signature(protocol: JudgeProtocol, judges: list[str], runs: int, aggregator: str,
+              temperature: float, adaptations: Mapping[str, Mapping[str, str]] | None = None,
+              reasoning_effort: str | None = None) -> str:
+    """One line that says how the numbers were made, in the style of sacrebleu.
+
+    ``adaptations`` (judge -> what its backend changed in the requests its server
+    rejected, e.g. ``max_tokens`` sent as ``max_completion_tokens``) adds one
+    ``adapted:JUDGE=PARAM,...`` part per judge that adapted; none otherwise.
+    """
+    parts = [protocol.name, f"judge:{'+'.join(judges)}", f"prompt:{protocol.template_hash}",
+             f"runs:{runs}", f"agg:{aggregator}", f"T:{temperature:g}"]
+    parts += [f"{k}:{v}" for k, v in protocol.signature_fields().items()]
+    if reasoning_effort is not None:
+        parts.append(f"effort:{reasoning_effort}")
+    for judge in judges:
+        changed = (adaptations or {}).get(judge)
+        if changed:
+            parts.append(f"adapted:{judge}={','.join(sorted(changed))}")
+    parts.append(f"version:{__version__}")
+    return "|".join(parts)
+
+
+def _versions() -> dict[str, str]:
+    out = {"polyjudge": __version__, "python": platform.python_version()}
+    for pkg in ("aiohttp", "xllamacpp", "numpy"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _clean_judge_info(info: dict[str, Any]) -> dict[str, Any]:
+    """A manifest judge entry without credentials (in a base URL or anywhere else)."""
+    return {k: (redact_url(v) if k == "base_url" else redact(v)) if isinstance(v, str) else v
+            for k, v in info.items()}
+
+
+
+ADAPTATIONS_META = "adaptations"
+
+
+def _executor_counts(executor: Executor | None) -> dict[str, int]:
+    """An executor's own manifest counts (Ray: actors and nodes lost, requests re-sent); none for the local one."""
+    counts = getattr(executor, "manifest_counts", None)
+    return dict(counts()) if callable(counts) else {}
+
+
+def adaptations(store: Store, backends: Sequence[Backend]) -> dict[str, dict[str, str]]:
+    """What each judge's backend changed in its requests (OpenAI reasoning models: the token field,
+    temperature), in this session or an earlier one of the same run (kept in the store)."""
+    found: dict[str, dict[str, str]] = {}
+    text = store.get_meta(ADAPTATIONS_META)
+    if text:
+        try:
+            loaded = json.loads(text)
+            found = {str(j): {str(k): str(v) for k, v in a.items()} for j, a in loaded.items()}
+        except (ValueError, AttributeError):
+            found = {}
+    before = json.dumps(found, sort_keys=True)
+    for b in backends:
+        now = adaptations_of(b)
+        if now:
+            found.setdefault(b.model, {}).update(now)
+    if not store.readonly and json.dumps(found, sort_keys=True) != before:
+        store.set_meta(ADAPTATIONS_META, json.dumps(found, sort_keys=True))
+    return found
+
+
+def _with_adaptations(info: list[dict[str, Any]], judges: Sequence[str],
+                      adapted: Mapping[str, Mapping[str, str]]) -> list[dict[str, Any]]:
+    """Manifest judge entries, each with its ``adaptations`` when its backend made some."""
+    for entry, judge in zip(info, judges):
+        if adapted.get(judge):
+            entry["adaptations"] = {k: redact(v) or v for k, v in sorted(adapted[judge].items())}
+    return info
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """What one judging session did, as the manifest reports it."""
+
+    stats: ExecStats
+    from_store: int
+    usage: Usage
+    adapted: Mapping[str, Mapping[str, str]]
+    wall_s: float  # every session of the run
+    session_wall_s: float
+
+
+def _counts(spec: RunSpec, result: RunResult, session: Session, n_items: int) -> dict[str, int]:
+    stats, usage = session.stats, session.usage
+    return {"items": n_items, "judgments": len(result.judgments),
+            "sent_this_session": stats.done + stats.failed,
+            "from_store": session.from_store, "retries": stats.retries,
+            **{f"status_{k}": v for k, v in result.status_counts().items()},
+            "distinct_requests": usage.distinct_requests,
+            "shared_answers": usage.shared_answers,
+            "answered_by_batch": usage.answered_by_batch,
+            "multi_sample_requests": stats.multi_sample_requests,
+            **_executor_counts(spec.executor)}
+
+
+def build_manifest(plan: Plan, spec: RunSpec, result: RunResult, session: Session,
+                   table: Mapping[str, ModelPrice]) -> Manifest:
+    """The manifest of ``result``, judged by ``plan`` as ``spec`` says in ``session``."""
+    protocol, judges, usage = spec.protocol, plan.judges, session.usage
+    runs, temperature, aggregator = plan.runs, spec.resolved_temperature(), spec.resolved_aggregator()
+    info = [_clean_judge_info(dict(j)) for j in spec.judge_info] if spec.judge_info \
+        else [{"model": m} for m in judges]
+    return Manifest(
+        signature=signature(protocol, judges, runs, aggregator, temperature, session.adapted, spec.reasoning_effort),
+        protocol=protocol.name,
+        config=RunConfig(runs=runs, temperature=temperature, aggregator=aggregator, concurrency=spec.concurrency,
+                         seed=spec.seed, min_runs=spec.min_runs, max_tokens=protocol.max_tokens,
+                         use_context=protocol.options.use_context, prompt_template=protocol.options.template,
+                         protocol_options=protocol.options.extra),
+        template_hash=protocol.template_hash,
+        judges=_with_adaptations(info, judges, session.adapted),
+        versions=_versions(),
+        counts=_counts(spec, result, session, len(plan.items)),
+        failures={redact(k) or k: n for k, n in result.failures().items()},
+        # Tokens and cost of each request once: what the provider billed, however many items it answered.
+        tokens=usage.tokens,
+        cost_usd=round(usage.cost, 6),
+        # The prices this run was charged with, so a report never re-prices it with other defaults.
+        prices={m: table[m].pair() for m in judges if m in table},
+        wall_time_s=round(session.wall_s, 3),  # every session of the run (this one's is wall_time_s_session)
+        created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        unknown={"wall_time_s_session": round(session.session_wall_s, 3), "tokens_by_judge": usage.by_judge,
+                 "cost_by_judge": {k: round(v, 6) for k, v in usage.cost_by_judge.items()},
+                 "usage_anomalies": usage.anomalies},
+    )
