@@ -24,6 +24,7 @@ from polyjudge.protocols import (
 from polyjudge.protocols.mqm import GembaMQM
 from polyjudge.protocols.tsa import DirectIndex, GembaSpans, TaggedSpanAnnotation
 
+
 def _builtins() -> list[str]:
     """The protocols registered by the package's own modules (discovered, never a hand list)."""
     modules = set(PROTOCOLS.builtin_modules())
