@@ -9,6 +9,7 @@ from typing import Any
 
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval import tasks
+from polyjudge.metaeval.mtme import parse_metric_spec
 from polyjudge.metaeval.system_level import Stats, SystemScores, format_system_level, system_level_stats
 from polyjudge.studies.tables import data_frame
 
@@ -270,4 +271,4 @@ def meta_eval(config: MetaEvalConfig) -> MetaEvalResult:
     return MetaEvalResult(config, evaluation, system_level)
 
 
-__all__ = ["MetaEvalConfig", "MetaEvalResult", "language_pairs", "meta_eval"]
+__all__ = ["MetaEvalConfig", "MetaEvalResult", "language_pairs", "meta_eval", "parse_metric_spec"]

@@ -13,15 +13,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polyjudge.aggregate.runs import AGGREGATORS
 from polyjudge.backends.registry import BACKENDS, REASONING_EFFORTS
-from polyjudge.metaeval.statistics import STATISTICS, Statistic
-from polyjudge.metaeval.tasks import PRESETS
 from polyjudge.protocols.options import describe_options, option_fields
 from polyjudge.protocols.registry import PROTOCOLS
 from polyjudge.registry import Registry
+
+if TYPE_CHECKING:
+    from polyjudge.metaeval.statistics import Statistic
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,37 +92,50 @@ def _no_options(_: Any) -> tuple[OptionInfo, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """One registry as the ``polyjudge KIND`` command lists it."""
+    """One registry as the ``polyjudge KIND`` command lists it (found when listed: the
+    meta-evaluation registries pull in scipy, which judging never needs)."""
 
-    registry: Registry[Any]
+    registry: Callable[[], Registry[Any]]
     options: Callable[[Any], tuple[OptionInfo, ...]]
 
 
+def _statistics() -> Registry[Any]:
+    from polyjudge.metaeval.statistics import STATISTICS
+
+    return STATISTICS
+
+
+def _presets() -> Registry[Any]:
+    from polyjudge.metaeval.tasks import PRESETS
+
+    return PRESETS
+
+
 LISTINGS: dict[str, Listing] = {
-    "protocols": Listing(PROTOCOLS, protocol_options),
-    "backends": Listing(BACKENDS, backend_options),
-    "statistics": Listing(STATISTICS, statistic_options),
-    "aggregators": Listing(AGGREGATORS, _no_options),
-    "presets": Listing(PRESETS, _no_options),
+    "protocols": Listing(lambda: PROTOCOLS, protocol_options),
+    "backends": Listing(lambda: BACKENDS, backend_options),
+    "statistics": Listing(_statistics, statistic_options),
+    "aggregators": Listing(lambda: AGGREGATORS, _no_options),
+    "presets": Listing(_presets, _no_options),
 }
 
 
-def _source(obj: Any, registry: Registry[Any]) -> str:
-    module = getattr(obj, "__module__", None) or getattr(getattr(obj, "value", None), "__module__", "")
-    if isinstance(obj, Statistic):
-        module = getattr(obj.value, "__module__", "")
-    return "built-in" if str(module) in registry.builtin_modules() or str(module).startswith("polyjudge.") \
-        else f"plugin ({module})"
+def _source(obj: Any) -> str:
+    """``built-in`` or ``plugin (MODULE)``: the home of the class, or of a record's function."""
+    home = next((f for f in (getattr(obj, "value", None), getattr(obj, "build", None)) if callable(f)), obj)
+    module = str(getattr(home, "__module__", "") or "")
+    return "built-in" if module.startswith("polyjudge.") else f"plugin ({module})"
 
 
 def entries(kind: str) -> list[EntryInfo]:
     """Every entry of the ``kind`` registry (``protocols``, ``backends``, ...), in listing order."""
     listing = LISTINGS[kind]
-    summaries = listing.registry.describe()
-    return [EntryInfo(name, summaries.get(name, ""), _source(obj, listing.registry), listing.options(obj))
-            for name, obj in listing.registry.items()]
+    registry = listing.registry()
+    summaries = registry.describe()
+    return [EntryInfo(name, summaries.get(name, ""), _source(obj), listing.options(obj))
+            for name, obj in registry.items()]
 
 
-__all__ = ["AGGREGATORS", "BACKENDS", "LISTINGS", "PRESETS", "PROTOCOLS", "REASONING_EFFORTS", "STATISTICS",
+__all__ = ["AGGREGATORS", "BACKENDS", "LISTINGS", "PROTOCOLS", "REASONING_EFFORTS",
            "EntryInfo", "Listing", "OptionInfo", "backend_options", "entries", "protocol_options",
            "statistic_options"]

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import click
 
+from polyjudge.api.runs import file_target, input_target
 from polyjudge.cli.options import SEED, emit, format_option, guard_outputs, out_option, share
 from polyjudge.data.errors import InputError
-from polyjudge.rundir.clash import file_target, input_target
 
 FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl", "sys")
 
 
 def _metrics(specs: tuple[str, ...], *, unique: bool) -> dict[str, Path]:
-    from polyjudge.metaeval.mtme import parse_metric_spec
+    from polyjudge.api.metaeval import parse_metric_spec
 
     out: dict[str, Path] = {}
     for name, path in map(parse_metric_spec, specs):

@@ -21,11 +21,18 @@ from typing import Any, TypeVar
 
 import click
 
+from polyjudge.api.runs import (
+    DEFAULT_JUDGE,
+    BatchOptions,
+    JudgeConfig,
+    Target,
+    file_target,
+    input_target,
+    limits,
+    refuse_clashes,
+)
 from polyjudge.data.errors import InputError
-from polyjudge.engine import session as limits
-from polyjudge.engine.session import DEFAULT_JUDGE, BatchOptions, JudgeConfig
 from polyjudge.registry import Registry, UnknownNameError
-from polyjudge.rundir.clash import Target, file_target, input_target, refuse_clashes
 
 F = TypeVar("F", bound=Callable[..., Any])
 OUTPUT_FORMATS = ("text", "tsv", "json")
@@ -41,7 +48,7 @@ def emit(text: str, out: str | None, inputs: Sequence[Target] = ()) -> None:
     The file is checked against the command's inputs first (:func:`guard_outputs`)."""
     from pathlib import Path
 
-    from polyjudge.rundir.ownership import atomic_write, check_out_path
+    from polyjudge.api.runs import atomic_write, check_out_path
 
     if out is None:
         click.echo(text, nl=False)
@@ -146,9 +153,7 @@ class RegistryChoice(click.ParamType[str, Any]):
 
 def registry_help() -> str:
     """The ``--help`` epilog that lists registered protocols, backends and aggregators."""
-    from polyjudge.aggregate.runs import AGGREGATORS
-    from polyjudge.backends import BACKENDS
-    from polyjudge.protocols import PROTOCOLS
+    from polyjudge.api.registries import AGGREGATORS, BACKENDS, PROTOCOLS
 
     blocks = []
     for title, reg in (("Protocols (-p)", PROTOCOLS), ("Backends (--judge BACKEND:...)", BACKENDS),
@@ -317,10 +322,7 @@ def parse_protocol_options(pairs: Sequence[str]) -> dict[str, Any]:
 
 def judge_options(fn: F) -> F:
     """The options of every command that judges; :func:`judge_config` turns them into a JudgeConfig."""
-    from polyjudge.aggregate.runs import AGGREGATORS
-    from polyjudge.backends import BACKENDS
-    from polyjudge.backends.registry import REASONING_EFFORTS
-    from polyjudge.protocols import PROTOCOLS
+    from polyjudge.api.registries import AGGREGATORS, BACKENDS, PROTOCOLS, REASONING_EFFORTS
 
     opts = [
         click.option("--protocol", "-p", type=RegistryChoice(PROTOCOLS), default="da", show_default=True,
