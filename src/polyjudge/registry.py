@@ -90,6 +90,7 @@ class Registry(Generic[T]):
         for ep in metadata.entry_points(group=self.entry_point_group):
             if ep.name in self._entries:
                 continue  # a built-in name is never replaced by a plugin
+            before = len(self._entries)
             try:
                 obj = ep.load()
             except Exception as exc:  # a broken plugin must not break the tool
@@ -97,7 +98,9 @@ class Registry(Generic[T]):
                 print(f"polyjudge: warning: {self.kind} plugin '{ep.name}' ({ep.value}) "
                       f"failed to load: {exc}", file=sys.stderr)
                 continue
-            if ep.name not in self._entries and obj not in self._entries.values():
+            # Loading ran the module's decorators (a statistic, a preset: the registry holds a record
+            # built from the object), or the object is plain and is registered under the entry point's name.
+            if len(self._entries) == before and obj not in self._entries.values():
                 self._entries[ep.name] = obj
 
     def builtin_modules(self) -> tuple[str, ...]:

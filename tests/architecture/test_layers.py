@@ -21,7 +21,7 @@ LAYERS = {
     "engine": 4, "validation": 4, "metaeval": 4,  # metaeval reads runs through analysis, never the reverse
     "studies": 5,
     "report": 6,
-    "api": 7,
+    "api": 7, "plugins": 7,  # plugins: the stable surface a third-party package imports
     "cli": 8,
     "__init__": 9,
 }

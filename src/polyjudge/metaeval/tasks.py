@@ -257,7 +257,7 @@ class Preset:
     summary: str = ""
 
 
-PRESETS: Registry[Preset] = Registry("task preset")
+PRESETS: Registry[Preset] = Registry("task preset", entry_point_group="polyjudge.presets")
 
 
 def register_preset(name: str) -> Callable[[PresetBuilder], PresetBuilder]:
