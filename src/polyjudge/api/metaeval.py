@@ -8,13 +8,18 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.data.errors import InputError
-from polyjudge.metaeval import tasks
+from polyjudge.metaeval import readers, tasks
 from polyjudge.metaeval.mtme import parse_metric_spec
 from polyjudge.metaeval.system_level import Stats, SystemScores, format_system_level, system_level_stats
 from polyjudge.studies.tables import data_frame
 
-SCORE_FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl", "sys")
-TASK_PRESETS = ("wmt24", "wmt23")
+SCORE_FORMATS = readers.FORMATS  # the one list lives beside the readers
+SEGMENT_SCORE_FORMATS = readers.SEGMENT_FORMATS
+
+
+def task_presets() -> list[str]:
+    """The ranking-table presets (registered in metaeval.tasks, plugins' included)."""
+    return tasks.PRESETS.names()
 MISSING_METRIC = ("error", "drop")
 ITEM_KEYS = ("auto", "seg", "doc-seg")
 
@@ -135,8 +140,8 @@ def _check(config: MetaEvalConfig) -> None:
                                  ("item-key", config.item_key, ITEM_KEYS)):
         if value not in allowed:
             raise InputError(f"unknown {name} {value!r} (choose from {', '.join(allowed)})", field=name)
-    if config.task is not None and config.task not in TASK_PRESETS:
-        raise InputError(f"unknown task preset {config.task!r} (choose from {', '.join(TASK_PRESETS)})",
+    if config.task is not None and config.task not in tasks.PRESETS:
+        raise InputError(f"unknown task preset {config.task!r} (choose from {', '.join(task_presets())})",
                          field="task")
 
 
@@ -271,4 +276,5 @@ def meta_eval(config: MetaEvalConfig) -> MetaEvalResult:
     return MetaEvalResult(config, evaluation, system_level)
 
 
-__all__ = ["MetaEvalConfig", "MetaEvalResult", "language_pairs", "meta_eval", "parse_metric_spec"]
+__all__ = ["SCORE_FORMATS", "SEGMENT_SCORE_FORMATS", "MetaEvalConfig", "MetaEvalResult", "language_pairs",
+           "meta_eval", "parse_metric_spec", "task_presets"]

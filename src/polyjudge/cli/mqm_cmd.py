@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from polyjudge.api.formats import SEGMENT_SCORE_FORMATS
 from polyjudge.api.runs import SEGMENTS, SYSTEMS, OwnedDir, Target, claim, file_target
 from polyjudge.cli.options import guard_outputs, warn
 
@@ -96,7 +97,7 @@ def human_mqm(tsv: str, out: str | None, classic: bool, quirks: bool) -> None:
                    "request per item with RUN_DIR's runs under every aggregator (ties, ranking stability).")
 @click.option("--human", type=click.Path(), default=None, metavar="FILE",
               help="With --expected: human scores (as meta-eval reads them) for SPA and acc-t.")
-@click.option("--human-format", type=click.Choice(["auto", "tsv", "jsonl", "mqm", "mtme", "run"]), default="auto",
+@click.option("--human-format", type=click.Choice(SEGMENT_SCORE_FORMATS), default="auto",
               show_default=True, help="Format of --human.")
 @click.option("--item-key", type=click.Choice(["auto", "seg", "doc-seg"]), default="auto", show_default=True,
               help="How segments are matched with --human: seg_id, or doc_id + seg_id.")

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from polyjudge.api.formats import SEGMENT_SCORE_FORMATS as SCORE_FORMATS
 from polyjudge.cli.options import (
     FiniteFloat,
     RegistryHelpCommand,
@@ -26,7 +27,6 @@ from polyjudge.cli.options import (
 )
 
 INPUT_FORMATS = ("jsonl", "csv", "tsv")
-SCORE_FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl")
 
 
 @click.command(cls=RegistryHelpCommand)
