@@ -86,6 +86,11 @@ def statistic_options(stat: Statistic) -> tuple[OptionInfo, ...]:
                        "a column of meta-eval's per-LP table (LEVEL_NAME) and of the report"))
 
 
+def protocols_with_option(key: str) -> list[str]:
+    """The protocols whose options include ``key`` (``score_mode``, ``with_reference``), in listing order."""
+    return [name for name, cls in PROTOCOLS.items() if any(o.name == key for o in protocol_options(cls))]
+
+
 def _no_options(_: Any) -> tuple[OptionInfo, ...]:
     return ()
 
@@ -138,4 +143,4 @@ def entries(kind: str) -> list[EntryInfo]:
 
 __all__ = ["AGGREGATORS", "BACKENDS", "LISTINGS", "PROTOCOLS", "REASONING_EFFORTS",
            "EntryInfo", "Listing", "OptionInfo", "backend_options", "entries", "protocol_options",
-           "statistic_options"]
+           "protocols_with_option", "statistic_options"]

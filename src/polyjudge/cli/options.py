@@ -184,6 +184,25 @@ class RegistryHelpCommand(click.Command):
         super().format_epilog(ctx, formatter)
 
 
+class ProtocolListHelpOption(click.Option):
+    """An option whose help names the protocols that take the protocol option ``key``.
+
+    The names come from the registry when the help is shown (never typed by hand), so a
+    protocol (a plugin's too) that gains the option is named without editing the help.
+    """
+
+    def __init__(self, *args: Any, key: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.protocol_key = key
+        self.help_template = self.help or ""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from polyjudge.api.registries import protocols_with_option
+
+        self.help = self.help_template.replace("{protocols}", ", ".join(protocols_with_option(self.protocol_key)))
+        return super().get_help_record(ctx)
+
+
 # --------------------------------------------------------------------------- deprecated spellings
 
 def legacy(*decls: str, dest: str, use: str, multiple: bool = False, is_flag: bool = False,
@@ -344,12 +363,14 @@ def judge_options(fn: F) -> F:
                      help="Protocol option (value parsed as JSON when possible); see `polyjudge protocols`. "
                           "Repeatable."),
         click.option("--score-mode", type=click.Choice(["sample", "expected"]), default=None,
+                     cls=ProtocolListHelpOption, key="score_mode",
                      help="sample: the score each answer writes; expected: one answer's probability-weighted "
-                          "score over the valid score tokens (da, pointwise grade, rubric, gemba-esa; the judge "
+                          "score over the valid score tokens ({protocols}; the judge "
                           "must return log-probabilities). Same as --protocol-option score_mode=..."),
         click.option("--with-reference", "with_reference", is_flag=True,
-                     help="Show each item's reference translation to the judge (mqm, tsa and its ablations, "
-                          "gemba-esa; every item needs 'ref'). Recorded in the signature and the mt-metrics-eval "
+                     cls=ProtocolListHelpOption, key="with_reference",
+                     help="Show each item's reference translation to the judge ({protocols}; every item needs "
+                          "'ref'). Recorded in the signature and the mt-metrics-eval "
                           "name (-refA). Same as --protocol-option with_reference=true."),
         click.option("--runs", type=RUNS, default=None, help="Runs per item (protocol default)."),
         click.option("--temperature", "-T", type=FiniteFloat(0.0, limits.MAX_TEMPERATURE), default=None,
