@@ -11,12 +11,13 @@ from click.testing import CliRunner
 from polyjudge.aggregate.runs import AGGREGATORS
 from polyjudge.backends.registry import BACKENDS
 from polyjudge.cli.main import cli
+from polyjudge.data.readers import READERS
 from polyjudge.metaeval.statistics import STATISTICS
 from polyjudge.metaeval.tasks import PRESETS
 from polyjudge.protocols.registry import PROTOCOLS
 
 REGISTRIES = {"protocols": PROTOCOLS, "backends": BACKENDS, "statistics": STATISTICS,
-              "aggregators": AGGREGATORS, "presets": PRESETS}
+              "aggregators": AGGREGATORS, "presets": PRESETS, "readers": READERS}
 
 
 def _run(*args: str) -> tuple[int, str]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from polyjudge.aggregate.runs import AGGREGATORS
 from polyjudge.backends.registry import BACKENDS, REASONING_EFFORTS
+from polyjudge.data.readers import READERS, InputReader
 from polyjudge.protocols.options import describe_options, option_fields
 from polyjudge.protocols.registry import PROTOCOLS
 from polyjudge.registry import Registry
@@ -91,6 +92,17 @@ def protocols_with_option(key: str) -> list[str]:
     return [name for name, cls in PROTOCOLS.items() if any(o.name == key for o in protocol_options(cls))]
 
 
+def reader_options(reader: InputReader) -> tuple[OptionInfo, ...]:
+    """An input format's file extensions (what selects it without ``--input-format``)."""
+    return (OptionInfo("extensions", "text", ",".join(reader.extensions) or "none",
+                       "file extensions read with this format when --input-format is not given"),)
+
+
+def input_formats() -> list[str]:
+    """``--input-format`` choices of the commands that read items: every registered reader."""
+    return READERS.names()
+
+
 def _no_options(_: Any) -> tuple[OptionInfo, ...]:
     return ()
 
@@ -122,12 +134,14 @@ LISTINGS: dict[str, Listing] = {
     "statistics": Listing(_statistics, statistic_options),
     "aggregators": Listing(lambda: AGGREGATORS, _no_options),
     "presets": Listing(_presets, _no_options),
+    "readers": Listing(lambda: READERS, reader_options),
 }
 
 
 def _source(obj: Any) -> str:
     """``built-in`` or ``plugin (MODULE)``: the home of the class, or of a record's function."""
-    home = next((f for f in (getattr(obj, "value", None), getattr(obj, "build", None)) if callable(f)), obj)
+    functions = (getattr(obj, "value", None), getattr(obj, "build", None), getattr(obj, "read", None))
+    home = next((f for f in functions if callable(f)), obj)
     module = str(getattr(home, "__module__", "") or "")
     return "built-in" if module.startswith("polyjudge.") else f"plugin ({module})"
 
@@ -141,6 +155,6 @@ def entries(kind: str) -> list[EntryInfo]:
             for name, obj in registry.items()]
 
 
-__all__ = ["AGGREGATORS", "BACKENDS", "LISTINGS", "PROTOCOLS", "REASONING_EFFORTS",
-           "EntryInfo", "Listing", "OptionInfo", "backend_options", "entries", "protocol_options",
-           "protocols_with_option", "statistic_options"]
+__all__ = ["AGGREGATORS", "BACKENDS", "LISTINGS", "PROTOCOLS", "REASONING_EFFORTS", "EntryInfo", "Listing",
+           "OptionInfo", "backend_options", "entries", "input_formats", "protocol_options", "protocols_with_option",
+           "reader_options", "statistic_options"]

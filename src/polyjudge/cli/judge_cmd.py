@@ -11,6 +11,7 @@ import click
 
 from polyjudge.api import Estimate, JudgeConfig, RunResult, estimate
 from polyjudge.api import judge as api_judge
+from polyjudge.api.registries import input_formats
 from polyjudge.api.runs import PENDING, BudgetExceeded, Item, RunInterrupted, RunStopped, file_target, run_dir_target
 from polyjudge.cli.errors import error_line
 from polyjudge.cli.options import (
@@ -24,7 +25,7 @@ from polyjudge.cli.options import (
 )
 from polyjudge.data.errors import InputError
 
-INPUT_FORMATS = ("jsonl", "csv", "tsv")
+INPUT_FORMATS = tuple(input_formats())  # the registered readers (plugins' included)
 
 
 class SpendingCapReached(click.ClickException):

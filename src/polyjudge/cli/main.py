@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "statistics": "polyjudge.cli.registry_cmd:statistics",
     "aggregators": "polyjudge.cli.registry_cmd:aggregators",
     "presets": "polyjudge.cli.registry_cmd:presets",
+    "readers": "polyjudge.cli.registry_cmd:readers",
 }
 
 

@@ -1,4 +1,4 @@
-"""``polyjudge protocols`` / ``backends`` / ``statistics`` / ``aggregators`` / ``presets``.
+"""``polyjudge protocols`` / ``backends`` / ``statistics`` / ``aggregators`` / ``presets`` / ``readers``.
 
 Each lists one registry (built-ins and plugins) with every entry's options,
 their types and defaults, as text, TSV (one row per option) or JSON.
@@ -55,3 +55,4 @@ backends = COMMANDS["backends"]
 statistics = COMMANDS["statistics"]
 aggregators = COMMANDS["aggregators"]
 presets = COMMANDS["presets"]
+readers = COMMANDS["readers"]
