@@ -1,11 +1,11 @@
-"""A third-party package adds a protocol, a backend, an aggregator and a statistic through entry points.
+"""A plugin package adds a protocol, a backend, an aggregator, a statistic and an input reader by entry points.
 
 The plugin imports only :mod:`polyjudge.plugins` (the stable surface). The test
 builds a real (tiny) installed distribution: a module plus a ``*.dist-info``
 folder with ``METADATA`` and ``entry_points.txt`` on a ``PYTHONPATH`` entry,
 which is what ``pip install`` leaves behind. Then the real ``polyjudge``
 command must list the plugins in ``--help`` and in ``polyjudge
-protocols|backends|aggregators|statistics``, judge with them, and show the
+protocols|backends|aggregators|statistics|readers``, judge with them, and show the
 statistic (label and value, checked against numpy) in meta-eval's per-LP table
 and in the report.
 """
@@ -26,8 +26,8 @@ PLUGIN = '''
 """A polyjudge plugin made by a test."""
 from dataclasses import dataclass
 import numpy as np
-from polyjudge.plugins import (GenerateRequest, GenerateResult, JudgeProtocol, Message, ParseFailure,
-                               RegisteredBackend, Usage, register_statistic)
+from polyjudge.plugins import (GenerateRequest, GenerateResult, Item, JudgeProtocol, Message, ParseFailure,
+                               RegisteredBackend, Usage, register_reader, register_statistic)
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,17 @@ def mean_abs_diff(level, human, metric):
     m = np.concatenate([s.seg.ravel() for s in metric])
     both = ~np.isnan(h) & ~np.isnan(m)
     return float(np.abs(h[both] - m[both]).mean())
+
+
+@register_reader("pipes", extensions=(".pipes",))
+def read_pipes(path, defaults):
+    """One item per line: system|source|translation (a plugin input reader)."""
+    items = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        system, src, tgt = line.split("|")
+        items.append(Item(src=src, tgt=tgt, system=system, seg_id=str(n), src_lang=defaults.src_lang,
+                          tgt_lang=defaults.tgt_lang))
+    return items
 '''
 
 ENTRY_POINTS = '''
@@ -101,6 +112,9 @@ halfway = pj_plugin_demo:halfway
 
 [polyjudge.statistics]
 mean_abs_diff = pj_plugin_demo:mean_abs_diff
+
+[polyjudge.readers]
+pipes = pj_plugin_demo:read_pipes
 '''
 
 
@@ -143,6 +157,16 @@ def test_plugin_protocol_backend_and_aggregator_are_listed_and_run(tmp_path):
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["protocol"] == "length-ratio" and manifest["config"]["aggregator"] == "halfway"
 
+    piped = tmp_path / "in.pipes"  # the plugin reader, chosen by the extension, then by --input-format
+    piped.write_text("S|abcd|ab\nS|ab|abcd\n", encoding="utf-8")
+    for args in ([str(piped)], [str(piped), "--input-format", "pipes"]):
+        res = _polyjudge(env, "judge", *args, "-o", str(tmp_path / "run-pipes"), "-p", "length-ratio",
+                         "--judge", "constant:3", "--src-lang", "en", "--tgt-lang", "de", "-q")
+        assert res.returncode == 0, res.stderr
+        seg = (tmp_path / "run-pipes" / "segments.tsv").read_text().splitlines()
+        assert [r.split("\t")[5] for r in seg[1:]] == ["1.5", "6.0"]  # 3 * len(tgt)/len(src)
+    assert "--input-format [jsonl|csv|tsv|pipes]" in help_text.stdout
+
     bad = _polyjudge(env, "judge", str(inp), "-o", str(run), "-p", "length-ratio", "--judge", "constant",
                      "--protocol-option", "scal=2", "-q")
     assert bad.returncode == 2 and "scale" in bad.stderr and "Traceback" not in bad.stderr
@@ -159,7 +183,7 @@ def test_plugins_are_listed_with_their_options(tmp_path):
     site.mkdir()
     env = _install(site)
     listed = {kind: _polyjudge(env, kind, "--format", "json") for kind in
-              ("protocols", "backends", "aggregators", "statistics")}
+              ("protocols", "backends", "aggregators", "statistics", "readers")}
     assert all(r.returncode == 0 for r in listed.values()), [r.stderr for r in listed.values()]
     by_kind = {kind: {e["name"]: e for e in json.loads(r.stdout)} for kind, r in listed.items()}
     ratio = by_kind["protocols"]["length-ratio"]
@@ -170,6 +194,7 @@ def test_plugins_are_listed_with_their_options(tmp_path):
     mad = by_kind["statistics"]["mean_abs_diff"]
     assert mad["source"] == "plugin (pj_plugin_demo)"
     assert {o["name"]: o["default"] for o in mad["options"]}["label"] == "mad"
+    assert by_kind["readers"]["pipes"]["options"][0]["default"] == ".pipes"
     assert by_kind["protocols"]["da"]["source"] == "built-in"  # built-ins stay listed beside plugins
     text = _polyjudge(env, "statistics")
     assert "mean_abs_diff  [plugin (pj_plugin_demo)]" in text.stdout
