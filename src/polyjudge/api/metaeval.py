@@ -148,7 +148,7 @@ def _check(config: MetaEvalConfig) -> None:
 def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
     """The language pairs the config describes, every score read (higher = better)."""
     from polyjudge.metaeval import readers
-    from polyjudge.metaeval.mtme import mtme_language_pair
+    from polyjudge.metaeval.mtme import MtmeSelection, mtme_language_pair
     from polyjudge.metaeval.variants import RunVariants, expand_metrics, parse_aggregator_list
 
     _check(config)
@@ -159,13 +159,12 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
             raise InputError("--mtme needs at least one --lp", field="lp")
         human = None if config.human is None else str(config.human)
         extra = expand_metrics(config.metrics, config.metric_format, variants, opened)
-        return [mtme_language_pair(config.mtme_dir, lp, human=human, level=config.level,
-                                   exclude_systems=config.exclude_systems, include_refs=config.include_refs,
-                                   human_lower_better=config.human_lower_better,
-                                   lower_better=config.lower_better, missing_metric=config.missing_metric,
-                                   extra_metrics=extra.sources, metric_format=config.metric_format,
-                                   item_key=config.item_key, base_names=extra.base, opened=opened)
-                for lp in config.lps]
+        selection = MtmeSelection(human=human, level=config.level, exclude_systems=config.exclude_systems,
+                                  include_refs=config.include_refs, human_lower_better=config.human_lower_better,
+                                  lower_better=config.lower_better, missing_metric=config.missing_metric,
+                                  extra_metrics=extra.sources, metric_format=config.metric_format,
+                                  item_key=config.item_key, base_names=extra.base)
+        return [mtme_language_pair(config.mtme_dir, lp, selection, opened=opened) for lp in config.lps]
     if not config.human:
         raise InputError("give --human (scores file or run directory) or --mtme DIR", field="human")
     if not config.metrics:
