@@ -98,7 +98,7 @@ def validate(config: ValidateConfig) -> SelectionReport:
     with decision consistency, prevalence bias and a PPI++ demonstration."""
     from polyjudge.validation.rating_model import beta_template, check_reverse_forced_choice
     from polyjudge.validation.ratings import read_ratings
-    from polyjudge.validation.selection import select_judges
+    from polyjudge.validation.selection import SelectionSpec, select_judges
     from polyjudge.validation.task import load_task
 
     if config.downstream not in DOWNSTREAM:
@@ -136,9 +136,9 @@ def validate(config: ValidateConfig) -> SelectionReport:
             return beta_template(task, beta or 0.0, source=src, target=chosen_target)
 
     taus = list(config.taus or DEFAULT_TAUS)
-    return select_judges(task, human, judges, reverse_fc=reverse_fc, betas=betas, taus=taus, k=k,
-                         downstream_agg=config.downstream, ppi_alpha=config.ppi_alpha,
-                         ppi_labelled_fraction=config.ppi_fraction, seed=config.seed)
+    return select_judges(task, human, judges, SelectionSpec(
+        reverse_fc=reverse_fc, betas=betas, taus=taus, k=k, downstream_agg=config.downstream,
+        ppi_alpha=config.ppi_alpha, ppi_labelled_fraction=config.ppi_fraction, seed=config.seed))
 
 
 # --------------------------------------------------------------------------- simulation
