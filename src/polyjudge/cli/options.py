@@ -17,7 +17,7 @@ import functools
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -339,11 +339,14 @@ def parse_protocol_options(pairs: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def judge_options(fn: F) -> F:
-    """The options of every command that judges; :func:`judge_config` turns them into a JudgeConfig."""
-    from polyjudge.api.registries import AGGREGATORS, BACKENDS, PROTOCOLS, REASONING_EFFORTS
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
-    opts = [
+
+def _who_judges_options() -> list[Decorator]:
+    """Protocol, judges and protocol options."""
+    from polyjudge.api.registries import BACKENDS, PROTOCOLS
+
+    return [
         click.option("--protocol", "-p", type=RegistryChoice(PROTOCOLS), default="da", show_default=True,
                      help="Judging protocol (listed below)."),
         click.option("--judge", "judges", multiple=True, metavar="SPEC",
@@ -372,6 +375,14 @@ def judge_options(fn: F) -> F:
                      help="Show each item's reference translation to the judge ({protocols}; every item needs "
                           "'ref'). Recorded in the signature and the mt-metrics-eval "
                           "name (-refA). Same as --protocol-option with_reference=true."),
+    ]
+
+
+def _runs_options() -> list[Decorator]:
+    """Runs, sampling, aggregation, concurrency, prompt and recording."""
+    from polyjudge.api.registries import AGGREGATORS
+
+    return [
         click.option("--runs", type=RUNS, default=None, help="Runs per item (protocol default)."),
         click.option("--temperature", "-T", type=FiniteFloat(0.0, limits.MAX_TEMPERATURE), default=None,
                      help="Sampling temperature (protocol default)."),
@@ -391,6 +402,14 @@ def judge_options(fn: F) -> F:
         click.option("--prices", type=click.Path(dir_okay=False), default=None,
                      help="JSON price table (USD per million tokens) over the built-in one: {model: [input, output]} "
                           "or {model: {input, cached_input, output, batch_discount}}."),
+    ]
+
+
+def _sending_options() -> list[Decorator]:
+    """How requests are sent and paid for: batches, caps, rates, timeouts."""
+    from polyjudge.api.registries import REASONING_EFFORTS
+
+    return [
         click.option("--samples-per-request", type=SAMPLES, default=1, show_default=True, metavar="N",
                      help="Ask API judges for N runs in one request (n choices, each stored as its own run); a "
                           "server that rejects or ignores n gets one request per run (said once)."),
@@ -425,6 +444,12 @@ def judge_options(fn: F) -> F:
         click.option("--restart", is_flag=True,
                      help="Delete the run already in the run directory (outputs and store) and start over; "
                           "without it a directory holding another protocol or configuration is refused."),
+    ]
+
+
+def _executor_options() -> list[Decorator]:
+    """Who sends (this process or Ray actors), and progress."""
+    return [
         click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
                      help="Who sends the requests: this process, or a pool of Ray actors "
                           "(pip install 'polyjudge[ray]')."),
@@ -446,9 +471,15 @@ def judge_options(fn: F) -> F:
                           "directory; POLYJUDGE_RAY_LOGS=1 does the same)."),
         click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
     ]
+
+
+def judge_options(fn: F) -> F:
+    """The options of every command that judges; :func:`judge_config` turns them into a JudgeConfig."""
+    opts = [*_who_judges_options(), *_runs_options(), *_sending_options(), *_executor_options()]
+    decorated: Callable[..., Any] = fn
     for opt in reversed(opts):
-        fn = opt(fn)
-    return legacy("--option", dest="protocol_options", use="--protocol-option", multiple=True)(fn)
+        decorated = opt(decorated)
+    return legacy("--option", dest="protocol_options", use="--protocol-option", multiple=True)(cast(F, decorated))
 
 
 def judge_config(kw: dict[str, Any], *, progress: bool = True) -> JudgeConfig:
