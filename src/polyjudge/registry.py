@@ -3,8 +3,9 @@
 Protocols, backends, run aggregators and meta-evaluation statistics each have
 one :class:`Registry`. The name lives on the registered object (a class
 attribute ``name`` or the name given to the decorator); built-in entries are
-registered by their module's decorators when the registry first needs them,
-and third-party packages add entries through an entry-point group
+registered by their module's decorators when the registry first needs them
+(a registry given a ``package`` imports every module of it, in name order, so
+a new built-in is a new module and nothing else), and third-party packages add entries through an entry-point group
 (``polyjudge.protocols``, ``polyjudge.backends``, ...), so a plugin appears in
 ``--help`` and works everywhere a built-in does, without a line changed here.
 """
@@ -12,6 +13,7 @@ and third-party packages add entries through an entry-point group
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
@@ -33,6 +35,7 @@ class UnknownNameError(KeyError):
 class Registry(Generic[T]):
     """Named entries of one kind.
 
+    ``package``'s modules (found with :mod:`pkgutil`, in name order) and
     ``modules`` are imported (once) before the first lookup or listing, so that
     their ``@register`` decorators run; ``entry_point_group`` names the
     entry-point group read for plugins. An entry point may load a registered
@@ -40,10 +43,11 @@ class Registry(Generic[T]):
     registered under the entry point's name.
     """
 
-    def __init__(self, kind: str, *, modules: Iterable[str] = (),
+    def __init__(self, kind: str, *, package: str | None = None, modules: Iterable[str] = (),
                  entry_point_group: str | None = None) -> None:
         self.kind = kind
         self.entry_point_group = entry_point_group
+        self._package = package
         self._modules = tuple(modules)
         self._entries: dict[str, T] = {}
         self._loaded = False
@@ -72,10 +76,11 @@ class Registry(Generic[T]):
         if self._loaded:
             return
         self._loaded = True
-        for module in self._modules:
+        modules = self.builtin_modules()
+        for module in modules:
             importlib.import_module(module)
-        # Built-ins list in the order of ``modules``, whatever was imported first.
-        rank = {m: i for i, m in enumerate(self._modules)}
+        # Built-ins list in the order of their modules, whatever was imported first.
+        rank = {m: i for i, m in enumerate(modules)}
         self._entries = dict(sorted(self._entries.items(),
                                     key=lambda kv: rank.get(getattr(kv[1], "__module__", ""), len(rank))))
         if self.entry_point_group is None:
@@ -85,6 +90,7 @@ class Registry(Generic[T]):
         for ep in metadata.entry_points(group=self.entry_point_group):
             if ep.name in self._entries:
                 continue  # a built-in name is never replaced by a plugin
+            before = len(self._entries)
             try:
                 obj = ep.load()
             except Exception as exc:  # a broken plugin must not break the tool
@@ -92,8 +98,19 @@ class Registry(Generic[T]):
                 print(f"polyjudge: warning: {self.kind} plugin '{ep.name}' ({ep.value}) "
                       f"failed to load: {exc}", file=sys.stderr)
                 continue
-            if ep.name not in self._entries and obj not in self._entries.values():
+            # Loading ran the module's decorators (a statistic, a preset: the registry holds a record
+            # built from the object), or the object is plain and is registered under the entry point's name.
+            if len(self._entries) == before and obj not in self._entries.values():
                 self._entries[ep.name] = obj
+
+    def builtin_modules(self) -> tuple[str, ...]:
+        """The modules holding built-in entries: every module of ``package`` (name order), then ``modules``."""
+        found: list[str] = []
+        if self._package is not None:
+            package = importlib.import_module(self._package)
+            found = sorted(f"{self._package}.{info.name}" for info in pkgutil.iter_modules(package.__path__)
+                           if not info.name.startswith("_"))
+        return tuple(found) + tuple(m for m in self._modules if m not in found)
 
     def get(self, name: str) -> T:
         self._load()

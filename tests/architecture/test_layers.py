@@ -21,7 +21,7 @@ LAYERS = {
     "engine": 4, "validation": 4, "metaeval": 4,  # metaeval reads runs through analysis, never the reverse
     "studies": 5,
     "report": 6,
-    "api": 7,
+    "api": 7, "plugins": 7,  # plugins: the stable surface a third-party package imports
     "cli": 8,
     "__init__": 9,
 }
@@ -123,3 +123,23 @@ def test_evaluation_knows_no_judging():
             if len(parts) >= 2 and parts[1] in JUDGING:
                 bad.append(f"{path.relative_to(SRC)}:{line} imports {module}")
     assert not bad, "pass what is needed in (e.g. spanf1.SpanProtocols) instead:\n" + "\n".join(bad)
+
+
+# What the command line may import: the API (which reaches the engine, backends, readers and
+# run directories for it), the shared errors, the registry pattern, its own modules and the version.
+CLI_MAY_IMPORT = ("polyjudge.api", "polyjudge.cli", "polyjudge.data.errors", "polyjudge.registry",
+                  "polyjudge._version")
+
+
+@pytest.mark.parametrize("path", sorted((SRC / "cli").glob("*.py")), ids=lambda p: p.name)
+def test_the_cli_reaches_the_rest_only_through_the_api(path: Path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bad = [f"cli/{path.name}:{line} imports {module}" for line, module in _imports(tree)
+           if not any(module == ok or module.startswith(ok + ".") for ok in CLI_MAY_IMPORT)]
+    assert not bad, "go through polyjudge.api:\n" + "\n".join(bad)
+
+
+def test_the_cli_rule_catches_a_direct_import():
+    tree = ast.parse("def f():\n    from polyjudge.engine.session import JudgeConfig\n")
+    assert [m for _, m in _imports(tree)] == ["polyjudge.engine.session"]
+    assert not any("polyjudge.engine.session".startswith(ok + ".") for ok in CLI_MAY_IMPORT)

@@ -24,15 +24,11 @@ BEING_FIXED: frozenset[str] = frozenset({
     "polyjudge/cli/compare_cmd.py:compare_formats (parameters)",
     "polyjudge/cli/consistency_cmd.py:consistency (parameters)",
     "polyjudge/cli/metaeval_cmd.py:meta_eval (parameters)",
-    "polyjudge/cli/options.py:judge_options (lines)",
     "polyjudge/cli/pairwise_cmd.py:pairwise (parameters)",
     "polyjudge/cli/probes_cmd.py:probe (parameters)",
     "polyjudge/cli/spans_cmd.py:span_f1 (parameters)",
     "polyjudge/cli/validate_cmd.py:validate (parameters)",
     "polyjudge/cli/validate_cmd.py:simulate (parameters)",
-    "polyjudge/metaeval/mtme.py:mtme_language_pair (parameters)",
-    "polyjudge/validation/experiments.py:prevalence_bias (parameters)",
-    "polyjudge/validation/selection.py:select_judges (parameters)",
 })
 
 

@@ -1,9 +1,13 @@
-"""A third-party package adds a protocol, a backend and an aggregator through entry points.
+"""A plugin package adds a protocol, a backend, an aggregator, a statistic and an input reader by entry points.
 
-The test builds a real (tiny) installed distribution: a module plus a
-``*.dist-info`` folder with ``METADATA`` and ``entry_points.txt`` on a
-``PYTHONPATH`` entry, which is what ``pip install`` leaves behind. Then the
-real ``polyjudge`` command must list the plugins in ``--help`` and judge with them.
+The plugin imports only :mod:`polyjudge.plugins` (the stable surface). The test
+builds a real (tiny) installed distribution: a module plus a ``*.dist-info``
+folder with ``METADATA`` and ``entry_points.txt`` on a ``PYTHONPATH`` entry,
+which is what ``pip install`` leaves behind. Then the real ``polyjudge``
+command must list the plugins in ``--help`` and in ``polyjudge
+protocols|backends|aggregators|statistics|readers``, judge with them, and show the
+statistic (label and value, checked against numpy) in meta-eval's per-LP table
+and in the report.
 """
 
 from __future__ import annotations
@@ -15,12 +19,15 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 PLUGIN = '''
 """A polyjudge plugin made by a test."""
 from dataclasses import dataclass
-from polyjudge.backends.base import GenerateRequest, GenerateResult, Message, Usage
-from polyjudge.backends.registry import RegisteredBackend
-from polyjudge.protocols.base import JudgeProtocol, ParseFailure
+import numpy as np
+from polyjudge.plugins import (GenerateRequest, GenerateResult, Item, JudgeProtocol, Message, ParseFailure,
+                               RegisteredBackend, Usage, register_reader, register_statistic)
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,27 @@ class ConstantJudge(RegisteredBackend):
 def halfway(scores):
     """Midpoint of the lowest and highest run (a plugin aggregator)."""
     return (min(scores) + max(scores)) / 2
+
+
+@register_statistic("mean_abs_diff", label="mad", title="mean absolute difference", levels=("seg",),
+                    range=(0.0, 100.0))
+def mean_abs_diff(level, human, metric):
+    """Mean absolute difference of segment scores over the cells both scored (a plugin statistic)."""
+    h = np.concatenate([s.seg.ravel() for s in human])
+    m = np.concatenate([s.seg.ravel() for s in metric])
+    both = ~np.isnan(h) & ~np.isnan(m)
+    return float(np.abs(h[both] - m[both]).mean())
+
+
+@register_reader("pipes", extensions=(".pipes",))
+def read_pipes(path, defaults):
+    """One item per line: system|source|translation (a plugin input reader)."""
+    items = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        system, src, tgt = line.split("|")
+        items.append(Item(src=src, tgt=tgt, system=system, seg_id=str(n), src_lang=defaults.src_lang,
+                          tgt_lang=defaults.tgt_lang))
+    return items
 '''
 
 ENTRY_POINTS = '''
@@ -81,6 +109,12 @@ constant = pj_plugin_demo:ConstantJudge
 
 [polyjudge.aggregators]
 halfway = pj_plugin_demo:halfway
+
+[polyjudge.statistics]
+mean_abs_diff = pj_plugin_demo:mean_abs_diff
+
+[polyjudge.readers]
+pipes = pj_plugin_demo:read_pipes
 '''
 
 
@@ -123,6 +157,16 @@ def test_plugin_protocol_backend_and_aggregator_are_listed_and_run(tmp_path):
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["protocol"] == "length-ratio" and manifest["config"]["aggregator"] == "halfway"
 
+    piped = tmp_path / "in.pipes"  # the plugin reader, chosen by the extension, then by --input-format
+    piped.write_text("S|abcd|ab\nS|ab|abcd\n", encoding="utf-8")
+    for args in ([str(piped)], [str(piped), "--input-format", "pipes"]):
+        res = _polyjudge(env, "judge", *args, "-o", str(tmp_path / "run-pipes"), "-p", "length-ratio",
+                         "--judge", "constant:3", "--src-lang", "en", "--tgt-lang", "de", "-q")
+        assert res.returncode == 0, res.stderr
+        seg = (tmp_path / "run-pipes" / "segments.tsv").read_text().splitlines()
+        assert [r.split("\t")[5] for r in seg[1:]] == ["1.5", "6.0"]  # 3 * len(tgt)/len(src)
+    assert "--input-format [jsonl|csv|tsv|pipes]" in help_text.stdout
+
     bad = _polyjudge(env, "judge", str(inp), "-o", str(run), "-p", "length-ratio", "--judge", "constant",
                      "--protocol-option", "scal=2", "-q")
     assert bad.returncode == 2 and "scale" in bad.stderr and "Traceback" not in bad.stderr
@@ -132,3 +176,78 @@ def test_without_the_plugin_its_names_are_unknown(tmp_path):
     res = _polyjudge(dict(os.environ), "judge", str(tmp_path / "x.jsonl"), "-o", str(tmp_path / "r"),
                      "-p", "length-ratio")
     assert res.returncode == 2 and "unknown protocol 'length-ratio'" in res.stderr
+
+
+def test_plugins_are_listed_with_their_options(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    env = _install(site)
+    listed = {kind: _polyjudge(env, kind, "--format", "json") for kind in
+              ("protocols", "backends", "aggregators", "statistics", "readers")}
+    assert all(r.returncode == 0 for r in listed.values()), [r.stderr for r in listed.values()]
+    by_kind = {kind: {e["name"]: e for e in json.loads(r.stdout)} for kind, r in listed.items()}
+    ratio = by_kind["protocols"]["length-ratio"]
+    assert ratio["source"] == "plugin (pj_plugin_demo)"
+    assert ratio["options"] == [{"name": "scale", "type": "float", "default": "1.0", "help": ""}]
+    assert by_kind["backends"]["constant"]["source"].startswith("plugin")
+    assert by_kind["aggregators"]["halfway"]["summary"].startswith("Midpoint of the lowest")
+    mad = by_kind["statistics"]["mean_abs_diff"]
+    assert mad["source"] == "plugin (pj_plugin_demo)"
+    assert {o["name"]: o["default"] for o in mad["options"]}["label"] == "mad"
+    assert by_kind["readers"]["pipes"]["options"][0]["default"] == ".pipes"
+    assert by_kind["protocols"]["da"]["source"] == "built-in"  # built-ins stay listed beside plugins
+    text = _polyjudge(env, "statistics")
+    assert "mean_abs_diff  [plugin (pj_plugin_demo)]" in text.stdout
+
+
+def _write_scores(root: Path) -> tuple[np.ndarray, np.ndarray]:
+    """A small mt-metrics-eval folder (one LP, five systems, one metric) and its two matrices."""
+    rng = np.random.default_rng(7)
+    human = np.round(rng.normal(size=(5, 12)) * 10, 1)
+    human[:, :2] = np.nan
+    metric = np.round(human + rng.normal(size=human.shape) * 5, 1)
+    metric[:, :2] = rng.normal(size=(5, 2))
+    systems = [f"sys{i}" for i in range(5)]
+    (root / "human-scores").mkdir(parents=True)
+    (root / "metric-scores" / "en-de").mkdir(parents=True)
+
+    def dump(path: Path, values: np.ndarray) -> None:
+        path.write_text("".join(f"{s}\t{'None' if np.isnan(v) else repr(float(v))}\n"
+                                for s, row in zip(systems, values) for v in row), encoding="utf-8")
+
+    dump(root / "human-scores" / "en-de.mqm.seg.score", human)
+    dump(root / "metric-scores" / "en-de" / "Judge-src.seg.score", metric)
+    return human, metric
+
+
+def test_a_plugin_statistic_reaches_the_meta_eval_table_and_the_report(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    env = _install(site)
+    human, metric = _write_scores(tmp_path / "mtme")
+    both = ~np.isnan(human) & ~np.isnan(metric)
+    expected = float(np.abs(human[both] - metric[both]).mean())  # numpy, outside polyjudge
+    args = ["meta-eval", "--mtme", str(tmp_path / "mtme"), "--lp", "en-de", "-k", "0"]
+    text = _polyjudge(env, *args)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if "seg_mean_abs_diff" in line)  # the per-LP table's header
+    cells = dict(zip(lines[at].split(), lines[at + 2].split()))
+    assert cells["Metric"] == "Judge-src"
+    assert float(cells["seg_mean_abs_diff"]) == pytest.approx(expected, abs=1e-4)
+
+    out = tmp_path / "me.json"
+    res = _polyjudge(env, *args, "--format", "json", "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    per_lp = json.loads(out.read_text())["language_pairs"]["en-de"]["Judge-src"]
+    assert per_lp["seg_mean_abs_diff"] == pytest.approx(expected, rel=1e-12)
+    html_path = tmp_path / "report.html"
+    rep = _polyjudge(env, "report", "--metaeval", str(out), "-o", str(html_path))
+    assert rep.returncode == 0, rep.stderr
+    page = html_path.read_text(encoding="utf-8")
+    table = page[page.index("<caption>seg mean absolute difference"):]
+    table = table[:table.index("</table>")]
+    assert "<td>Judge-src</td>" in table and f">{expected:.3g}</td>" in table
+
+    plain = _polyjudge(dict(os.environ), *args)  # without the plugin: the standard table only
+    assert plain.returncode == 0 and "mean_abs_diff" not in plain.stdout

@@ -124,7 +124,7 @@ def test_texts_never_change_the_conversation(protocols, index, src, tgt, ref, ot
 
 def test_every_builtin_protocol_is_covered():
     """A new built-in protocol must join the property."""
-    from polyjudge.protocols.registry import BUILTIN_MODULES, PROTOCOLS
+    from polyjudge.protocols.registry import PROTOCOLS
 
-    builtin = {n for n, cls in PROTOCOLS.items() if cls.__module__ in BUILTIN_MODULES}
+    builtin = {n for n, cls in PROTOCOLS.items() if cls.__module__ in PROTOCOLS.builtin_modules()}
     assert builtin == {n for n, _ in CONFIGS}

@@ -14,6 +14,7 @@ from scipy import stats
 
 from polyjudge.data.errors import InputError
 from polyjudge.validation.experiments import (
+    PrevalenceSetup,
     elicited,
     prevalence_bias,
     prevalences,
@@ -143,7 +144,7 @@ def test_stable_sets_put_exactly_the_ambiguity_on_multi_option_sets():
 
 
 def test_prevalence_bias_rows_and_guards():
-    res = prevalence_bias(n_options=3, n_items=80, ambiguity=(0.0, 0.5), taus=(0.3, 0.5), seeds=3)
+    res = prevalence_bias(PrevalenceSetup(n_options=3, n_items=80), ambiguity=(0.0, 0.5), taus=(0.3, 0.5), seeds=3)
     assert len(res.rows) == 2 * 2 * 3 and res.seeds == 3
     for r in res.rows:
         v = r.values
@@ -154,13 +155,14 @@ def test_prevalence_bias_rows_and_guards():
         assert r.rs_bias == 0
     assert res.to_dict()["seed_values"] == [0, 1, 2]
     with pytest.raises(InputError, match="fully specified"):
-        prevalence_bias(n_options=3, n_sets=3, ambiguity=(0.2,))
+        prevalence_bias(PrevalenceSetup(n_options=3, n_sets=3), ambiguity=(0.2,))
     with pytest.raises(InputError, match="ambiguity"):
         prevalence_bias(ambiguity=(1.5,))
 
 
 def test_finding_4_forced_choice_underestimates_more_as_ambiguity_grows():
-    res = prevalence_bias(n_options=3, n_items=200, ambiguity=(0.0, 0.2, 0.4, 0.6), taus=(0.5,), seeds=5)
+    res = prevalence_bias(PrevalenceSetup(n_options=3, n_items=200), ambiguity=(0.0, 0.2, 0.4, 0.6), taus=(0.5,),
+                          seeds=5)
     fc_bias = [np.mean([r.fc_bias for r in res.rows if r.ambiguity == a]) for a in (0.0, 0.2, 0.4, 0.6)]
     assert fc_bias[0] == 0
     assert fc_bias[1] < -0.05 and all(b < a for a, b in zip(fc_bias, fc_bias[1:]))

@@ -16,10 +16,10 @@ from polyjudge.registry import Registry
 
 Aggregator = Callable[[Sequence[float]], float]
 
-# rrwa imports this module for the decorator; it is imported by the registry on
-# first use, never from here, so neither module needs the other half-loaded.
+# Every module of polyjudge.aggregate is imported by the registry on first use, never
+# from here (rrwa imports this module for the decorator), so none is half-loaded.
 AGGREGATORS: Registry[Aggregator] = Registry(
-    "aggregator", modules=["polyjudge.aggregate.runs", "polyjudge.aggregate.rrwa"],
+    "aggregator", package="polyjudge.aggregate",
     entry_point_group="polyjudge.aggregators")
 
 

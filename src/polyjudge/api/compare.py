@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from polyjudge.api.spans import MISSING_POLICIES, RATER_CHOICES, SPAN_FORMATS, SpanF1Config, span_f1
+from polyjudge.api.formats import SPAN_FORMATS
+from polyjudge.api.spans import MISSING_POLICIES, RATER_CHOICES, SpanF1Config, span_f1
 from polyjudge.data.errors import InputError
 from polyjudge.rundir import OK, PENDING, RunDir
 from polyjudge.studies.tables import aligned, data_frame

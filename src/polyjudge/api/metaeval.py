@@ -8,12 +8,18 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.data.errors import InputError
-from polyjudge.metaeval import tasks
+from polyjudge.metaeval import readers, tasks
+from polyjudge.metaeval.mtme import parse_metric_spec
 from polyjudge.metaeval.system_level import Stats, SystemScores, format_system_level, system_level_stats
 from polyjudge.studies.tables import data_frame
 
-SCORE_FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl", "sys")
-TASK_PRESETS = ("wmt24", "wmt23")
+SCORE_FORMATS = readers.FORMATS  # the one list lives beside the readers
+SEGMENT_SCORE_FORMATS = readers.SEGMENT_FORMATS
+
+
+def task_presets() -> list[str]:
+    """The ranking-table presets (registered in metaeval.tasks, plugins' included)."""
+    return tasks.PRESETS.names()
 MISSING_METRIC = ("error", "drop")
 ITEM_KEYS = ("auto", "seg", "doc-seg")
 
@@ -134,15 +140,15 @@ def _check(config: MetaEvalConfig) -> None:
                                  ("item-key", config.item_key, ITEM_KEYS)):
         if value not in allowed:
             raise InputError(f"unknown {name} {value!r} (choose from {', '.join(allowed)})", field=name)
-    if config.task is not None and config.task not in TASK_PRESETS:
-        raise InputError(f"unknown task preset {config.task!r} (choose from {', '.join(TASK_PRESETS)})",
+    if config.task is not None and config.task not in tasks.PRESETS:
+        raise InputError(f"unknown task preset {config.task!r} (choose from {', '.join(task_presets())})",
                          field="task")
 
 
 def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
     """The language pairs the config describes, every score read (higher = better)."""
     from polyjudge.metaeval import readers
-    from polyjudge.metaeval.mtme import mtme_language_pair
+    from polyjudge.metaeval.mtme import MtmeSelection, mtme_language_pair
     from polyjudge.metaeval.variants import RunVariants, expand_metrics, parse_aggregator_list
 
     _check(config)
@@ -153,13 +159,12 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
             raise InputError("--mtme needs at least one --lp", field="lp")
         human = None if config.human is None else str(config.human)
         extra = expand_metrics(config.metrics, config.metric_format, variants, opened)
-        return [mtme_language_pair(config.mtme_dir, lp, human=human, level=config.level,
-                                   exclude_systems=config.exclude_systems, include_refs=config.include_refs,
-                                   human_lower_better=config.human_lower_better,
-                                   lower_better=config.lower_better, missing_metric=config.missing_metric,
-                                   extra_metrics=extra.sources, metric_format=config.metric_format,
-                                   item_key=config.item_key, base_names=extra.base, opened=opened)
-                for lp in config.lps]
+        selection = MtmeSelection(human=human, level=config.level, exclude_systems=config.exclude_systems,
+                                  include_refs=config.include_refs, human_lower_better=config.human_lower_better,
+                                  lower_better=config.lower_better, missing_metric=config.missing_metric,
+                                  extra_metrics=extra.sources, metric_format=config.metric_format,
+                                  item_key=config.item_key, base_names=extra.base)
+        return [mtme_language_pair(config.mtme_dir, lp, selection, opened=opened) for lp in config.lps]
     if not config.human:
         raise InputError("give --human (scores file or run directory) or --mtme DIR", field="human")
     if not config.metrics:
@@ -270,4 +275,5 @@ def meta_eval(config: MetaEvalConfig) -> MetaEvalResult:
     return MetaEvalResult(config, evaluation, system_level)
 
 
-__all__ = ["MetaEvalConfig", "MetaEvalResult", "language_pairs", "meta_eval"]
+__all__ = ["SCORE_FORMATS", "SEGMENT_SCORE_FORMATS", "MetaEvalConfig", "MetaEvalResult", "language_pairs",
+           "meta_eval", "parse_metric_spec", "task_presets"]

@@ -16,9 +16,9 @@ from polyjudge import spanf1 as span_scores
 from polyjudge.data.errors import InputError
 from polyjudge.data.spans import SpanSegment
 from polyjudge.spanf1 import SpanProtocols, vote_merger
+from polyjudge.spanf1.readers import SPAN_FORMATS  # the one list, beside the span readers
 from polyjudge.studies.tables import aligned, data_frame
 
-SPAN_FORMATS = ("auto", "task2", "mqm", "jsonl", "run")
 MISSING_POLICIES = ("skip", "empty", "error")
 RATER_CHOICES = ("first", "all")
 LP_COLUMNS = ("lp", "precision", "recall", "f1", "tp", "gold_chars", "pred_chars", "segments",

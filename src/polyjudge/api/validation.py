@@ -98,7 +98,7 @@ def validate(config: ValidateConfig) -> SelectionReport:
     with decision consistency, prevalence bias and a PPI++ demonstration."""
     from polyjudge.validation.rating_model import beta_template, check_reverse_forced_choice
     from polyjudge.validation.ratings import read_ratings
-    from polyjudge.validation.selection import select_judges
+    from polyjudge.validation.selection import SelectionSpec, select_judges
     from polyjudge.validation.task import load_task
 
     if config.downstream not in DOWNSTREAM:
@@ -136,9 +136,9 @@ def validate(config: ValidateConfig) -> SelectionReport:
             return beta_template(task, beta or 0.0, source=src, target=chosen_target)
 
     taus = list(config.taus or DEFAULT_TAUS)
-    return select_judges(task, human, judges, reverse_fc=reverse_fc, betas=betas, taus=taus, k=k,
-                         downstream_agg=config.downstream, ppi_alpha=config.ppi_alpha,
-                         ppi_labelled_fraction=config.ppi_fraction, seed=config.seed)
+    return select_judges(task, human, judges, SelectionSpec(
+        reverse_fc=reverse_fc, betas=betas, taus=taus, k=k, downstream_agg=config.downstream,
+        ppi_alpha=config.ppi_alpha, ppi_labelled_fraction=config.ppi_fraction, seed=config.seed))
 
 
 # --------------------------------------------------------------------------- simulation
@@ -301,7 +301,7 @@ def simulate(configs: SimConfig | Sequence[SimConfig] | None = None, *, seeds: i
     ``prevalence``, prevalence under forced-choice vs response-set elicitation; both use
     the task, selection effects, rater error, items, ratings and cutoffs of the first
     underspecified configuration (|Q| > |O|; the first one when all are fully specified)."""
-    from polyjudge.validation.experiments import prevalence_bias, regret_by_budget
+    from polyjudge.validation.experiments import PrevalenceSetup, prevalence_bias, regret_by_budget
     from polyjudge.validation.simulate import simulate as run_one
     from polyjudge.validation.simulate import summarise
 
@@ -312,10 +312,11 @@ def simulate(configs: SimConfig | Sequence[SimConfig] | None = None, *, seeds: i
         raise InputError("no simulation configuration given")
     t0 = time.perf_counter()
     base = next((c for c in todo if (c.n_sets or 2 ** c.n_options - 1) > c.n_options), todo[0])
+    setup = PrevalenceSetup(n_options=base.n_options, n_sets=base.n_sets, n_items=base.n_items,
+                            gamma=base.gamma_human, f_noise=base.f_noise, error_rate=base.error_rate,
+                            skew=base.skew, ratings=base.human_ratings)
     prevalence_result = None if prevalence is None else prevalence_bias(  # first: it fails fast on bad levels
-        n_options=base.n_options, n_sets=base.n_sets, n_items=base.n_items, ambiguity=tuple(prevalence.levels),
-        gamma=base.gamma_human, f_noise=base.f_noise, error_rate=base.error_rate, skew=base.skew,
-        ratings=base.human_ratings, taus=base.taus, seeds=seeds)
+        setup, ambiguity=tuple(prevalence.levels), taus=base.taus, seeds=seeds)
     if budget is not None and (not budget.items or not budget.ratings or min(budget.items) < 2
                                or min(budget.ratings) < 1):
         raise InputError("the budget grid needs item counts >= 2 and ratings per item >= 1", field="budget")

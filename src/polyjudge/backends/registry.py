@@ -133,8 +133,7 @@ class RegisteredBackend(ABC):
 
 BACKENDS: Registry[type[RegisteredBackend]] = Registry(
     "backend",
-    modules=["polyjudge.backends.openai", "polyjudge.backends.anthropic", "polyjudge.backends.llamacpp",
-             "polyjudge.backends.replay"],
+    package="polyjudge.backends",  # every module of the package: a new backend is a new module
     entry_point_group="polyjudge.backends",
 )
 register_backend = BACKENDS.register

@@ -59,7 +59,7 @@ def agreement(inputs: tuple[str, ...], input_format: str | None, fmt: str, pool:
     from polyjudge.api import AgreementConfig
     from polyjudge.api import agreement as compute
     from polyjudge.api.calibration import AGREEMENT_TABLES
-    from polyjudge.rundir.clash import Target
+    from polyjudge.api.runs import Target
 
     if legacy_output is not None:  # 0.1.0's -f/--output, unless --format named an output format
         ctx = click.get_current_context()

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import click
 
+from polyjudge.api.formats import SPAN_FORMATS
 from polyjudge.cli.options import FiniteFloat, emit, format_option, out_option
 
-GOLD_FORMATS = click.Choice(["auto", "task2", "mqm", "jsonl", "run"])
+GOLD_FORMATS = click.Choice(SPAN_FORMATS)
 
 
 @click.command("compare-formats")

@@ -26,7 +26,7 @@ import click
 from polyjudge.cli.options import CONCURRENCY, N_CTX, SEED, TIMEOUT, format_option, out_option, share
 
 if TYPE_CHECKING:
-    from polyjudge.studies.consistency import ConditionSummary
+    from polyjudge.api.studies import ConditionSummary
 
 
 def _languages(text: str) -> tuple[str, ...]:

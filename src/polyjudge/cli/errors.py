@@ -26,9 +26,8 @@ import sys
 
 import click
 
+from polyjudge.api.runs import RunInterrupted, RunStopped, redact
 from polyjudge.data.errors import InputError
-from polyjudge.data.secrets import redact
-from polyjudge.engine.errors import RunInterrupted, RunStopped
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1

@@ -11,6 +11,8 @@ import click
 
 from polyjudge.api import Estimate, JudgeConfig, RunResult, estimate
 from polyjudge.api import judge as api_judge
+from polyjudge.api.registries import input_formats
+from polyjudge.api.runs import PENDING, BudgetExceeded, Item, RunInterrupted, RunStopped, file_target, run_dir_target
 from polyjudge.cli.errors import error_line
 from polyjudge.cli.options import (
     RegistryHelpCommand,
@@ -22,12 +24,8 @@ from polyjudge.cli.options import (
     out_option,
 )
 from polyjudge.data.errors import InputError
-from polyjudge.data.records import Item
-from polyjudge.engine.errors import BudgetExceeded, RunInterrupted, RunStopped
-from polyjudge.rundir import PENDING
-from polyjudge.rundir.clash import file_target, run_dir_target
 
-INPUT_FORMATS = ("jsonl", "csv", "tsv")
+INPUT_FORMATS = tuple(input_formats())  # the registered readers (plugins' included)
 
 
 class SpendingCapReached(click.ClickException):
@@ -151,7 +149,7 @@ def judge_and_summarise(items: list[Item], config: JudgeConfig, out: str, fmt: s
 def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, src_lang: str | None,
           tgt_lang: str | None, limit: int | None, dry_run: bool, **kw: Any) -> None:
     """Judge every item of INPUT and write a run directory (re-running resumes)."""
-    from polyjudge.data.readers import read_items
+    from polyjudge.api.runs import read_items
 
     if out is None and not dry_run:
         raise click.UsageError("Missing option '-o' / '--out'.")
@@ -186,7 +184,7 @@ def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, 
 def score(sources: str, translations: str, references: str | None, src_lang: str, tgt_lang: str,
           out: str | None, fmt: str, to_json: str | None, **kw: Any) -> None:
     """Score parallel text files like comet-score: one line per segment, then the system score."""
-    from polyjudge.data.readers import read_parallel
+    from polyjudge.api.runs import read_parallel
 
     guard_judge_outputs(out, kw, to_json=to_json)
     items = read_parallel(sources, translations, references, src_lang=src_lang, tgt_lang=tgt_lang)
@@ -211,7 +209,7 @@ def score(sources: str, translations: str, references: str | None, src_lang: str
     if failed:
         click.echo(f"{failed} segment(s) unscored; reasons: {json.dumps(result.failures())}", err=True)
     if to_json:
-        from polyjudge.rundir.ownership import atomic_write
+        from polyjudge.api.runs import atomic_write
 
         if Path(to_json).is_symlink():
             raise InputError("is a symlink; polyjudge does not write through symlinks", path=to_json,
@@ -225,7 +223,7 @@ def score(sources: str, translations: str, references: str | None, src_lang: str
 @judge_options
 def demo(out: str, fmt: str, **kw: Any) -> None:
     """Judge the bundled example (two systems, en→de) with the embedded judge."""
-    from polyjudge.data.readers import read_items
+    from polyjudge.api.runs import read_items
 
     guard_judge_outputs(out, kw)
     config = judge_config(kw)

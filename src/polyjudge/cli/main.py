@@ -32,6 +32,12 @@ COMMANDS: dict[str, str] = {
     "validate": "polyjudge.cli.validate_cmd:validate",
     "simulate": "polyjudge.cli.validate_cmd:simulate",
     "report": "polyjudge.cli.report_cmd:report",
+    "protocols": "polyjudge.cli.registry_cmd:protocols",
+    "backends": "polyjudge.cli.registry_cmd:backends",
+    "statistics": "polyjudge.cli.registry_cmd:statistics",
+    "aggregators": "polyjudge.cli.registry_cmd:aggregators",
+    "presets": "polyjudge.cli.registry_cmd:presets",
+    "readers": "polyjudge.cli.registry_cmd:readers",
 }
 
 

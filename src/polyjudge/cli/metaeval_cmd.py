@@ -9,15 +9,15 @@ from pathlib import Path
 
 import click
 
+from polyjudge.api.formats import SCORE_FORMATS as FORMATS
+from polyjudge.api.metaeval import task_presets
+from polyjudge.api.runs import file_target, input_target
 from polyjudge.cli.options import SEED, emit, format_option, guard_outputs, out_option, share
 from polyjudge.data.errors import InputError
-from polyjudge.rundir.clash import file_target, input_target
-
-FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl", "sys")
 
 
 def _metrics(specs: tuple[str, ...], *, unique: bool) -> dict[str, Path]:
-    from polyjudge.metaeval.mtme import parse_metric_spec
+    from polyjudge.api.metaeval import parse_metric_spec
 
     out: dict[str, Path] = {}
     for name, path in map(parse_metric_spec, specs):
@@ -50,7 +50,7 @@ def _metrics(specs: tuple[str, ...], *, unique: bool) -> dict[str, Path]:
 @click.option("--include-refs", is_flag=True,
               help="With --mtme, keep human reference systems used by the metrics (default: drop "
                    "systems named like a reference, ref*).")
-@click.option("--task", type=click.Choice(["wmt24", "wmt23", "none"]), default="wmt24",
+@click.option("--task", type=click.Choice([*task_presets(), "none"]), default="wmt24",
               show_default=True, help="Ranking table preset.")
 @click.option("--level", type=click.Choice(["seg"]), default="seg", show_default=True,
               help="Level of the score files read (system scores are derived unless "

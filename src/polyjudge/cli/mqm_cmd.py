@@ -16,9 +16,9 @@ from pathlib import Path
 
 import click
 
+from polyjudge.api.formats import SEGMENT_SCORE_FORMATS
+from polyjudge.api.runs import SEGMENTS, SYSTEMS, OwnedDir, Target, claim, file_target
 from polyjudge.cli.options import guard_outputs, warn
-from polyjudge.rundir import SEGMENTS, SYSTEMS, OwnedDir, claim
-from polyjudge.rundir.clash import Target, file_target
 
 HUMAN_MQM_KIND = "human-mqm"
 _SEGMENTS_HEADER = "system\tdoc\tseg_id\tpoints\t"
@@ -57,8 +57,7 @@ def _fmt(x: float) -> str:
 @click.option("--quirks", is_flag=True, help="Also report markup quirks of the file on stderr.")
 def human_mqm(tsv: str, out: str | None, classic: bool, quirks: bool) -> None:
     """Score a WMT MQM annotation TSV: mean over raters, then over segments."""
-    from polyjudge.aggregate.mqm import MQMWeights, score_human_annotations
-    from polyjudge.data.wmt_mqm import read_wmt_mqm_report
+    from polyjudge.api.mqm import MQMWeights, read_wmt_mqm_report, score_human_annotations
 
     if out is not None:  # refused before the file is read: exit 2 naming the clash
         claim_human_mqm_dir(out)
@@ -98,7 +97,7 @@ def human_mqm(tsv: str, out: str | None, classic: bool, quirks: bool) -> None:
                    "request per item with RUN_DIR's runs under every aggregator (ties, ranking stability).")
 @click.option("--human", type=click.Path(), default=None, metavar="FILE",
               help="With --expected: human scores (as meta-eval reads them) for SPA and acc-t.")
-@click.option("--human-format", type=click.Choice(["auto", "tsv", "jsonl", "mqm", "mtme", "run"]), default="auto",
+@click.option("--human-format", type=click.Choice(SEGMENT_SCORE_FORMATS), default="auto",
               show_default=True, help="Format of --human.")
 @click.option("--item-key", type=click.Choice(["auto", "seg", "doc-seg"]), default="auto", show_default=True,
               help="How segments are matched with --human: seg_id, or doc_id + seg_id.")
@@ -123,9 +122,8 @@ def variability(run_dir: str, aggregator: str, out: str | None, expected_dir: st
     elif human is not None:
         raise click.UsageError("--human needs --expected")
 
-    from polyjudge.aggregate.rrwa import COMPARISON
-    from polyjudge.analysis import aggregate_table, distinct_counts, segment_deltas, variability_report
-    from polyjudge.rundir import RunDir
+    from polyjudge.api.mqm import COMPARISON, aggregate_table, distinct_counts, segment_deltas, variability_report
+    from polyjudge.api.runs import RunDir
 
     guard_outputs({"out": file_target("-O/--out", out)})
     mats = RunDir.open(run_dir).run_score_matrices()
@@ -143,6 +141,6 @@ def variability(run_dir: str, aggregator: str, out: str | None, expected_dir: st
                 lines.append("\t".join([judge, str(i), m.systems[i], m.seg_ids[i] or str(i), str(ok), _fmt(d[i]),
                                         str(k[i]), *(_fmt(table[n][i]) for n in COMPARISON)]))
     if out:
-        from polyjudge.rundir.ownership import atomic_write
+        from polyjudge.api.runs import atomic_write
 
         atomic_write(Path(out), ["\n".join(lines) + "\n"])

@@ -17,15 +17,22 @@ import functools
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
+from polyjudge.api.runs import (
+    DEFAULT_JUDGE,
+    BatchOptions,
+    JudgeConfig,
+    Target,
+    file_target,
+    input_target,
+    limits,
+    refuse_clashes,
+)
 from polyjudge.data.errors import InputError
-from polyjudge.engine import session as limits
-from polyjudge.engine.session import DEFAULT_JUDGE, BatchOptions, JudgeConfig
 from polyjudge.registry import Registry, UnknownNameError
-from polyjudge.rundir.clash import Target, file_target, input_target, refuse_clashes
 
 F = TypeVar("F", bound=Callable[..., Any])
 OUTPUT_FORMATS = ("text", "tsv", "json")
@@ -41,7 +48,7 @@ def emit(text: str, out: str | None, inputs: Sequence[Target] = ()) -> None:
     The file is checked against the command's inputs first (:func:`guard_outputs`)."""
     from pathlib import Path
 
-    from polyjudge.rundir.ownership import atomic_write, check_out_path
+    from polyjudge.api.runs import atomic_write, check_out_path
 
     if out is None:
         click.echo(text, nl=False)
@@ -146,9 +153,7 @@ class RegistryChoice(click.ParamType[str, Any]):
 
 def registry_help() -> str:
     """The ``--help`` epilog that lists registered protocols, backends and aggregators."""
-    from polyjudge.aggregate.runs import AGGREGATORS
-    from polyjudge.backends import BACKENDS
-    from polyjudge.protocols import PROTOCOLS
+    from polyjudge.api.registries import AGGREGATORS, BACKENDS, PROTOCOLS
 
     blocks = []
     for title, reg in (("Protocols (-p)", PROTOCOLS), ("Backends (--judge BACKEND:...)", BACKENDS),
@@ -177,6 +182,25 @@ class RegistryHelpCommand(click.Command):
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         self.epilog = registry_help()
         super().format_epilog(ctx, formatter)
+
+
+class ProtocolListHelpOption(click.Option):
+    """An option whose help names the protocols that take the protocol option ``key``.
+
+    The names come from the registry when the help is shown (never typed by hand), so a
+    protocol (a plugin's too) that gains the option is named without editing the help.
+    """
+
+    def __init__(self, *args: Any, key: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.protocol_key = key
+        self.help_template = self.help or ""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from polyjudge.api.registries import protocols_with_option
+
+        self.help = self.help_template.replace("{protocols}", ", ".join(protocols_with_option(self.protocol_key)))
+        return super().get_help_record(ctx)
 
 
 # --------------------------------------------------------------------------- deprecated spellings
@@ -315,14 +339,14 @@ def parse_protocol_options(pairs: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def judge_options(fn: F) -> F:
-    """The options of every command that judges; :func:`judge_config` turns them into a JudgeConfig."""
-    from polyjudge.aggregate.runs import AGGREGATORS
-    from polyjudge.backends import BACKENDS
-    from polyjudge.backends.registry import REASONING_EFFORTS
-    from polyjudge.protocols import PROTOCOLS
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
-    opts = [
+
+def _who_judges_options() -> list[Decorator]:
+    """Protocol, judges and protocol options."""
+    from polyjudge.api.registries import BACKENDS, PROTOCOLS
+
+    return [
         click.option("--protocol", "-p", type=RegistryChoice(PROTOCOLS), default="da", show_default=True,
                      help="Judging protocol (listed below)."),
         click.option("--judge", "judges", multiple=True, metavar="SPEC",
@@ -342,13 +366,23 @@ def judge_options(fn: F) -> F:
                      help="Protocol option (value parsed as JSON when possible); see `polyjudge protocols`. "
                           "Repeatable."),
         click.option("--score-mode", type=click.Choice(["sample", "expected"]), default=None,
+                     cls=ProtocolListHelpOption, key="score_mode",
                      help="sample: the score each answer writes; expected: one answer's probability-weighted "
-                          "score over the valid score tokens (da, pointwise grade, rubric, gemba-esa; the judge "
+                          "score over the valid score tokens ({protocols}; the judge "
                           "must return log-probabilities). Same as --protocol-option score_mode=..."),
         click.option("--with-reference", "with_reference", is_flag=True,
-                     help="Show each item's reference translation to the judge (mqm, tsa and its ablations, "
-                          "gemba-esa; every item needs 'ref'). Recorded in the signature and the mt-metrics-eval "
+                     cls=ProtocolListHelpOption, key="with_reference",
+                     help="Show each item's reference translation to the judge ({protocols}; every item needs "
+                          "'ref'). Recorded in the signature and the mt-metrics-eval "
                           "name (-refA). Same as --protocol-option with_reference=true."),
+    ]
+
+
+def _runs_options() -> list[Decorator]:
+    """Runs, sampling, aggregation, concurrency, prompt and recording."""
+    from polyjudge.api.registries import AGGREGATORS
+
+    return [
         click.option("--runs", type=RUNS, default=None, help="Runs per item (protocol default)."),
         click.option("--temperature", "-T", type=FiniteFloat(0.0, limits.MAX_TEMPERATURE), default=None,
                      help="Sampling temperature (protocol default)."),
@@ -368,6 +402,14 @@ def judge_options(fn: F) -> F:
         click.option("--prices", type=click.Path(dir_okay=False), default=None,
                      help="JSON price table (USD per million tokens) over the built-in one: {model: [input, output]} "
                           "or {model: {input, cached_input, output, batch_discount}}."),
+    ]
+
+
+def _sending_options() -> list[Decorator]:
+    """How requests are sent and paid for: batches, caps, rates, timeouts."""
+    from polyjudge.api.registries import REASONING_EFFORTS
+
+    return [
         click.option("--samples-per-request", type=SAMPLES, default=1, show_default=True, metavar="N",
                      help="Ask API judges for N runs in one request (n choices, each stored as its own run); a "
                           "server that rejects or ignores n gets one request per run (said once)."),
@@ -402,6 +444,12 @@ def judge_options(fn: F) -> F:
         click.option("--restart", is_flag=True,
                      help="Delete the run already in the run directory (outputs and store) and start over; "
                           "without it a directory holding another protocol or configuration is refused."),
+    ]
+
+
+def _executor_options() -> list[Decorator]:
+    """Who sends (this process or Ray actors), and progress."""
+    return [
         click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
                      help="Who sends the requests: this process, or a pool of Ray actors "
                           "(pip install 'polyjudge[ray]')."),
@@ -423,9 +471,15 @@ def judge_options(fn: F) -> F:
                           "directory; POLYJUDGE_RAY_LOGS=1 does the same)."),
         click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
     ]
+
+
+def judge_options(fn: F) -> F:
+    """The options of every command that judges; :func:`judge_config` turns them into a JudgeConfig."""
+    opts = [*_who_judges_options(), *_runs_options(), *_sending_options(), *_executor_options()]
+    decorated: Callable[..., Any] = fn
     for opt in reversed(opts):
-        fn = opt(fn)
-    return legacy("--option", dest="protocol_options", use="--protocol-option", multiple=True)(fn)
+        decorated = opt(decorated)
+    return legacy("--option", dest="protocol_options", use="--protocol-option", multiple=True)(cast(F, decorated))
 
 
 def judge_config(kw: dict[str, Any], *, progress: bool = True) -> JudgeConfig:

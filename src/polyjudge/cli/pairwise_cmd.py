@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+from polyjudge.api.formats import SEGMENT_SCORE_FORMATS as SCORE_FORMATS
+from polyjudge.api.registries import input_formats
 from polyjudge.cli.options import (
     FiniteFloat,
     RegistryHelpCommand,
@@ -25,8 +27,7 @@ from polyjudge.cli.options import (
     out_option,
 )
 
-INPUT_FORMATS = ("jsonl", "csv", "tsv")
-SCORE_FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl")
+INPUT_FORMATS = tuple(input_formats())  # the registered readers (plugins' included)
 
 
 @click.command(cls=RegistryHelpCommand)

@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from polyjudge.api.registries import input_formats
 from polyjudge.cli.options import (
     SEED,
     RegistryHelpCommand,
@@ -30,7 +31,7 @@ from polyjudge.cli.options import (
     share,
 )
 
-INPUT_FORMATS = ("jsonl", "csv", "tsv")
+INPUT_FORMATS = tuple(input_formats())  # the registered readers (plugins' included)
 
 
 def _temperatures(text: str) -> tuple[float, ...]:

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import click
 
+from polyjudge.api.formats import SPAN_FORMATS
+from polyjudge.api.runs import file_target
 from polyjudge.cli.options import FiniteFloat, emit, format_option, guard_outputs, legacy, out_option
-from polyjudge.rundir.clash import file_target
 
-FORMATS = click.Choice(["auto", "task2", "mqm", "jsonl", "run"])
+FORMATS = click.Choice(SPAN_FORMATS)
 
 
 @click.command("span-f1")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from polyjudge.data.records import CORE_FIELDS, Item
 
 # plain lives beside textio.short (wmt_mqm needs it, and wmt_mqm must not import this module)
 from polyjudge.data.textio import plain as plain
+from polyjudge.registry import Registry
 
 REQUIRED = ("src", "tgt")
 WMT_MQM_HEADER = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target")
@@ -229,9 +231,89 @@ def check_unique_ids(items: Sequence[Item], path: str | None = None) -> None:
                          field="seg_id")
 
 
+@dataclass(frozen=True, slots=True)
+class ItemDefaults:
+    """Values for items that lack them (``--src-lang``, ``--tgt-lang``, a default system)."""
+
+    src_lang: str | None = None
+    tgt_lang: str | None = None
+    system: str | None = None
+
+
+ReadFunction = Callable[[Path, ItemDefaults], list[Item]]
+
+
+@dataclass(frozen=True, slots=True)
+class InputReader:
+    """A registered input format: its name (``--input-format``), file extensions and reader."""
+
+    name: str
+    extensions: tuple[str, ...]
+    read: ReadFunction
+    summary: str = ""
+
+
+READERS: Registry[InputReader] = Registry("input format", entry_point_group="polyjudge.readers")
+
+
+def register_reader(name: str, *, extensions: Sequence[str] = (),
+                    summary: str | None = None) -> Callable[[ReadFunction], ReadFunction]:
+    """Decorator: register ``read(path, defaults) -> items`` as input format ``name``.
+
+    ``extensions`` (``.jsonl``) choose it when no format is given; the summary
+    (default: the first docstring line) is its ``--help`` and listing line.
+    """
+
+    def deco(fn: ReadFunction) -> ReadFunction:
+        doc = (fn.__doc__ or "").strip()
+        READERS.add(name, InputReader(name, tuple(e.lower() for e in extensions), fn,
+                                      summary if summary is not None else (doc.splitlines()[0] if doc else "")))
+        return fn
+
+    return deco
+
+
+@register_reader("jsonl", extensions=(".jsonl", ".json"))
+def _read_jsonl_items(path: Path, defaults: ItemDefaults) -> list[Item]:
+    """One JSON object per line (src, tgt and optional ids, languages, ref)."""
+    return read_jsonl(path, src_lang=defaults.src_lang, tgt_lang=defaults.tgt_lang, system=defaults.system)
+
+
+@register_reader("csv", extensions=(".csv",))
+def _read_csv_items(path: Path, defaults: ItemDefaults) -> list[Item]:
+    """Comma-separated with a header row (src, tgt, ...)."""
+    return read_delimited(path, ",", src_lang=defaults.src_lang, tgt_lang=defaults.tgt_lang, system=defaults.system)
+
+
+@register_reader("tsv", extensions=(".tsv",))
+def _read_tsv_items(path: Path, defaults: ItemDefaults) -> list[Item]:
+    """Tab-separated with a header row; a WMT MQM annotation TSV is detected and read as items."""
+    if is_wmt_mqm_tsv(path):
+        from polyjudge.data.wmt_mqm import read_wmt_mqm, wmt_mqm_items, wmt_mqm_languages
+        annotations = read_wmt_mqm(path)
+        src_lang, tgt_lang = wmt_mqm_languages(path, defaults.src_lang, defaults.tgt_lang)
+        return wmt_mqm_items(annotations, src_lang=src_lang, tgt_lang=tgt_lang)
+    return read_delimited(path, "\t", src_lang=defaults.src_lang, tgt_lang=defaults.tgt_lang,
+                          system=defaults.system)
+
+
+def input_reader(path: Path, fmt: str | None) -> InputReader:
+    """The reader of ``fmt``, or of the file's extension when no format is given."""
+    if fmt is not None and fmt in READERS:
+        return READERS.get(fmt)
+    if fmt is None:
+        suffix = path.suffix.lower()
+        for _, reader in READERS.items():
+            if suffix in reader.extensions:
+                return reader
+    firsts = [r.extensions[0] for _, r in READERS.items() if r.extensions]
+    listed = ", ".join(firsts[:-1]) + f" or {firsts[-1]}" if len(firsts) > 1 else "".join(firsts)
+    raise InputError(f"unknown input format: use {listed}, or --format", path=str(path))
+
+
 def read_items(path: str | Path, *, fmt: str | None = None, src_lang: str | None = None,
                tgt_lang: str | None = None, system: str | None = None) -> list[Item]:
-    """Read items from a file, choosing the format from ``fmt`` or the extension.
+    """Read items from a file, choosing the reader (:data:`READERS`) from ``fmt`` or the extension.
 
     Two items with the same (system, doc_id, seg_id) are refused. A WMT MQM TSV
     has no language columns: its languages are ``src_lang``/``tgt_lang``, else
@@ -240,21 +322,7 @@ def read_items(path: str | Path, *, fmt: str | None = None, src_lang: str | None
     p = Path(path)
     if not p.is_file():
         raise InputError("file not found" if not p.exists() else "not a file", path=str(p))
-    fmt = fmt or {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv"}.get(p.suffix.lower())
-    defaults = {"src_lang": src_lang, "tgt_lang": tgt_lang, "system": system}
-    if fmt == "jsonl":
-        items = read_jsonl(p, **defaults)
-    elif fmt == "csv":
-        items = read_delimited(p, ",", **defaults)
-    elif fmt == "tsv" and is_wmt_mqm_tsv(p):
-        from polyjudge.data.wmt_mqm import read_wmt_mqm, wmt_mqm_items, wmt_mqm_languages
-        annotations = read_wmt_mqm(p)
-        src_lang, tgt_lang = wmt_mqm_languages(p, src_lang, tgt_lang)
-        items = wmt_mqm_items(annotations, src_lang=src_lang, tgt_lang=tgt_lang)
-    elif fmt == "tsv":
-        items = read_delimited(p, "\t", **defaults)
-    else:
-        raise InputError("unknown input format: use .jsonl, .csv or .tsv, or --format", path=str(p))
+    items = input_reader(p, fmt).read(p, ItemDefaults(src_lang, tgt_lang, system))
     if not items:
         raise InputError("no items in file", path=str(p))
     check_unique_ids(items, str(p))

@@ -10,6 +10,7 @@ scores unless asked otherwise, since a metric scores its own reference as perfec
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from polyjudge.data.errors import InputError
@@ -33,15 +34,26 @@ def _first_scores(scores: dict[str, list[float | None]], sign: float = 1.0) -> d
     return {s: (sign * v[0] if v and v[0] is not None else float("nan")) for s, v in scores.items()}
 
 
-def mtme_language_pair(root: str | Path, lp: str, *, human: str | None = None, level: str = "seg",
-                       exclude_systems: Collection[str] = (), include_refs: bool = False,
-                       human_lower_better: bool = False, lower_better: Collection[str] = (),
-                       missing_metric: str = "error",
-                       extra_metrics: Mapping[str, str | Path | readers.ScoreSource] | None = None,
-                       metric_format: str = "auto", item_key: str = "auto",
-                       base_names: Mapping[str, str] | None = None,
+@dataclass(frozen=True)
+class MtmeSelection:
+    """What to read of an mt-metrics-eval directory, the same for each of its language pairs."""
+
+    human: str | None = None
+    level: str = "seg"
+    exclude_systems: Collection[str] = ()
+    include_refs: bool = False
+    human_lower_better: bool = False
+    lower_better: Collection[str] = ()
+    missing_metric: str = "error"
+    extra_metrics: Mapping[str, str | Path | readers.ScoreSource] | None = None
+    metric_format: str = "auto"
+    item_key: str = "auto"
+    base_names: Mapping[str, str] | None = None
+
+
+def mtme_language_pair(root: str | Path, lp: str, selection: MtmeSelection = MtmeSelection(), *,
                        opened: readers.RunDirs | None = None) -> LanguagePair:
-    """One language pair of the directory at ``root``.
+    """One language pair of the directory at ``root``, read as ``selection`` says.
 
     ``human`` names the human scores (default ``mqm`` when present, else the only
     one). Every metric with scores at ``level`` is read; ``.sys.score`` files,
@@ -57,6 +69,8 @@ def mtme_language_pair(root: str | Path, lp: str, *, human: str | None = None, l
     :func:`~polyjudge.metaeval.readers.resolve_item_key`) must key every file
     alike, so ``doc-seg`` is refused for them.
     """
+    sel = selection
+    human, level, lower_better, base_names = sel.human, sel.level, sel.lower_better, sel.base_names
     found = readers.scan_mtme(root, lp)
     names = [n for n, levels in found.human.items() if level in levels]
     if human is None:
@@ -85,24 +99,24 @@ def mtme_language_pair(root: str | Path, lp: str, *, human: str | None = None, l
             negate.add(full)
         if "sys" in files:
             msys[full] = _first_scores(readers.read_mtme_score_file(files["sys"]), -1.0 if full in negate else 1.0)
-    for name, src in (extra_metrics or {}).items():
+    for name, src in (sel.extra_metrics or {}).items():
         tables[name] = src.table(opened) if isinstance(src, readers.ScoreSource) else readers.read_score_table(
-            src, metric_format, opened=opened)
+            src, sel.metric_format, opened=opened)
         negate.discard(name)
         if name in lower_better or (base_names or {}).get(name) in lower_better:
             negate.add(name)
-    key = readers.resolve_item_key([human_table, *tables.values()], item_key)
+    key = readers.resolve_item_key([human_table, *tables.values()], sel.item_key)
     h = human_table.matrix(key)
-    if human_lower_better:
+    if sel.human_lower_better:
         h = h.negated()
         if hsys:
             hsys = {s: -v for s, v in hsys.items()}
     metrics = {name: t.matrix(key).negated() if name in negate else t.matrix(key) for name, t in tables.items()}
-    drop = set(exclude_systems)
-    if not include_refs:
+    drop = set(sel.exclude_systems)
+    if not sel.include_refs:
         drop |= {s for s in h.systems if s in refs_used or s.startswith("ref")}
     return LanguagePair(lp, h, metrics, human_sys=hsys, metric_sys=msys, exclude_systems=sorted(drop),
-                        missing_metric=missing_metric)
+                        missing_metric=sel.missing_metric)
 
 
-__all__ = ["mtme_language_pair", "parse_metric_spec"]
+__all__ = ["MtmeSelection", "mtme_language_pair", "parse_metric_spec"]

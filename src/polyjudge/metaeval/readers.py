@@ -475,7 +475,10 @@ def sniff_format(path: str | Path) -> str:
     return "tsv"
 
 
+# The one list of score formats: meta-eval's --human-format/--metric-format, the API's checks
+# and pairwise's --human-format (segment scores: SEGMENT_FORMATS) all read it.
 FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl", "sys")
+SEGMENT_FORMATS = tuple(f for f in FORMATS if f != "sys")  # what read_table can read as segment scores
 
 
 # --------------------------------------------------------------------------- system-level only
@@ -604,7 +607,8 @@ def read_score_tables(sources: Iterable[tuple[str | Path, str] | ScoreSource],
     return [t.matrix(key) for t in tables]
 
 
-__all__ = ["DOC_SEG_SEPARATOR", "FORMATS", "ITEM_KEYS", "MtmeSet", "RunDirs", "ScoreSource", "ScoreTable",
+__all__ = ["DOC_SEG_SEPARATOR", "FORMATS", "ITEM_KEYS", "SEGMENT_FORMATS", "MtmeSet", "RunDirs", "ScoreSource",
+           "ScoreTable",
            "is_system_level", "metric_refs", "open_run_dir", "read_system_scores", "read_mtme_matrix",
            "read_mtme_score_file", "read_mtme_table", "read_run_dir", "read_score_table", "read_score_tables",
            "read_scores", "read_table", "read_wmt_mqm", "resolve_item_key", "scan_mtme", "sniff_format"]

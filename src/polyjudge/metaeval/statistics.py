@@ -14,7 +14,8 @@ Adding a statistic::
 
 A value function gets the task's level and, per language pair of the task,
 the human and the metric :class:`Scores`; per-LP statistics get one of each.
-Without ``test`` the generic PERM-BOTH test (:func:`perm_both`) is used.
+Such a statistic is also a column of meta-eval's per-LP table
+(``seg_mean_abs_diff``) and of the report. Without ``test`` the generic PERM-BOTH test (:func:`perm_both`) is used.
 Plugins register through the ``polyjudge.statistics`` entry-point group.
 """
 
@@ -65,6 +66,9 @@ class Statistic:
 
     ``pools_lps``: a task may span several language pairs (their data is
     pooled by the value function); otherwise a task names exactly one.
+    ``per_lp_column``: meta-eval's per-LP table (and the report) shows it as
+    ``LEVEL_NAME`` at each of its levels; the built-ins say no, as the
+    standard WMT columns (``sys_spa``, ``seg_acc_t``, ...) already hold them.
     """
 
     name: str
@@ -76,6 +80,11 @@ class Statistic:
     test: TestFunction
     pools_lps: bool = False
     summary: str = ""
+    per_lp_column: bool = True
+
+    def column(self, level: str) -> str:
+        """The key of this statistic at ``level`` in the per-LP table (``seg_mean_abs_diff``)."""
+        return f"{level}_{self.name}"
 
     def rescale(self, x: float) -> float:
         """Map a value from :attr:`range` onto [0, 1] (how the ranking averages)."""
@@ -89,12 +98,15 @@ STATISTICS: Registry[Statistic] = Registry("statistic", entry_point_group="polyj
 def register_statistic(name: str, *, label: str | None = None, title: str | None = None,
                        levels: Sequence[Level] = LEVELS, range: tuple[float, float] = (0.0, 1.0),
                        test: TestFunction | None = None, pools_lps: bool = False,
-                       summary: str | None = None) -> Callable[[ValueFunction], ValueFunction]:
+                       summary: str | None = None,
+                       per_lp_column: bool = True) -> Callable[[ValueFunction], ValueFunction]:
     """Decorator: register a value function as statistic ``name``.
 
     ``label`` is the short column label in ranking tables (default: the name),
     ``title`` the readable name in reports (default: the label), ``summary``
     the ``--help`` line (default: the function's first docstring line).
+    A statistic that takes one language pair at a time is a column of
+    meta-eval's per-LP table and of the report unless ``per_lp_column`` is false.
     """
     bad = [lv for lv in levels if lv not in LEVELS]
     if bad or not levels:
@@ -107,7 +119,7 @@ def register_statistic(name: str, *, label: str | None = None, title: str | None
         STATISTICS.add(name, Statistic(
             name=name, label=label or name, title=title or label or name, levels=tuple(levels),
             range=range, value=fn, test=test if test is not None else perm_both(fn),
-            pools_lps=pools_lps,
+            pools_lps=pools_lps, per_lp_column=per_lp_column,
             summary=summary if summary is not None else (doc.splitlines()[0] if doc else "")))
         return fn
 
@@ -172,7 +184,8 @@ def _one(side: Sequence[Scores]) -> Scores:
     return side[0]
 
 
-@register_statistic("accuracy", label="acc", title="pairwise accuracy", levels=("sys",), pools_lps=True)
+@register_statistic("accuracy", label="acc", title="pairwise accuracy", levels=("sys",), pools_lps=True,
+                    per_lp_column=False)
 def accuracy(level: str, human: Sequence[Scores], metric: Sequence[Scores]) -> float:
     """System-level pairwise accuracy, pairs pooled over the task's language pairs."""
     return stats.pairwise_accuracy([h.sys for h in human], [m.sys for m in metric])
@@ -187,7 +200,7 @@ def _pearson_test(level: str, human: Sequence[Scores], a: Sequence[Scores], b: S
     return sig.pearson_permutation_test(h.seg, ma.seg, mb.seg, k, seed)
 
 
-@register_statistic("pearson", label="pearson", range=(-1.0, 1.0), test=_pearson_test)
+@register_statistic("pearson", label="pearson", range=(-1.0, 1.0), test=_pearson_test, per_lp_column=False)
 def pearson(level: str, human: Sequence[Scores], metric: Sequence[Scores]) -> float:
     """Pearson correlation over systems, or over all segments pooled (no grouping)."""
     h, m = _one(human), _one(metric)
@@ -196,7 +209,8 @@ def pearson(level: str, human: Sequence[Scores], metric: Sequence[Scores]) -> fl
     return stats.pearson(h.seg, m.seg, "none")
 
 
-@register_statistic("kendall", label="kendall", title="Kendall tau", range=(-1.0, 1.0))
+@register_statistic("kendall", label="kendall", title="Kendall tau", range=(-1.0, 1.0),
+                    per_lp_column=False)
 def kendall(level: str, human: Sequence[Scores], metric: Sequence[Scores]) -> float:
     """Kendall tau-b over systems, or per item over systems and averaged (item grouping)."""
     h, m = _one(human), _one(metric)
@@ -210,7 +224,7 @@ def _acc_t_test(level: str, human: Sequence[Scores], a: Sequence[Scores], b: Seq
     return sig.pairs_permutation_test(_one(human).seg, _one(a).seg, _one(b).seg, "item", k=k, seed=seed)
 
 
-@register_statistic("acc_t", label="acc-t", levels=("seg",), test=_acc_t_test)
+@register_statistic("acc_t", label="acc-t", levels=("seg",), test=_acc_t_test, per_lp_column=False)
 def acc_t(level: str, human: Sequence[Scores], metric: Sequence[Scores]) -> float:
     """Tie-calibrated pairwise accuracy (acc23 at its best threshold), item grouping."""
     return stats.tie_calibration(_one(human).seg, _one(metric).seg, "item").value
@@ -222,7 +236,7 @@ def _spa_test(level: str, human: Sequence[Scores], a: Sequence[Scores], b: Seque
                                     SPA_PERMUTATIONS, SPA_SEED)
 
 
-@register_statistic("spa", label="pce", title="SPA", levels=("sys",), test=_spa_test)
+@register_statistic("spa", label="pce", title="SPA", levels=("sys",), test=_spa_test, per_lp_column=False)
 def spa(level: str, human: Sequence[Scores], metric: Sequence[Scores]) -> float:
     """Soft pairwise accuracy of system rankings, from segment scores."""
     return stats.soft_pairwise_accuracy(_one(human).seg, _one(metric).seg, SPA_PERMUTATIONS, SPA_SEED)

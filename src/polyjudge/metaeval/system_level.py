@@ -24,12 +24,20 @@ import numpy as np
 
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval import stats
+from polyjudge.metaeval.statistics import STATISTICS
 
 SYSTEM_STATS = ("sys_pairwise_accuracy", "sys_pearson", "sys_kendall")
 # What the standard per-LP table holds that system scores cannot give.
 NOT_APPLICABLE = ("sys_spa", "seg_pearson", "seg_kendall_item", "seg_acc_t", "seg_acc_t_epsilon")
 
 Stats = dict[str, float | int | None]
+
+
+def not_applicable() -> list[str]:
+    """The per-LP columns system scores cannot give: the standard ones, then every registered statistic's."""
+    registered = [stat.column(level) for _, stat in STATISTICS.items() if stat.per_lp_column
+                  for level in stat.levels]
+    return [*NOT_APPLICABLE, *registered]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,14 +67,14 @@ def system_level_stats(human: Mapping[str, float], metric: SystemScores, *, lp: 
     ms = np.array([metric.scores[s] for s in keep], dtype=float)
     out: Stats = {"sys_pairwise_accuracy": stats.pairwise_accuracy(hs, ms), "sys_pearson": stats.pearson(hs, ms),
                   "sys_kendall": stats.kendall(hs, ms)}
-    out.update({k: None for k in NOT_APPLICABLE})
+    out.update({k: None for k in not_applicable()})
     out["n_systems"] = len(keep)
     return out
 
 
 def format_system_level(results: Mapping[str, Mapping[str, Stats]], fmt: str = "text") -> str:
     """The system-level-only table: one row per language pair and metric ("n/a" where not applicable)."""
-    keys = [*SYSTEM_STATS, "n_systems", *NOT_APPLICABLE]
+    keys = [*SYSTEM_STATS, "n_systems", *not_applicable()]
     rows = [[lp, m] + [_cell(v.get(k), fmt) for k in keys] for lp, by in results.items() for m, v in by.items()]
     if fmt == "tsv":
         return "".join("\t".join(r) + "\n" for r in [["lp", "metric", *keys], *rows])

@@ -27,7 +27,15 @@ from polyjudge.data.errors import InputError
 from polyjudge.metaeval import significance as sig
 from polyjudge.metaeval import stats
 from polyjudge.metaeval.matrices import ScoreMatrix, align, row_means
-from polyjudge.metaeval.statistics import SPA_PERMUTATIONS, SPA_SEED, Level, Scores, Statistic, get_statistic
+from polyjudge.metaeval.statistics import (
+    SPA_PERMUTATIONS,
+    SPA_SEED,
+    STATISTICS,
+    Level,
+    Scores,
+    Statistic,
+    get_statistic,
+)
 from polyjudge.registry import Registry, UnknownNameError
 
 
@@ -139,8 +147,25 @@ class Prepared:
 
 # --------------------------------------------------------------------------- standard stats
 
+# The per-LP table's standard columns, in print order (registered statistics follow).
+STANDARD_COLUMNS = ("sys_pairwise_accuracy", "sys_spa", "sys_pearson", "seg_pearson",
+                    "seg_kendall_item", "seg_acc_t", "seg_acc_t_epsilon")
+
+
+def registered_columns() -> list[tuple[str, Statistic, Level]]:
+    """``(key, statistic, level)`` of every registered per-LP column beyond the standard ones."""
+    return [(stat.column(level), stat, level) for _, stat in STATISTICS.items()
+            if stat.per_lp_column for level in stat.levels]
+
+
+def registered_stats(p: Prepared, name: str) -> dict[str, float]:
+    """Every registered per-LP statistic (plugins' included) of one metric on one LP."""
+    human, metric = [p.human_scores(name)], [p.metric_scores(name)]
+    return {key: float(stat.value(level, human, metric)) for key, stat, level in registered_columns()}
+
+
 def standard_stats(p: Prepared, name: str, seed: int = SPA_SEED) -> dict[str, float | int]:
-    """The statistics every report carries, for one metric on one LP."""
+    """The statistics every report carries, for one metric on one LP, then the registered ones."""
     h, m = p.human, p.metric_seg[name]
     hs, ms = p.human_scores(name).sys, p.metric_sys[name]
     tc = stats.tie_calibration(h, m, "item")
@@ -156,6 +181,7 @@ def standard_stats(p: Prepared, name: str, seed: int = SPA_SEED) -> dict[str, fl
         "n_systems": len(p.systems),
         "n_items": int((~np.isnan(h)).any(axis=0).sum()),
         "n_scored_cells": int((~np.isnan(h) & ~np.isnan(m)).sum()),
+        **registered_stats(p, name),
     }
 
 
@@ -231,7 +257,7 @@ class Preset:
     summary: str = ""
 
 
-PRESETS: Registry[Preset] = Registry("task preset")
+PRESETS: Registry[Preset] = Registry("task preset", entry_point_group="polyjudge.presets")
 
 
 def register_preset(name: str) -> Callable[[PresetBuilder], PresetBuilder]:
@@ -427,8 +453,7 @@ def format_result(res: MetaEvalResult, fmt: str = "text") -> str:
         if fmt == "text":
             out.write("\n")
     if fmt == "text":
-        keys = ["sys_pairwise_accuracy", "sys_spa", "sys_pearson", "seg_pearson",
-                "seg_kendall_item", "seg_acc_t", "seg_acc_t_epsilon"]
+        keys = [*STANDARD_COLUMNS, *(key for key, _, _ in registered_columns())]
         for lp, by_metric in res.per_lp.items():
             out.write(f"{lp}:\n")
             head = [["Metric"] + keys]

@@ -2,7 +2,7 @@
 
 A protocol class registers itself with ``@register_protocol()`` (its name is
 the class attribute ``name``). Built-in modules are imported on the first
-lookup, so an unused protocol costs nothing; third-party packages add
+lookup (every module of the package, in name order); third-party packages add
 protocols through the ``polyjudge.protocols`` entry-point group.
 """
 
@@ -11,21 +11,9 @@ from __future__ import annotations
 from polyjudge.protocols.base import JudgeProtocol, ProtocolOptions
 from polyjudge.registry import Registry
 
-# Module order is listing order: da, mqm, tsa (tsa, gemba-spans, direct-index),
-# esa (gemba-esa), pointwise, rubric, elicitation (forced-choice, response-set).
-BUILTIN_MODULES = (
-    "polyjudge.protocols.da",
-    "polyjudge.protocols.mqm",
-    "polyjudge.protocols.tsa",
-    "polyjudge.protocols.esa",
-    "polyjudge.protocols.pointwise",
-    "polyjudge.protocols.rubric",
-    "polyjudge.protocols.elicitation",
-    "polyjudge.protocols.pairwise",
-)
-
+# Every module of polyjudge.protocols is imported on first use: a new protocol is a new module.
 PROTOCOLS: Registry[type[JudgeProtocol]] = Registry(
-    "protocol", modules=BUILTIN_MODULES, entry_point_group="polyjudge.protocols")
+    "protocol", package="polyjudge.protocols", entry_point_group="polyjudge.protocols")
 register_protocol = PROTOCOLS.register
 
 
@@ -39,4 +27,4 @@ def get_protocol(name: str, options: ProtocolOptions | None = None) -> JudgeProt
     return PROTOCOLS.get(name)(options)
 
 
-__all__ = ["BUILTIN_MODULES", "PROTOCOLS", "available_protocols", "get_protocol", "register_protocol"]
+__all__ = ["PROTOCOLS", "available_protocols", "get_protocol", "register_protocol"]

@@ -19,14 +19,19 @@ from typing import Any
 from polyjudge.data import textio
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import json_type, parse_json, plain
+from polyjudge.metaeval.statistics import statistic_titles
+from polyjudge.metaeval.tasks import registered_columns
 from polyjudge.report.format import general
 
-# Readable names of the meta-eval task statistics (metaeval.tasks.Task.statistic).
-METAEVAL_STATISTICS = {"accuracy": "pairwise accuracy", "pearson": "pearson", "acc_t": "acc-t",
-                       "spa": "SPA"}
-# Per-LP standard statistics shown when the meta-eval ran without a task preset.
+# Per-LP standard statistics shown when the meta-eval ran without a task preset
+# (every registered statistic's per-LP column follows them: see metaeval_columns).
 METAEVAL_STANDARD = (("sys_spa", "sys", "SPA"), ("sys_pearson", "sys", "pearson"),
                      ("seg_pearson", "seg", "pearson"), ("seg_acc_t", "seg", "acc-t"))
+
+
+def metaeval_columns() -> list[tuple[str, str, str]]:
+    """``(key, level, title)`` of the per-LP statistics the report shows: standard, then registered."""
+    return [*METAEVAL_STANDARD, *((key, level, stat.title) for key, stat, level in registered_columns())]
 
 
 def _dicts(x: Any) -> list[dict[str, Any]]:
@@ -53,28 +58,21 @@ def metaeval_data(obj: Any) -> Any:
         return obj
     results: list[dict[str, Any]] = []
     ranking: list[dict[str, Any]] = []
+    titles = statistic_titles()
     for row in _dicts(obj.get("ranking")):
         metric = str(row.get("metric"))
         for c in _dicts(row.get("columns")):
             stat = str(c.get("statistic"))
             results.append({"metric": metric, "lp": str(c.get("lp")), "level": str(c.get("level", "")),
-                            "statistic": METAEVAL_STATISTICS.get(stat, stat), "value": c.get("value"),
+                            "statistic": titles.get(stat, stat), "value": c.get("value"),
                             "rank": c.get("rank"), "cluster": c.get("cluster")})
         if row.get("average") is not None:
             ranking.append({"metric": metric, "rank": row.get("rank"), "cluster": row.get("cluster"),
                             "average": row.get("average")})
-    if not results:
-        lps = obj.get("language_pairs") or {}
-        for lp, by_metric in lps.items():
-            if not isinstance(by_metric, dict):
-                continue
-            for metric, st in by_metric.items():
-                if not isinstance(st, dict):
-                    continue
-                for key, level, stat in METAEVAL_STANDARD:
-                    if key in st:
-                        results.append({"metric": str(metric), "lp": str(lp), "level": level,
-                                        "statistic": stat, "value": st[key]})
+    # Without a task preset the standard per-LP statistics stand in for the task columns;
+    # registered statistics' per-LP columns are shown either way.
+    columns = metaeval_columns() if not results else metaeval_columns()[len(METAEVAL_STANDARD):]
+    results += _per_lp_results(obj.get("language_pairs"), columns)
     out: dict[str, Any] = {"results": results}
     if ranking:
         out["ranking"] = ranking
@@ -83,6 +81,22 @@ def metaeval_data(obj: Any) -> Any:
     if obj.get("permutations"):
         out["permutations"] = obj["permutations"]
     return out
+
+
+def _per_lp_results(lps: Any, columns: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """One result per LP, metric and per-LP column present in meta-eval's ``language_pairs``."""
+    results: list[dict[str, Any]] = []
+    for lp, by_metric in (lps.items() if isinstance(lps, dict) else ()):
+        if not isinstance(by_metric, dict):
+            continue
+        for metric, st in by_metric.items():
+            if not isinstance(st, dict):
+                continue
+            for key, level, stat in columns:
+                if key in st:
+                    results.append({"metric": str(metric), "lp": str(lp), "level": level,
+                                    "statistic": stat, "value": st[key]})
+    return results
 
 
 # --------------------------------------------------------------------------- consistency

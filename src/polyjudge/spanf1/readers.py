@@ -284,6 +284,10 @@ def read_run_predictions(run_dir: str | Path, *, judge: str | None = None,
     return out, dict(status)
 
 
+# The one list of span formats (span-f1's and compare-formats' --gold-format/--pred-format, the API's checks).
+SPAN_FORMATS = ("auto", "task2", "mqm", "jsonl", "run")
+
+
 def read_spans(path: str | Path, *, fmt: str = "auto", lp: str | None = None,
                raters: str = "first", judge: str | None = None,
                merge: SpanMerger | None = None,

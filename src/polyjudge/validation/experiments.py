@@ -40,8 +40,8 @@ from polyjudge.validation.simulate import (
 )
 
 __all__ = ["DEFAULT_AMBIGUITY", "DEFAULT_BUDGET_ITEMS", "DEFAULT_BUDGET_RATINGS", "BudgetCell", "BudgetResult",
-           "PrevalenceRow", "PrevalenceResult", "elicited", "regret_by_budget", "prevalence_bias", "prevalences",
-           "stable_sets"]
+           "PrevalenceResult", "PrevalenceRow", "PrevalenceSetup", "elicited", "regret_by_budget", "prevalence_bias",
+           "prevalences", "stable_sets"]
 
 DEFAULT_BUDGET_ITEMS = (50, 100, 200)
 DEFAULT_BUDGET_RATINGS = (1, 3, 5, 10)
@@ -247,11 +247,26 @@ class PrevalenceResult:
         return "\n".join(lines) + "\n"
 
 
-def prevalence_bias(*, n_options: int = 3, n_sets: int | None = None, n_items: int = 100,
-                    ambiguity: tuple[float, ...] = DEFAULT_AMBIGUITY, gamma: float = 1.0, f_noise: float = 0.05,
-                    error_rate: float = 0.0, skew: float = 0.0, ratings: int = 3,
-                    taus: tuple[float, ...] = (0.5,), seeds: int = 5) -> PrevalenceResult:
+@dataclass(frozen=True)
+class PrevalenceSetup:
+    """The simulated task and raters of :func:`prevalence_bias` (the ambiguity levels vary over it)."""
+
+    n_options: int = 3
+    n_sets: int | None = None
+    n_items: int = 100
+    gamma: float = 1.0
+    f_noise: float = 0.05
+    error_rate: float = 0.0
+    skew: float = 0.0
+    ratings: int = 3
+
+
+def prevalence_bias(setup: PrevalenceSetup = PrevalenceSetup(), *,
+                    ambiguity: tuple[float, ...] = DEFAULT_AMBIGUITY, taus: tuple[float, ...] = (0.5,),
+                    seeds: int = 5) -> PrevalenceResult:
     """Prevalence of every option under forced-choice vs response-set elicitation vs the truth."""
+    n_options, n_sets, n_items, gamma = setup.n_options, setup.n_sets, setup.n_items, setup.gamma
+    f_noise, error_rate, skew, ratings = setup.f_noise, setup.error_rate, setup.skew, setup.ratings
     n_sets_ = n_sets or 2 ** n_options - 1
     SimConfig(n_options=n_options, n_sets=n_sets_, n_items=max(n_items, 2), error_rate=error_rate,
               human_ratings=ratings).validate()

@@ -23,7 +23,7 @@ from polyjudge.validation import metrics as M
 from polyjudge.validation.ppi import ppi_mean
 from polyjudge.validation.ratings import Distributions, RatingCounts, human_distributions, judge_distributions
 
-__all__ = ["SelectionRow", "SelectionReport", "select_judges"]
+__all__ = ["SelectionReport", "SelectionRow", "SelectionSpec", "select_judges"]
 
 
 @dataclass
@@ -117,14 +117,28 @@ def _key(beta: float | None, tau: float) -> str:
     return f"beta={_fmt(beta)},tau={_fmt(tau)}"
 
 
-def select_judges(task: RatingTask, human: RatingCounts, judges: list[RatingCounts], *,
-                  reverse_fc: Callable[[float | None], np.ndarray], betas: list[float | None],
-                  taus: list[float], k: int = 0,
-                  definitions: tuple[M.Definition, ...] = M.DEFAULT_DEFINITIONS,
-                  downstream_agg: str = "srs", E_rev: np.ndarray | None = None,
-                  ppi_alpha: float = 0.1, ppi_labelled_fraction: float = 0.2,
-                  seed: int = 0) -> SelectionReport:
-    """Build the selection report. ``reverse_fc(beta)`` returns the human F' for β."""
+@dataclass(frozen=True)
+class SelectionSpec:
+    """How judges are compared: the β/τ grid, the option, the definitions and the PPI settings.
+
+    ``reverse_fc(beta)`` returns the human F' for β; ``E_rev`` is the human
+    error matrix used when building the human distributions (None: none).
+    """
+
+    reverse_fc: Callable[[float | None], np.ndarray]
+    betas: list[float | None]
+    taus: list[float]
+    k: int = 0
+    definitions: tuple[M.Definition, ...] = M.DEFAULT_DEFINITIONS
+    downstream_agg: str = "srs"
+    E_rev: np.ndarray | None = None
+    ppi_alpha: float = 0.1
+    ppi_labelled_fraction: float = 0.2
+    seed: int = 0
+
+
+def _common_items(task: RatingTask, human: RatingCounts, judges: list[RatingCounts], k: int) -> list[str]:
+    """Items rated by the humans and by every judge (input errors for an unusable comparison)."""
     if not judges:
         raise InputError("no judges to compare")
     if not 0 <= k < task.n_options:
@@ -136,11 +150,63 @@ def select_judges(task: RatingTask, human: RatingCounts, judges: list[RatingCoun
     common = [i for i in human_items if all(i in set(j.items) for j in judges)]
     if len(common) < 2:
         raise InputError(f"only {len(common)} items are rated by the humans and every judge")
+    return common
+
+
+def _judge_table(jd: dict[str, Distributions], hd: Distributions, spec: SelectionSpec,
+                 tau: float) -> dict[str, dict[str, float]]:
+    """Per judge: consistency, bias, prevalence and every definition's value at one τ."""
+    k = spec.k
+    y_h = hd.omega if spec.downstream_agg == "srs" else hd.O
+    table: dict[str, dict[str, float]] = {}
+    for name, d in jd.items():
+        y_j = d.omega if spec.downstream_agg == "srs" else d.O
+        row = {"consistency": M.decision_consistency(y_j, y_h, k, tau),
+               "bias": M.estimation_bias(y_j, y_h, k, tau),
+               "prevalence": M.prevalence(y_j, k, tau)}
+        for defn in spec.definitions:
+            row[defn.label] = M.evaluate(defn, d.O, d.omega, hd.O, hd.omega, tau)
+        table[name] = row
+    return table
+
+
+def _picks(beta: float | None, tau: float, table: dict[str, dict[str, float]], names: list[str],
+           definitions: tuple[M.Definition, ...]) -> list[SelectionRow]:
+    """The judge each definition picks, then the one each downstream goal would pick."""
+    rows: list[SelectionRow] = []
+    best_c = max(t["consistency"] for t in table.values())
+    best_b = min(abs(t["bias"]) for t in table.values())
+    for defn in definitions:
+        vals = np.array([table[n][defn.label] for n in names], dtype=float)
+        if np.isnan(vals).all():
+            continue
+        pick = int(np.nanargmax(vals) if defn.higher_is_better else np.nanargmin(vals))
+        t = table[names[pick]]
+        rows.append(SelectionRow(beta, tau, defn.label, names[pick], float(vals[pick]),
+                                 t["consistency"], abs(t["bias"]), t["consistency"] - best_c,
+                                 abs(t["bias"]) - best_b))
+    # the judge each downstream goal would pick (first in judge order on ties)
+    losses = {"best consistency": {n: -table[n]["consistency"] for n in names},
+              "best |bias|": {n: abs(table[n]["bias"]) for n in names}}
+    for goal, loss in losses.items():
+        n_best = min(names, key=loss.__getitem__)
+        t = table[n_best]
+        rows.append(SelectionRow(beta, tau, f"[{goal}]", n_best, float("nan"), t["consistency"],
+                                 abs(t["bias"]), t["consistency"] - best_c, abs(t["bias"]) - best_b))
+    return rows
+
+
+def select_judges(task: RatingTask, human: RatingCounts, judges: list[RatingCounts],
+                  spec: SelectionSpec) -> SelectionReport:
+    """Build the selection report over ``spec``'s β/τ grid."""
+    k = spec.k
+    common = _common_items(task, human, judges, k)
+    names = [j.name for j in judges]
     hum = human.subset(common)
     jd: dict[str, Distributions] = {}
     jd_all: dict[str, tuple[list[str], Distributions]] = {}
     for j in judges:
-        full = judge_distributions(j, task, reverse_fc(betas[0]))
+        full = judge_distributions(j, task, spec.reverse_fc(spec.betas[0]))
         pos = {it: i for i, it in enumerate(j.items)}
         idx = [pos[i] for i in common]
         jd[j.name] = Distributions(full.O[idx], full.theta[idx], full.omega[idx])
@@ -149,44 +215,16 @@ def select_judges(task: RatingTask, human: RatingCounts, judges: list[RatingCoun
     per_judge: dict[str, dict[str, dict[str, float]]] = {}
     human_prev: dict[str, float] = {}
     ppi: dict[str, dict[str, Any]] = {}
-    rng = np.random.default_rng(seed)
-    for beta in betas:
-        hd = human_distributions(hum, task, reverse_fc(beta), E_rev)
-        for tau in taus:
+    rng = np.random.default_rng(spec.seed)
+    for beta in spec.betas:
+        hd = human_distributions(hum, task, spec.reverse_fc(beta), spec.E_rev)
+        for tau in spec.taus:
             key = _key(beta, tau)
-            y_h = hd.omega if downstream_agg == "srs" else hd.O
-            human_prev[key] = M.prevalence(y_h, k, tau)
-            table: dict[str, dict[str, float]] = {}
-            for name, d in jd.items():
-                y_j = d.omega if downstream_agg == "srs" else d.O
-                row = {"consistency": M.decision_consistency(y_j, y_h, k, tau),
-                       "bias": M.estimation_bias(y_j, y_h, k, tau),
-                       "prevalence": M.prevalence(y_j, k, tau)}
-                for defn in definitions:
-                    row[defn.label] = M.evaluate(defn, d.O, d.omega, hd.O, hd.omega, tau)
-                table[name] = row
-            per_judge[key] = table
-            best_c = max(t["consistency"] for t in table.values())
-            best_b = min(abs(t["bias"]) for t in table.values())
-            for defn in definitions:
-                vals = np.array([table[n][defn.label] for n in names], dtype=float)
-                if np.isnan(vals).all():
-                    continue
-                pick = int(np.nanargmax(vals) if defn.higher_is_better else np.nanargmin(vals))
-                t = table[names[pick]]
-                rows.append(SelectionRow(beta, tau, defn.label, names[pick], float(vals[pick]),
-                                         t["consistency"], abs(t["bias"]), t["consistency"] - best_c,
-                                         abs(t["bias"]) - best_b))
-            # the judge each downstream goal would pick (first in judge order on ties)
-            losses = {"best consistency": {n: -table[n]["consistency"] for n in names},
-                      "best |bias|": {n: abs(table[n]["bias"]) for n in names}}
-            for goal, loss in losses.items():
-                n_best = min(names, key=loss.__getitem__)
-                t = table[n_best]
-                rows.append(SelectionRow(beta, tau, f"[{goal}]", n_best, float("nan"), t["consistency"],
-                                         abs(t["bias"]), t["consistency"] - best_c, abs(t["bias"]) - best_b))
-            ppi[key] = _ppi_block(task, common, hd, jd_all, k, tau, downstream_agg, ppi_alpha,
-                                  ppi_labelled_fraction, rng)
+            human_prev[key] = M.prevalence(hd.omega if spec.downstream_agg == "srs" else hd.O, k, tau)
+            per_judge[key] = _judge_table(jd, hd, spec, tau)
+            rows += _picks(beta, tau, per_judge[key], names, spec.definitions)
+            ppi[key] = _ppi_block(task, common, hd, jd_all, k, tau, spec.downstream_agg, spec.ppi_alpha,
+                                  spec.ppi_labelled_fraction, rng)
     return SelectionReport(task.name, k, task.options[k], len(common), names, rows, per_judge,
                            human_prev, ppi, {j.name: j.failures for j in judges})
 

@@ -1,0 +1,160 @@
+"""What can be named on the command line, read from the registries and nothing else.
+
+``polyjudge protocols`` (and ``backends``, ``statistics``, ``aggregators``,
+``presets``) print these listings; ``--help`` texts and click choices read
+the same registries, so a plugin's entry shows up everywhere at once. Each
+entry carries its options with their types and defaults, so a user finds
+what ``--protocol-option KEY=VALUE`` or a judge's ``?KEY=VALUE`` accepts
+without reading the source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from polyjudge.aggregate.runs import AGGREGATORS
+from polyjudge.backends.registry import BACKENDS, REASONING_EFFORTS
+from polyjudge.data.readers import READERS, InputReader
+from polyjudge.protocols.options import describe_options, option_fields
+from polyjudge.protocols.registry import PROTOCOLS
+from polyjudge.registry import Registry
+
+if TYPE_CHECKING:
+    from polyjudge.metaeval.statistics import Statistic
+
+
+@dataclass(frozen=True, slots=True)
+class OptionInfo:
+    """One option an entry takes: its name, value type, default (text) and meaning."""
+
+    name: str
+    type: str
+    default: str
+    help: str
+
+
+@dataclass(frozen=True, slots=True)
+class EntryInfo:
+    """One registered entry: its name, one-line summary, where it comes from, and its options."""
+
+    name: str
+    summary: str
+    source: str
+    options: tuple[OptionInfo, ...] = ()
+
+
+def _default_text(field: dataclasses.Field[Any]) -> str:
+    if field.default is not dataclasses.MISSING:
+        value: Any = field.default
+    elif field.default_factory is not dataclasses.MISSING:
+        value = field.default_factory()
+    else:
+        return "required"
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def protocol_options(cls: type[Any]) -> tuple[OptionInfo, ...]:
+    """A protocol's ``--protocol-option`` keys, from its options dataclass."""
+    options_type = cls.options_type
+    types = {name: kind for name, kind, _ in describe_options(options_type)}
+    return tuple(OptionInfo(f.name, types[f.name], _default_text(f), str(f.metadata.get("help", "")).strip())
+                 for f in option_fields(options_type))
+
+
+def backend_options(cls: type[Any]) -> tuple[OptionInfo, ...]:
+    """A backend's judge-spec options (``openai:MODEL?KEY=VALUE``); a bare name means ``KEY=true``."""
+    return tuple(OptionInfo(name, "text", "unset", str(meaning))
+                 for name, meaning in sorted(dict(cls.spec_options).items()))
+
+
+def statistic_options(stat: Statistic) -> tuple[OptionInfo, ...]:
+    """What a statistic declares: levels, range, labels, whether it pools language pairs."""
+    return (OptionInfo("levels", "sys|seg", ",".join(stat.levels), "levels a task may use it at"),
+            OptionInfo("range", "float,float", f"{stat.range[0]:g},{stat.range[1]:g}",
+                       "value range (the ranking average rescales it to [0, 1])"),
+            OptionInfo("label", "text", stat.label, "column label in ranking tables"),
+            OptionInfo("title", "text", stat.title, "name in reports"),
+            OptionInfo("pools_lps", "bool", "true" if stat.pools_lps else "false",
+                       "one task may span several language pairs"),
+            OptionInfo("per_lp_column", "bool", "true" if stat.per_lp_column else "false",
+                       "a column of meta-eval's per-LP table (LEVEL_NAME) and of the report"))
+
+
+def protocols_with_option(key: str) -> list[str]:
+    """The protocols whose options include ``key`` (``score_mode``, ``with_reference``), in listing order."""
+    return [name for name, cls in PROTOCOLS.items() if any(o.name == key for o in protocol_options(cls))]
+
+
+def reader_options(reader: InputReader) -> tuple[OptionInfo, ...]:
+    """An input format's file extensions (what selects it without ``--input-format``)."""
+    return (OptionInfo("extensions", "text", ",".join(reader.extensions) or "none",
+                       "file extensions read with this format when --input-format is not given"),)
+
+
+def input_formats() -> list[str]:
+    """``--input-format`` choices of the commands that read items: every registered reader."""
+    return READERS.names()
+
+
+def _no_options(_: Any) -> tuple[OptionInfo, ...]:
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One registry as the ``polyjudge KIND`` command lists it (found when listed: the
+    meta-evaluation registries pull in scipy, which judging never needs)."""
+
+    registry: Callable[[], Registry[Any]]
+    options: Callable[[Any], tuple[OptionInfo, ...]]
+
+
+def _statistics() -> Registry[Any]:
+    from polyjudge.metaeval.statistics import STATISTICS
+
+    return STATISTICS
+
+
+def _presets() -> Registry[Any]:
+    from polyjudge.metaeval.tasks import PRESETS
+
+    return PRESETS
+
+
+LISTINGS: dict[str, Listing] = {
+    "protocols": Listing(lambda: PROTOCOLS, protocol_options),
+    "backends": Listing(lambda: BACKENDS, backend_options),
+    "statistics": Listing(_statistics, statistic_options),
+    "aggregators": Listing(lambda: AGGREGATORS, _no_options),
+    "presets": Listing(_presets, _no_options),
+    "readers": Listing(lambda: READERS, reader_options),
+}
+
+
+def _source(obj: Any) -> str:
+    """``built-in`` or ``plugin (MODULE)``: the home of the class, or of a record's function."""
+    functions = (getattr(obj, "value", None), getattr(obj, "build", None), getattr(obj, "read", None))
+    home = next((f for f in functions if callable(f)), obj)
+    module = str(getattr(home, "__module__", "") or "")
+    return "built-in" if module.startswith("polyjudge.") else f"plugin ({module})"
+
+
+def entries(kind: str) -> list[EntryInfo]:
+    """Every entry of the ``kind`` registry (``protocols``, ``backends``, ...), in listing order."""
+    listing = LISTINGS[kind]
+    registry = listing.registry()
+    summaries = registry.describe()
+    return [EntryInfo(name, summaries.get(name, ""), _source(obj), listing.options(obj))
+            for name, obj in registry.items()]
+
+
+__all__ = ["AGGREGATORS", "BACKENDS", "LISTINGS", "PROTOCOLS", "REASONING_EFFORTS", "EntryInfo", "Listing",
+           "OptionInfo", "backend_options", "entries", "input_formats", "protocol_options", "protocols_with_option",
+           "reader_options", "statistic_options"]

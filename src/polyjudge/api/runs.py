@@ -1,0 +1,25 @@
+"""What the command line needs from the engine, the run directory and the readers, in one place.
+
+The CLI reaches everything below it through :mod:`polyjudge.api` (a layer
+test holds it to that), so a change inside the engine or ``rundir`` never
+ripples into the commands. These are the names the commands use to build a
+run's configuration, read its input, guard its outputs and report how it
+stopped.
+"""
+
+from __future__ import annotations
+
+from polyjudge.data.readers import read_items, read_parallel
+from polyjudge.data.records import Item
+from polyjudge.data.secrets import redact
+from polyjudge.engine import session as limits
+from polyjudge.engine.errors import BudgetExceeded, RunInterrupted, RunStopped
+from polyjudge.engine.session import DEFAULT_JUDGE, BatchOptions, JudgeConfig
+from polyjudge.rundir import PENDING, SEGMENTS, SYSTEMS, OwnedDir, RunDir, claim
+from polyjudge.rundir.clash import Target, file_target, input_target, refuse_clashes, run_dir_target
+from polyjudge.rundir.ownership import atomic_write, check_out_path
+
+__all__ = ["DEFAULT_JUDGE", "PENDING", "SEGMENTS", "SYSTEMS", "BatchOptions", "BudgetExceeded", "Item",
+           "JudgeConfig", "OwnedDir", "RunDir", "RunInterrupted", "RunStopped", "Target", "atomic_write",
+           "check_out_path", "claim", "file_target", "input_target", "limits", "read_items", "read_parallel",
+           "redact", "refuse_clashes", "run_dir_target"]

@@ -1,0 +1,43 @@
+"""The one import a polyjudge plugin needs: the registering decorators and what they register.
+
+A plugin package registers its entries with these decorators in one module
+and names that module in an entry-point group of its distribution::
+
+    [polyjudge.protocols]     my-protocol = my_pkg.judging:MyProtocol
+    [polyjudge.backends]      my-backend  = my_pkg.judging:MyBackend
+    [polyjudge.aggregators]   my-agg      = my_pkg.judging:my_aggregator
+    [polyjudge.statistics]    my-stat     = my_pkg.stats:my_statistic
+    [polyjudge.presets]       my-preset   = my_pkg.stats:my_preset
+    [polyjudge.readers]       my-format   = my_pkg.inputs:read_my_format
+
+An entry point may load an object its module's decorator registered, or a
+plain one (a protocol class, an aggregator function), registered under the
+entry point's name. Nothing in polyjudge is edited: the entry then shows in
+``--help``, in ``polyjudge protocols`` (``backends``, ``statistics``, ...),
+and, for a statistic, as a column of ``meta-eval``'s per-language-pair table
+and of the report. These names are kept stable across releases; anything
+imported from deeper modules may move.
+"""
+
+from __future__ import annotations
+
+from polyjudge.aggregate.runs import Aggregator, register_aggregator
+from polyjudge.backends.base import GenerateRequest, GenerateResult, Message, TokenLogprob, Usage
+from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
+from polyjudge.data.errors import InputError
+from polyjudge.data.readers import InputReader, ItemDefaults, register_reader
+from polyjudge.data.records import DocumentContext, Item
+from polyjudge.metaeval.statistics import Scores, Statistic, register_statistic
+from polyjudge.metaeval.tasks import Task, register_preset
+from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
+from polyjudge.protocols.options import NoOptions, option
+from polyjudge.protocols.registry import register_protocol
+from polyjudge.registry import UnknownNameError
+
+__all__ = [
+    "Aggregator", "BackendSettings", "DocumentContext", "GenerateRequest", "GenerateResult", "InputError",
+    "InputReader", "Item", "ItemDefaults", "JudgeProtocol", "JudgeSpec", "Message", "NoOptions", "ParseFailure",
+    "ProtocolOptions", "RegisteredBackend", "Scores", "Statistic", "Task", "TokenLogprob", "UnknownNameError",
+    "Usage", "option", "register_aggregator", "register_backend", "register_preset", "register_protocol",
+    "register_reader", "register_statistic",
+]
