@@ -7,6 +7,8 @@ raise :class:`ParseFailure` without importing the base class that composes them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 # No protocol's answer comes near these: a judge writes a score, a few error lists, a verdict.
 MAX_ANSWER_CHARS = 200_000
 MAX_NESTING = 64
@@ -23,11 +25,12 @@ def check_answer_limits(text: str) -> None:
         raise ParseFailure(f"answer nests brackets {depth:,} levels deep (at most {MAX_NESTING} are read)")
 
 
-def nesting_depth(text: str) -> int:
-    """The deepest nesting of ``{``/``[`` in ``text``, not counting brackets inside double-quoted strings."""
-    depth = deepest = 0
+def outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """``(index, character)`` of ``text`` from ``start``, skipping double-quoted JSON strings
+    (escapes respected) and their quotes: the characters that give a JSON text its structure."""
     in_str = esc = False
-    for c in text:
+    for i in range(start, len(text)):
+        c = text[i]
         if in_str:
             if esc:
                 esc = False
@@ -37,7 +40,15 @@ def nesting_depth(text: str) -> int:
                 in_str = False
         elif c == '"':
             in_str = True
-        elif c in "{[":
+        else:
+            yield i, c
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of ``{``/``[`` in ``text``, not counting brackets inside double-quoted strings."""
+    depth = deepest = 0
+    for _, c in outside_strings(text):
+        if c in "{[":
             depth += 1
             deepest = max(deepest, depth)
         elif c in "}]":
@@ -56,4 +67,5 @@ class ParseFailure(ValueError):
         self.reason = reason
 
 
-__all__ = ["MAX_ANSWER_CHARS", "MAX_NESTING", "ParseFailure", "check_answer_limits", "nesting_depth"]
+__all__ = ["MAX_ANSWER_CHARS", "MAX_NESTING", "ParseFailure", "check_answer_limits", "nesting_depth",
+           "outside_strings"]

@@ -16,33 +16,29 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from polyjudge.protocols.answers import MAX_ANSWER_CHARS, MAX_NESTING, ParseFailure, check_answer_limits
+from polyjudge.protocols.answers import (
+    MAX_ANSWER_CHARS,
+    MAX_NESTING,
+    ParseFailure,
+    check_answer_limits,
+    outside_strings,
+)
 
 
 def find_json_object(text: str) -> str | None:
     """The first balanced ``{...}`` span in ``text``, or None."""
     start = text.find("{")
-    while start != -1:
-        depth, in_str, esc = 0, False, False
-        for i in range(start, len(text)):
-            c = text[i]
-            if in_str:
-                if esc:
-                    esc = False
-                elif c == "\\":
-                    esc = True
-                elif c == '"':
-                    in_str = False
-            elif c == '"':
-                in_str = True
-            elif c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    return text[start:i + 1]
-        return None  # unbalanced from the first "{": truncated JSON
-    return None
+    if start == -1:
+        return None
+    depth = 0
+    for i, c in outside_strings(text, start):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start:i + 1]
+    return None  # unbalanced from the first "{": truncated JSON
 
 
 def parse_json_object(text: str) -> dict[str, Any]:
