@@ -622,6 +622,9 @@ class _Unit:
     group: Work
     open: set[str]
     reserved: float = 0.0
+    # Ended by a failure: its actor's slot is freed only when the chunk ends, after the actor's
+    # stop (a rejection) has reached the driver, so no new chunk goes to an actor about to stop.
+    held: bool = False
 
 
 @dataclass(slots=True)
@@ -741,10 +744,12 @@ class _Driver:
                     self.budget.settle(0.0, self.budget.cost_of(task.judge, usage))
             else:
                 self.stats.failed += 1
+                unit.held = True
             unit.open.discard(key)
             del units[key]
             if not unit.open:
-                self.loads[index] -= 1
+                if not unit.held:
+                    self.loads[index] -= 1
                 self._release(unit)
         if answered and self.on_update is not None:
             self.on_update(self.stats)
@@ -871,10 +876,10 @@ class _Driver:
             if not self.halted:
                 self._lost(index, chunk, [u for u in units if u.open], exc, started)
         finally:
-            for unit in units:  # requests left without an answer (lost, or a stopped chunk)
-                if unit.open:
+            for unit in units:  # requests left without an answer (lost, or a stopped chunk), or failed
+                if unit.open or unit.held:
                     self.loads[index] -= 1
-                    unit.open = set()
+                    unit.open, unit.held = set(), False
                 self._release(unit)
             self.wake.set()
 
