@@ -70,6 +70,7 @@ from polyjudge.engine.runner import (
     SendControls,
     as_group,
     execute,
+    is_fatal,
 )
 from polyjudge.engine.spend import Budget, RateLimiter
 from polyjudge.engine.store import Answerable, AnswerKey, Store
@@ -485,14 +486,26 @@ class _Relay(Store):
 
 
 class _Slotted:
-    """A backend whose requests share the actor's slots, however many chunks are running."""
+    """A backend whose requests share the actor's slots, however many chunks are running.
 
-    def __init__(self, backend: Backend, slots: asyncio.Semaphore) -> None:
-        self.model, self._backend, self._slots = backend.model, backend, slots
+    A rejection (401, 403, ...) sets ``stopped`` before the slot is let go: a request
+    of another chunk waiting for that slot is then never sent; it waits for its
+    executor, which watches the same event, to stop and leave it pending.
+    """
+
+    def __init__(self, backend: Backend, slots: asyncio.Semaphore, stopped: asyncio.Event) -> None:
+        self.model, self._backend, self._slots, self._stopped = backend.model, backend, slots, stopped
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         async with self._slots:
-            return await self._backend.generate(request)
+            if self._stopped.is_set():
+                await asyncio.Future()  # never resolves: cancelled by its executor's stop
+            try:
+                return await self._backend.generate(request)
+            except BackendError as exc:
+                if is_fatal(exc):
+                    self._stopped.set()
+                raise
 
     async def aclose(self) -> None:
         await self._backend.aclose()
@@ -557,6 +570,7 @@ class JudgeActor:
         self._spec_error = False
         self._slots_n = slots
         self._slots = asyncio.Semaphore(slots)
+        self._stopped = asyncio.Event()  # an endpoint rejected a request: no chunk sends any more
         self._retry, self._rng = retry, random.Random(seed)
         self._limiters = [RateLimiter(*r) if r is not None else None for r in rates]
         self._backends: list[Backend] = []
@@ -571,8 +585,8 @@ class JudgeActor:
                 if mine[index].model != name:
                     raise RuntimeError(f"judge {index + 1} is '{mine[index].model}' on this node, "
                                        f"'{name}' on the driver")
-            self._backends = [_Slotted(mine[i], self._slots) if i in mine else _NotHere(s.model or s.backend)
-                              for i, s in enumerate(specs)]
+            self._backends = [_Slotted(mine[i], self._slots, self._stopped) if i in mine
+                              else _NotHere(s.model or s.backend) for i, s in enumerate(specs)]
         except Exception as exc:  # noqa: BLE001 - reported to the driver by ready()
             self._error = redact(f"{type(exc).__name__}: {exc}")
             self._spec_error = isinstance(exc, ValueError)
@@ -600,9 +614,12 @@ class JudgeActor:
         if self._error is not None:  # a restarted actor that could not build its judges this time
             raise RuntimeError(f"this Ray actor could not build its judges: {self._error}")
         relay = _Relay()
+        if self._stopped.is_set():  # a sibling chunk was rejected: this one is left pending
+            yield _ChunkDone(ExecStats(stop_kind=INTERRUPTED, stop_reason="stopped by a rejection"), self._lessons())
+            return
         runner = asyncio.ensure_future(execute(work, self._backends, relay, SendControls(
             concurrency=self._slots_n, retry=self._retry, rng=self._rng, limiters=self._limiters,
-            attempts_used=attempts_used or None)))
+            attempts_used=attempts_used or None, stop=self._stopped)))
         runner.add_done_callback(lambda _: relay.close_outbox())
         try:
             while (writes := await relay.outbox.get()) is not None:
@@ -767,7 +784,8 @@ class _Driver:
         """Fold a chunk's counts in (answers were counted as they came) and stop the run if it stopped."""
         self.single_only.update(part.samples_fallback)
         self.stats.add(dataclasses.replace(part, done=0, failed=0, stop_kind=None, stop_reason=None))
-        if part.stop_kind is not None and part.stop_kind != BUDGET:
+        # An actor's INTERRUPTED is its other chunks stopping after a rejection, whose own chunk says why.
+        if part.stop_kind is not None and part.stop_kind not in (BUDGET, INTERRUPTED):
             self._halt(part.stop_kind, part.stop_reason or part.stop_kind)
 
     def _halt(self, kind: str, reason: str) -> None:
