@@ -27,7 +27,7 @@ LAYERS = {
 }
 RUN_FILES = {"judgments.jsonl", "segments.tsv", "manifest.json", "items.jsonl", "aggregates.tsv",
              "merged.jsonl", "systems.tsv"}
-SHARED_CLI = {"options", "errors", "main"}
+SHARED_CLI = {"options", "errors", "main", "specs"}
 
 
 def _modules() -> list[Path]:

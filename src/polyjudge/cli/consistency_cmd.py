@@ -19,13 +19,16 @@ The study itself is :func:`polyjudge.api.consistency`.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
 
 from polyjudge.cli.options import CONCURRENCY, N_CTX, SEED, TIMEOUT, format_option, out_option, share
+from polyjudge.cli.specs import option, shared, takes
 
 if TYPE_CHECKING:
+    from polyjudge.api import ConsistencyConfig, JudgeConfig
     from polyjudge.api.studies import ConditionSummary
 
 
@@ -38,62 +41,101 @@ def _progress_line(s: ConditionSummary) -> None:
                f"{s.seconds:.1f}s", err=True)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsistencyFlags:
+    """The flags of ``polyjudge consistency``, in ``--help`` order."""
+
+    dataset: str | None = option("--dataset", type=click.Choice(["xquad", "mgsm", "jsonl"]), default=None,
+                                 help="Parallel data set to build the judging set from (jsonl: --data-file; the "
+                                      "default when --data-file is given).")
+    data_dir: str | None = option("--data-dir", type=click.Path(file_okay=False), default=None,
+                                  help="Folder with the data set's files (default ../shared/data/DATASET).")
+    data_file: str | None = option(
+        "--data-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+        help="A parallel set as JSONL: one line per item and language with id, lang, question, answer "
+             "and optionally context.")
+    task: str | None = option("--task", default=None,
+                              help="Pointwise task (qa, math, ...); default: qa for XQuAD, math for "
+                                   "MGSM, for JSONL qa when items have a context, else math.")
+    languages: str | None = option("--languages", "-l", default=None,
+                                   help="Comma-separated language codes (default: en,de,es,zh; for --data-file "
+                                        "every language in the file).")
+    reference: str = option("--reference", default="en", show_default=True,
+                            help="Language every other language is compared with (Cohen's kappa).")
+    limit: int | None = option("--limit", type=click.IntRange(min=2), default=None, help="First N questions only.")
+    no_wrong: bool = option("--no-wrong", is_flag=True, help="Judge gold answers only (as Fu & Liu); by default "
+                            "each question is also judged with another question's answer.")
+    scales: tuple[str, ...] = option("--scale", "scales", multiple=True, type=click.Choice(["binary", "grade"]),
+                                     help="Criterion; repeat for both (default: binary).")
+    judges: tuple[str, ...] = option(
+        "--judge", "judges", multiple=True, required=True, metavar="SPEC",
+        help="A judge: BACKEND[:MODEL][@URL], e.g. openai:gpt-4.1-mini, "
+             "openai:MODEL@http://127.0.0.1:8000/v1, llamacpp, replay:FILE. Repeat for a panel.")
+    panel_method: str = option("--panel-method", type=click.Choice(["majority", "mean", "median"]),
+                               default="majority", show_default=True,
+                               help="How a panel combines its judges' verdicts.")
+    tie: str = option("--tie", type=click.Choice(["low", "high", "none", "first"]), default="low",
+                      show_default=True, help="Majority tie rule (low = the lower label wins).")
+    prompt_template: str | None = option("--prompt-template", type=click.Path(dir_okay=False), default=None,
+                                         help="Replace the pointwise protocol's Jinja2 prompt template.")
+    seed: int = option("--seed", type=SEED, default=0, show_default=True, help="Seed of the wrong-answer pairing.")
+    concurrency: int = option("--concurrency", "-c", type=CONCURRENCY, default=16, show_default=True,
+                              help="Requests in flight at once.")
+    api_key_env: str = option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+                              help="Environment variable holding the API key (never written anywhere).")
+    timeout: float = option("--timeout", type=TIMEOUT, default=120.0, show_default=True, help="Seconds per request.")
+    n_ctx: int = option("--n-ctx", type=N_CTX, default=8192, show_default=True, help="Context size (llamacpp).")
+    max_failure_rate: float = option("--max-failure-rate", type=share(), default=0.1, show_default=True,
+                                     help="Exit 3 when a larger share of requests failed after retries.")
+    restart: bool = option("--restart", is_flag=True,
+                           help="Start the run directories over instead of resuming them.")
+    executor: str = option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                           help="Who sends the requests: this process, or a pool of Ray actors "
+                                "(pip install 'polyjudge[ray]').")
+    ray_address: str | None = option("--ray-address", default=None, metavar="ADDR",
+                                     help="Ray cluster address (see `judge --help`).")
+    ray_actors: int | None = option("--ray-actors", type=CONCURRENCY, default=None, metavar="N",
+                                    help="Actors in the pool.")
+    out: str | None = shared(out_option("Folder for the tables and one run directory per criterion (required).",
+                                        legacy_decls=("-O",)))
+    fmt: str = shared(format_option(default="tsv"))
+    show_factors: bool = option(
+        "--factors", "show_factors", is_flag=True,
+        help="Also print the factor tables (resource class, script, family; Yes/No vs grade gap).")
+    quiet: bool = option("--quiet", "-q", is_flag=True, help="No progress bar.")
+
+    def judge(self) -> JudgeConfig:
+        """The pointwise judging every condition shares."""
+        from polyjudge.api import JudgeConfig
+
+        return JudgeConfig(protocol="pointwise", judges=self.judges, prompt_template=self.prompt_template,
+                           concurrency=self.concurrency, api_key_env=self.api_key_env, timeout=self.timeout,
+                           n_ctx=self.n_ctx, max_failure_rate=self.max_failure_rate, restart=self.restart,
+                           executor=self.executor, ray_address=self.ray_address, ray_actors=self.ray_actors,
+                           progress=not self.quiet and sys.stderr.isatty())
+
+    def config(self, judge: JudgeConfig) -> ConsistencyConfig:
+        """The study's settings: --data-file alone means the jsonl data set; every language of it by default."""
+        from polyjudge.api import ConsistencyConfig
+
+        dataset = self.dataset
+        if dataset is None:
+            if self.data_file is None:
+                raise click.UsageError("Missing option '--dataset' (or '--data-file').")
+            dataset = "jsonl"
+        if self.languages is not None:
+            langs = _languages(self.languages)
+        else:
+            langs = () if dataset == "jsonl" else ("en", "de", "es", "zh")
+        return ConsistencyConfig(dataset=dataset, data_dir=self.data_dir, data_file=self.data_file, task=self.task,
+                                 languages=langs, reference=self.reference, limit=self.limit, wrong=not self.no_wrong,
+                                 scales=self.scales, panel_method=self.panel_method, tie=self.tie, seed=self.seed,
+                                 judge=judge)
+
+
 @click.command()
-@click.option("--dataset", type=click.Choice(["xquad", "mgsm", "jsonl"]), default=None,
-              help="Parallel data set to build the judging set from (jsonl: --data-file; the default "
-                   "when --data-file is given).")
-@click.option("--data-dir", type=click.Path(file_okay=False), default=None,
-              help="Folder with the data set's files (default ../shared/data/DATASET).")
-@click.option("--data-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="A parallel set as JSONL: one line per item and language with id, lang, question, answer "
-                   "and optionally context.")
-@click.option("--task", default=None, help="Pointwise task (qa, math, ...); default: qa for XQuAD, math for "
-              "MGSM, for JSONL qa when items have a context, else math.")
-@click.option("--languages", "-l", default=None,
-              help="Comma-separated language codes (default: en,de,es,zh; for --data-file every language "
-                   "in the file).")
-@click.option("--reference", default="en", show_default=True,
-              help="Language every other language is compared with (Cohen's kappa).")
-@click.option("--limit", type=click.IntRange(min=2), default=None, help="First N questions only.")
-@click.option("--no-wrong", is_flag=True, help="Judge gold answers only (as Fu & Liu); by default each "
-              "question is also judged with another question's answer.")
-@click.option("--scale", "scales", multiple=True, type=click.Choice(["binary", "grade"]),
-              help="Criterion; repeat for both (default: binary).")
-@click.option("--judge", "judges", multiple=True, required=True, metavar="SPEC",
-              help="A judge: BACKEND[:MODEL][@URL], e.g. openai:gpt-4.1-mini, "
-                   "openai:MODEL@http://127.0.0.1:8000/v1, llamacpp, replay:FILE. Repeat for a panel.")
-@click.option("--panel-method", type=click.Choice(["majority", "mean", "median"]), default="majority",
-              show_default=True, help="How a panel combines its judges' verdicts.")
-@click.option("--tie", type=click.Choice(["low", "high", "none", "first"]), default="low",
-              show_default=True, help="Majority tie rule (low = the lower label wins).")
-@click.option("--prompt-template", type=click.Path(dir_okay=False), default=None,
-              help="Replace the pointwise protocol's Jinja2 prompt template.")
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the wrong-answer pairing.")
-@click.option("--concurrency", "-c", type=CONCURRENCY, default=16, show_default=True,
-              help="Requests in flight at once.")
-@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
-              help="Environment variable holding the API key (never written anywhere).")
-@click.option("--timeout", type=TIMEOUT, default=120.0, show_default=True, help="Seconds per request.")
-@click.option("--n-ctx", type=N_CTX, default=8192, show_default=True, help="Context size (llamacpp).")
-@click.option("--max-failure-rate", type=share(), default=0.1, show_default=True,
-              help="Exit 3 when a larger share of requests failed after retries.")
-@click.option("--restart", is_flag=True, help="Start the run directories over instead of resuming them.")
-@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="Who sends the requests: this process, or a pool of Ray actors (pip install 'polyjudge[ray]').")
-@click.option("--ray-address", default=None, metavar="ADDR", help="Ray cluster address (see `judge --help`).")
-@click.option("--ray-actors", type=CONCURRENCY, default=None, metavar="N", help="Actors in the pool.")
-@out_option("Folder for the tables and one run directory per criterion (required).", legacy_decls=("-O",))
-@format_option(default="tsv")
-@click.option("--factors", "show_factors", is_flag=True,
-              help="Also print the factor tables (resource class, script, family; Yes/No vs grade gap).")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def consistency(dataset: str | None, data_dir: str | None, data_file: str | None, task: str | None,
-                languages: str | None, reference: str, limit: int | None,
-                no_wrong: bool, scales: tuple[str, ...], judges: tuple[str, ...], panel_method: str,
-                tie: str, prompt_template: str | None, seed: int, concurrency: int, api_key_env: str,
-                timeout: float, n_ctx: int, max_failure_rate: float, restart: bool, executor: str,
-                ray_address: str | None, ray_actors: int | None, out: str | None, fmt: str, show_factors: bool,
-                quiet: bool) -> None:
+@takes(ConsistencyFlags)
+def consistency(flags: ConsistencyFlags) -> None:
     """Cross-language consistency study on parallel data (Fu & Liu, 2025).
 
     Prints the summary table (and with several judges the Ens - Min table;
@@ -102,30 +144,14 @@ def consistency(dataset: str | None, data_dir: str | None, data_file: str | None
     vs kappa, mean kappa per group, Yes/No minus grade gap); --format text
     aligns them, --format json prints study.json (which always has them).
     """
-    from polyjudge.api import ConsistencyConfig, JudgeConfig
     from polyjudge.api import consistency as run_study
 
+    out, fmt = flags.out, flags.fmt
     if out is None:
         raise click.UsageError("Missing option '-o' / '--out'.")
-    judge = JudgeConfig(protocol="pointwise", judges=judges, prompt_template=prompt_template,
-                        concurrency=concurrency, api_key_env=api_key_env, timeout=timeout, n_ctx=n_ctx,
-                        max_failure_rate=max_failure_rate, restart=restart, executor=executor,
-                        ray_address=ray_address, ray_actors=ray_actors,
-                        progress=not quiet and sys.stderr.isatty())
-    if dataset is None:
-        if data_file is None:
-            raise click.UsageError("Missing option '--dataset' (or '--data-file').")
-        dataset = "jsonl"
-    if languages is not None:
-        langs = _languages(languages)
-    else:
-        langs = () if dataset == "jsonl" else ("en", "de", "es", "zh")
-    config = ConsistencyConfig(dataset=dataset, data_dir=data_dir, data_file=data_file, task=task, languages=langs,
-                               reference=reference, limit=limit, wrong=not no_wrong, scales=scales,
-                               panel_method=panel_method, tie=tie, seed=seed, judge=judge)
-    result = run_study(config, out, on_condition=_progress_line)
+    result = run_study(flags.config(flags.judge()), out, on_condition=_progress_line)
     text = result.to_json() if fmt == "json" else result.to_text() if fmt == "text" else result.to_tsv()
-    if show_factors and fmt != "json":
+    if flags.show_factors and fmt != "json":
         factors = result.factors.to_text() if fmt == "text" else result.factors.to_tsv()
         text += "\n" + factors
     click.echo(text, nl=fmt == "json")

@@ -1,0 +1,140 @@
+"""A command's flags as one frozen dataclass, so a command takes one typed value.
+
+Why: a click command receives every flag as a keyword parameter, so a command
+with twenty flags was a function of twenty parameters (past the house limit
+of ten, and easy to misspell without notice). Here each flag is declared once,
+as a field of a frozen dataclass that carries its click declaration:
+
+* :func:`option` / :func:`argument`: a field parsed by ``click.option`` /
+  ``click.argument`` with exactly these arguments (its dataclass default is
+  click's default);
+* :func:`shared`: a field parsed by one of the shared flags of
+  :mod:`polyjudge.cli.options` (``-o/--out``, ``--format``, ``--input-format``),
+  so the same flag keeps meaning the same thing in every command;
+* :func:`group`: a field built from a whole group of flags (``judge_options``
+  -> ``JudgeConfig`` through ``judge_config``).
+
+:func:`takes` declares the fields' flags in field order (which is the order of
+``--help``) and calls the command with one instance. A flag without a field, or
+a field without a flag, is a programming error raised as ``TypeError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+    S = TypeVar("S", bound=DataclassInstance)
+else:
+    S = TypeVar("S")
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+_KEY = "polyjudge.cli.specs"  # where a field's parsing is kept in its metadata
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Parsing:
+    """How one field comes from the command line.
+
+    ``declare`` adds the click parameter(s) (and may wrap the call, as the shared flags
+    do to handle their 0.1.0 spellings); ``build``, for a group, takes the group's values
+    out of the parsed keywords and returns the field's value; a plain field takes the
+    keyword of its own name."""
+
+    declare: Decorator
+    build: Callable[[dict[str, Any]], Any] | None = None
+
+
+def _field(parsing: Parsing, default: Any = dataclasses.MISSING) -> Any:
+    return dataclasses.field(default=default, metadata={_KEY: parsing})
+
+
+def _click_default(attrs: dict[str, Any]) -> Any:
+    """What click passes when the flag is not given (a required flag has no default)."""
+    if attrs.get("required"):
+        return dataclasses.MISSING
+    if "default" in attrs:
+        return attrs["default"]
+    return () if attrs.get("multiple") or attrs.get("nargs") == -1 else False if attrs.get("is_flag") else None
+
+
+def _chain(first: Decorator, more: Sequence[Decorator]) -> Decorator:
+    def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for deco in reversed(more):
+            fn = deco(fn)
+        return first(fn)
+    return declare
+
+
+def option(*decls: str, spellings: Sequence[Decorator] = (), **attrs: Any) -> Any:
+    """A field parsed by ``click.option(*decls, **attrs)``; ``spellings`` adds hidden
+    0.1.0 spellings (``cli.options.legacy``) that fill the same field."""
+    return _field(Parsing(_chain(click.option(*decls, **attrs), spellings)), _click_default(attrs))
+
+
+def argument(*decls: str, **attrs: Any) -> Any:
+    """A field parsed by ``click.argument(*decls, **attrs)``."""
+    return _field(Parsing(click.argument(*decls, **attrs)), _click_default(attrs))
+
+
+def shared(declare: Decorator, default: Any = dataclasses.MISSING) -> Any:
+    """A field parsed by a shared flag of :mod:`polyjudge.cli.options` (``out_option(...)``,
+    ``format_option(...)``, ``input_format_option(...)``), whose keyword is the field's name."""
+    return _field(Parsing(declare), default)
+
+
+def group(declare: Decorator, build: Callable[[dict[str, Any]], Any]) -> Any:
+    """A field built by ``build`` from the flags ``declare`` adds (``build`` removes the
+    keywords it used, e.g. ``judge_config`` after ``judge_options``)."""
+    return _field(Parsing(declare, build))
+
+
+def parsing_of(spec: type[Any]) -> list[tuple[str, Parsing]]:
+    """(field name, parsing) of every field of ``spec``, in order; a field without one is an error."""
+    if not (dataclasses.is_dataclass(spec) and spec.__dataclass_params__.frozen):  # type: ignore[attr-defined]
+        raise TypeError(f"{spec.__name__} is not a frozen dataclass")
+    out = []
+    for f in dataclasses.fields(spec):
+        parsing = f.metadata.get(_KEY)
+        if not isinstance(parsing, Parsing):
+            raise TypeError(f"{spec.__name__}.{f.name} declares no flag (use cli.specs.option, shared or group)")
+        out.append((f.name, parsing))
+    return out
+
+
+def build_spec(spec: type[S], parsed: dict[str, Any]) -> S:
+    """One ``spec`` from click's keywords; a keyword no field takes is an error."""
+    rest = dict(parsed)
+    values = {name: p.build(rest) if p.build is not None else rest.pop(name) for name, p in parsing_of(spec)}
+    if rest:
+        raise TypeError(f"{spec.__name__} has no field for the flag value(s) {', '.join(sorted(rest))}")
+    return spec(**values)
+
+
+def takes(spec: type[S]) -> Callable[[Callable[[S], None]], Callable[..., None]]:
+    """Declare ``spec``'s flags on the command below (in field order) and call it with one ``spec``.
+
+    Put it right above the ``def``, under ``@click.command``."""
+    fields = parsing_of(spec)
+
+    def deco(command: Callable[[S], None]) -> Callable[..., None]:
+        @functools.wraps(command)
+        def call(**parsed: Any) -> None:
+            command(build_spec(spec, parsed))
+
+        declared: Callable[..., Any] = call
+        for _, parsing in reversed(fields):
+            declared = parsing.declare(declared)
+        return declared
+
+    return deco
+
+
+__all__ = ["Parsing", "argument", "build_spec", "group", "option", "parsing_of", "shared", "takes"]
