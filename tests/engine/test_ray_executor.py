@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from polyjudge.backends.registry import BackendSettings, JudgeSpec
+from polyjudge.backends.vllm import VllmBackend
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.engine import run
@@ -33,8 +34,6 @@ from polyjudge.engine.ray_executor import (
     RayOptions,
     chunk_work,
     execute_ray,
-    vllm_result,
-    vllm_row,
 )
 from polyjudge.engine.runner import BUDGET, INTERRUPTED, REJECTED, RetryPolicy, SendControls
 from polyjudge.engine.store import Store
@@ -213,6 +212,7 @@ import asyncio, sys
 sys.path[:0] = [{root!r}, {src!r}]
 import ray
 from polyjudge.backends.registry import BackendSettings, JudgeSpec
+from polyjudge.backends.vllm import VllmBackend
 from polyjudge.engine.plan import plan_tasks
 from polyjudge.engine.ray_executor import RayOptions, execute_ray
 from polyjudge.engine.runner import SendControls
@@ -370,15 +370,15 @@ def test_embedded_model_judges_in_two_actors(cluster, tmp_path, caplog):
 def test_vllm_rows_and_results_without_vllm():
     tasks = plan_tasks(many_items(1), get_protocol("da"), ["Qwen/Qwen2.5-7B-Instruct"], runs=2,
                        temperature=0.7, seed=5)
-    row = vllm_row(tasks[1])
+    row = VllmBackend.request_row(tasks[1].key, tasks[1].request)
     assert row["key"] == tasks[1].key and row["messages"][-1]["role"] == "user"
     assert row["sampling_params"]["seed"] == 6 and row["sampling_params"]["temperature"] == 0.7
     assert row["sampling_params"]["structured_outputs"] == {"json": tasks[1].request.json_schema}
-    full = vllm_result({"generated_text": '{"score": 70}', "num_generated_tokens": 5, "num_input_tokens": 40},
+    full = VllmBackend.answer({"generated_text": '{"score": 70}', "num_generated_tokens": 5, "num_input_tokens": 40},
                        max_tokens=64, model="m")
     assert (full.text, full.finish_reason, full.usage.prompt_tokens, full.usage.completion_tokens) == \
         ('{"score": 70}', "stop", 40, 5)
-    assert vllm_result({"generated_text": "{", "num_generated_tokens": 64}, 64, "m").finish_reason == "length"
+    assert VllmBackend.answer({"generated_text": "{", "num_generated_tokens": 64}, 64, "m").finish_reason == "length"
 
 
 @needs_ray
