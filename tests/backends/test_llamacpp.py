@@ -42,7 +42,7 @@ def test_embedded_model_judges_two_segments(backend_factory, tmp_path):
         # constrained decoding: every complete answer is the schema's JSON
         assert j.status in ("ok", "truncated"), (j.status, j.error, j.raw_text)
         if j.ok:
-            assert 0 <= json.loads(j.raw_text)["score"] <= 100 and j.usage.completion_tokens > 0
+            assert 0 <= json.loads(j.raw_text)["score"] <= 100 and j.completion_tokens > 0
     assert result.manifest.tokens["prompt"] > 0
     result.write(tmp_path / "run")
     assert (tmp_path / "run" / "segments.tsv").exists()

@@ -242,3 +242,65 @@ def test_line_formats_follow_the_openai_batch_api():
     assert cancelled.error is not None and not cancelled.error.retryable
     with pytest.raises(ValueError):
         parse_output_line({"response": {}})
+
+
+def test_a_backend_brings_its_own_batch_line_format_without_an_engine_edit(items, tmp_path, monkeypatch):
+    """A second provider registers a backend declaring a format and the format itself; export and import use it."""
+    from typing import Any, ClassVar
+
+    from polyjudge.backends import BACKENDS, GenerateResult, RegisteredBackend, register_backend
+    from polyjudge.backends.base import GenerateRequest
+    from polyjudge.backends.batch import BATCH_LINE_FORMATS, BatchLineFormat, LineResult, register_batch_format
+    from polyjudge.backends.registry import Capabilities
+
+    for registry in (BACKENDS, BATCH_LINE_FORMATS):
+        registry.names()
+        monkeypatch.setattr(registry, "_entries", dict(registry._entries))
+
+    @register_batch_format()
+    class Tagged(BatchLineFormat):
+        """Lines of a made-up provider: {"tag", "ask"} out, {"tag", "said"} back."""
+
+        name: ClassVar[str] = "tagged"
+
+        @classmethod
+        def request_line(cls, model: str, custom_id: str, request: GenerateRequest) -> dict[str, Any]:
+            return {"tag": custom_id, "ask": request.messages[-1].content, "seed": request.seed}
+
+        @classmethod
+        def parse_output_line(cls, obj: Any) -> LineResult:
+            if not isinstance(obj, dict) or "tag" not in obj:
+                raise ValueError("not a tagged line")
+            return LineResult(obj["tag"], GenerateResult(obj["said"], "stop"))
+
+    @register_backend()
+    class TaggedJudge(RegisteredBackend):
+        """A judge whose provider batches in its own line format: tagged:MODEL."""
+
+        name: ClassVar[str] = "tagged"
+        capabilities: ClassVar[Capabilities] = Capabilities(local=True, batch_formats=("tagged",))
+
+        def __init__(self, model: str) -> None:
+            self.model = model
+
+        @classmethod
+        def from_spec(cls, spec, settings):
+            return cls(spec.model or "t")
+
+        async def generate(self, request):
+            raise AssertionError("a batch-file run sends nothing live")
+
+        async def aclose(self) -> None:
+            return None
+
+    exported, answered = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+    cfg = JudgeConfig(judges=("tagged:t",), runs=1)
+    judge(items, dataclasses.replace(cfg, batch_export=str(exported)), out=tmp_path / "run")
+    lines = [json.loads(x) for x in exported.read_text().splitlines()]
+    assert len(lines) == 6 and all(set(x) == {"tag", "ask", "seed"} for x in lines)
+    answers = [{"tag": x["tag"], "said": da({"messages": [{"content": x["ask"]}], "seed": x["seed"]})} for x in lines]
+    answered.write_text("".join(json.dumps(a) + "\n" for a in answers))
+    result = judge(items, dataclasses.replace(cfg, batch_import=str(answered)), out=tmp_path / "run")
+    assert result.status_counts() == {"ok": 6}
+    assert sorted((j.item_index, j.score) for j in result.judgments) == [
+        (0, 81), (1, 82), (2, 83), (3, 51), (4, 52), (5, 53)]

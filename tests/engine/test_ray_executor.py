@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from polyjudge.backends.registry import BackendSettings, JudgeSpec
+from polyjudge.backends.vllm import VllmBackend
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.engine import run
@@ -33,8 +34,6 @@ from polyjudge.engine.ray_executor import (
     RayOptions,
     chunk_work,
     execute_ray,
-    vllm_result,
-    vllm_row,
 )
 from polyjudge.engine.runner import BUDGET, INTERRUPTED, REJECTED, RetryPolicy, SendControls
 from polyjudge.engine.store import Store
@@ -213,6 +212,7 @@ import asyncio, sys
 sys.path[:0] = [{root!r}, {src!r}]
 import ray
 from polyjudge.backends.registry import BackendSettings, JudgeSpec
+from polyjudge.backends.vllm import VllmBackend
 from polyjudge.engine.plan import plan_tasks
 from polyjudge.engine.ray_executor import RayOptions, execute_ray
 from polyjudge.engine.runner import SendControls
@@ -370,15 +370,67 @@ def test_embedded_model_judges_in_two_actors(cluster, tmp_path, caplog):
 def test_vllm_rows_and_results_without_vllm():
     tasks = plan_tasks(many_items(1), get_protocol("da"), ["Qwen/Qwen2.5-7B-Instruct"], runs=2,
                        temperature=0.7, seed=5)
-    row = vllm_row(tasks[1])
+    row = VllmBackend.request_row(tasks[1].key, tasks[1].request)
     assert row["key"] == tasks[1].key and row["messages"][-1]["role"] == "user"
     assert row["sampling_params"]["seed"] == 6 and row["sampling_params"]["temperature"] == 0.7
     assert row["sampling_params"]["structured_outputs"] == {"json": tasks[1].request.json_schema}
-    full = vllm_result({"generated_text": '{"score": 70}', "num_generated_tokens": 5, "num_input_tokens": 40},
+    full = VllmBackend.answer({"generated_text": '{"score": 70}', "num_generated_tokens": 5, "num_input_tokens": 40},
                        max_tokens=64, model="m")
     assert (full.text, full.finish_reason, full.usage.prompt_tokens, full.usage.completion_tokens) == \
         ('{"score": 70}', "stop", 40, 5)
-    assert vllm_result({"generated_text": "{", "num_generated_tokens": 64}, 64, "m").finish_reason == "length"
+    assert VllmBackend.answer({"generated_text": "{", "num_generated_tokens": 64}, 64, "m").finish_reason == "length"
+
+
+def test_a_gpu_cluster_backend_is_driven_by_its_capabilities_not_its_name(tmp_path, monkeypatch):
+    """A plugin backend that says gpu_cluster_only (named anything) gets the Ray Data path: its rows go to
+    its processor, answers and row failures are stored as they stream back (fake ray.data, no GPU)."""
+    from typing import ClassVar
+
+    from polyjudge.backends import BACKENDS, register_backend
+    from polyjudge.backends.registry import Capabilities
+    from polyjudge.engine import ray_executor
+    from polyjudge.engine.runner import ExecStats
+
+    BACKENDS.names()
+    monkeypatch.setattr(BACKENDS, "_entries", dict(BACKENDS._entries))
+    seen: list[dict] = []
+
+    @register_backend()
+    class Farm(VllmBackend):
+        """GPUs elsewhere: farm:MODEL."""
+
+        name: ClassVar[str] = "farm"
+        capabilities: ClassVar[Capabilities] = Capabilities(local=True, gpu_cluster_only=True)
+
+        @classmethod
+        def processor(cls, spec, settings, placement):
+            assert (placement.replicas, placement.batch_size) == (3, 64)
+
+            def answer_rows(dataset):
+                seen.extend(dataset)
+                out = [{"key": r["key"], "generated_text": '{"score": 70}', "num_generated_tokens": 3,
+                        "num_input_tokens": 20} for r in dataset[:-1]]
+                out.append({"key": dataset[-1]["key"], "__inference_error__": "CUDA out of memory"})
+                return types.SimpleNamespace(iter_rows=lambda: iter(out))
+            return answer_rows
+
+    fake_ray = types.SimpleNamespace(data=types.SimpleNamespace(from_items=list))
+    tasks = plan_tasks(many_items(2), get_protocol("da"), ["m"], runs=2, temperature=0.7, seed=1)
+    assert ray_executor.cluster_backend(JudgeSpec("farm", "m")) is Farm
+    assert ray_executor.cluster_backend(JudgeSpec("openai", "m")) is None
+    store, stats = Store(tmp_path / "store.sqlite"), ExecStats()
+    try:
+        asyncio.run(ray_executor._execute_on_cluster(fake_ray, list(tasks), JudgeSpec("farm", "m"), SETTINGS, store,
+                                                     stats, options=RayOptions(actors=3), on_update=None,
+                                                     stop=None))
+        assert [r["key"] for r in seen] == [t.key for t in tasks]
+        assert (stats.sent, stats.done, stats.failed, stats.errors) == (4, 3, 1, {"farm error": 1})
+        stored = store.get_many([t.key for t in tasks])
+        assert [stored[t.key].status for t in tasks] == ["done", "done", "done", "failed"]
+        assert stored[tasks[-1].key].error == "farm error: CUDA out of memory"
+        assert stored[tasks[0].key].completion_tokens == 3
+    finally:
+        store.close()
 
 
 @needs_ray

@@ -78,15 +78,17 @@ def test_no_common_items_is_an_error():
 
 def _write_run(out, table, *, runs, expected):
     from polyjudge.data.records import Item
-    from polyjudge.engine.result import Judgment, RunResult
+    from polyjudge.engine.result import RunResult
     from polyjudge.protocols import get_protocol
     from polyjudge.protocols.base import ProtocolOptions
     from polyjudge.rundir import OK, Manifest, RunConfig
+    from tests.helpers.judgments import judgment_at
 
     items = [Item(src="s", tgt=f"t{s}{k}", system=s, doc_id="d", seg_id=seg) for s in SYSTEMS
              for k, seg in enumerate(SEGS)]
     options = {"score_mode": "expected"} if expected else {}
-    judgments = [Judgment(i, r, "judge", OK, None, "", {"score": 0}, float(np.atleast_1d(table[it.system][k])[r]))
+    judgments = [judgment_at(items, i, r, "judge", OK, None, "", {"score": 0},
+                             float(np.atleast_1d(table[it.system][k])[r]))
                  for i, it in enumerate(items) for k in [SEGS.index(it.seg_id)] for r in range(runs)]
     manifest = Manifest(protocol="da", config=RunConfig(runs=runs, aggregator="mean", protocol_options=options))
     RunResult(items, ["judge"], get_protocol("da", ProtocolOptions(extra=options)), runs, "mean", judgments,

@@ -212,14 +212,15 @@ def test_both_sides_use_one_key_and_a_side_without_doc_id_is_named(tmp_path):
 
 def test_run_directories_key_by_doc_id_too(tmp_path):
     from polyjudge.data.records import Item
-    from polyjudge.engine.result import Judgment, RunResult
+    from polyjudge.engine.result import RunResult
     from polyjudge.protocols import get_protocol
     from polyjudge.rundir import OK
+    from tests.helpers.judgments import judgment_at
 
     human = _per_doc(tmp_path, "h.tsv")
     rows = [line.split("\t") for line in human.read_text().splitlines()[1:]]
     items = [Item(src="s", tgt="t", system=s, doc_id=d, seg_id=g) for s, d, g, _ in rows]
-    judgments = [Judgment(i, 0, "m", OK, None, "", {"score": float(r[3])}, float(r[3]))
+    judgments = [judgment_at(items, i, 0, "m", OK, None, "", {"score": float(r[3])}, float(r[3]))
                  for i, r in enumerate(rows)]
     run = tmp_path / "run"
     RunResult(items, ["m"], get_protocol("da"), 1, "mean", judgments).write(run)

@@ -84,9 +84,10 @@ RUN_SCORES = {"j1": [[10, 20, 60], [30, None, 50], [5, 5, 5], [None, None, None]
 
 def _write_run(out, judges=("j1",)):
     from polyjudge.data.records import Item
-    from polyjudge.engine.result import Judgment, RunResult
+    from polyjudge.engine.result import RunResult
     from polyjudge.protocols import get_protocol
     from polyjudge.rundir import OK, PARSE_FAILED
+    from tests.helpers.judgments import judgment_at
 
     items = [Item(src=f"s{i}", tgt=f"t{i}", system=system, doc_id="d", seg_id=str(i))
              for system in ("A", "B") for i in (1, 2)]
@@ -94,7 +95,7 @@ def _write_run(out, judges=("j1",)):
     for judge in judges:
         for i, runs in enumerate(RUN_SCORES[judge]):
             for r, x in enumerate(runs):
-                judgments.append(Judgment(i, r, judge, OK if x is not None else PARSE_FAILED,
+                judgments.append(judgment_at(items, i, r, judge, OK if x is not None else PARSE_FAILED,
                                           None if x is not None else "no score", "", {"score": x}, x))
     RunResult(items, list(judges), get_protocol("da"), 3, "mean", judgments).write(out)
     return out

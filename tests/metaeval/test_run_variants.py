@@ -33,11 +33,12 @@ from polyjudge.api import MetaEvalConfig, meta_eval
 from polyjudge.cli.main import main
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
-from polyjudge.engine.result import Judgment, RunResult
+from polyjudge.engine.result import RunResult
 from polyjudge.metaeval import readers
 from polyjudge.metaeval.variants import RunVariants, expand_metrics, parse_aggregator_list
 from polyjudge.protocols import get_protocol
 from polyjudge.rundir import OK, Manifest, RunConfig
+from tests.helpers.judgments import judgment_at
 from tests.metaeval.test_metaeval_io import _write_run
 
 SEGMENTS = 60
@@ -62,7 +63,7 @@ def write_scripted_run(out: Path, *, seg_ids: list[str] | None = None, doc_id: s
         i = ids.index(it.seg_id or "")
         for r in range(RUNS):
             score = HUMAN[it.system or ""] - (35.0 if it.system == "A" and i in over_annotated(r) else 0.0)
-            judgments.append(Judgment(k, r, "judge", OK, None, "", {"errors": {}}, score))
+            judgments.append(judgment_at(items, k, r, "judge", OK, None, "", {"errors": {}}, score))
     manifest = Manifest(protocol="mqm", config=RunConfig(runs=RUNS, temperature=0.4, aggregator="rrwa"))
     RunResult(items, ["judge"], get_protocol("mqm"), RUNS, "rrwa", judgments, manifest=manifest).write(out)
     return out

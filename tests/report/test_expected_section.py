@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from polyjudge.data.records import Item
-from polyjudge.engine.result import Judgment, RunResult
+from polyjudge.engine.result import RunResult
 from polyjudge.protocols import get_protocol
 from polyjudge.protocols.base import ProtocolOptions
 from polyjudge.report.load import load_run
 from polyjudge.report.sections import Table, build_sections, expected_blocks
 from polyjudge.rundir import OK, Manifest, RunConfig
+from tests.helpers.judgments import judgment_at
 
 SYSTEMS = {"A": 80.0, "B": 70.0, "C": 60.0}
 
@@ -21,7 +22,7 @@ def write(out, *, runs, expected):
         for r in range(runs):
             base = SYSTEMS[it.system or ""] + int(it.seg_id or 0)
             score = base + 0.37 * k if expected else base + 10 * ((k + r) % 3 - 1)
-            judgments.append(Judgment(k, r, "judge", OK, None, "", {"score": score}, score))
+            judgments.append(judgment_at(items, k, r, "judge", OK, None, "", {"score": score}, score))
     manifest = Manifest(protocol="da", config=RunConfig(runs=runs, temperature=0.0 if expected else 0.7,
                                                         aggregator="mean", protocol_options=options))
     protocol = get_protocol("da", ProtocolOptions(extra=options))

@@ -283,16 +283,17 @@ def test_ted_perturbed_copies_have_known_scores(ted_gold):
 def test_run_judgments_and_spans_tsv_agree(tmp_path):
     """The spans read from a run's judgments are the spans the run wrote to spans.tsv."""
     from polyjudge.data.records import Item
-    from polyjudge.engine.result import Judgment, RunResult
+    from polyjudge.engine.result import RunResult
     from polyjudge.protocols import get_protocol
     from polyjudge.rundir import OK, REQUEST_FAILED, RunDir
+    from tests.helpers.judgments import judgment_at
 
     items = [Item(src="a", tgt="Hallo Welt", src_lang="en", tgt_lang="de", doc_id="d", seg_id="1", system="A"),
              Item(src="b", tgt="Tschüss", src_lang="en", tgt_lang="de", doc_id="d", seg_id="2", system="A")]
     ann = {"spans": [{"start": 0, "end": 5, "severity": "minor", "category": "x"},
                      {"start": 6, "end": 6, "severity": "major", "category": "accuracy/omission"}]}
-    judgments = [Judgment(0, 0, "m", OK, None, "", ann, -6.0),
-                 Judgment(1, 0, "m", REQUEST_FAILED, "HTTP 503", None, None, None)]
+    judgments = [judgment_at(items, 0, 0, "m", OK, None, "", ann, -6.0),
+                 judgment_at(items, 1, 0, "m", REQUEST_FAILED, "HTTP 503", None, None, None)]
     run = tmp_path / "run"
     RunResult(items, ["m"], get_protocol("tsa"), 1, "mean", judgments).write(run)
     written, _ = RunDir.open(run).span_segments()

@@ -104,14 +104,15 @@ def test_jsonl_spans_reversed_or_negative_are_refused(tmp_path):
 def _run(tmp_path: Path, annotations, protocol: str = "tsa", statuses=None) -> Path:
     """A run directory with one judgment per gold segment (run index 0, judge m)."""
     from polyjudge.data.records import Item
-    from polyjudge.engine.result import Judgment, RunResult
+    from polyjudge.engine.result import RunResult
     from polyjudge.protocols import get_protocol
     from polyjudge.rundir import OK, Manifest
+    from tests.helpers.judgments import judgment_at
 
     items = [Item(src="s", tgt=g.hypothesis or "", src_lang="en", tgt_lang="de", system=g.system,
                   doc_id=g.doc_id, seg_id=g.seg_id) for g in GOLD]
     statuses = statuses or [OK] * len(items)
-    judgments = [Judgment(i, 0, "m", st, None if st == OK else "HTTP 503", "", ann if st == OK else None,
+    judgments = [judgment_at(items, i, 0, "m", st, None if st == OK else "HTTP 503", "", ann if st == OK else None,
                           -1.0 if st == OK else None)
                  for i, (ann, st) in enumerate(zip(annotations, statuses))]
     out = tmp_path / f"run-{protocol}-{len(list(tmp_path.iterdir()))}"

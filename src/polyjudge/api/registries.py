@@ -69,9 +69,12 @@ def protocol_options(cls: type[Any]) -> tuple[OptionInfo, ...]:
 
 
 def backend_options(cls: type[Any]) -> tuple[OptionInfo, ...]:
-    """A backend's judge-spec options (``openai:MODEL?KEY=VALUE``); a bare name means ``KEY=true``."""
-    return tuple(OptionInfo(name, "text", "unset", str(meaning))
-                 for name, meaning in sorted(dict(cls.spec_options).items()))
+    """A backend's judge-spec options (``openai:MODEL?KEY=VALUE``; a bare name means ``KEY=true``), then
+    the capabilities its class declares (``capability:NAME``, the value as the default)."""
+    options = [OptionInfo(name, "text", "unset", str(meaning))
+               for name, meaning in sorted(dict(cls.spec_options).items())]
+    return tuple(options + [OptionInfo(f"capability:{name}", "capability", value, meaning)
+                            for name, value, meaning in cls.capabilities.declared()])
 
 
 def statistic_options(stat: Statistic) -> tuple[OptionInfo, ...]:

@@ -7,6 +7,13 @@ name of its backend (``openai`` here; an Anthropic Message Batches client
 registers as ``anthropic``), or a plugin adds one through the entry-point
 group ``polyjudge.batch_clients``.
 
+A batch file's lines have a format of their own (the request line written by
+``--batch-export``, the output line read by ``--batch-import``): a backend
+names the formats it reads and writes in ``Capabilities.batch_formats`` and
+each format is a :class:`BatchLineFormat` registered in
+:data:`BATCH_LINE_FORMATS` (entry-point group ``polyjudge.batch_formats``),
+so the engine looks a judge's format up and never imports a provider.
+
 A client never decides what to resend: it submits the lines it is given
 (``custom_id`` identifies each one), reports the provider's status, and
 turns the provider's output into one :class:`LineResult` per line.
@@ -17,10 +24,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from polyjudge.backends.base import BackendError, GenerateRequest, GenerateResult
-from polyjudge.backends.registry import BackendSettings, JudgeSpec
+from polyjudge.backends.registry import BackendSettings, JudgeSpec, backend_class
 from polyjudge.registry import Registry, UnknownNameError
 
 # Provider statuses after which a batch changes no more.
@@ -119,6 +126,36 @@ BATCH_CLIENTS: Registry[type[RegisteredBatchClient]] = Registry(
 register_batch_client = BATCH_CLIENTS.register
 
 
+class BatchLineFormat(ABC):
+    """The lines of one provider's batch files, registered under the format's name."""
+
+    name: ClassVar[str]
+
+    @classmethod
+    @abstractmethod
+    def request_line(cls, model: str, custom_id: str, request: GenerateRequest) -> dict[str, Any]:
+        """One line of a batch input file, as a JSON object."""
+
+    @classmethod
+    @abstractmethod
+    def parse_output_line(cls, obj: Any) -> LineResult:
+        """One line of a batch output (or error) file; ``ValueError`` when it is not one."""
+
+
+BATCH_LINE_FORMATS: Registry[type[BatchLineFormat]] = Registry(
+    "batch line format", modules=["polyjudge.backends.openai_batch"], entry_point_group="polyjudge.batch_formats")
+register_batch_format = BATCH_LINE_FORMATS.register
+# The format of a judge whose backend declares none: OpenAI's lines, which self-hosted servers
+# (vLLM's run_batch) also read and write, so any judge's requests can be exported for them.
+DEFAULT_BATCH_FORMAT = "openai"
+
+
+def line_format_for(backend: str | None) -> type[BatchLineFormat]:
+    """The batch line format of a judge of ``backend``: the first it declares, else the default."""
+    declared = backend_class(backend).capabilities.batch_formats if backend else ()
+    return BATCH_LINE_FORMATS.get(declared[0] if declared else DEFAULT_BATCH_FORMAT)
+
+
 def has_batch_client(backend: str) -> bool:
     return backend in BATCH_CLIENTS
 
@@ -133,5 +170,6 @@ def batch_client_for(spec: JudgeSpec, settings: BackendSettings, limits: BatchLi
     return cls.from_spec(spec, settings, limits)
 
 
-__all__ = ["BATCH_CLIENTS", "ENDED", "BatchClient", "BatchInfo", "BatchLimits", "BatchLine", "LineResult",
-           "RegisteredBatchClient", "batch_client_for", "has_batch_client", "register_batch_client"]
+__all__ = ["BATCH_CLIENTS", "BATCH_LINE_FORMATS", "DEFAULT_BATCH_FORMAT", "ENDED", "BatchClient", "BatchInfo",
+           "BatchLimits", "BatchLine", "BatchLineFormat", "LineResult", "RegisteredBatchClient", "batch_client_for",
+           "has_batch_client", "line_format_for", "register_batch_client", "register_batch_format"]

@@ -23,9 +23,11 @@ from polyjudge.backends.batch import (
     BatchInfo,
     BatchLimits,
     BatchLine,
+    BatchLineFormat,
     LineResult,
     RegisteredBatchClient,
     register_batch_client,
+    register_batch_format,
 )
 from polyjudge.backends.http import HttpClients, HttpResponse, max_body_from_env, parse_retry_after
 from polyjudge.backends.openai import chat_body
@@ -171,6 +173,21 @@ def batch_info(data: Any) -> BatchInfo:
         output_file=data.get("output_file_id") if isinstance(data.get("output_file_id"), str) else None,
         error_file=data.get("error_file_id") if isinstance(data.get("error_file_id"), str) else None,
         errors=tuple(errors), tag=tag if isinstance(tag, str) else None)
+
+
+@register_batch_format()
+class OpenAIBatchLines(BatchLineFormat):
+    """OpenAI's batch lines (``/v1/chat/completions`` bodies), also vLLM ``run_batch``'s."""
+
+    name: ClassVar[str] = "openai"
+
+    @classmethod
+    def request_line(cls, model: str, custom_id: str, request: GenerateRequest) -> dict[str, Any]:
+        return request_line(model, custom_id, request)
+
+    @classmethod
+    def parse_output_line(cls, obj: Any) -> LineResult:
+        return parse_output_line(obj)
 
 
 @register_batch_client()
@@ -336,5 +353,6 @@ def _upload_form(payload: bytes, tag: str) -> aiohttp.FormData:
     return form
 
 
-__all__ = ["CHAT_ENDPOINT", "OPENAI_BASE_URL", "OpenAIBatchClient", "batch_info", "chat_body", "encode_line",
+__all__ = ["CHAT_ENDPOINT", "OPENAI_BASE_URL", "OpenAIBatchClient", "OpenAIBatchLines", "batch_info", "chat_body",
+           "encode_line",
            "parse_chat_completion", "parse_output_line", "request_line"]

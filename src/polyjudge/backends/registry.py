@@ -70,9 +70,11 @@ class Capabilities:
     ``--max-cost`` needs no price for it). ``context_tokens``: its context size
     when the class knows it (see :meth:`RegisteredBackend.context_tokens`).
     ``batch_formats``: the batch line formats it reads and writes
-    (``backends.batch.BATCH_FORMATS``). ``token_probabilities``: it can return
+    (``backends.batch.BATCH_LINE_FORMATS``). ``token_probabilities``: it can return
     top log-probabilities (expected scores). ``samples_per_request``: it
-    answers several choices (``n``) in one request.
+    answers several choices (``n``) in one request. ``gpu_cluster_only``: it
+    runs only on a Ray cluster with GPU nodes, driven by the Ray executor
+    (``backends.vllm.ClusterBackend``); no other executor can send to it.
     """
 
     local: bool = False
@@ -80,6 +82,27 @@ class Capabilities:
     batch_formats: tuple[str, ...] = ()
     token_probabilities: bool = False
     samples_per_request: bool = False
+    gpu_cluster_only: bool = False
+
+    _MEANINGS: ClassVar[dict[str, str]] = {
+        "local": "runs on the user's own machines and costs nothing (no price needed for --max-cost)",
+        "context_tokens": "context size in tokens",
+        "batch_formats": "batch line formats it reads and writes (--batch-export/--batch-import)",
+        "token_probabilities": "returns top token log-probabilities (score_mode=expected)",
+        "samples_per_request": "answers several samples (n) in one request",
+        "gpu_cluster_only": "runs only on a Ray cluster with GPU nodes (--executor ray)",
+    }
+
+    def declared(self) -> list[tuple[str, str, str]]:
+        """``(name, value, meaning)`` of every capability set away from its default, for listings."""
+        shown: list[tuple[str, str, str]] = []
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value == f.default:
+                continue
+            text = ",".join(value) if isinstance(value, tuple) else str(value).lower()
+            shown.append((f.name, text, self._MEANINGS.get(f.name, "")))
+        return shown
 
 
 class RegisteredBackend(ABC):

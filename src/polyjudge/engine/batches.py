@@ -30,7 +30,15 @@ from pathlib import Path
 from typing import TypeVar
 
 from polyjudge.backends.base import BackendError
-from polyjudge.backends.batch import BatchClient, BatchInfo, BatchLimits, BatchLine, LineResult
+from polyjudge.backends.batch import (
+    BatchClient,
+    BatchInfo,
+    BatchLimits,
+    BatchLine,
+    BatchLineFormat,
+    LineResult,
+    line_format_for,
+)
 from polyjudge.data.errors import InputError
 from polyjudge.data.secrets import redact
 from polyjudge.engine.plan import Task, sample_groups
@@ -457,11 +465,13 @@ def _samples_off(state: _State, judge: str, index: int, what: str) -> None:
 
 # --------------------------------------------------------------------------- offline files
 
-def export_batch(groups: Sequence[tuple[Task, ...]], path: str | Path, store: Store) -> int:
+def export_batch(groups: Sequence[tuple[Task, ...]], path: str | Path, store: Store,
+                 backends: Sequence[str | None] = ()) -> int:
     """Write the batch input JSONL of ``groups`` (``custom_id`` = the first task's key) and remember
-    which tasks each line answers, so :func:`import_batch` can load its output. Returns the line count."""
-    from polyjudge.backends.openai_batch import request_line
+    which tasks each line answers, so :func:`import_batch` can load its output. Returns the line count.
 
+    ``backends`` names each judge's backend (by judge index), whose declared batch format writes its
+    lines (``backends.batch.line_format_for``; the default format for a judge not named)."""
     rows = [r for g in groups for r in _line_rows(g)]
     for g in groups:
         store.put_prompt(g[0].prompt_hash, g[0].request)
@@ -470,7 +480,9 @@ def export_batch(groups: Sequence[tuple[Task, ...]], path: str | Path, store: St
     with open(tmp, "w", encoding="utf-8") as fh:
         for g in groups:
             line = _request_of(g)
-            fh.write(json.dumps(request_line(g[0].judge, line.custom_id, line.request), ensure_ascii=False) + "\n")
+            lines = _line_format(backends, g[0].judge_index)
+            record = lines.request_line(g[0].judge, line.custom_id, line.request)
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
     tmp.replace(target)
     store.add_batch(new_tag(), EXPORT, groups[0][0].judge if groups else "", rows, endpoint=str(target),
                     status=EXPORTED)
@@ -484,15 +496,24 @@ class ImportCounts:
     skipped: int = 0  # tasks already answered in the store (kept)
 
 
-def import_batch(path: str | Path, store: Store, tasks: Sequence[Task]) -> ImportCounts:
+def _line_format(backends: Sequence[str | None], judge_index: int) -> type[BatchLineFormat]:
+    """The batch line format of judge ``judge_index`` (the default one when its backend is not named)."""
+    return line_format_for(backends[judge_index] if 0 <= judge_index < len(backends) else None)
+
+
+def import_batch(path: str | Path, store: Store, tasks: Sequence[Task],
+                 backends: Sequence[str | None] = ()) -> ImportCounts:
     """Load a batch output JSONL (OpenAI's or vLLM ``run_batch``'s) into the store.
 
     Every line is checked before anything is written: a line that is not an
     output line, or whose ``custom_id`` names no request of this run (from an
-    export of this run or a task key), raises :class:`InputError`.
+    export of this run or a task key), raises :class:`InputError`. The file's
+    lines are read in the batch format of the run's first judge (``backends``
+    as for :func:`export_batch`): one file answers one provider's batch.
     """
-    from polyjudge.backends.openai_batch import parse_output_line
     from polyjudge.data.readers import iter_jsonl
+
+    parse_output_line = _line_format(backends, 0).parse_output_line
 
     if not Path(path).is_file():
         raise InputError("batch output file not found", path=str(path))

@@ -333,6 +333,11 @@ def _chunk_work(ctx: _Context, store: Store, chunk: Sequence[int], sent: set[str
     return todo
 
 
+def _judge_backends(spec: RunSpec) -> list[str | None]:
+    """Each judge's backend name (by judge index), which chooses its batch file's line format."""
+    return [info.get("backend") for info in spec.judge_info or ()]
+
+
 async def _send_materialised(ctx: _Context, store: Store, stop: asyncio.Event) -> tuple[ExecStats, int]:
     """The Batch API paths (send, export, import): every task planned at once."""
     spec, plan = ctx.spec, ctx.plan
@@ -344,11 +349,11 @@ async def _send_materialised(ctx: _Context, store: Store, stop: asyncio.Event) -
     warn_oversized(oversized_prompts(todo_all, plan.items, ctx.sizes))
     stats = ExecStats()
     if spec.batch_import is not None:
-        counts = import_batch(spec.batch_import, store, tasks)
+        counts = import_batch(spec.batch_import, store, tasks, _judge_backends(spec))
         stats.done, stats.failed = counts.answered, counts.failed
     elif spec.batch_export is not None:
         if todo:
-            export_batch(sample_groups(todo, ctx.per_request), spec.batch_export, store)
+            export_batch(sample_groups(todo, ctx.per_request), spec.batch_export, store, _judge_backends(spec))
     elif todo and spec.batch_clients is not None:
         spent = cost_of(store.get_many(keys).values(), ctx.table) if spec.max_cost is not None else 0.0
         stats = await _send_batches(ctx, store, stop, todo, spent)

@@ -26,8 +26,10 @@ changes when it moves to a cluster. How the work is spread:
   had not arrived are sent again (to any actor), never the answered ones. A
   task whose actor dies :attr:`RayOptions.max_actor_deaths` times is recorded
   as failed, so a prompt that kills its worker cannot loop forever.
-- A ``vllm`` judge (``vllm:HF_MODEL``) runs ``ray.data.llm``'s vLLM engine
-  processor instead of actors (GPU nodes only); see :func:`vllm_row`.
+- A judge whose backend runs only on a GPU cluster (``gpu_cluster_only``, the
+  ``vllm`` judge: ``ray.data.llm``'s vLLM engine processor) is not sent from
+  actors: its work goes to its backend's Ray Data processor
+  (:class:`~polyjudge.backends.vllm.ClusterBackend`).
 
 Ray is optional (``pip install 'polyjudge[ray]'``) and imported only here.
 """
@@ -56,7 +58,8 @@ from types import ModuleType
 from typing import Any
 
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
-from polyjudge.backends.registry import BackendSettings, JudgeSpec
+from polyjudge.backends.registry import BackendSettings, JudgeSpec, backend_class
+from polyjudge.backends.vllm import ClusterBackend, ClusterPlacement
 from polyjudge.data.errors import InputError
 from polyjudge.data.secrets import redact
 from polyjudge.engine.plan import Task
@@ -80,8 +83,6 @@ from polyjudge.rundir.ownership import read_record
 log = logging.getLogger("polyjudge")
 
 INSTALL_RAY = "pip install 'polyjudge[ray]'"
-INSTALL_RAY_LLM = "pip install 'ray[llm]'"
-VLLM = "vllm"
 # The error kind (ExecStats.errors, the run's failure table) of a task whose actor kept dying.
 ACTOR_DIED = "ray actor died"
 # The store calls that answer a task (an actor's executor also makes put_prompt); the driver performs them.
@@ -153,14 +154,21 @@ def require_ray() -> ModuleType:
                          field="executor") from None
 
 
-def require_ray_llm() -> ModuleType:
-    """``ray.data.llm`` (the vLLM processor), or :class:`InputError` saying how to get it."""
-    require_ray()
-    try:
-        return importlib.import_module("ray.data.llm")
-    except ImportError as exc:
-        raise InputError(f"a vllm judge runs ray.data.llm's vLLM engine, which cannot be imported here ({exc}); "
-                         f"install it on the driver and the GPU nodes: {INSTALL_RAY_LLM}", field="judge") from None
+def cluster_backend(spec: JudgeSpec) -> type[ClusterBackend] | None:
+    """The judge's backend class when it runs only on a GPU cluster (its capabilities say so), else None."""
+    cls = backend_class(spec.backend)
+    if not cls.capabilities.gpu_cluster_only:
+        return None
+    if not issubclass(cls, ClusterBackend):
+        raise TypeError(f"backend {spec.backend} says it runs only on a GPU cluster but is no ClusterBackend")
+    return cls
+
+
+def require_cluster_backends(specs: Sequence[JudgeSpec]) -> None:
+    """Ray, and what each GPU-cluster judge runs on (e.g. ``ray.data.llm``), or :class:`InputError`."""
+    for cls in {c for c in map(cluster_backend, specs) if c is not None}:
+        require_ray()
+        cls.require()
 
 
 def _target(options: RayOptions) -> tuple[str | None, str]:
@@ -512,7 +520,7 @@ class _Slotted:
 
 
 class _NotHere:
-    """Stands for a judge the actors do not serve (a vllm judge); never asked."""
+    """Stands for a judge the actors do not serve (one that runs only on GPU nodes: vllm); never asked."""
 
     def __init__(self, model: str) -> None:
         self.model = model
@@ -1035,15 +1043,14 @@ async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[Ju
     unknown = sorted(i for i in judges if not 0 <= i < len(specs))
     if unknown:
         raise ValueError(f"tasks name judge {unknown[0]} but only {len(specs)} judge spec(s) were given")
-    on_vllm = {i for i in judges if specs[i].backend == VLLM}
-    if on_vllm:
-        require_ray_llm()
+    on_cluster = {i for i in judges if cluster_backend(specs[i]) is not None}
+    require_cluster_backends([specs[i] for i in on_cluster])
     ray = connect(options, ray_log_path(store))
-    if on_vllm:
+    if on_cluster:
         _check_gpus(ray)
-    pooled = [g for g in work if g[0].judge_index not in on_vllm]
+    pooled = [g for g in work if g[0].judge_index not in on_cluster]
     if pooled:
-        served = {i: name for i, name in judges.items() if i not in on_vllm}
+        served = {i: name for i, name in judges.items() if i not in on_cluster}
         count = options.actors or max(1, _alive_nodes(ray))
         slots = max(1, math.ceil(concurrency / count))
         report.pool_started = max(report.pool_started, count)
@@ -1056,14 +1063,14 @@ async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[Ju
             await driver.run(chunk_work(pooled, driver.chunk_size), stop)
         finally:
             _kill(ray, actors)
-    for index in sorted(on_vllm):
+    for index in sorted(on_cluster):
         if stats.stop_kind is None and stop is not None and stop.is_set():
             stats.stop_kind, stats.stop_reason = INTERRUPTED, "interrupted"
         if stats.stop_kind is not None:
             break
         mine = [t for g in work if g[0].judge_index == index for t in g]
-        await _execute_vllm(ray, mine, specs[index], settings, store, stats, options=options,
-                            on_update=on_update, stop=stop)
+        await _execute_on_cluster(ray, mine, specs[index], settings, store, stats, options=options,
+                                  on_update=on_update, stop=stop)
     return stats
 
 
@@ -1086,8 +1093,7 @@ class RayExecutor:
                  options: RayOptions = RayOptions()) -> None:
         options.check()
         require_ray()
-        if any(s.backend == VLLM for s in specs):
-            require_ray_llm()
+        require_cluster_backends(specs)
         self.specs, self.settings, self.options = list(specs), settings, options
         self.report = ClusterReport()
 
@@ -1107,7 +1113,7 @@ class RayExecutor:
                                  report=self.report)
 
 
-# --------------------------------------------------------------------------- vllm judges (GPU nodes)
+# --------------------------------------------------------------------------- GPU-cluster judges (vllm)
 
 
 def _check_gpus(ray: ModuleType) -> None:
@@ -1117,58 +1123,35 @@ def _check_gpus(ray: ModuleType) -> None:
                          field="judge")
 
 
-def vllm_row(task: Task) -> dict[str, Any]:
-    """One Ray Data row for the vLLM processor: chat messages and sampling parameters.
-
-    A protocol's JSON schema becomes vLLM's structured output (guided JSON), as
-    the llama.cpp backend constrains its answers with a grammar.
-    """
-    req = task.request
-    params: dict[str, Any] = {"temperature": req.temperature, "max_tokens": req.max_tokens}
-    if req.seed is not None:
-        params["seed"] = req.seed
-    if req.json_schema is not None:
-        params["structured_outputs"] = {"json": req.json_schema}
-    return {"key": task.key, "messages": [{"role": m.role, "content": m.content} for m in req.messages],
-            "sampling_params": params}
-
-
-def vllm_result(row: Mapping[str, Any], max_tokens: int, model: str) -> GenerateResult:
-    """The processor's output row as a backend answer (vLLM reports tokens, not a finish reason)."""
-    completion = int(row.get("num_generated_tokens") or 0)
-    return GenerateResult(text=str(row.get("generated_text") or ""),
-                          finish_reason="length" if completion >= max_tokens else "stop",
-                          usage=Usage(int(row.get("num_input_tokens") or 0), completion), model=model)
-
-
 def _next_row(rows: Iterator[dict[str, Any]]) -> dict[str, Any] | None:
     return next(rows, None)
 
 
-async def _execute_vllm(ray: ModuleType, tasks: list[Task], spec: JudgeSpec, settings: BackendSettings,
-                        store: Store, stats: ExecStats, *, options: RayOptions, on_update: ProgressHook | None,
-                        stop: asyncio.Event | None) -> None:
-    """One vllm judge's tasks through ``ray.data.llm``: rows in, answers written as they stream out."""
-    llm = require_ray_llm()
-    config = llm.vLLMEngineProcessorConfig(
-        model_source=spec.model, concurrency=options.actors or 1, batch_size=options.vllm_batch_size,
-        engine_kwargs={"enable_prefix_caching": True, "max_model_len": settings.n_ctx},
-        should_continue_on_error=True,  # a failed row is recorded, never raised or scored
-        runtime_env=dict(options.runtime_env) if options.runtime_env else None)
-    processor = llm.build_processor(config)
+async def _execute_on_cluster(ray: ModuleType, tasks: list[Task], spec: JudgeSpec, settings: BackendSettings,
+                              store: Store, stats: ExecStats, *, options: RayOptions,
+                              on_update: ProgressHook | None, stop: asyncio.Event | None) -> None:
+    """One GPU-cluster judge's tasks through its backend's Ray Data processor: rows in, answers written
+    as they stream out."""
+    backend = cluster_backend(spec)
+    assert backend is not None
+    placement = ClusterPlacement(replicas=options.actors or 1, batch_size=options.vllm_batch_size,
+                                 runtime_env=options.runtime_env)
+    processor = backend.processor(spec, settings, placement)
     by_key = {t.key: t for t in tasks}
-    rows: Iterator[dict[str, Any]] = iter(processor(ray.data.from_items([vllm_row(t) for t in tasks])).iter_rows())
+    rows: Iterator[dict[str, Any]] = iter(processor(ray.data.from_items(
+        [backend.request_row(t.key, t.request) for t in tasks])).iter_rows())
+    kind = f"{spec.backend} error"
     while (row := await asyncio.to_thread(_next_row, rows)) is not None:
         task = by_key.pop(str(row["key"]))
         store.put_prompt(task.prompt_hash, task.request)
         stats.sent += 1
-        error = row.get("__inference_error__")
-        if error:
-            store.put_failure(task.key, task.prompt_hash, task.judge, task.run_index, f"vllm error: {error}", 1)
+        error = backend.row_error(row)
+        if error is not None:
+            store.put_failure(task.key, task.prompt_hash, task.judge, task.run_index, f"{kind}: {error}", 1)
             stats.failed += 1
-            stats.errors["vllm error"] = stats.errors.get("vllm error", 0) + 1
+            stats.errors[kind] = stats.errors.get(kind, 0) + 1
         else:
-            store.put_result(task, vllm_result(row, task.request.max_tokens, task.judge), 1)
+            store.put_result(task, backend.answer(row, task.request.max_tokens, task.judge), 1)
             stats.done += 1
         if on_update is not None:
             on_update(stats)
@@ -1177,6 +1160,5 @@ async def _execute_vllm(ray: ModuleType, tasks: list[Task], spec: JudgeSpec, set
             return
 
 
-__all__ = ["ACTOR_DIED", "INSTALL_RAY", "VLLM", "ClusterReport", "JudgeActor", "Learned", "RayExecutor",
-           "RayOptions", "chunk_work",
-           "connect", "execute_ray", "require_ray", "require_ray_llm", "vllm_result", "vllm_row"]
+__all__ = ["ACTOR_DIED", "INSTALL_RAY", "ClusterReport", "JudgeActor", "Learned", "RayExecutor", "RayOptions",
+           "chunk_work", "cluster_backend", "connect", "execute_ray", "require_cluster_backends", "require_ray"]

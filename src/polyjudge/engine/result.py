@@ -15,7 +15,6 @@ from typing import Any, Protocol, overload
 import numpy as np
 
 from polyjudge.aggregate.runs import get_aggregator
-from polyjudge.backends.base import Usage
 from polyjudge.backends.reported import NOT_TEXT
 from polyjudge.data.records import Item
 from polyjudge.data.spans import SpanSegment, spans_from_annotation
@@ -35,52 +34,13 @@ from polyjudge.rundir import (
     RunContents,
     SegmentRow,
     SystemRow,
-    judgment_json,
     write_manifest,
     write_run,
 )
 
-
-@dataclass(slots=True)
-class Judgment:
-    item_index: int
-    run_index: int
-    judge: str
-    status: str
-    error: str | None
-    raw_text: str | None
-    annotation: Any
-    score: float | None
-    usage: Usage = field(default_factory=Usage)
-    latency_s: float = 0.0
-    finish_reason: str | None = None
-    # The model's thinking beside its answer (reasoning models), kept but never parsed.
-    reasoning: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == OK
-
-    @property
-    def prompt_tokens(self) -> int:
-        return self.usage.prompt_tokens
-
-    @property
-    def completion_tokens(self) -> int:
-        return self.usage.completion_tokens
-
-    def to_json(self, item: Item) -> dict[str, Any]:
-        """The ``judgments.jsonl`` object of this judgment, without building its record."""
-        return judgment_json(self, item)
-
-    def to_record(self, item: Item) -> JudgmentRecord:
-        """The ``judgments.jsonl`` line of this judgment (identifiers from its item)."""
-        return JudgmentRecord(
-            item_index=self.item_index, system=item.system, doc_id=item.doc_id, seg_id=item.seg_id,
-            run_index=self.run_index, judge=self.judge, status=self.status, error=self.error,
-            raw_text=self.raw_text, annotation=self.annotation, score=self.score,
-            prompt_tokens=self.usage.prompt_tokens, completion_tokens=self.usage.completion_tokens,
-            latency_s=self.latency_s, finish_reason=self.finish_reason, reasoning=self.reasoning)
+# The engine's judgment is the run directory's record (``judgments.jsonl``'s line): one type, built here
+# with its item's identifiers, so nothing converts one into the other.
+Judgment = JudgmentRecord
 
 
 class Planned(Protocol):
@@ -109,10 +69,12 @@ def judgment_of(item_index: int, run_index: int, judge: str, stored: StoredRespo
 
     def made(status: str, error: str | None, annotation: Any = None, score: float | None = None) -> Judgment:
         if stored is None:
-            return Judgment(item_index, run_index, judge, status, error, None, None, None)
-        return Judgment(item_index, run_index, judge, status, error, stored.text, annotation,
-                        score, stored.usage, stored.latency_s,
-                        stored.finish_reason, stored.reasoning)
+            return JudgmentRecord(item_index, item.system, item.doc_id, item.seg_id, run_index, judge, status, error,
+                                  None, None, None)
+        return JudgmentRecord(item_index, item.system, item.doc_id, item.seg_id, run_index, judge, status, error,
+                              stored.text, annotation, score, stored.usage.prompt_tokens,
+                              stored.usage.completion_tokens, stored.latency_s, stored.finish_reason,
+                              stored.reasoning)
 
     if stored is None:
         return made(PENDING, "not sent (the run stopped before it; re-run the same command to resume)")
@@ -298,7 +260,7 @@ class RunResult:
                     matrix[jd.judge][i, jd.run_index] = jd.score
                 per[jd.judge].append(jd)
                 if spool is not None:
-                    spool.add(jd.to_json(item))
+                    spool.add(jd)
             for judge, mine in per.items():
                 mine.sort(key=lambda j: j.run_index)
                 segments[judge].append(self._segment(agg, item, mine))
@@ -459,7 +421,7 @@ class RunResult:
         if self._spool is not None and self._spool.available:
             judgments = self._spool
         else:
-            judgments = (jd.to_record(items[jd.item_index]) for jd in self.judgments)
+            judgments = iter(self.judgments)
         return RunContents(
             manifest=self.manifest, items=items, judges=self.judges,
             judgments=judgments,

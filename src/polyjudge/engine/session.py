@@ -207,6 +207,10 @@ def _prepare(config: JudgeConfig) -> _Prepared:
                                max_per_server=config.per_server_concurrency)
     _check_spending(config, specs, prices)
     executor = None
+    cluster_only = sorted({s.backend for s in specs if _capabilities(s).gpu_cluster_only})
+    if cluster_only and config.executor == "local":
+        raise InputError(f"a {', '.join(cluster_only)} judge runs only on a Ray cluster with GPU nodes; "
+                         "judge with --executor ray", field="judge")
     if config.executor != "local":
         from polyjudge.engine.executor import make_executor
         from polyjudge.engine.ray_executor import RayOptions

@@ -41,7 +41,6 @@ from polyjudge.rundir.records import (
     SystemRow,
     format_cell,
     format_mtme,
-    judgment_json,
     tsv_text,
 )
 
@@ -51,4 +50,4 @@ __all__ = ["AGGREGATES", "FORMAT_VERSION", "ITEMS", "JUDGMENTS", "LOCK_FILE", "M
            "TRUNCATED", "JudgmentRecord", "JudgmentSpool", "Manifest", "MergedRow", "RunConfig", "RunContents",
            "OwnedDir", "RunDir", "RunDirInUse", "RunDirLock", "RunScores", "SegmentRow", "SystemRow",
            "check_out_path", "claim", "claim_run_dir", "clear_run", "format_cell",
-           "format_mtme", "judgment_json", "output_sizes", "tsv_text", "write_manifest", "write_run"]
+           "format_mtme", "output_sizes", "tsv_text", "write_manifest", "write_run"]

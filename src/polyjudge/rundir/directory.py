@@ -118,7 +118,7 @@ class JudgmentSpool:
         self.count = 0
 
     def add(self, record: JudgmentRecord | dict[str, Any]) -> None:
-        """One judgment: its record, or the record's JSON object (:func:`records.judgment_json`)."""
+        """One judgment: its record, or the record's JSON object (:meth:`JudgmentRecord.to_json`)."""
         obj = record if isinstance(record, dict) else record.to_json()
         self._fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
         self.count += 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import plain
@@ -92,83 +92,13 @@ def _opt_float(x: Any) -> float | None:
         return None
 
 
-class SegmentIds(Protocol):
-    """Where a judgment's item sits: its system, document and segment (an item or a record)."""
-
-    @property
-    def system(self) -> str | None: ...
-
-    @property
-    def doc_id(self) -> str | None: ...
-
-    @property
-    def seg_id(self) -> str | None: ...
-
-
-class JudgmentFields(Protocol):
-    """What a ``judgments.jsonl`` line says of one judgment (a :class:`JudgmentRecord` or the engine's judgment)."""
-
-    @property
-    def item_index(self) -> int: ...
-
-    @property
-    def run_index(self) -> int: ...
-
-    @property
-    def judge(self) -> str: ...
-
-    @property
-    def status(self) -> str: ...
-
-    @property
-    def error(self) -> str | None: ...
-
-    @property
-    def raw_text(self) -> str | None: ...
-
-    @property
-    def annotation(self) -> Any: ...
-
-    @property
-    def score(self) -> float | None: ...
-
-    @property
-    def prompt_tokens(self) -> int: ...
-
-    @property
-    def completion_tokens(self) -> int: ...
-
-    @property
-    def latency_s(self) -> float: ...
-
-    @property
-    def finish_reason(self) -> str | None: ...
-
-    @property
-    def reasoning(self) -> str | None: ...
-
-
-def judgment_json(j: JudgmentFields, ids: SegmentIds) -> dict[str, Any]:
-    """The JSON object of one ``judgments.jsonl`` line (:class:`JudgmentRecord` fields, in file order).
-
-    It reads the judgment and its item's identifiers where they are, so a run
-    of a million judgments is written without building a record object per
-    line; :meth:`JudgmentRecord.to_json` calls it too, so the two cannot differ.
-    """
-    out: dict[str, Any] = {
-        "item_index": j.item_index, "system": ids.system, "doc_id": ids.doc_id, "seg_id": ids.seg_id,
-        "run_index": j.run_index, "judge": j.judge, "status": j.status, "error": j.error, "raw_text": j.raw_text,
-        "annotation": j.annotation, "score": j.score,
-        "usage": {"prompt_tokens": j.prompt_tokens, "completion_tokens": j.completion_tokens},
-        "latency_s": j.latency_s, "finish_reason": j.finish_reason}
-    if j.reasoning is not None:
-        out["reasoning"] = j.reasoning
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class JudgmentRecord:
-    """One line of ``judgments.jsonl``: one judge's answer for one item and run."""
+    """One line of ``judgments.jsonl``: one judge's answer for one item and run.
+
+    Also the engine's judgment (``engine.result.Judgment`` is this type): the engine builds it with its
+    item's identifiers, so what a run holds and what its directory says are one record.
+    """
 
     item_index: int
     system: str | None
@@ -193,7 +123,16 @@ class JudgmentRecord:
         return self.status == OK
 
     def to_json(self) -> dict[str, Any]:
-        return judgment_json(self, self)
+        """The line's JSON object, keys in file order; ``reasoning`` only when there is some."""
+        out: dict[str, Any] = {
+            "item_index": self.item_index, "system": self.system, "doc_id": self.doc_id, "seg_id": self.seg_id,
+            "run_index": self.run_index, "judge": self.judge, "status": self.status, "error": self.error,
+            "raw_text": self.raw_text, "annotation": self.annotation, "score": self.score,
+            "usage": {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens},
+            "latency_s": self.latency_s, "finish_reason": self.finish_reason}
+        if self.reasoning is not None:
+            out["reasoning"] = self.reasoning
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any], *, path: str, line: int) -> JudgmentRecord:
@@ -403,5 +342,5 @@ class Manifest:
 
 
 __all__ = ["FORMAT_VERSION", "OK", "PARSE_FAILED", "PENDING", "REQUEST_FAILED", "STATUSES", "TRUNCATED",
-           "JudgmentRecord", "Manifest", "judgment_json", "MergedRow", "RunConfig", "SegmentRow", "SystemRow",
+           "JudgmentRecord", "Manifest", "MergedRow", "RunConfig", "SegmentRow", "SystemRow",
            "format_cell", "format_mtme", "tsv_text"]
