@@ -1,6 +1,8 @@
 """Readers that turn score files into ScoreMatrix objects (higher = better).
 
-Formats:
+Each format is one entry of :data:`SCORE_FORMAT_REGISTRY` (a reader and the rule
+``auto`` asks, :func:`register_score_format`); ``polyjudge score-formats`` lists
+them and the commands' format choices are read from it. Built-in formats:
 
 * mt-metrics-eval layout: ``DIR/human-scores/LP.NAME.LEVEL.score`` and
   ``DIR/metric-scores/LP/NAME-REF.LEVEL.score``; lines ``system<TAB>score`` in

@@ -3,7 +3,9 @@
 Every reader returns :class:`~polyjudge.data.spans.SpanSegment` records for
 :func:`polyjudge.spanf1.scoring.span_f1`; task-2 TSV files are read by
 :func:`polyjudge.data.spans.read_task2_tsv`. A run directory's several runs of
-one item are merged by character voting (:func:`vote_merger`).
+one item are merged by character voting (:func:`vote_merger`). Each format is
+one entry of :data:`SPAN_FORMAT_REGISTRY` (:func:`register_span_format`: a reader
+and the rule ``auto`` asks), listed by ``polyjudge span-formats``.
 """
 
 from __future__ import annotations
