@@ -9,11 +9,15 @@ and names that module in an entry-point group of its distribution::
     [polyjudge.statistics]    my-stat     = my_pkg.stats:my_statistic
     [polyjudge.presets]       my-preset   = my_pkg.stats:my_preset
     [polyjudge.readers]       my-format   = my_pkg.inputs:read_my_format
+    [polyjudge.score_formats] my-scores   = my_pkg.formats:read_my_scores
+    [polyjudge.span_formats]  my-spans    = my_pkg.formats:read_my_spans
+    [polyjudge.writers]       my-writer   = my_pkg.outputs:render_my_files
 
 An entry point may load an object its module's decorator registered, or a
 plain one (a protocol class, an aggregator function), registered under the
 entry point's name. Nothing in polyjudge is edited: the entry then shows in
-``--help``, in ``polyjudge protocols`` (``backends``, ``statistics``, ...),
+``--help``, in ``polyjudge protocols`` (``backends``, ``statistics``,
+``readers``, ``score-formats``, ``span-formats``, ``writers``, ...),
 and, for a statistic, as a column of ``meta-eval``'s per-language-pair table
 and of the report. These names are kept stable across releases; anything
 imported from deeper modules may move.
@@ -25,19 +29,27 @@ from polyjudge.aggregate.runs import Aggregator, register_aggregator
 from polyjudge.backends.base import GenerateRequest, GenerateResult, Message, TokenLogprob, Usage
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
 from polyjudge.data.errors import InputError
+from polyjudge.data.formats import SourceProbe
 from polyjudge.data.readers import InputReader, ItemDefaults, register_reader
 from polyjudge.data.records import DocumentContext, Item
+from polyjudge.data.spans import Span, SpanSegment
+from polyjudge.metaeval.readers import RunChoice, ScoreFormat, ScoreTable, register_score_format
 from polyjudge.metaeval.statistics import Scores, Statistic, register_statistic
 from polyjudge.metaeval.tasks import Task, register_preset
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.options import NoOptions, option
 from polyjudge.protocols.registry import register_protocol
 from polyjudge.registry import UnknownNameError
+from polyjudge.rundir import RunDir
+from polyjudge.rundir.writers import OutputWriter, RunFiles, lines_body, register_writer
+from polyjudge.spanf1.readers import SpanFormat, SpanRequest, register_span_format
 
 __all__ = [
     "Aggregator", "BackendSettings", "DocumentContext", "GenerateRequest", "GenerateResult", "InputError",
-    "InputReader", "Item", "ItemDefaults", "JudgeProtocol", "JudgeSpec", "Message", "NoOptions", "ParseFailure",
-    "ProtocolOptions", "RegisteredBackend", "Scores", "Statistic", "Task", "TokenLogprob", "UnknownNameError",
-    "Usage", "option", "register_aggregator", "register_backend", "register_preset", "register_protocol",
-    "register_reader", "register_statistic",
+    "InputReader", "Item", "ItemDefaults", "JudgeProtocol", "JudgeSpec", "Message", "NoOptions", "OutputWriter",
+    "ParseFailure", "ProtocolOptions", "RegisteredBackend", "RunChoice", "RunDir", "RunFiles", "ScoreFormat",
+    "ScoreTable", "Scores", "SourceProbe", "Span", "SpanFormat", "SpanRequest", "SpanSegment", "Statistic", "Task",
+    "TokenLogprob", "UnknownNameError", "Usage", "lines_body", "option", "register_aggregator", "register_backend",
+    "register_preset", "register_protocol", "register_reader", "register_score_format", "register_span_format",
+    "register_statistic", "register_writer",
 ]

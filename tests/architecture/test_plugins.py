@@ -1,4 +1,5 @@
-"""A plugin package adds a protocol, a backend, an aggregator, a statistic and an input reader by entry points.
+"""A plugin package adds a protocol, a backend, an aggregator, a statistic, an input reader, a score format,
+a span format and an output writer by entry points.
 
 The plugin imports only :mod:`polyjudge.plugins` (the stable surface). The test
 builds a real (tiny) installed distribution: a module plus a ``*.dist-info``
@@ -27,7 +28,9 @@ PLUGIN = '''
 from dataclasses import dataclass
 import numpy as np
 from polyjudge.plugins import (GenerateRequest, GenerateResult, Item, JudgeProtocol, Message, ParseFailure,
-                               RegisteredBackend, Usage, register_reader, register_statistic)
+                               RegisteredBackend, ScoreTable, Span, SpanSegment, Usage, lines_body,
+                               register_reader, register_score_format, register_span_format,
+                               register_statistic, register_writer)
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,35 @@ def read_pipes(path, defaults):
         items.append(Item(src=src, tgt=tgt, system=system, seg_id=str(n), src_lang=defaults.src_lang,
                           tgt_lang=defaults.tgt_lang))
     return items
+
+
+def _is_pscores(probe):
+    \"\"\"a file named *.pscores\"\"\"
+    return probe.name.endswith(".pscores")
+
+
+@register_score_format("pipescores", detect=_is_pscores)
+def read_pipescores(path, choice):
+    \"\"\"system|seg_id|score lines (a plugin score format).\"\"\"
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        system, seg, score = line.split("|")
+        rows.append((system, None, seg, float(score), n))
+    return ScoreTable(str(path), tuple(rows), has_doc_id=False)
+
+
+@register_span_format("spanmarks")
+def read_spanmarks(path, request):
+    \"\"\"seg_id start end severity lines (a plugin span format).\"\"\"
+    segs = [SpanSegment(system="S", doc_id=None, seg_id=seg, spans=(Span(int(a), int(b), sev),), lp=request.lp)
+            for seg, a, b, sev in (line.split() for line in path.read_text(encoding="utf-8").splitlines())]
+    return segs, []
+
+
+@register_writer("pipes-out", writes="scores.pipes")
+def render_pipes(run):
+    \"\"\"system|seg_id|score lines of the run's final scores (a plugin writer).\"\"\"
+    return {"scores.pipes": lines_body(f"{r.system}|{r.seg_id}|{r.score}\\n" for r in run.segment_rows)}
 '''
 
 ENTRY_POINTS = '''
@@ -115,6 +147,15 @@ mean_abs_diff = pj_plugin_demo:mean_abs_diff
 
 [polyjudge.readers]
 pipes = pj_plugin_demo:read_pipes
+
+[polyjudge.score_formats]
+pipescores = pj_plugin_demo:read_pipescores
+
+[polyjudge.span_formats]
+spanmarks = pj_plugin_demo:read_spanmarks
+
+[polyjudge.writers]
+pipes-out = pj_plugin_demo:render_pipes
 '''
 
 
@@ -251,3 +292,40 @@ def test_a_plugin_statistic_reaches_the_meta_eval_table_and_the_report(tmp_path)
 
     plain = _polyjudge(dict(os.environ), *args)  # without the plugin: the standard table only
     assert plain.returncode == 0 and "mean_abs_diff" not in plain.stdout
+
+
+def test_plugin_formats_and_writer_are_choices_listed_and_used(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    env = _install(site)
+    listed = {kind: _polyjudge(env, kind, "--format", "json") for kind in ("score-formats", "span-formats", "writers")}
+    assert all(r.returncode == 0 for r in listed.values()), [r.stderr for r in listed.values()]
+    names = {kind: {e["name"]: e["source"] for e in json.loads(r.stdout)} for kind, r in listed.items()}
+    assert names["score-formats"]["pipescores"] == "plugin (pj_plugin_demo)"
+    assert names["span-formats"]["spanmarks"] == "plugin (pj_plugin_demo)"
+    assert names["writers"]["pipes-out"] == "plugin (pj_plugin_demo)"
+    assert "tsv|jsonl|sys|pipescores]" in _polyjudge(env, "meta-eval", "--help").stdout
+    assert "run|spanmarks]" in _polyjudge(env, "span-f1", "--help").stdout
+
+    rng = np.random.default_rng(3)
+    human = np.round(rng.normal(size=(4, 6)), 3)
+    metric = np.round(human + rng.normal(size=human.shape) / 3, 3)
+    (tmp_path / "h.pscores").write_text("".join(f"S{i}|{j}|{v}\n" for i, row in enumerate(human)
+                                                for j, v in enumerate(row)), encoding="utf-8")
+    (tmp_path / "m.tsv").write_text("system\tseg_id\tscore\n" + "".join(
+        f"S{i}\t{j}\t{v}\n" for i, row in enumerate(metric) for j, v in enumerate(row)), encoding="utf-8")
+    res = _polyjudge(env, "meta-eval", "--human", str(tmp_path / "h.pscores"), "--metric", f"J={tmp_path / 'm.tsv'}",
+                     "--lp", "en-de", "-k", "0", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    pearson = json.loads(res.stdout)["language_pairs"]["en-de"]["J"]["seg_pearson"]
+    assert pearson == pytest.approx(np.corrcoef(human.ravel(), metric.ravel())[0, 1], rel=1e-9)  # no grouping
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "run-0.1.0"
+    code = ("import sys\nfrom polyjudge.rundir import RunDir\nfrom polyjudge.rundir.writers import WRITERS\n"
+            "WRITERS.get('pipes-out').write(RunDir.open(sys.argv[1]), sys.argv[2])")
+    out = tmp_path / "export"
+    res = subprocess.run([sys.executable, "-c", code, str(fixture), str(out)], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    first = (fixture / "segments.tsv").read_text(encoding="utf-8").splitlines()[1].split("\t")
+    assert (out / "scores.pipes").read_text(encoding="utf-8").splitlines()[0] == f"{first[0]}|{first[2]}|{first[5]}"

@@ -1,7 +1,8 @@
 """What can be named on the command line, read from the registries and nothing else.
 
 ``polyjudge protocols`` (and ``backends``, ``statistics``, ``aggregators``,
-``presets``) print these listings; ``--help`` texts and click choices read
+``presets``, ``readers``, ``score-formats``, ``span-formats``, ``writers``) print these
+listings; ``--help`` texts and click choices read
 the same registries, so a plugin's entry shows up everywhere at once. Each
 entry carries its options with their types and defaults, so a user finds
 what ``--protocol-option KEY=VALUE`` or a judge's ``?KEY=VALUE`` accepts
@@ -17,13 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 from polyjudge.aggregate.runs import AGGREGATORS
 from polyjudge.backends.registry import BACKENDS, REASONING_EFFORTS
+from polyjudge.data.formats import rule_text
 from polyjudge.data.readers import READERS, InputReader
 from polyjudge.protocols.options import describe_options, option_fields
 from polyjudge.protocols.registry import PROTOCOLS
 from polyjudge.registry import Registry
 
 if TYPE_CHECKING:
+    from polyjudge.metaeval.readers import ScoreFormat
     from polyjudge.metaeval.statistics import Statistic
+    from polyjudge.rundir.writers import OutputWriter
+    from polyjudge.spanf1.readers import SpanFormat
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +111,47 @@ def input_formats() -> list[str]:
     return READERS.names()
 
 
+def score_format_options(fmt: ScoreFormat) -> tuple[OptionInfo, ...]:
+    """A score format's level, how ``auto`` recognises it, and whether it reads a run's choices."""
+    return (OptionInfo("level", "seg|sys", ",".join(fmt.levels), "the level of the scores it holds"),
+            OptionInfo("detected", "rule", rule_text(fmt.detect, fmt.fallback),
+                       "what --human-format/--metric-format auto takes for this format"),
+            OptionInfo("run_choice", "bool", "true" if fmt.run_choice else "false",
+                       "reads one judge's, aggregator's or run's scores (--judge, --aggregator, --run)"))
+
+
+def span_format_options(fmt: SpanFormat) -> tuple[OptionInfo, ...]:
+    """How ``auto`` recognises a span format."""
+    return (OptionInfo("detected", "rule", rule_text(fmt.detect, fmt.fallback),
+                       "what --gold-format/--pred-format auto takes for this format"),)
+
+
+def writer_options(writer: OutputWriter) -> tuple[OptionInfo, ...]:
+    """The files an output writer writes into its target folder."""
+    return (OptionInfo("writes", "files", writer.writes, "the files written into the target folder"),)
+
+
+def score_formats() -> tuple[str, ...]:
+    """``--human-format``/``--metric-format`` choices: ``auto`` and every registered score format."""
+    from polyjudge.metaeval.readers import score_format_names
+
+    return score_format_names()
+
+
+def segment_score_formats() -> tuple[str, ...]:
+    """Choices of the commands that read segment scores only (``--human-format`` of pairwise, human-mqm)."""
+    from polyjudge.metaeval.readers import segment_format_names
+
+    return segment_format_names()
+
+
+def span_formats() -> tuple[str, ...]:
+    """``--gold-format``/``--pred-format`` choices: ``auto`` and every registered span format."""
+    from polyjudge.spanf1.readers import span_format_names
+
+    return span_format_names()
+
+
 def _no_options(_: Any) -> tuple[OptionInfo, ...]:
     return ()
 
@@ -117,6 +163,7 @@ class Listing:
 
     registry: Callable[[], Registry[Any]]
     options: Callable[[Any], tuple[OptionInfo, ...]]
+    noun: str = ""  # how --help names the entries (default: the command name)
 
 
 def _statistics() -> Registry[Any]:
@@ -131,6 +178,24 @@ def _presets() -> Registry[Any]:
     return PRESETS
 
 
+def _score_formats() -> Registry[Any]:
+    from polyjudge.metaeval.readers import SCORE_FORMAT_REGISTRY
+
+    return SCORE_FORMAT_REGISTRY
+
+
+def _span_formats() -> Registry[Any]:
+    from polyjudge.spanf1.readers import SPAN_FORMAT_REGISTRY
+
+    return SPAN_FORMAT_REGISTRY
+
+
+def _writers() -> Registry[Any]:
+    from polyjudge.rundir.writers import WRITERS
+
+    return WRITERS
+
+
 LISTINGS: dict[str, Listing] = {
     "protocols": Listing(lambda: PROTOCOLS, protocol_options),
     "backends": Listing(lambda: BACKENDS, backend_options),
@@ -138,12 +203,16 @@ LISTINGS: dict[str, Listing] = {
     "aggregators": Listing(lambda: AGGREGATORS, _no_options),
     "presets": Listing(_presets, _no_options),
     "readers": Listing(lambda: READERS, reader_options),
+    "score-formats": Listing(_score_formats, score_format_options, "score formats"),
+    "span-formats": Listing(_span_formats, span_format_options, "span formats"),
+    "writers": Listing(_writers, writer_options, "output writers"),
 }
 
 
 def _source(obj: Any) -> str:
     """``built-in`` or ``plugin (MODULE)``: the home of the class, or of a record's function."""
-    functions = (getattr(obj, "value", None), getattr(obj, "build", None), getattr(obj, "read", None))
+    functions = (getattr(obj, "value", None), getattr(obj, "build", None), getattr(obj, "read", None),
+                 getattr(obj, "render", None), getattr(obj, "detect", None))
     home = next((f for f in functions if callable(f)), obj)
     module = str(getattr(home, "__module__", "") or "")
     return "built-in" if module.startswith("polyjudge.") else f"plugin ({module})"
@@ -160,4 +229,5 @@ def entries(kind: str) -> list[EntryInfo]:
 
 __all__ = ["AGGREGATORS", "BACKENDS", "LISTINGS", "PROTOCOLS", "REASONING_EFFORTS", "EntryInfo", "Listing",
            "OptionInfo", "backend_options", "entries", "input_formats", "protocol_options", "protocols_with_option",
-           "reader_options", "statistic_options"]
+           "reader_options", "score_format_options", "score_formats", "segment_score_formats", "span_format_options",
+           "span_formats", "statistic_options", "writer_options"]

@@ -38,6 +38,9 @@ COMMANDS: dict[str, str] = {
     "aggregators": "polyjudge.cli.registry_cmd:aggregators",
     "presets": "polyjudge.cli.registry_cmd:presets",
     "readers": "polyjudge.cli.registry_cmd:readers",
+    "score-formats": "polyjudge.cli.registry_cmd:score_formats",
+    "span-formats": "polyjudge.cli.registry_cmd:span_formats",
+    "writers": "polyjudge.cli.registry_cmd:writers",
 }
 
 

@@ -1,4 +1,5 @@
-"""``polyjudge protocols`` / ``backends`` / ``statistics`` / ``aggregators`` / ``presets`` / ``readers``.
+"""``polyjudge protocols`` / ``backends`` / ``statistics`` / ``aggregators`` / ``presets`` / ``readers`` /
+``score-formats`` / ``span-formats`` / ``writers``.
 
 Each lists one registry (built-ins and plugins) with every entry's options,
 their types and defaults, as text, TSV (one row per option) or JSON.
@@ -40,7 +41,9 @@ def _entry_text(e: EntryInfo) -> str:
 
 
 def _listing_command(kind: str) -> click.Command:
-    @click.command(name=kind, help=f"List the registered {kind} with their options, types and defaults.")
+    noun = LISTINGS[kind].noun or kind
+
+    @click.command(name=kind, help=f"List the registered {noun} with their options, types and defaults.")
     @click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="text", show_default=True,
                   help="Output format: text, tsv, json.")
     def command(fmt: str) -> None:
@@ -56,3 +59,6 @@ statistics = COMMANDS["statistics"]
 aggregators = COMMANDS["aggregators"]
 presets = COMMANDS["presets"]
 readers = COMMANDS["readers"]
+score_formats = COMMANDS["score-formats"]
+span_formats = COMMANDS["span-formats"]
+writers = COMMANDS["writers"]

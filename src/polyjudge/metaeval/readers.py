@@ -1,6 +1,8 @@
 """Readers that turn score files into ScoreMatrix objects (higher = better).
 
-Formats:
+Each format is one entry of :data:`SCORE_FORMAT_REGISTRY` (a reader and the rule
+``auto`` asks, :func:`register_score_format`); ``polyjudge score-formats`` lists
+them and the commands' format choices are read from it. Built-in formats:
 
 * mt-metrics-eval layout: ``DIR/human-scores/LP.NAME.LEVEL.score`` and
   ``DIR/metric-scores/LP/NAME-REF.LEVEL.score``; lines ``system<TAB>score`` in
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,10 +47,11 @@ import numpy as np
 from polyjudge.aggregate.runs import AGGREGATORS, get_aggregator
 from polyjudge.analysis.runs import aggregate_rows
 from polyjudge.data.errors import InputError
+from polyjudge.data.formats import Detector, SourceProbe, detect_format
 from polyjudge.data.readers import iter_jsonl
 from polyjudge.data.textio import iter_lines, short
 from polyjudge.metaeval.matrices import ScoreMatrix
-from polyjudge.registry import UnknownNameError
+from polyjudge.registry import Registry, UnknownNameError
 from polyjudge.rundir import AGGREGATES, SEGMENTS, RunDir
 
 LEVELS = ("seg", "sys", "doc", "domain")
@@ -455,30 +458,170 @@ def read_wmt_mqm(path: str | Path) -> ScoreMatrix:
     return table.matrix(resolve_item_key([table]))
 
 
+# --------------------------------------------------------------------------- the score-format registry
+
+@dataclass(frozen=True, slots=True)
+class RunChoice:
+    """Which scores of a run directory to read (see :func:`read_run_dir`); formats that are not
+    run directories refuse a choice. ``opened`` shares opened run directories between reads."""
+
+    judge: str | None = None
+    aggregator: str | None = None
+    run: int | None = None
+    opened: RunDirs | None = None
+
+    @property
+    def chooses(self) -> bool:
+        return self.judge is not None or self.aggregator is not None or self.run is not None
+
+
+TableReader = Callable[[Path, RunChoice], ScoreTable]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreFormat:
+    """A registered score format: ``--human-format``/``--metric-format`` name, reader and detection.
+
+    ``read`` gives segment scores as a :class:`ScoreTable`; None marks a format of system
+    scores only (``sys``). ``detect`` is the rule ``auto`` asks (its first docstring line is
+    listed); a ``fallback`` format takes any file no rule claimed. ``run_choice``: the format
+    reads a judge's, an aggregator's or a single run's scores (run directories).
+    """
+
+    name: str
+    summary: str
+    read: TableReader | None
+    detect: Detector | None = None
+    fallback: bool = False
+    run_choice: bool = False
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        return ("seg",) if self.read is not None else ("sys",)
+
+
+SCORE_FORMAT_REGISTRY: Registry[ScoreFormat] = Registry("score format", entry_point_group="polyjudge.score_formats")
+
+
+def register_score_format(name: str, *, detect: Detector | None = None, fallback: bool = False,
+                          run_choice: bool = False,
+                          summary: str | None = None) -> Callable[[TableReader], TableReader]:
+    """Decorator: register ``read(path, choice) -> ScoreTable`` as score format ``name``.
+
+    The summary (default: the first docstring line) is its listing line; ``detect`` lets
+    ``auto`` choose it (built-in rules are asked first, in registration order).
+    """
+
+    def deco(fn: TableReader) -> TableReader:
+        doc = (fn.__doc__ or "").strip()
+        text = summary if summary is not None else (doc.splitlines()[0] if doc else "")
+        SCORE_FORMAT_REGISTRY.add(name, ScoreFormat(name, text, fn, detect, fallback, run_choice))
+        return fn
+
+    return deco
+
+
+def _is_sys_dir(probe: SourceProbe) -> bool:
+    return probe.is_dir and not RunDir.is_run_dir(probe.path) and bool(_sys_score_files(probe.path))
+
+
+def _is_run_source(probe: SourceProbe) -> bool:
+    """a directory (a run directory, or any folder without *.sys.score files)"""
+    return probe.is_dir and not _is_sys_dir(probe)
+
+
+def _is_mtme_file(probe: SourceProbe) -> bool:
+    """a file named *.score (but not *.sys.score)"""
+    return not probe.is_dir and probe.name.endswith(".score") and not probe.name.endswith(".sys.score")
+
+
+def _is_tab_file(probe: SourceProbe) -> bool:
+    """A file that is neither mt-metrics-eval's nor JSON by name: its header tells."""
+    return not probe.is_dir and not probe.name.endswith(".score") and not probe.is_json
+
+
+def _is_mqm_tsv(probe: SourceProbe) -> bool:
+    """a TSV whose header has system, seg_id, rater and severity"""
+    return _is_tab_file(probe) and {"system", "seg_id", "rater", "severity"} <= probe.columns
+
+
+def _is_jsonl_file(probe: SourceProbe) -> bool:
+    """a file named *.jsonl or *.json"""
+    return not probe.is_dir and probe.is_json
+
+
+def _is_system_source(probe: SourceProbe) -> bool:
+    """a *.sys.score file, a folder of one, or a TSV with system and *score columns but no seg_id"""
+    if _is_sys_dir(probe) or (not probe.is_dir and probe.name.endswith(".sys.score")):
+        return True
+    cols = probe.columns if _is_tab_file(probe) else frozenset()
+    return "system" in cols and "seg_id" not in cols and any(c.endswith("score") for c in cols)
+
+
+@register_score_format("run", detect=_is_run_source, run_choice=True)
+def _read_run_format(path: Path, choice: RunChoice) -> ScoreTable:
+    """A polyjudge run directory: final, one judge's, one aggregator's or one run's segment scores."""
+    return _run_table(path, judge=choice.judge, aggregator=choice.aggregator, run=choice.run,
+                      opened=choice.opened)
+
+
+@register_score_format("mtme", detect=_is_mtme_file)
+def _read_mtme_format(path: Path, choice: RunChoice) -> ScoreTable:
+    """An mt-metrics-eval *.seg.score file (system<TAB>score lines; items are positions)."""
+    return read_mtme_table(path)
+
+
+@register_score_format("mqm", detect=_is_mqm_tsv)
+def _read_mqm_format(path: Path, choice: RunChoice) -> ScoreTable:
+    """The WMT MQM annotation TSV, scored and negated (higher = better)."""
+    return _mqm_table(path)
+
+
+@register_score_format("tsv", fallback=True)
+def _read_tsv_format(path: Path, choice: RunChoice) -> ScoreTable:
+    """A TSV with system, seg_id and a score column (doc_id optional)."""
+    if path.is_dir():
+        return _run_table(path)
+    return _jsonl_table(path) if path.suffix in (".jsonl", ".json") else _tsv_table(path)
+
+
+@register_score_format("jsonl", detect=_is_jsonl_file)
+def _read_jsonl_format(path: Path, choice: RunChoice) -> ScoreTable:
+    """JSON lines with system, seg_id and a score field (doc_id optional)."""
+    return _run_table(path) if path.is_dir() else _jsonl_table(path)
+
+
+SCORE_FORMAT_REGISTRY.add("sys", ScoreFormat(
+    "sys", "System scores only: a *.sys.score file, a systems TSV, or a folder of one *.sys.score file.",
+    None, _is_system_source))
+
+
+def score_format_names() -> tuple[str, ...]:
+    """``--human-format``/``--metric-format`` choices: ``auto`` and every registered format."""
+    return ("auto", *SCORE_FORMAT_REGISTRY.names())
+
+
+def segment_format_names() -> tuple[str, ...]:
+    """The choices that read segment scores (``auto`` and every format but the system-only ones)."""
+    return ("auto", *(name for name, fmt in SCORE_FORMAT_REGISTRY.items() if fmt.read is not None))
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    # FORMATS and SEGMENT_FORMATS are read from the registry when first asked for, so plugin
+    # formats (whose modules may import this one) are included.
+    if name == "FORMATS":
+        return score_format_names()
+    if name == "SEGMENT_FORMATS":
+        return segment_format_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def sniff_format(path: str | Path) -> str:
-    """'run', 'mtme', 'mqm', 'jsonl', 'tsv' or 'sys' (system-level only) from the path and first line."""
-    p = Path(path)
-    if p.is_dir():
-        return "sys" if not RunDir.is_run_dir(p) and _sys_score_files(p) else "run"
-    if p.name.endswith(".sys.score"):
-        return "sys"
-    if p.name.endswith(".score"):
-        return "mtme"
-    if p.suffix in (".jsonl", ".json"):
-        return "jsonl"
-    first = next(iter_lines(p), None)
-    cols = set(h.strip() for h in first[1].split("\t")) if first is not None else set()
-    if {"system", "seg_id", "rater", "severity"} <= cols:
-        return "mqm"
-    if "system" in cols and "seg_id" not in cols and any(c.endswith("score") for c in cols):
-        return "sys"
-    return "tsv"
-
-
-# The one list of score formats: meta-eval's --human-format/--metric-format, the API's checks
-# and pairwise's --human-format (segment scores: SEGMENT_FORMATS) all read it.
-FORMATS = ("auto", "run", "mtme", "mqm", "tsv", "jsonl", "sys")
-SEGMENT_FORMATS = tuple(f for f in FORMATS if f != "sys")  # what read_table can read as segment scores
+    """The format ``auto`` takes ``path`` for: the first registered rule that matches (tsv last)."""
+    found = detect_format(Path(path), SCORE_FORMAT_REGISTRY.items())
+    if found is None:  # only when a plugin replaced every fallback: no built-in leaves this
+        raise InputError("cannot tell the score format; name it (--human-format/--metric-format)", path=str(path))
+    return found
 
 
 # --------------------------------------------------------------------------- system-level only
@@ -489,7 +632,11 @@ def _sys_score_files(directory: Path) -> list[Path]:
 
 def is_system_level(path: str | Path, fmt: str = "auto") -> bool:
     """Whether a score source holds system scores only (format ``sys``)."""
-    return fmt == "sys" or (fmt == "auto" and Path(path).exists() and sniff_format(path) == "sys")
+    if fmt == "auto":
+        if not Path(path).exists():
+            return False
+        fmt = sniff_format(path)
+    return fmt in SCORE_FORMAT_REGISTRY and SCORE_FORMAT_REGISTRY.get(fmt).read is None
 
 
 def read_system_scores(path: str | Path) -> dict[str, float]:
@@ -548,25 +695,18 @@ def read_score_table(path: str | Path, fmt: str = "auto", *, judge: str | None =
     score per segment and refuse them. ``opened`` shares opened run
     directories between calls.
     """
-    fmt = sniff_format(path) if fmt == "auto" else fmt
-    if fmt == "run":
-        return _run_table(path, judge=judge, aggregator=aggregator, run=run, opened=opened)
-    if judge is not None or aggregator is not None or run is not None:
-        raise InputError(f"judge, aggregator and run choose scores of a run directory, not of a {fmt} file",
+    name = sniff_format(path) if fmt == "auto" else fmt
+    entry = SCORE_FORMAT_REGISTRY.get(name) if name in SCORE_FORMAT_REGISTRY else None
+    choice = RunChoice(judge, aggregator, run, opened)
+    if choice.chooses and (entry is None or not entry.run_choice):
+        raise InputError(f"judge, aggregator and run choose scores of a run directory, not of a {name} file",
                          path=str(path))
-    p = Path(path)
-    if fmt == "mtme":
-        return read_mtme_table(p)
-    if fmt == "mqm":
-        return _mqm_table(p)
-    if fmt == "sys":
+    if entry is None:
+        raise InputError(f"unknown score format {name!r} ({', '.join(score_format_names())})", path=str(path))
+    if entry.read is None:
         raise InputError("holds system scores only; it can be compared with human system scores "
                          "(meta-eval does so), not read as segment scores", path=str(path))
-    if fmt in ("tsv", "jsonl"):
-        if p.is_dir():
-            return _run_table(p)
-        return _jsonl_table(p) if fmt == "jsonl" or p.suffix in (".jsonl", ".json") else _tsv_table(p)
-    raise InputError(f"unknown score format {fmt!r} ({', '.join(FORMATS)})", path=str(path))
+    return entry.read(Path(path), choice)
 
 
 def read_scores(path: str | Path, fmt: str = "auto", *, judge: str | None = None,
@@ -607,8 +747,9 @@ def read_score_tables(sources: Iterable[tuple[str | Path, str] | ScoreSource],
     return [t.matrix(key) for t in tables]
 
 
-__all__ = ["DOC_SEG_SEPARATOR", "FORMATS", "ITEM_KEYS", "SEGMENT_FORMATS", "MtmeSet", "RunDirs", "ScoreSource",
-           "ScoreTable",
+__all__ = ["DOC_SEG_SEPARATOR", "ITEM_KEYS", "SCORE_FORMAT_REGISTRY", "MtmeSet", "RunChoice", "RunDirs", "ScoreFormat",
+           "ScoreSource", "ScoreTable", "TableReader", "register_score_format", "score_format_names",
+           "segment_format_names",
            "is_system_level", "metric_refs", "open_run_dir", "read_system_scores", "read_mtme_matrix",
            "read_mtme_score_file", "read_mtme_table", "read_run_dir", "read_score_table", "read_score_tables",
            "read_scores", "read_table", "read_wmt_mqm", "resolve_item_key", "scan_mtme", "sniff_format"]

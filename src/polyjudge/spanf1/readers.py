@@ -3,7 +3,9 @@
 Every reader returns :class:`~polyjudge.data.spans.SpanSegment` records for
 :func:`polyjudge.spanf1.scoring.span_f1`; task-2 TSV files are read by
 :func:`polyjudge.data.spans.read_task2_tsv`. A run directory's several runs of
-one item are merged by character voting (:func:`vote_merger`).
+one item are merged by character voting (:func:`vote_merger`). Each format is
+one entry of :data:`SPAN_FORMAT_REGISTRY` (:func:`register_span_format`: a reader
+and the rule ``auto`` asks), listed by ``polyjudge span-formats``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from polyjudge.aggregate.spanvote import vote_spans
 from polyjudge.data.errors import InputError
+from polyjudge.data.formats import Detector, SourceProbe, detect_format
 from polyjudge.data.readers import iter_jsonl
 from polyjudge.data.spans import (
     MISSING,
@@ -27,7 +30,8 @@ from polyjudge.data.spans import (
     read_task2_tsv,
     spans_from_annotation,
 )
-from polyjudge.data.textio import iter_lines, short
+from polyjudge.data.textio import short
+from polyjudge.registry import Registry
 from polyjudge.rundir import JUDGMENTS, JudgmentRecord, RunDir
 
 
@@ -284,61 +288,152 @@ def read_run_predictions(run_dir: str | Path, *, judge: str | None = None,
     return out, dict(status)
 
 
-# The one list of span formats (span-f1's and compare-formats' --gold-format/--pred-format, the API's checks).
-SPAN_FORMATS = ("auto", "task2", "mqm", "jsonl", "run")
+# --------------------------------------------------------------------------- the span-format registry
+SpanResult = tuple[list[SpanSegment], list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRequest:
+    """What a caller of :func:`read_spans` asks beside the path; each format uses what applies
+    (``lp`` all, ``raters`` WMT MQM, ``judge``/``merge``/``protocols`` run directories)."""
+
+    lp: str | None = None
+    raters: str = "first"
+    judge: str | None = None
+    merge: SpanMerger | None = None
+    protocols: SpanProtocols | None = None
+
+
+SpanReader = Callable[[Path, SpanRequest], SpanResult]
+
+
+@dataclass(frozen=True, slots=True)
+class SpanFormat:
+    """A registered span format: ``--gold-format``/``--pred-format`` name, reader and detection
+    (``detect``: the rule ``auto`` asks, its first docstring line listed; ``fallback``: takes any
+    file no rule claimed)."""
+
+    name: str
+    summary: str
+    read: SpanReader
+    detect: Detector | None = None
+    fallback: bool = False
+
+
+SPAN_FORMAT_REGISTRY: Registry[SpanFormat] = Registry("span format", entry_point_group="polyjudge.span_formats")
+
+
+def register_span_format(name: str, *, detect: Detector | None = None, fallback: bool = False,
+                         summary: str | None = None) -> Callable[[SpanReader], SpanReader]:
+    """Decorator: register ``read(path, request) -> (segments, warnings)`` as span format ``name``
+    (summary: the first docstring line unless given; built-in rules are asked first)."""
+
+    def deco(fn: SpanReader) -> SpanReader:
+        doc = (fn.__doc__ or "").strip()
+        text = summary if summary is not None else (doc.splitlines()[0] if doc else "")
+        SPAN_FORMAT_REGISTRY.add(name, SpanFormat(name, text, fn, detect, fallback))
+        return fn
+
+    return deco
+
+
+def _is_task2_tsv(probe: SourceProbe) -> bool:
+    """a TSV whose header has start_indices"""
+    return probe.is_file and not probe.is_json and "start_indices" in probe.header
+
+
+def _is_mqm_tsv(probe: SourceProbe) -> bool:
+    """a TSV whose header has target and severity (and no start_indices)"""
+    header = probe.header if probe.is_file and not probe.is_json else ()
+    return "target" in header and "severity" in header and "start_indices" not in header
+
+
+def _is_span_jsonl(probe: SourceProbe) -> bool:
+    """a file named *.jsonl or *.json (but not judgments.jsonl)"""
+    return probe.is_file and probe.is_json and probe.name != JUDGMENTS
+
+
+def _is_run(probe: SourceProbe) -> bool:
+    """a directory, or a file named judgments.jsonl"""
+    return probe.is_dir or probe.name == JUDGMENTS
+
+
+@register_span_format("task2", detect=_is_task2_tsv)
+def _read_task2(path: Path, request: SpanRequest) -> SpanResult:
+    """The WMT25 task-2 TSV (start_indices, end_indices, error_types)."""
+    segs, warnings = read_task2_tsv(path)
+    if request.lp is not None:
+        segs = [replace(s, lp=request.lp) for s in segs]
+    return segs, warnings
+
+
+@register_span_format("mqm", detect=_is_mqm_tsv)
+def _read_mqm(path: Path, request: SpanRequest) -> SpanResult:
+    """The WMT MQM annotation TSV, spans marked with <v>...</v> in the target."""
+    from polyjudge.data.wmt_mqm import guess_language_pair, read_wmt_mqm
+    pair = guess_language_pair(path)
+    lp = request.lp or ("-".join(pair) if pair else lp_from_filename(path))
+    return segments_from_mqm(read_wmt_mqm(path), lp=lp, raters=request.raters, path=str(path)), []
+
+
+@register_span_format("jsonl", detect=_is_span_jsonl)
+def _read_jsonl(path: Path, request: SpanRequest) -> SpanResult:
+    """JSON lines: our layout or WMT24 ESA records."""
+    return read_span_jsonl(path, lp=request.lp), []
+
+
+@register_span_format("run", detect=_is_run)
+def _read_run(path: Path, request: SpanRequest) -> SpanResult:
+    """A polyjudge run directory of a span protocol (or its judgments.jsonl): ok judgments' spans."""
+    segs, status = read_run_predictions(path, judge=request.judge, merge=request.merge, lp=request.lp,
+                                        protocols=request.protocols)
+    bad = {k: v for k, v in status.items() if k != "ok"}
+    warnings = []
+    if bad:
+        warnings.append("judgments not ok (items left without prediction): "
+                        + ", ".join(f"{k}={v}" for k, v in sorted(bad.items())))
+    return segs, warnings
+
+
+def span_format_names() -> tuple[str, ...]:
+    """``--gold-format``/``--pred-format`` choices: ``auto`` and every registered span format."""
+    return ("auto", *SPAN_FORMAT_REGISTRY.names())
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    # SPAN_FORMATS is read from the registry when first asked for, so plugin formats are included.
+    if name == "SPAN_FORMATS":
+        return span_format_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def read_spans(path: str | Path, *, fmt: str = "auto", lp: str | None = None,
                raters: str = "first", judge: str | None = None,
                merge: SpanMerger | None = None,
-               protocols: SpanProtocols | None = None) -> tuple[list[SpanSegment], list[str]]:
-    """Read spans from any supported source; ``fmt`` is auto-detected from the path.
+               protocols: SpanProtocols | None = None) -> SpanResult:
+    """Read spans from any registered source; ``fmt`` ``auto`` asks the formats' rules.
 
-    Formats: ``task2`` (WMT25 TSV), ``mqm`` (WMT MQM TSV with ``<v>`` markup),
+    Built-in formats: ``task2`` (WMT25 TSV), ``mqm`` (WMT MQM TSV with ``<v>`` markup),
     ``jsonl`` (ours or ESA), ``run`` (a polyjudge run directory).
     """
     p = Path(path)
-    if fmt == "auto":
-        fmt = _detect_format(p)
-    warnings: list[str] = []
-    if fmt == "task2":
-        segs, warnings = read_task2_tsv(p)
-        if lp is not None:
-            segs = [replace(s, lp=lp) for s in segs]
-        return segs, warnings
-    if fmt == "mqm":
-        from polyjudge.data.wmt_mqm import guess_language_pair, read_wmt_mqm
-        pair = guess_language_pair(p)
-        lp = lp or ("-".join(pair) if pair else lp_from_filename(p))
-        return segments_from_mqm(read_wmt_mqm(p), lp=lp, raters=raters, path=str(p)), warnings
-    if fmt == "jsonl":
-        return read_span_jsonl(p, lp=lp), warnings
-    if fmt == "run":
-        segs, status = read_run_predictions(p, judge=judge, merge=merge, lp=lp, protocols=protocols)
-        bad = {k: v for k, v in status.items() if k != "ok"}
-        if bad:
-            warnings.append("judgments not ok (items left without prediction): "
-                            + ", ".join(f"{k}={v}" for k, v in sorted(bad.items())))
-        return segs, warnings
-    raise InputError(f"unknown span file format {fmt!r}", path=str(p))
+    name = _detect_format(p) if fmt == "auto" else fmt
+    if name not in SPAN_FORMAT_REGISTRY:
+        raise InputError(f"unknown span file format {name!r}", path=str(p))
+    request = SpanRequest(lp, raters, judge, merge, protocols)
+    return SPAN_FORMAT_REGISTRY.get(name).read(p, request)
 
 
 def _detect_format(p: Path) -> str:
-    if p.is_dir() or p.name == JUDGMENTS:
-        return "run"
+    found = detect_format(p, SPAN_FORMAT_REGISTRY.items())
+    if found is not None:
+        return found
     if not p.is_file():
         raise InputError("file not found", path=str(p))
-    if p.suffix in (".jsonl", ".json"):
-        return "jsonl"
-    first = next(iter_lines(p), None)
-    header = first[1].split("\t") if first is not None else []
-    if "start_indices" in header:
-        return "task2"
-    if "target" in header and "severity" in header:
-        return "mqm"
     raise InputError("cannot tell the format (task-2 TSV, WMT MQM TSV, JSONL or run directory); "
                      "pass --gold-format/--pred-format", path=str(p), line=1)
 
 
-__all__ = ["SpanMerger", "SpanProtocols", "lp_from_filename", "read_run_predictions", "read_span_jsonl",
-           "read_spans", "segments_from_mqm", "vote_merger"]
+__all__ = ["SPAN_FORMAT_REGISTRY", "SpanFormat", "SpanMerger", "SpanProtocols", "SpanReader", "SpanRequest",
+           "SpanResult", "lp_from_filename", "read_run_predictions", "read_span_jsonl", "read_spans",
+           "register_span_format", "segments_from_mqm", "span_format_names", "vote_merger"]
