@@ -12,6 +12,8 @@ and names that module in an entry-point group of its distribution::
     [polyjudge.score_formats] my-scores   = my_pkg.formats:read_my_scores
     [polyjudge.span_formats]  my-spans    = my_pkg.formats:read_my_spans
     [polyjudge.writers]       my-writer   = my_pkg.outputs:render_my_files
+    [polyjudge.batch_clients] my-backend  = my_pkg.batches:MyBatchClient
+    [polyjudge.batch_formats] my-lines    = my_pkg.batches:MyLineFormat
 
 An entry point may load an object its module's decorator registered, or a
 plain one (a protocol class, an aggregator function), registered under the
@@ -27,6 +29,13 @@ from __future__ import annotations
 
 from polyjudge.aggregate.runs import Aggregator, register_aggregator
 from polyjudge.backends.base import GenerateRequest, GenerateResult, Message, TokenLogprob, Usage
+from polyjudge.backends.batch import (
+    BatchClient,
+    BatchLine,
+    BatchLineFormat,
+    register_batch_client,
+    register_batch_format,
+)
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
 from polyjudge.data.errors import InputError
 from polyjudge.data.formats import SourceProbe
@@ -45,11 +54,12 @@ from polyjudge.rundir.writers import OutputWriter, RunFiles, lines_body, registe
 from polyjudge.spanf1.readers import SpanFormat, SpanRequest, register_span_format
 
 __all__ = [
-    "Aggregator", "BackendSettings", "DocumentContext", "GenerateRequest", "GenerateResult", "InputError",
-    "InputReader", "Item", "ItemDefaults", "JudgeProtocol", "JudgeSpec", "Message", "NoOptions", "OutputWriter",
-    "ParseFailure", "ProtocolOptions", "RegisteredBackend", "RunChoice", "RunDir", "RunFiles", "ScoreFormat",
-    "ScoreTable", "Scores", "SourceProbe", "Span", "SpanFormat", "SpanRequest", "SpanSegment", "Statistic", "Task",
-    "TokenLogprob", "UnknownNameError", "Usage", "lines_body", "option", "register_aggregator", "register_backend",
+    "Aggregator", "BackendSettings", "BatchClient", "BatchLine", "BatchLineFormat", "DocumentContext",
+    "GenerateRequest", "GenerateResult", "InputError", "InputReader", "Item", "ItemDefaults", "JudgeProtocol",
+    "JudgeSpec", "Message", "NoOptions", "OutputWriter", "ParseFailure", "ProtocolOptions", "RegisteredBackend",
+    "RunChoice", "RunDir", "RunFiles", "ScoreFormat", "ScoreTable", "Scores", "SourceProbe", "Span", "SpanFormat",
+    "SpanRequest", "SpanSegment", "Statistic", "Task", "TokenLogprob", "UnknownNameError", "Usage", "lines_body",
+    "option", "register_aggregator", "register_backend", "register_batch_client", "register_batch_format",
     "register_preset", "register_protocol", "register_reader", "register_score_format", "register_span_format",
     "register_statistic", "register_writer",
 ]
