@@ -76,7 +76,7 @@ def parse_columns(text: str | Sequence[str] | None) -> ColumnMap:
     return ColumnMap(tuple(pairs.items()))
 
 
-def split_pair(value: Any, *, path: str, line: int | None, field: str) -> tuple[str, str]:
+def split_pair(value: Any, *, path: str | None, line: int | None, field: str) -> tuple[str, str]:
     """``en-de`` or ``en-cs_CZ`` as (source, target); anything else is an InputError."""
     if isinstance(value, str):
         src, sep, tgt = value.strip().partition("-")

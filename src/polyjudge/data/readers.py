@@ -420,8 +420,9 @@ def read_items(path: str | Path, *, fmt: str | None = None, src_lang: str | None
     tells, else an InputError asks for them.
     """
     p = Path(path)
-    defaults = _replace(how or ItemDefaults(), **{k: v for k, v in (("src_lang", src_lang), ("tgt_lang", tgt_lang),
-                                                                     ("system", system)) if v is not None})
+    base = how or ItemDefaults()
+    defaults = _replace(base, src_lang=src_lang or base.src_lang, tgt_lang=tgt_lang or base.tgt_lang,
+                        system=system or base.system)
     if not (tables.is_hf_source(path) or fmt == "hf") and not p.exists():
         raise InputError("file not found", path=str(p))
     if p.exists() and not p.is_file() and not _reads_folders(p, fmt):

@@ -296,6 +296,6 @@ def read_mtme(root: Path, wanted: TestSetSelection) -> list[Item]:
     return items
 
 
-__all__ = ["DOMAIN_KEY", "MTME", "NO_TRANSLATION", "NO_TRANSLATION_KEY", "TESTSET_KEY", "WMT25", "WMT25_COLUMNS", "WMT25_FIELDS",
-           "WMT25_KEYS", "TestSetInfo", "TestSetSelection", "is_mtme_dir", "read_mtme", "standard_reference",
-           "testset_of", "wmt25_keys"]
+__all__ = ["DOMAIN_KEY", "MTME", "NO_TRANSLATION", "NO_TRANSLATION_KEY", "TESTSET_KEY", "WMT25", "WMT25_COLUMNS",
+           "WMT25_FIELDS", "WMT25_KEYS", "TestSetInfo", "TestSetSelection", "is_mtme_dir", "read_mtme",
+           "standard_reference", "testset_of", "wmt25_keys"]
