@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what type checkers see; __all__ below makes these the public names
     from polyjudge.api.calibration import AgreementConfig, AgreementResult, agreement
     from polyjudge.api.compare import CompareFormatsConfig, CompareFormatsResult, FormatRow, compare_formats
-    from polyjudge.api.inputs import InputSpec, TestSetInfo, read_input, testset_of
+    from polyjudge.api.inputs import InputSpec, TestSetInfo, origin_testset, read_input
     from polyjudge.api.metaeval import MetaEvalConfig, MetaEvalResult, meta_eval
     from polyjudge.api.pairwise_study import PairwiseConfig, PairwiseResult, pairwise
     from polyjudge.api.reporting import ReportConfig, report
@@ -70,7 +70,7 @@ _HOMES: dict[str, str] = {
     "InputSpec": "polyjudge.api.inputs",
     "TestSetInfo": "polyjudge.api.inputs",
     "read_input": "polyjudge.api.inputs",
-    "testset_of": "polyjudge.api.inputs",
+    "origin_testset": "polyjudge.api.inputs",
     "MetaEvalConfig": "polyjudge.api.metaeval",
     "MetaEvalResult": "polyjudge.api.metaeval",
     "meta_eval": "polyjudge.api.metaeval",
@@ -139,6 +139,6 @@ __all__ = [
     "ValidateConfig",
     "agreement", "batch_status", "build_protocol", "cancel_batches", "compare_formats", "consistency", "default_grid",
     "estimate", "judge", "meta_eval", "pairwise", "probe", "read_input", "report", "simulate", "span_f1",
-    "testset_of", "validate",
+    "origin_testset", "validate",
     "write_simulation_report",
 ]

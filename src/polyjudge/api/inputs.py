@@ -20,7 +20,7 @@ from polyjudge.data.columns import parse_columns, split_pair
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import ItemDefaults, read_items, read_parallel
 from polyjudge.data.records import Item
-from polyjudge.data.testsets import MTME, TestSetInfo, TestSetSelection, testset_of
+from polyjudge.data.testsets import MTME, TestSetInfo, TestSetSelection, origin_testset
 from polyjudge.engine.session import JudgeConfig
 
 _TRUE = (True, "true", "yes", "on", 1)
@@ -85,7 +85,7 @@ def uses_reference(config: JudgeConfig) -> bool:
 def with_testset_reference(config: JudgeConfig, items: Sequence[Item], ref: str | None = None) -> JudgeConfig:
     """``config`` whose reference name (``ref_name``, in the metric name and signature) is the
     test-set reference the items carry, when the judge sees it; a contradicting ``ref_name`` is refused."""
-    info = testset_of(items)
+    info = origin_testset(items)
     if not uses_reference(config) or info is None or info.format != MTME or info.ref is None:
         return config
     given = config.protocol_options.get("ref_name")
@@ -111,5 +111,5 @@ def read_systems(sources: str, translations: Sequence[str], references: str | No
     return items
 
 
-__all__ = ["InputSpec", "TestSetInfo", "item_defaults", "read_input", "read_systems", "testset_of",
+__all__ = ["InputSpec", "TestSetInfo", "item_defaults", "read_input", "read_systems", "origin_testset",
            "uses_reference", "with_testset_reference"]

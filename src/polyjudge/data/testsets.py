@@ -129,7 +129,7 @@ class TestSetInfo:
             raise InputError(f"not a test-set record: {textio.short(str(exc))}", field=TESTSET_KEY) from None
 
 
-def testset_of(items: Sequence[Item]) -> TestSetInfo | None:
+def origin_testset(items: Sequence[Item]) -> TestSetInfo | None:
     """The test set the items were read from (the first item's record), or ``None``."""
     for it in items[:1]:
         record = it.extra.get(TESTSET_KEY)
@@ -298,4 +298,4 @@ def read_mtme(root: Path, wanted: TestSetSelection) -> list[Item]:
 
 __all__ = ["DOMAIN_KEY", "MTME", "NO_TRANSLATION", "NO_TRANSLATION_KEY", "TESTSET_KEY", "WMT25", "WMT25_COLUMNS",
            "WMT25_FIELDS", "WMT25_KEYS", "TestSetInfo", "TestSetSelection", "is_mtme_dir", "read_mtme",
-           "standard_reference", "testset_of", "wmt25_keys"]
+           "standard_reference", "origin_testset", "wmt25_keys"]
