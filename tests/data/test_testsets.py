@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,22 @@ def test_wmt25_format_refuses_another_tsv(tmp_path):
 def test_every_new_format_is_registered():
     assert {"mtme", "wmt25", "parquet", "hf"} <= set(READERS.names())
     assert READERS.get("mtme").detect is not None and Path("x").suffix == ""
+
+
+def test_jsonl_test_sets_read_like_text_ones(tmp_path, sample):
+    text_root = write_mtme(tmp_path / "text", sample)
+    json_root = write_mtme(tmp_path / "json", sample)
+    for path, field in ((json_root / "sources" / "en-de.txt", "source"),
+                        *((p, "target") for p in (json_root / "references").glob("*.txt")),
+                        *((p, "hypothesis") for p in (json_root / "system-outputs" / "en-de").glob("*.txt"))):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        path.with_suffix(".jsonl").write_text("".join(json.dumps({field: t}) + "\n" for t in lines), encoding="utf-8")
+        path.unlink()
+    read = [read_mtme(root, TestSetSelection(lp="en-de")) for root in (text_root, json_root)]
+    assert [(it.system, it.src, it.tgt, it.ref) for it in read[0]] == [(it.system, it.src, it.tgt, it.ref)
+                                                                       for it in read[1]]
+    bad = json_root / "system-outputs" / "en-de" / "Online-W.jsonl"
+    bad.write_text('{"hypothesis": "a"}\n{"target": "b"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match="'hypothesis' field") as exc:
+        read_mtme(json_root, TestSetSelection(lp="en-de"))
+    assert (exc.value.path, exc.value.line) == (str(bad), 2)

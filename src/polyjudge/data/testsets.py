@@ -4,7 +4,9 @@ mt-metrics-eval keeps one folder per test set (``wmt23``) with ``sources/LP.txt`
 ``references/LP.NAME.txt``, ``system-outputs/LP/SYSTEM.txt`` (human references
 copied in as systems, e.g. ``refA``) and ``documents/LP.docs`` (``DOMAIN DOCNAME``
 per source line; documents are contiguous blocks). Every file is line-aligned
-with the source; ``[No translation supplied]`` marks a missing output.
+with the source; ``[No translation supplied]`` marks a missing output. Newer
+test sets keep JSONL instead of text (``sources/LP.jsonl`` with ``source``,
+references with ``target``, system outputs with ``hypothesis``), read the same way.
 
 Conventions of the items read here (the exporter writes them back from these):
 
@@ -27,6 +29,7 @@ back in the file's column order).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,8 +158,22 @@ def is_mtme_dir(path: Path) -> bool:
     return path.is_dir() and (path / "sources").is_dir() and (path / "system-outputs").is_dir()
 
 
+# The text field of each kind of mt-metrics-eval JSONL file.
+_JSONL_FIELDS = {"source": "source", "reference": "target", "translation": "hypothesis"}
+_SUFFIXES = (".txt", ".jsonl")
+
+
+def _with_suffixes(folder: Path, pattern: str) -> list[Path]:
+    """Files ``pattern.txt`` and ``pattern.jsonl`` in ``folder``, by name."""
+    return sorted(p for suffix in _SUFFIXES for p in folder.glob(pattern + suffix))
+
+
 def _language_pairs(root: Path) -> list[str]:
-    return sorted(p.name[:-4] for p in (root / "sources").glob("*.txt"))
+    return sorted({p.name.rsplit(".", 1)[0] for p in _with_suffixes(root / "sources", "*")})
+
+
+def _source_file(root: Path, lp: str) -> Path:
+    return next(p for p in (root / "sources" / f"{lp}{s}" for s in _SUFFIXES) if p.is_file())
 
 
 def _choose_lp(root: Path, lp: str | None) -> str:
@@ -167,14 +184,30 @@ def _choose_lp(root: Path, lp: str | None) -> str:
         raise InputError(f"name a language pair with --lp ({', '.join(pairs) or 'none in sources/'})",
                          path=str(root), field="--lp")
     if lp not in pairs:
-        raise InputError(f"no sources/{lp}.txt (language pairs: {', '.join(pairs) or 'none'})", path=str(root),
-                         field="--lp")
+        raise InputError(f"no sources/{lp}.txt or .jsonl (language pairs: {', '.join(pairs) or 'none'})",
+                         path=str(root), field="--lp")
     return lp
+
+
+def _jsonl_texts(path: Path, what: str) -> list[str]:
+    """The ``source``/``target``/``hypothesis`` field of every line of an mt-metrics-eval JSONL file."""
+    name = _JSONL_FIELDS[what]
+    texts = []
+    for n, line in textio.iter_lines(path):
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            raise InputError("invalid JSON", path=str(path), line=n) from None
+        value = row.get(name) if isinstance(row, dict) else None
+        if not isinstance(value, str):
+            raise InputError(f"expected a string '{name}' field, got {value!r}", path=str(path), line=n, field=name)
+        texts.append(value)
+    return texts
 
 
 def _read_segments(path: Path, n: int | None, what: str) -> list[str | None]:
     """A line-aligned file; ``None`` for mt-metrics-eval's no-translation marker."""
-    lines = textio.read_lines(path)
+    lines = _jsonl_texts(path, what) if path.suffix == ".jsonl" else textio.read_lines(path)
     if n is not None and len(lines) != n:
         raise InputError(f"{what} has {len(lines)} lines but the source has {n}", path=str(path),
                          line=min(len(lines), n) + 1)
@@ -210,8 +243,8 @@ def _documents(root: Path, lp: str, n: int) -> tuple[list[str], list[str]] | Non
 
 def _references(root: Path, lp: str) -> dict[str, Path]:
     out = {}
-    for path in sorted((root / "references").glob(f"{lp}.*.txt")):
-        out[path.name[len(lp) + 1:-4]] = path
+    for path in _with_suffixes(root / "references", f"{lp}.*"):
+        out[path.name[len(lp) + 1:].rsplit(".", 1)[0]] = path
     return out
 
 
@@ -219,9 +252,9 @@ def _systems(root: Path, lp: str) -> dict[str, Path]:
     folder = root / "system-outputs" / lp
     if not folder.is_dir():
         raise InputError(f"no system-outputs/{lp}/ folder", path=str(root), field="--lp")
-    found = {p.stem: p for p in sorted(folder.glob("*.txt"))}
+    found = {p.stem: p for p in _with_suffixes(folder, "*")}
     if not found:
-        raise InputError("no system outputs (SYSTEM.txt files)", path=str(folder))
+        raise InputError("no system outputs (SYSTEM.txt or SYSTEM.jsonl files)", path=str(folder))
     return found
 
 
@@ -264,7 +297,7 @@ def read_mtme(root: Path, wanted: TestSetSelection) -> list[Item]:
         raise InputError("not an mt-metrics-eval test-set folder (it needs sources/ and system-outputs/)",
                          path=str(root))
     lp = _choose_lp(root, wanted.lp)
-    src_path = root / "sources" / f"{lp}.txt"
+    src_path = _source_file(root, lp)
     sources = _read_segments(src_path, None, "source")
     n = len(sources)
     docs = _documents(root, lp, n)
