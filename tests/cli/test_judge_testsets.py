@@ -11,6 +11,8 @@ import json
 
 import pytest
 
+from polyjudge.api import origin_testset
+from polyjudge.api.runs import RunDir
 from polyjudge.cli.main import main
 from tests.data.wmt_testsets import SYSTEMS, ted_sample, write_mtme, write_wmt25
 from tests.helpers.openai_server import ScriptedServer
@@ -58,6 +60,11 @@ def test_mtme_test_set_round_trip_keeps_order_documents_and_languages(tmp_path, 
     assert '"target_language": "German"' in talk3[0]["messages"][-1]["content"]
     segments = (run / "segments.tsv").read_text(encoding="utf-8").splitlines()
     assert segments[1].split("\t")[:3] == ["Facebook-AI", "talk.1", "1"]
+    # what an exporter gets back from the run directory
+    info = origin_testset(RunDir(run).items())
+    assert info is not None and (info.format, info.lp, info.systems, info.n_segments, info.ref) == \
+        ("mtme", "en-de", tuple(systems), 6, "refA")
+    assert info.all_systems == ("Facebook-AI", "HuaweiTSC", "Online-W", "refA") and info.documents
 
 
 def test_with_reference_uses_the_standard_reference_and_names_it(tmp_path, sample, capsys):
