@@ -61,7 +61,7 @@ def test_mtme_test_set_round_trip_keeps_order_documents_and_languages(tmp_path, 
     segments = (run / "segments.tsv").read_text(encoding="utf-8").splitlines()
     assert segments[1].split("\t")[:3] == ["Facebook-AI", "talk.1", "1"]
     # what an exporter gets back from the run directory
-    info = origin_testset(RunDir(run).items())
+    info = origin_testset(RunDir(run).items)
     assert info is not None and (info.format, info.lp, info.systems, info.n_segments, info.ref) == \
         ("mtme", "en-de", tuple(systems), 6, "refA")
     assert info.all_systems == ("Facebook-AI", "HuaweiTSC", "Online-W", "refA") and info.documents
