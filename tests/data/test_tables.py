@@ -80,3 +80,9 @@ def test_missing_extra_is_a_clear_input_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets now fails as if not installed
     with pytest.raises(InputError, match=r"polyjudge\[datasets\]"):
         read_items(f"hf:{tmp_path}")
+
+
+def test_hf_name_is_never_taken_for_a_file_by_its_suffix(tmp_path):
+    saved = tmp_path / "set.parquet"  # a saved dataset whose folder name ends like a parquet file
+    datasets.Dataset.from_dict(COLUMNS).save_to_disk(str(saved))
+    assert fields(read_items(f"hf:{saved}", how=MAPPED)) == expected()

@@ -386,7 +386,7 @@ def input_reader(path: Path, fmt: str | None) -> InputReader:
         return READERS.get(fmt)
     if fmt is None:
         suffix = path.suffix.lower()
-        if path.is_file() or not path.exists():
+        if path.is_file():  # folders and hf: names are recognised by what they are, not by a suffix
             for _, reader in READERS.items():
                 if suffix and suffix in reader.extensions:
                     return reader
