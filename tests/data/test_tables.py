@@ -29,10 +29,14 @@ def fields(items):
 
 
 @pytest.fixture(autouse=True)
-def _keep_environment(monkeypatch):
-    """The reader forces HF offline in os.environ; keep that from leaking into other tests."""
+def _keep_environment(monkeypatch, tmp_path):
+    """The reader forces HF offline in os.environ and datasets.config; keep that (and any cache
+    datasets writes) from leaking out of the test."""
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
         monkeypatch.setenv(name, os.environ.get(name, "0"))
+        if hasattr(datasets.config, name):
+            monkeypatch.setattr(datasets.config, name, getattr(datasets.config, name))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-cache")
 
 
 def test_dataset_saved_to_disk(tmp_path):
@@ -68,9 +72,7 @@ def test_parquet_file_and_folder(tmp_path):
         read_items(tmp_path / "bad.parquet")
 
 
-def test_a_dataset_not_in_the_cache_is_never_downloaded(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-cache"))
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "empty-cache" / "datasets"))
+def test_a_dataset_not_in_the_cache_is_never_downloaded(tmp_path):
     with pytest.raises(InputError, match="not in the local Hugging Face cache") as exc:
         read_items("hf:polyjudge-test/no-such-dataset:default:test")
     assert exc.value.path == "hf:polyjudge-test/no-such-dataset:default:test"
@@ -86,3 +88,14 @@ def test_hf_name_is_never_taken_for_a_file_by_its_suffix(tmp_path):
     saved = tmp_path / "set.parquet"  # a saved dataset whose folder name ends like a parquet file
     datasets.Dataset.from_dict(COLUMNS).save_to_disk(str(saved))
     assert fields(read_items(f"hf:{saved}", how=MAPPED)) == expected()
+
+
+def test_local_copy_of_a_dataset_repository(tmp_path):
+    repo = tmp_path / "wmt-mqm-human-evaluation"
+    (repo / "data").mkdir(parents=True)
+    datasets.Dataset.from_dict(COLUMNS).to_parquet(str(repo / "data" / "test-00000-of-00001.parquet"))
+    assert fields(read_items(f"hf:{repo}", how=MAPPED)) == expected()
+    assert fields(read_items(f"hf:{repo}:test", how=MAPPED)) == expected()
+    (repo / "data" / "test-00000-of-00001.parquet").write_text("not parquet")
+    with pytest.raises(InputError, match="not a dataset folder"):
+        read_items(f"hf:{repo}", how=MAPPED)

@@ -1,8 +1,9 @@
 """Rows of parquet files and Hugging Face datasets (the optional ``datasets`` extra).
 
 ``hf:NAME[:CONFIG][:SPLIT]`` reads a dataset from the local Hugging Face cache,
-``hf:PATH`` one written by ``save_to_disk``; a ``.parquet`` file or a folder of
-them is read directly. Nothing is ever downloaded: the Hub and datasets are
+``hf:PATH[:SPLIT]`` one written by ``save_to_disk`` or a local copy of a
+dataset repository (its data files); a ``.parquet`` file or a folder of them
+is read directly. Nothing is ever downloaded: the Hub and datasets are
 forced offline before ``datasets`` is imported (as ``HF_HUB_OFFLINE=1`` and
 ``HF_DATASETS_OFFLINE=1`` would), so a dataset missing from the cache is an
 InputError, as is a missing extra.
@@ -66,11 +67,22 @@ def _only_split(loaded: Any, source: str, split: str | None) -> Any:
     return loaded[split]
 
 
-def _load_saved(datasets: Any, path: Path, split: str | None, source: str) -> Any:
+def _is_saved(path: Path) -> bool:
+    """A folder written by ``save_to_disk`` (a Dataset's state, or a DatasetDict's split list)."""
+    return (path / "state.json").is_file() or (path / "dataset_dict.json").is_file()
+
+
+def _load_local(datasets: Any, path: Path, split: str | None, source: str) -> Any:
+    """A folder saved by ``save_to_disk``, else a local copy of a dataset repository (its data files)."""
     try:
-        return _only_split(datasets.load_from_disk(str(path)), source, split)
-    except FileNotFoundError as exc:
-        raise InputError(f"not a dataset saved with save_to_disk: {exc}", path=source) from None
+        if _is_saved(path):
+            return _only_split(datasets.load_from_disk(str(path)), source, split)
+        return _only_split(datasets.load_dataset(str(path)), source, split)
+    except InputError:
+        raise
+    except Exception as exc:  # datasets raises many kinds for a folder it cannot read
+        raise InputError(f"not a dataset folder (save_to_disk, or a dataset repository's data files): "
+                         f"{type(exc).__name__}: {exc}", path=source) from None
 
 
 def _load_cached(datasets: Any, parts: list[str], source: str) -> Any:
@@ -92,9 +104,9 @@ def hf_rows(source: str) -> Iterator[Row]:
     datasets = _offline_datasets(source)
     head, _, split = spec.rpartition(":")
     if Path(spec).exists():
-        table = _load_saved(datasets, Path(spec), None, source)
+        table = _load_local(datasets, Path(spec), None, source)
     elif head and Path(head).exists():
-        table = _load_saved(datasets, Path(head), split or None, source)
+        table = _load_local(datasets, Path(head), split or None, source)
     else:
         table = _load_cached(datasets, spec.split(":"), source)
     return _rows(table)
