@@ -180,3 +180,15 @@ def test_score_takes_one_translation_file_per_system(tmp_path, capsys):
     assert cli("score", "-s", tmp_path / "src.txt", "-t", good, "-t", tmp_path / "other" / "good.txt",
                "--src-lang", "en", "--tgt-lang", "de", "--backend", "openai", "-m", "m") == 2
     assert "name the same system 'good'" in capsys.readouterr().err
+
+
+def test_systems_flags_filter_any_input_and_ref_needs_a_test_set(tmp_path, sample, capsys):
+    path = write_wmt25(tmp_path / "wmt25.tsv", sample)
+    with ScriptedServer(lambda body: json.dumps({"score": 80})) as srv:
+        assert judge_with(srv, path, "--systems", "Online-W,HuaweiTSC", "--exclude-systems", "HuaweiTSC",
+                          "-o", tmp_path / "run") == 0
+    assert {it["system"] for it in read_jsonl(tmp_path / "run" / "items.jsonl")} == {"Online-W"}
+    for args, message in ((["--systems", "nope"], "no system 'nope' in the input"),
+                          (["--ref", "refA"], "names a reference of an mt-metrics-eval test set")):
+        assert cli("judge", path, *args, "-o", tmp_path / "r2", "--backend", "openai", "-m", "m") == 2
+        assert message in capsys.readouterr().err

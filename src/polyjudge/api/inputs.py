@@ -74,7 +74,30 @@ def read_input(spec: InputSpec) -> list[Item]:
     if spec.ref is not None and not spec.ref.replace("_", "").isalnum():
         raise InputError(f"reference names are letters, digits or '_', got {spec.ref!r}", field="--ref")
     items = read_items(spec.path, fmt=spec.fmt, how=item_defaults(spec))
+    info = origin_testset(items)
+    if info is None or info.format != MTME:  # an mt-metrics-eval folder was chosen from as it was read
+        if spec.ref is not None:
+            raise InputError("names a reference of an mt-metrics-eval test set; this input is not one "
+                             "(its items carry their own 'ref')", path=spec.path, field="--ref")
+        items = _choose_systems(items, spec)
     return items[:spec.limit] if spec.limit is not None else items
+
+
+def _choose_systems(items: list[Item], spec: InputSpec) -> list[Item]:
+    """``--systems``/``--exclude-systems`` on an input that is not a test-set folder: filter its items."""
+    if not spec.systems and not spec.exclude_systems:
+        return items
+    found = list(dict.fromkeys(it.system for it in items if it.system is not None))
+    for name, flag in [*((n, "--systems") for n in spec.systems), *((n, "--exclude-systems")
+                                                                   for n in spec.exclude_systems)]:
+        if name not in found:
+            raise InputError(f"no system '{name}' in the input (systems: {', '.join(found)[:300]})",
+                             path=spec.path, field=flag)
+    kept = [it for it in items if (not spec.systems or it.system in spec.systems)
+            and it.system not in spec.exclude_systems]
+    if not kept:
+        raise InputError("no item left after --systems/--exclude-systems", path=spec.path, field="--systems")
+    return kept
 
 
 def uses_reference(config: JudgeConfig) -> bool:

@@ -346,9 +346,9 @@ def input_options(fn: F) -> F:
                      help="Language pair (e.g. en-de): the one read from an mt-metrics-eval test set, and the "
                           "languages of items that do not name theirs."),
         click.option("--systems", "systems", multiple=True, metavar="NAME,...",
-                     help="Judge only these systems of a test set (human references such as refA included)."),
+                     help="Judge only these systems (of a test set: human references such as refA included)."),
         click.option("--exclude-systems", "exclude_systems", multiple=True, metavar="NAME,...",
-                     help="Leave these systems of a test set out."),
+                     help="Leave these systems out."),
         click.option("--ref", "ref", default=None, metavar="NAME",
                      help="The test set's reference to use (refA, refB, ...; default: its standard one)."),
     ]
