@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what type checkers see; __all__ below makes these the public names
     from polyjudge.api.calibration import AgreementConfig, AgreementResult, agreement
     from polyjudge.api.compare import CompareFormatsConfig, CompareFormatsResult, FormatRow, compare_formats
+    from polyjudge.api.inputs import InputSpec, TestSetInfo, origin_testset, read_input
     from polyjudge.api.metaeval import MetaEvalConfig, MetaEvalResult, meta_eval
     from polyjudge.api.pairwise_study import PairwiseConfig, PairwiseResult, pairwise
     from polyjudge.api.reporting import ReportConfig, report
@@ -66,6 +67,10 @@ _HOMES: dict[str, str] = {
     "CompareFormatsResult": "polyjudge.api.compare",
     "FormatRow": "polyjudge.api.compare",
     "compare_formats": "polyjudge.api.compare",
+    "InputSpec": "polyjudge.api.inputs",
+    "TestSetInfo": "polyjudge.api.inputs",
+    "read_input": "polyjudge.api.inputs",
+    "origin_testset": "polyjudge.api.inputs",
     "MetaEvalConfig": "polyjudge.api.metaeval",
     "MetaEvalResult": "polyjudge.api.metaeval",
     "meta_eval": "polyjudge.api.metaeval",
@@ -127,10 +132,13 @@ def __dir__() -> list[str]:
 __all__ = [
     "AgreementConfig", "AgreementResult", "AmbiguityLevels", "BatchOptions", "BatchRecord", "BudgetExceeded",
     "BudgetGrid", "CompareFormatsConfig", "CompareFormatsResult", "ConditionSummary", "ConsistencyConfig",
-    "ConsistencyResult", "Estimate", "FactorTables", "FormatRow", "InputError", "JudgeConfig", "MetaEvalConfig",
+    "ConsistencyResult", "Estimate", "FactorTables", "FormatRow", "InputError", "InputSpec", "JudgeConfig",
+    "MetaEvalConfig",
     "MetaEvalResult", "ModelPrice", "PairwiseConfig", "PairwiseResult", "ProbeConfig", "ProbeResult", "ReportConfig",
-    "RunResult", "SelectionReport", "SimConfig", "SimulationResult", "SpanF1Config", "SpanF1Result", "ValidateConfig",
+    "RunResult", "SelectionReport", "SimConfig", "SimulationResult", "SpanF1Config", "SpanF1Result", "TestSetInfo",
+    "ValidateConfig",
     "agreement", "batch_status", "build_protocol", "cancel_batches", "compare_formats", "consistency", "default_grid",
-    "estimate", "judge", "meta_eval", "pairwise", "probe", "report", "simulate", "span_f1", "validate",
+    "estimate", "judge", "meta_eval", "pairwise", "probe", "read_input", "report", "simulate", "span_f1",
+    "origin_testset", "validate",
     "write_simulation_report",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ from polyjudge.cli.options import (
     format_option,
     guard_outputs,
     input_format_option,
+    input_options,
+    input_spec,
     judge_config,
     judge_options,
     out_option,
@@ -134,31 +137,37 @@ def judge_and_summarise(items: list[Item], config: JudgeConfig, out: str, fmt: s
 
 
 @click.command(cls=RegistryHelpCommand)
-@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
+@click.argument("input_path", metavar="INPUT", type=click.Path())
 @out_option("Run directory (re-running the same command resumes from it); not needed with --dry-run.",
             legacy_decls=("-O",))
-@input_format_option(INPUT_FORMATS, "Input format (default: from the extension; WMT MQM TSV is detected).")
+@input_format_option(INPUT_FORMATS, "Input format (default: from the extension or what INPUT is: an "
+                                    "mt-metrics-eval folder, hf:NAME; WMT MQM and WMT25 task-1 TSVs are detected).")
 @format_option(legacy_input=INPUT_FORMATS)
 @click.option("--src-lang", default=None, help="Source language code for items that lack one.")
 @click.option("--tgt-lang", default=None, help="Target language code for items that lack one.")
+@input_options
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N items.")
 @click.option("--dry-run", is_flag=True,
               help="Print the requests, tokens and an upper bound of the cost the run would take, and warn "
                    "about prompts over a model's context; sends and writes nothing.")
 @judge_options
-def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, src_lang: str | None,
-          tgt_lang: str | None, limit: int | None, dry_run: bool, **kw: Any) -> None:
-    """Judge every item of INPUT and write a run directory (re-running resumes)."""
-    from polyjudge.api.runs import read_items
+def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, limit: int | None,
+          dry_run: bool, **kw: Any) -> None:
+    """Judge every item of INPUT and write a run directory (re-running resumes).
+
+    INPUT is a JSONL/CSV/TSV/parquet file, an mt-metrics-eval test-set folder
+    (ROOT/wmt23 with --lp en-de) or a Hugging Face dataset (hf:NAME[:CONFIG][:SPLIT], hf:PATH).
+    """
+    from polyjudge.api.inputs import read_input, uses_reference, with_testset_reference
 
     if out is None and not dry_run:
         raise click.UsageError("Missing option '-o' / '--out'.")
     if not dry_run:
         guard_judge_outputs(out, kw)
-    items = read_items(input_path, fmt=input_format, src_lang=src_lang, tgt_lang=tgt_lang)
-    if limit is not None:
-        items = items[:limit]
+    spec = input_spec(kw, input_path, fmt=input_format, limit=limit)
     config = judge_config(kw)
+    items = read_input(replace(spec, with_reference=uses_reference(config)))
+    config = with_testset_reference(config, items, spec.ref)
     if dry_run:
         est: Estimate = estimate(items, config, out=out)
         click.echo(json.dumps(est.to_dict()) if fmt == "json" else est.describe())
@@ -172,7 +181,9 @@ def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, 
 
 @click.command(cls=RegistryHelpCommand)
 @click.option("-s", "--sources", required=True, type=click.Path(dir_okay=False), help="Source sentences, one per line.")
-@click.option("-t", "--translations", required=True, type=click.Path(dir_okay=False), help="Hypotheses, one per line.")
+@click.option("-t", "--translations", required=True, multiple=True, type=click.Path(dir_okay=False),
+              help="Hypotheses, one per line; repeat for several systems (each named by its file's stem), as "
+                   "comet-score takes them.")
 @click.option("-r", "--references", default=None, type=click.Path(dir_okay=False), help="References, one per line.")
 @click.option("--src-lang", required=True)
 @click.option("--tgt-lang", required=True)
@@ -181,31 +192,20 @@ def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, 
 @click.option("--to-json", type=click.Path(dir_okay=False), default=None,
               help="Also write segment scores as JSON (comet-score's --to_json).")
 @judge_options
-def score(sources: str, translations: str, references: str | None, src_lang: str, tgt_lang: str,
+def score(sources: str, translations: tuple[str, ...], references: str | None, src_lang: str, tgt_lang: str,
           out: str | None, fmt: str, to_json: str | None, **kw: Any) -> None:
     """Score parallel text files like comet-score: one line per segment, then the system score."""
-    from polyjudge.api.runs import read_parallel
+    from polyjudge.api.inputs import read_systems
 
     guard_judge_outputs(out, kw, to_json=to_json)
-    items = read_parallel(sources, translations, references, src_lang=src_lang, tgt_lang=tgt_lang)
+    items = read_systems(sources, translations, references, src_lang=src_lang, tgt_lang=tgt_lang)
     try:
         result = api_judge(items, judge_config(kw), out=out)
     except BudgetExceeded as exc:
         raise SpendingCapReached(str(exc)) from None
-    scores = result.segment_scores()
-    rows = [{"src": it.src, "mt": it.tgt, "ref": it.ref, "score": s} for it, s in zip(result.items, scores)]
-    got = [s for s in scores if s is not None]
-    if fmt == "json":
-        click.echo(json.dumps({translations: rows}, ensure_ascii=False, indent=2))
-    elif fmt == "tsv":
-        click.echo("segment\tscore")
-        for i, s in enumerate(scores):
-            click.echo(f"{i}\t{'' if s is None else s}")
-    else:
-        for i, s in enumerate(scores):
-            click.echo(f"{translations}\tSegment {i}\tscore: {'None' if s is None else f'{s:.4f}'}")
-        click.echo(f"{translations}\tscore: {sum(got) / len(got):.4f}" if got else f"{translations}\tscore: None")
-    failed = len(scores) - len(got)
+    per_file = _scores_per_file(translations, result)
+    _print_scores(per_file, fmt)
+    failed = sum(s is None for rows in per_file.values() for s in (r["score"] for r in rows))
     if failed:
         click.echo(f"{failed} segment(s) unscored; reasons: {json.dumps(result.failures())}", err=True)
     if to_json:
@@ -214,7 +214,37 @@ def score(sources: str, translations: str, references: str | None, src_lang: str
         if Path(to_json).is_symlink():
             raise InputError("is a symlink; polyjudge does not write through symlinks", path=to_json,
                              field="to-json")
-        atomic_write(Path(to_json), [json.dumps({translations: rows}, ensure_ascii=False, indent=2)])
+        atomic_write(Path(to_json), [json.dumps(per_file, ensure_ascii=False, indent=2)])
+
+
+def _scores_per_file(translations: tuple[str, ...], result: RunResult) -> dict[str, list[dict[str, Any]]]:
+    """Each translation file's segments (src, mt, ref, score) in file order, keyed by the file as given."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+    by_system = {Path(t).stem: t for t in translations}
+    for it, s in zip(result.items, result.segment_scores()):
+        rows.setdefault(by_system[it.system or ""], []).append({"src": it.src, "mt": it.tgt, "ref": it.ref,
+                                                                 "score": s})
+    return {t: rows.get(t, []) for t in translations}
+
+
+def _print_scores(per_file: dict[str, list[dict[str, Any]]], fmt: str) -> None:
+    """comet-score's lines (text), a segment table (tsv; a system column with several files) or JSON."""
+    if fmt == "json":
+        click.echo(json.dumps(per_file, ensure_ascii=False, indent=2))
+        return
+    several = len(per_file) > 1
+    if fmt == "tsv":
+        click.echo("system\tsegment\tscore" if several else "segment\tscore")
+    for name, rows in per_file.items():
+        scores = [r["score"] for r in rows]
+        for i, s in enumerate(scores):
+            if fmt == "tsv":
+                click.echo((f"{Path(name).stem}\t" if several else "") + f"{i}\t{'' if s is None else s}")
+            else:
+                click.echo(f"{name}\tSegment {i}\tscore: {'None' if s is None else f'{s:.4f}'}")
+        got = [s for s in scores if s is not None]
+        if fmt == "text":
+            click.echo(f"{name}\tscore: {sum(got) / len(got):.4f}" if got else f"{name}\tscore: None")
 
 
 @click.command(cls=RegistryHelpCommand)

@@ -17,7 +17,7 @@ import functools
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -33,6 +33,9 @@ from polyjudge.api.runs import (
 )
 from polyjudge.data.errors import InputError
 from polyjudge.registry import Registry, UnknownNameError
+
+if TYPE_CHECKING:
+    from polyjudge.api.inputs import InputSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 OUTPUT_FORMATS = ("text", "tsv", "json")
@@ -325,6 +328,47 @@ def input_format_option(choices: Sequence[str],
                         help=help)
 
 
+def _name_list(values: Sequence[str]) -> tuple[str, ...]:
+    """``--systems A,B --systems C`` as (A, B, C)."""
+    return tuple(dict.fromkeys(n.strip() for v in values for n in v.split(",") if n.strip()))
+
+
+def input_options(fn: F) -> F:
+    """How the main input is read: ``--columns``, ``--lp``, ``--systems``, ``--exclude-systems``, ``--ref``
+    (:func:`input_spec` turns them into an ``InputSpec``)."""
+    opts = [
+        click.option("--columns", "columns", multiple=True, metavar="FIELD=COLUMN,...",
+                     help="Which column holds which field in a CSV/TSV/JSONL/parquet/hf input, e.g. "
+                          "--columns tgt=mt,ref=reference; lp=COLUMN holds a language pair (en-de) split into "
+                          "source and target language. Fields: src, tgt, ref, src_lang, tgt_lang, doc_id, seg_id, "
+                          "system, lp."),
+        click.option("--lp", default=None, metavar="SRC-TGT",
+                     help="Language pair (e.g. en-de): the one read from an mt-metrics-eval test set, and the "
+                          "languages of items that do not name theirs."),
+        click.option("--systems", "systems", multiple=True, metavar="NAME,...",
+                     help="Judge only these systems (of a test set: human references such as refA included)."),
+        click.option("--exclude-systems", "exclude_systems", multiple=True, metavar="NAME,...",
+                     help="Leave these systems out."),
+        click.option("--ref", "ref", default=None, metavar="NAME",
+                     help="The test set's reference to use (refA, refB, ...; default: its standard one)."),
+    ]
+    decorated: Callable[..., Any] = fn
+    for opt in reversed(opts):
+        decorated = opt(decorated)
+    return cast(F, decorated)
+
+
+def input_spec(kw: dict[str, Any], path: str, *, fmt: str | None, with_reference: bool = False,
+               limit: int | None = None) -> InputSpec:
+    """The ``InputSpec`` of :func:`input_options`' values (consumed from ``kw``) and the command's own."""
+    from polyjudge.api.inputs import InputSpec
+
+    return InputSpec(path=path, fmt=fmt, src_lang=kw.pop("src_lang", None), tgt_lang=kw.pop("tgt_lang", None),
+                     lp=kw.pop("lp"), columns=kw.pop("columns") or None, systems=_name_list(kw.pop("systems")),
+                     exclude_systems=_name_list(kw.pop("exclude_systems")), ref=kw.pop("ref"),
+                     with_reference=with_reference, limit=limit)
+
+
 def parse_protocol_options(pairs: Sequence[str]) -> dict[str, Any]:
     """``KEY=VALUE`` pairs; values are JSON when they parse as JSON, else strings."""
     out: dict[str, Any] = {}
@@ -542,5 +586,6 @@ def _backend_knobs(kw: dict[str, Any]) -> dict[str, Any]:
 __all__ = ["CONCURRENCY", "FINITE", "N_CTX", "OPEN_SHARE", "OUTPUT_FORMATS", "RAY_RESOURCES", "RUNS", "SAMPLES",
            "SEED", "TIMEOUT", "FiniteFloat", "RegistryChoice", "RegistryHelpCommand", "emit", "format_option",
            "guard_outputs",
-           "input_format_option", "judge_config", "judge_options", "legacy", "number_list", "out_option",
+           "input_format_option",
+           "input_options", "input_spec", "judge_config", "judge_options", "legacy", "number_list", "out_option",
            "parse_protocol_options", "positive", "registry_help", "share", "warn"]

@@ -2,8 +2,11 @@
 
 Formats: JSONL, CSV and TSV with the same column names (``src``, ``tgt``,
 optional ``ref``, ``src_lang``, ``tgt_lang``, ``doc_id``, ``seg_id``,
-``system``; any other column is kept in ``Item.extra``), parallel plain-text
-files (one segment per line, as comet-score reads them) and the WMT MQM TSV.
+``system``; any other column is kept in ``Item.extra``; ``--columns`` maps
+other names, :mod:`polyjudge.data.columns`), parallel plain-text files (one
+segment per line, as comet-score reads them), the WMT MQM TSV, the WMT25
+task-1 TSV and mt-metrics-eval test-set folders (:mod:`polyjudge.data.testsets`),
+parquet and Hugging Face datasets (:mod:`polyjudge.data.tables`).
 Every problem is reported with file, line and field.
 """
 
@@ -13,13 +16,16 @@ import csv
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from dataclasses import replace as _replace
 from pathlib import Path
 from typing import Any
 
-from polyjudge.data import textio
+from polyjudge.data import tables, testsets, textio
+from polyjudge.data.columns import ColumnMap, normalise_row
 from polyjudge.data.errors import InputError
 from polyjudge.data.fields import check_id, check_text, check_value
 from polyjudge.data.records import CORE_FIELDS, Item
+from polyjudge.data.testsets import TestSetInfo, TestSetSelection
 
 # plain lives beside textio.short (wmt_mqm needs it, and wmt_mqm must not import this module)
 from polyjudge.data.textio import plain as plain
@@ -54,6 +60,13 @@ def _item_from_mapping(row: dict[str, Any], path: str, line: int, defaults: dict
         check_text(str(key), path=path, line=line, field="a column name")
         check_value(value, path=path, line=line, field=str(key))
     return Item(**values, extra=extra, origin=f"{path}:{line}")
+
+
+def _row_item(row: dict[str, Any], path: str, line: int, defaults: ItemDefaults) -> Item:
+    """An item of a table row: mapped columns renamed, a language pair split, then checked."""
+    row = normalise_row(defaults.columns.apply(row), path=path, line=line)
+    return _item_from_mapping(row, path, line, {"src_lang": defaults.src_lang, "tgt_lang": defaults.tgt_lang,
+                                                "system": defaults.system})
 
 
 def parse_json(text: str, *, path: str, line: int | None = None) -> Any:
@@ -124,6 +137,15 @@ def read_jsonl(path: str | Path, **defaults: str | None) -> list[Item]:
     return [_item_from_mapping(row, str(path), n, defaults) for n, row in iter_jsonl(path)]
 
 
+def _mapped_rows(rows: Iterator[tuple[int, dict[str, Any]]], path: str, defaults: ItemDefaults) -> list[Item]:
+    """Items of (line, row) pairs; every row must have the columns ``defaults.columns`` names."""
+    items: list[Item] = []
+    for line, row in rows:
+        defaults.columns.check_header(list(row), path=path, line=line)
+        items.append(_row_item(row, path, line, defaults))
+    return items
+
+
 def iter_delimited(path: str | Path, delimiter: str) -> Iterator[tuple[int, list[str]]]:
     """(line number, cells) of a TSV or CSV file read through :mod:`textio`.
 
@@ -148,22 +170,34 @@ def iter_delimited(path: str | Path, delimiter: str) -> Iterator[tuple[int, list
 
 
 def read_delimited(path: str | Path, delimiter: str, **defaults: str | None) -> list[Item]:
+    return read_table(path, delimiter, ItemDefaults(defaults.get("src_lang"), defaults.get("tgt_lang"),
+                                                   defaults.get("system")))
+
+
+def _missing_column(name: str, header: Sequence[str]) -> str:
+    return (f"header has no '{name}' column (found: {textio.short(header)}); "
+            f"name the column that holds it with --columns {name}=COLUMN")
+
+
+def read_table(path: str | Path, delimiter: str, defaults: ItemDefaults) -> list[Item]:
+    """A CSV or TSV with a header row, its columns mapped by ``defaults.columns``."""
     items = []
     rows = iter_delimited(path, delimiter)
     first = next(rows, None)
     if first is None:
         raise InputError("empty file (a header row is needed)", path=str(path), line=1)
     header = [h.strip() for h in first[1]]
+    defaults.columns.check_header(header, path=str(path), line=first[0])
+    fields = set(defaults.columns.apply(dict.fromkeys(header)))
     for name in REQUIRED:
-        if name not in header:
-            raise InputError(f"header has no '{name}' column (found: {textio.short(header)})",
-                             path=str(path), line=first[0], field=name)
+        if name not in fields:
+            raise InputError(_missing_column(name, header), path=str(path), line=first[0], field=name)
     for line, row in rows:
         if not row or row == [""]:
             continue
         if len(row) != len(header):
             raise InputError(f"expected {len(header)} columns, found {len(row)}", path=str(path), line=line)
-        items.append(_item_from_mapping(dict(zip(header, row)), str(path), line, defaults))
+        items.append(_row_item(dict(zip(header, row)), str(path), line, defaults))
     return items
 
 
@@ -233,11 +267,15 @@ def check_unique_ids(items: Sequence[Item], path: str | None = None) -> None:
 
 @dataclass(frozen=True, slots=True)
 class ItemDefaults:
-    """Values for items that lack them (``--src-lang``, ``--tgt-lang``, a default system)."""
+    """How to read an input: values for items that lack them (``--src-lang``, ``--tgt-lang``, a
+    default system), the column mapping (``--columns``) and what to take from a test set
+    (``--lp``, ``--systems``, ``--exclude-systems``, ``--ref``)."""
 
     src_lang: str | None = None
     tgt_lang: str | None = None
     system: str | None = None
+    columns: ColumnMap = ColumnMap()
+    testset: TestSetSelection = TestSetSelection()
 
 
 ReadFunction = Callable[[Path, ItemDefaults], list[Item]]
@@ -251,23 +289,27 @@ class InputReader:
     extensions: tuple[str, ...]
     read: ReadFunction
     summary: str = ""
+    # Recognises an input no extension names (a folder, an ``hf:`` name); tried after the extensions.
+    detect: Callable[[Path], bool] | None = None
 
 
 READERS: Registry[InputReader] = Registry("input format", entry_point_group="polyjudge.readers")
 
 
-def register_reader(name: str, *, extensions: Sequence[str] = (),
-                    summary: str | None = None) -> Callable[[ReadFunction], ReadFunction]:
+def register_reader(name: str, *, extensions: Sequence[str] = (), summary: str | None = None,
+                    detect: Callable[[Path], bool] | None = None) -> Callable[[ReadFunction], ReadFunction]:
     """Decorator: register ``read(path, defaults) -> items`` as input format ``name``.
 
-    ``extensions`` (``.jsonl``) choose it when no format is given; the summary
+    ``extensions`` (``.jsonl``) choose it when no format is given, and so does
+    ``detect(path)`` (for folders and names that are not files); the summary
     (default: the first docstring line) is its ``--help`` and listing line.
     """
 
     def deco(fn: ReadFunction) -> ReadFunction:
         doc = (fn.__doc__ or "").strip()
         READERS.add(name, InputReader(name, tuple(e.lower() for e in extensions), fn,
-                                      summary if summary is not None else (doc.splitlines()[0] if doc else "")))
+                                      summary if summary is not None else (doc.splitlines()[0] if doc else ""),
+                                      detect))
         return fn
 
     return deco
@@ -275,54 +317,118 @@ def register_reader(name: str, *, extensions: Sequence[str] = (),
 
 @register_reader("jsonl", extensions=(".jsonl", ".json"))
 def _read_jsonl_items(path: Path, defaults: ItemDefaults) -> list[Item]:
-    """One JSON object per line (src, tgt and optional ids, languages, ref)."""
-    return read_jsonl(path, src_lang=defaults.src_lang, tgt_lang=defaults.tgt_lang, system=defaults.system)
+    """One JSON object per line (src, tgt and optional ids, languages, ref; WMT24/25 ESA's langs, line_id)."""
+    return _mapped_rows(iter_jsonl(path), str(path), defaults)
 
 
 @register_reader("csv", extensions=(".csv",))
 def _read_csv_items(path: Path, defaults: ItemDefaults) -> list[Item]:
     """Comma-separated with a header row (src, tgt, ...)."""
-    return read_delimited(path, ",", src_lang=defaults.src_lang, tgt_lang=defaults.tgt_lang, system=defaults.system)
+    return read_table(path, ",", defaults)
 
 
 @register_reader("tsv", extensions=(".tsv",))
 def _read_tsv_items(path: Path, defaults: ItemDefaults) -> list[Item]:
-    """Tab-separated with a header row; a WMT MQM annotation TSV is detected and read as items."""
+    """Tab-separated with a header row; WMT MQM and WMT25 task-1 TSVs are detected and read as such."""
+    if is_wmt25_tsv(path):
+        return _read_wmt25_items(path, defaults)
     if is_wmt_mqm_tsv(path):
         from polyjudge.data.wmt_mqm import read_wmt_mqm, wmt_mqm_items, wmt_mqm_languages
         annotations = read_wmt_mqm(path)
         src_lang, tgt_lang = wmt_mqm_languages(path, defaults.src_lang, defaults.tgt_lang)
         return wmt_mqm_items(annotations, src_lang=src_lang, tgt_lang=tgt_lang)
-    return read_delimited(path, "\t", src_lang=defaults.src_lang, tgt_lang=defaults.tgt_lang,
-                          system=defaults.system)
+    return read_table(path, "\t", defaults)
+
+
+def is_wmt25_tsv(path: Path) -> bool:
+    """Whether the first line is the WMT25 task-1 header."""
+    _, first = next(textio.iter_lines(path), (0, ""))
+    return tuple(c.strip() for c in first.split("\t")) == testsets.WMT25_COLUMNS
+
+
+@register_reader("wmt25", extensions=())
+def _read_wmt25_items(path: Path, defaults: ItemDefaults) -> list[Item]:
+    """WMT25 task-1 TSV (doc_id segment_id ... domain_name method); its keys are kept for writing back."""
+    if not is_wmt25_tsv(path):
+        raise InputError("not a WMT25 task-1 TSV: the header must be " + " ".join(testsets.WMT25_COLUMNS),
+                         path=str(path), line=1)
+    own = dict(testsets.WMT25_FIELDS)
+    own.update(defaults.columns.pairs)
+    items = read_table(path, "\t", _replace(defaults, columns=ColumnMap(tuple(own.items()))))
+    systems = tuple(dict.fromkeys(it.system or "" for it in items))
+    info = TestSetInfo(format=testsets.WMT25, root=str(path.resolve()), name=path.stem, lp=None, systems=systems,
+                       n_segments=len({(it.doc_id, it.seg_id) for it in items}), ref=None,
+                       documents=True, domains=True).to_json()
+    return [_replace(it, extra={**it.extra, testsets.TESTSET_KEY: info}) for it in items]
+
+
+@register_reader("mtme", detect=testsets.is_mtme_dir)
+def _read_mtme_items(path: Path, defaults: ItemDefaults) -> list[Item]:
+    """mt-metrics-eval test-set folder (ROOT/wmt23 with --lp): every system's every segment, documents kept."""
+    return testsets.read_mtme(path, defaults.testset)
+
+
+@register_reader("parquet", extensions=(".parquet",), detect=tables.is_parquet_dir)
+def _read_parquet_items(path: Path, defaults: ItemDefaults) -> list[Item]:
+    """Parquet file or folder of parquet files (columns as in JSONL; --columns maps others)."""
+    return _mapped_rows(tables.parquet_rows(path), str(path), defaults)
+
+
+@register_reader("hf", detect=tables.is_hf_source)
+def _read_hf_items(path: Path, defaults: ItemDefaults) -> list[Item]:
+    """Hugging Face dataset: hf:NAME[:CONFIG][:SPLIT] from the local cache, or hf:PATH (save_to_disk); offline."""
+    return _mapped_rows(tables.hf_rows(str(path)), str(path), defaults)
 
 
 def input_reader(path: Path, fmt: str | None) -> InputReader:
-    """The reader of ``fmt``, or of the file's extension when no format is given."""
+    """The reader of ``fmt``, else of the file's extension, else the one that recognises ``path``."""
     if fmt is not None and fmt in READERS:
         return READERS.get(fmt)
     if fmt is None:
         suffix = path.suffix.lower()
+        if path.is_file():  # folders and hf: names are recognised by what they are, not by a suffix
+            for _, reader in READERS.items():
+                if suffix and suffix in reader.extensions:
+                    return reader
         for _, reader in READERS.items():
-            if suffix in reader.extensions:
+            if reader.detect is not None and reader.detect(path):
                 return reader
     firsts = [r.extensions[0] for _, r in READERS.items() if r.extensions]
     listed = ", ".join(firsts[:-1]) + f" or {firsts[-1]}" if len(firsts) > 1 else "".join(firsts)
-    raise InputError(f"unknown input format: use {listed}, or --format", path=str(path))
+    raise InputError(f"unknown input format: use {listed}, an mt-metrics-eval folder, hf:NAME, or --input-format",
+                     path=str(path))
+
+
+def _reads_folders(path: Path, fmt: str | None) -> bool:
+    """Whether the format given reads folders (it then says what is wrong with this one), or, without
+    a format, whether a registered reader recognises ``path``."""
+    if fmt is not None and fmt in READERS:
+        return READERS.get(fmt).detect is not None
+    return any(r.detect is not None and r.detect(path) for _, r in READERS.items())
 
 
 def read_items(path: str | Path, *, fmt: str | None = None, src_lang: str | None = None,
-               tgt_lang: str | None = None, system: str | None = None) -> list[Item]:
-    """Read items from a file, choosing the reader (:data:`READERS`) from ``fmt`` or the extension.
+               tgt_lang: str | None = None, system: str | None = None,
+               how: ItemDefaults | None = None) -> list[Item]:
+    """Read items from a file, folder or ``hf:`` name, choosing the reader (:data:`READERS`) from
+    ``fmt``, the extension or what the path is.
 
-    Two items with the same (system, doc_id, seg_id) are refused. A WMT MQM TSV
-    has no language columns: its languages are ``src_lang``/``tgt_lang``, else
-    the pair its file name tells, else an InputError asks for them.
+    ``how`` carries the column mapping and test-set selection (its languages and
+    system are overridden by the keywords given). Two items with the same
+    (system, doc_id, seg_id) are refused. A WMT MQM TSV has no language columns:
+    its languages are ``src_lang``/``tgt_lang``, else the pair its file name
+    tells, else an InputError asks for them.
     """
     p = Path(path)
-    if not p.is_file():
-        raise InputError("file not found" if not p.exists() else "not a file", path=str(p))
-    items = input_reader(p, fmt).read(p, ItemDefaults(src_lang, tgt_lang, system))
+    base = how or ItemDefaults()
+    defaults = _replace(base, src_lang=src_lang or base.src_lang, tgt_lang=tgt_lang or base.tgt_lang,
+                        system=system or base.system)
+    if not (tables.is_hf_source(path) or fmt == "hf") and not p.exists():
+        raise InputError("file not found", path=str(p))
+    if p.exists() and not p.is_file() and not _reads_folders(p, fmt):
+        raise InputError("not a file (folders are read as mt-metrics-eval test sets or parquet datasets)", path=str(p))
+    reader = input_reader(p, fmt)
+    items = reader.read(p, defaults)
     if not items:
         raise InputError("no items in file", path=str(p))
     check_unique_ids(items, str(p))
