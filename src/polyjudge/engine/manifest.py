@@ -114,17 +114,19 @@ class Session:
     adapted: Mapping[str, Mapping[str, str]]
     wall_s: float  # every session of the run
     session_wall_s: float
+    from_cache: int = 0  # judgments answered this session from the machine's shared response cache
 
 
 def _counts(spec: RunSpec, result: RunResult, session: Session, n_items: int) -> dict[str, int]:
     stats, usage = session.stats, session.usage
     return {"items": n_items, "judgments": len(result.judgments),
             "sent_this_session": stats.done + stats.failed,
-            "from_store": session.from_store, "retries": stats.retries,
+            "from_store": session.from_store, "from_cache": session.from_cache, "retries": stats.retries,
             **{f"status_{k}": v for k, v in result.status_counts().items()},
             "distinct_requests": usage.distinct_requests,
             "shared_answers": usage.shared_answers,
             "answered_by_batch": usage.answered_by_batch,
+            "answered_from_cache": usage.answered_from_cache,
             "multi_sample_requests": stats.multi_sample_requests,
             **_executor_counts(spec.executor)}
 
