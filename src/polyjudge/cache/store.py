@@ -100,9 +100,9 @@ class CacheStats:
 
 
 def _file_bytes(db: Path) -> int:
-    """The database with its write-ahead log and index: what the cache takes on disk."""
-    return sum(p.stat().st_size for p in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"))
-               if p.is_file())
+    """The database with its write-ahead log: what the cache keeps on disk (the small ``-shm`` index
+    beside them is shared memory, rebuilt by SQLite, and not counted)."""
+    return sum(p.stat().st_size for p in (db, db.with_name(db.name + "-wal")) if p.is_file())
 
 
 class ResponseCache:

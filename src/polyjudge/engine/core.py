@@ -135,15 +135,16 @@ def _estimate(ctx: _Context) -> Estimate:
         finally:
             ro.close()
     use = _open_cache(ctx, readonly=True)
+    hits: set[str] = set()
     if use is not None:
         try:
-            cached |= cached_keys(use, ctx.plan, cached)
+            hits = cached_keys(use, ctx.plan, cached)
         finally:
             use.close()
-    found = estimate_plan(ctx.plan, cached, prices=ctx.table, free=spec.free_judges, context_sizes=ctx.sizes,
+    found = estimate_plan(ctx.plan, cached | hits, prices=ctx.table, free=spec.free_judges, context_sizes=ctx.sizes,
                           samples_per_request=ctx.per_request, batch=spec.batch_clients is not None)
     warn_oversized(found.oversized)
-    return found
+    return dataclasses.replace(found, from_shared_cache=len(hits))
 
 
 def _stop_event(interrupts: Interrupts | None) -> tuple[asyncio.Event, Any]:

@@ -206,6 +206,7 @@ def _prepare(config: JudgeConfig) -> _Prepared:
         specs = [JudgeSpec.parse(s) for s in config.judges]
     except ValueError as exc:  # unknown backend or incomplete spec
         raise InputError(str(exc), field="judge") from None
+    _check_cache(config)
     settings = BackendSettings(api_key_env=config.api_key_env, timeout=config.timeout, n_ctx=config.n_ctx,
                                reasoning_effort=config.reasoning_effort,
                                max_per_server=config.per_server_concurrency)
@@ -423,6 +424,14 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
         batch_options=config.batch_options, batch_export=None if dry_run else config.batch_export,
         batch_import=None if dry_run else config.batch_import, executor=None if dry_run else prep.executor,
         cache_path=_cache_folder(config), cache_read=not config.record), interrupts)
+
+
+def _check_cache(config: JudgeConfig) -> None:
+    """A cache folder that cannot be one (a file is there) is refused before the run directory is touched."""
+    folder = _cache_folder(config)
+    if folder is not None and folder.exists() and not folder.is_dir():
+        raise InputError("is not a folder: give the response cache's folder, or --no-cache", path=str(folder),
+                         field="cache")
 
 
 def _cache_folder(config: JudgeConfig) -> Path | None:
