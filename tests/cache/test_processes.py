@@ -124,3 +124,34 @@ def test_two_judging_processes_share_one_cache(tmp_path):
     for name in ("segments.tsv", "systems.tsv"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes() == \
             (tmp_path / "three" / name).read_bytes()
+
+
+def test_a_judge_killed_mid_run_leaves_a_sound_cache_and_its_answers_reach_it_on_resume(tmp_path):
+    inp = _items(tmp_path / "in.jsonl", 40)
+    folder = tmp_path / "cache"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
+
+    def judge(srv, out):
+        return [sys.executable, "-m", "polyjudge.cli.main", "judge", str(inp), "-o", str(tmp_path / out), "--judge",
+                f"openai:m@{srv.base_url}", "-q", "--runs", "2", "--concurrency", "2", "--cache", str(folder)]
+
+    answer = lambda body: json.dumps({"score": len(body["messages"][-1]["content"]) % 90 + body["seed"]})  # noqa: E731
+    with ScriptedServer(answer, latency_s=0.05) as srv:
+        first = subprocess.Popen(judge(srv, "run"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while len(srv.requests) < 20 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=30)
+        if (folder / "responses.sqlite").exists():
+            rows(folder)  # whatever it holds is sound
+        paid = len(srv.requests)
+        assert 20 <= paid < 80
+        done = subprocess.run(judge(srv, "run"), env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert len(rows(folder)) == 80  # the killed session's answers too
+        resumed = len(srv.requests)
+        assert resumed <= 80 + 2  # nothing answered is bought twice (at most the two in flight at the kill)
+        fresh = subprocess.run(judge(srv, "fresh"), env=env, capture_output=True, text=True, timeout=300)
+        assert fresh.returncode == 0, fresh.stderr
+        assert len(srv.requests) == resumed

@@ -7,8 +7,13 @@ cached answers are free for the cost and the spending cap; no API key reaches
 the cache file.
 """
 
+import importlib.util
 import json
+import os
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -263,3 +268,27 @@ def test_a_cache_path_that_is_a_file_exits_2(tmp_path, study, capsys):
     err = capsys.readouterr().err
     assert "blocker" in err and "cache" in err and "Traceback" not in err
     assert blocker.read_text() == "mine" and not (tmp_path / "first").exists()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                    reason="Ray is not installed (pip install 'polyjudge[ray]')")
+def test_the_ray_executors_driver_reads_and_fills_the_same_cache(tmp_path, study):
+    args, cache = study
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root / "src"), str(root)]))
+
+    def ray_judge(srv, out):
+        argv = [str(a) for a in args(srv, out, "--executor", "ray", "--ray-actors", "1", "--concurrency", "4")]
+        done = subprocess.run([sys.executable, "-m", "polyjudge.cli.main", *argv], env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    with ScriptedServer(answer) as srv:
+        ray_judge(srv, "by-ray")
+        assert len(srv.requests) == 12 and len(cache_rows(cache)) == 12  # Ray's answers filled the cache
+        assert cli(*args(srv, "local")) == 0
+        assert "from cache: 12" in ray_judge(srv, "by-ray-again")  # and Ray's driver read it
+        assert len(srv.requests) == 12
+    for name in OUTPUTS:
+        assert (tmp_path / "by-ray" / name).read_bytes() == (tmp_path / "by-ray-again" / name).read_bytes()
