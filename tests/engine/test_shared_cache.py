@@ -292,3 +292,21 @@ def test_the_ray_executors_driver_reads_and_fills_the_same_cache(tmp_path, study
         assert len(srv.requests) == 12
     for name in OUTPUTS:
         assert (tmp_path / "by-ray" / name).read_bytes() == (tmp_path / "by-ray-again" / name).read_bytes()
+
+
+def test_a_cache_that_fails_mid_run_costs_the_run_nothing(tmp_path, study, monkeypatch, caplog):
+    import polyjudge.cache.store as cache_store
+
+    args, cache = study
+
+    def broken(self, *a, **k):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    with ScriptedServer(answer) as srv:
+        monkeypatch.setattr(cache_store.ResponseCache, "put_many", broken)
+        assert cli(*args(srv, "first")) == 0
+        assert "could not keep 12 answer(s)" in caplog.text
+        monkeypatch.setattr(cache_store.ResponseCache, "get_many", broken)
+        assert cli(*args(srv, "second")) == 0  # a cache that cannot be read: the run sends
+        assert len(srv.requests) == 24
+    assert (tmp_path / "first" / "segments.tsv").read_bytes() == (tmp_path / "second" / "segments.tsv").read_bytes()

@@ -19,6 +19,8 @@ replay file is its own cache) are left out.
 from __future__ import annotations
 
 import json
+import logging
+import sqlite3
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,8 @@ from polyjudge.cache import CachedAnswer, ResponseCache
 from polyjudge.data.secrets import redact, redact_url
 from polyjudge.engine.plan import Plan
 from polyjudge.engine.store import Answerable, AnswerKey, Store, StoredResponse, logprobs_of
+
+log = logging.getLogger("polyjudge")
 
 CACHE = "cache"  # the store channel of answers copied from the shared cache (cost nothing new)
 SYNC_META = "shared_cache_synced"  # the cache and store state last filled from this store
@@ -94,13 +98,22 @@ def adopt(use: CacheUse | None, store: Store, wanted: Sequence[Answerable]) -> s
     copied: set[str] = set()
     with store.transaction():
         for judge, tasks in _by_judge(wanted, use.scopes).items():
-            found = use.cache.get_many(use.scopes[judge], [t.key for t in tasks])
+            found = _looked_up(use, judge, [t.key for t in tasks])
             for t in tasks:
                 answer = found.get(t.key)
                 if answer is not None and t.key not in copied:
                     _store_answer(store, t, answer)
                     copied.add(t.key)
     return copied
+
+
+def _looked_up(use: CacheUse, judge: str, keys: Sequence[str]) -> dict[str, CachedAnswer]:
+    """The cache's answers for ``keys``; a cache that cannot be read answers nothing (the run sends)."""
+    try:
+        return use.cache.get_many(use.scopes[judge], keys)
+    except sqlite3.Error as exc:
+        log.warning("the shared response cache %s could not be read (%s); sending instead", use.cache.path, exc)
+        return {}
 
 
 def _store_answer(store: Store, task: Answerable, a: CachedAnswer) -> None:
@@ -128,7 +141,12 @@ def keep(use: CacheUse | None, store: Store, keys: Iterable[str]) -> int:
     for s in rows.values():
         if s.status == "done" and s.channel != CACHE and s.judge in use.scopes:
             by_scope.setdefault(use.scopes[s.judge], []).append(_entry(s))
-    return sum(use.cache.put_many(scope, answers) for scope, answers in by_scope.items())
+    try:
+        return sum(use.cache.put_many(scope, answers) for scope, answers in by_scope.items())
+    except sqlite3.Error as exc:  # the run's store has them: the run goes on, only later runs pay again
+        log.warning("the shared response cache %s could not keep %d answer(s) (%s); the run directory keeps "
+                    "them", use.cache.path, len(rows), exc)
+        return 0
 
 
 def _sync_mark(use: CacheUse, store: Store) -> str:
