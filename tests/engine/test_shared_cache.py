@@ -310,3 +310,25 @@ def test_a_cache_that_fails_mid_run_costs_the_run_nothing(tmp_path, study, monke
         assert cli(*args(srv, "second")) == 0  # a cache that cannot be read: the run sends
         assert len(srv.requests) == 24
     assert (tmp_path / "first" / "segments.tsv").read_bytes() == (tmp_path / "second" / "segments.tsv").read_bytes()
+
+
+def test_expected_scores_from_the_cache_keep_their_token_probabilities(tmp_path, study):
+    """An answer's log-probabilities travel through the cache unchanged: the expected scores and their
+    distributions of the second directory are the first's, byte for byte."""
+    import math
+
+    def with_probabilities(body):
+        user = body["messages"][-1]["content"]
+        top = [("80", math.log(.5)), ("100", math.log(.3)), (str(len(user) % 50), math.log(.2))]
+        return Reply(content='{"score": 80}', logprobs=[('{"score": ', 0.0, []), ("80", top[0][1], top),
+                                                        ("}", 0.0, [])])
+
+    args, cache = study
+    with ScriptedServer(with_probabilities) as srv:
+        assert cli(*args(srv, "first", "--score-mode", "expected")) == 0
+        assert cli(*args(srv, "second", "--score-mode", "expected")) == 0
+        assert len(srv.requests) == 12  # 6 items x 2 runs, all by the first directory
+    for name in OUTPUTS:
+        assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "second" / name).read_bytes(), name
+    first = json.loads((tmp_path / "first" / "judgments.jsonl").read_text().splitlines()[0])
+    assert first["annotation"]["expected"]["score"]["distribution"]
