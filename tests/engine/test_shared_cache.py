@@ -332,3 +332,20 @@ def test_expected_scores_from_the_cache_keep_their_token_probabilities(tmp_path,
         assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "second" / name).read_bytes(), name
     first = json.loads((tmp_path / "first" / "judgments.jsonl").read_text().splitlines()[0])
     assert first["annotation"]["expected"]["score"]["distribution"]
+
+
+def test_what_a_reasoning_models_backend_adapted_comes_with_its_answers(tmp_path, study):
+    """A run answered from the cache sends nothing, so its backend learns nothing: the adaptations the
+    first run made come from the cache, and both manifests say how the answers were asked for."""
+    from tests.backends.test_openai_reasoning import o_series
+
+    args, _ = study
+    with ScriptedServer(o_series) as srv:
+        assert cli(*args(srv, "first")) == 0
+        assert cli(*args(srv, "second", "--aggregator", "median")) == 0
+        answered = [b for b in srv.requests if "max_tokens" not in b and b.get("temperature", 1) == 1]
+    assert len(answered) == 12
+    first, second = manifest(tmp_path / "first"), manifest(tmp_path / "second")
+    assert "adapted:m=max_tokens,temperature" in first["signature"]
+    assert second["signature"] == first["signature"].replace("agg:mean", "agg:median")
+    assert second["judges"][0]["adaptations"] == first["judges"][0]["adaptations"]

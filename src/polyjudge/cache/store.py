@@ -15,9 +15,10 @@ failing. Failures are never entries: the engine only offers answers.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,12 @@ CREATE TABLE IF NOT EXISTS answers (
     PRIMARY KEY (scope, key)
 );
 CREATE INDEX IF NOT EXISTS answers_created ON answers(created);
+CREATE TABLE IF NOT EXISTS adaptations (
+    scope TEXT NOT NULL,
+    model TEXT NOT NULL,
+    changes TEXT NOT NULL,             -- JSON {parameter: what the backend sent instead}, as run manifests show it
+    PRIMARY KEY (scope, model)
+);
 """
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 60_000  # another process filling the cache: wait for it rather than fail
@@ -219,6 +226,33 @@ class ResponseCache:
                            "logprobs, usage_note, size, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             return db.total_changes - before
 
+    def adaptations(self, scope: str, model: str) -> dict[str, str]:
+        """What the backend changed in requests to ``model`` at ``scope`` (reasoning models: the token
+        field, temperature), as recorded by the runs whose answers the cache holds."""
+        if self._db is None or not self._has_adaptations():
+            return {}
+        row = self._db.execute("SELECT changes FROM adaptations WHERE scope=? AND model=?",
+                               (scope, model)).fetchone()
+        try:
+            loaded = json.loads(row[0]) if row else {}
+        except ValueError:
+            return {}
+        return {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
+
+    def put_adaptations(self, scope: str, model: str, changes: Mapping[str, str]) -> None:
+        """Add ``changes`` to what is known of ``model`` at ``scope``."""
+        if not changes or self.readonly or self._db is None:
+            return
+        scope = redact(scope)
+        with self._transaction() as db:
+            merged = self.adaptations(scope, model) | {str(k): redact(str(v)) for k, v in changes.items()}
+            db.execute("INSERT OR REPLACE INTO adaptations VALUES (?, ?, ?)",
+                       (scope, redact(model), json.dumps(merged, sort_keys=True)))
+
+    def _has_adaptations(self) -> bool:
+        assert self._db is not None
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE name='adaptations'").fetchone() is not None
+
     # ------------------------------------------------------------------------------ keeping it bounded
 
     def stats(self) -> CacheStats:
@@ -260,6 +294,8 @@ class ResponseCache:
         if self._db is None:
             return 0
         with self._transaction() as db:
+            if self._has_adaptations():
+                db.execute("DELETE FROM adaptations")
             return db.execute("DELETE FROM answers").rowcount
 
     def compact(self) -> bool:

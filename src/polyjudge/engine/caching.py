@@ -149,6 +149,31 @@ def keep(use: CacheUse | None, store: Store, keys: Iterable[str]) -> int:
         return 0
 
 
+def cached_adaptations(use: CacheUse | None) -> dict[str, dict[str, str]]:
+    """What each judge's backend changed in the requests whose answers the cache holds (a run that
+    takes answers from the cache sends nothing, so its backends learn nothing themselves)."""
+    if use is None or not use.read:
+        return {}
+    try:
+        found = {j: use.cache.adaptations(scope, j) for j, scope in use.scopes.items()}
+    except sqlite3.Error:
+        return {}
+    return {j: a for j, a in found.items() if a}
+
+
+def keep_adaptations(use: CacheUse | None, adapted: Mapping[str, Mapping[str, str]]) -> None:
+    """Record in the cache what each judge's backend changed in its requests (see the manifest's judges)."""
+    if use is None:
+        return
+    try:
+        for judge, changes in adapted.items():
+            if judge in use.scopes and changes:
+                use.cache.put_adaptations(use.scopes[judge], judge, changes)
+    except sqlite3.Error as exc:
+        log.warning("the shared response cache %s could not keep what the backends adapted (%s)",
+                    use.cache.path, exc)
+
+
 def _sync_mark(use: CacheUse, store: Store) -> str:
     return json.dumps([str(use.cache.path), store.state(), sorted(use.scopes.items())])
 
@@ -177,5 +202,5 @@ def cached_keys(use: CacheUse | None, plan: Plan, skip: Collection[str]) -> set[
     return found
 
 
-__all__ = ["CACHE", "CacheUse", "adopt", "cached_keys", "item_answer_keys", "judge_scope", "keep", "mark_synced",
-           "needs_backfill", "open_cache", "scopes_of"]
+__all__ = ["CACHE", "CacheUse", "adopt", "cached_adaptations", "cached_keys", "item_answer_keys", "judge_scope",
+           "keep", "keep_adaptations", "mark_synced", "needs_backfill", "open_cache", "scopes_of"]

@@ -21,9 +21,11 @@ from polyjudge.engine.batches import export_batch, import_batch, run_batches
 from polyjudge.engine.caching import (
     CacheUse,
     adopt,
+    cached_adaptations,
     cached_keys,
     item_answer_keys,
     keep,
+    keep_adaptations,
     mark_synced,
     needs_backfill,
     open_cache,
@@ -192,7 +194,8 @@ async def _judge(ctx: _Context, interrupts: Interrupts | None) -> RunResult:
         result, usage = _result(ctx, store, stats, sent.pending)
         # An executor whose workers build their own backends (Ray) stands in for what they learned.
         knowing = [*spec.backends, *getattr(spec.executor, "learned", ())]
-        adapted = adaptations(store, knowing)
+        adapted = adaptations(store, knowing, cached_adaptations(use) if sent.from_cache else None)
+        keep_adaptations(use, adapted)
         result.server_counts = {b.model: counts for b in knowing if (counts := server_counts_of(b))}
         session_wall = time.time() - started
         wall = session_wall + seconds_of(store.get_meta(WALL_TIME_META))

@@ -74,9 +74,11 @@ def _executor_counts(executor: Executor | None) -> dict[str, int]:
     return dict(counts()) if callable(counts) else {}
 
 
-def adaptations(store: Store, backends: Sequence[Backend]) -> dict[str, dict[str, str]]:
+def adaptations(store: Store, backends: Sequence[Backend],
+                also: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, dict[str, str]]:
     """What each judge's backend changed in its requests (OpenAI reasoning models: the token field,
-    temperature), in this session or an earlier one of the same run (kept in the store)."""
+    temperature), in this session or an earlier one of the same run (kept in the store), and ``also``
+    (what the runs whose answers came from the shared cache changed)."""
     found: dict[str, dict[str, str]] = {}
     text = store.get_meta(ADAPTATIONS_META)
     if text:
@@ -86,6 +88,8 @@ def adaptations(store: Store, backends: Sequence[Backend]) -> dict[str, dict[str
         except (ValueError, AttributeError):
             found = {}
     before = json.dumps(found, sort_keys=True)
+    for judge, changed in (also or {}).items():
+        found.setdefault(judge, {}).update(changed)
     for b in backends:
         now = adaptations_of(b)
         if now:
