@@ -9,11 +9,7 @@ the cache file.
 
 import importlib.util
 import json
-import os
 import sqlite3
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -270,25 +266,46 @@ def test_a_cache_path_that_is_a_file_exits_2(tmp_path, study, capsys):
     assert blocker.read_text() == "mine" and not (tmp_path / "first").exists()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                    reason="Ray is not installed (pip install 'polyjudge[ray]')")
-def test_the_ray_executors_driver_reads_and_fills_the_same_cache(tmp_path, study):
-    args, cache = study
-    root = Path(__file__).resolve().parents[2]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root / "src"), str(root)]))
+@pytest.fixture
+def ray_cluster():
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("Ray is not installed (pip install 'polyjudge[ray]')")
+    import logging
 
-    def ray_judge(srv, out):
-        argv = [str(a) for a in args(srv, out, "--executor", "ray", "--ray-actors", "1", "--concurrency", "4")]
-        done = subprocess.run([sys.executable, "-m", "polyjudge.cli.main", *argv], env=env, capture_output=True,
-                              text=True, timeout=600)
-        assert done.returncode == 0, done.stderr
-        return done.stderr
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+    yield ray
+    ray.shutdown()
+
+
+def test_the_ray_executors_driver_reads_and_fills_the_same_cache(tmp_path, ray_cluster):
+    """The hook sits where tasks are handed to any executor: the Ray driver's answers fill the cache,
+    and a Ray run finds there what another run paid for."""
+    from polyjudge.backends.openai import OpenAIBackend
+    from polyjudge.backends.registry import BackendSettings, JudgeSpec
+    from polyjudge.data.readers import read_items
+    from polyjudge.engine import run
+    from polyjudge.engine.ray_executor import RayExecutor, RayOptions
+    from polyjudge.protocols import get_protocol
+
+    items = read_items(write_items(tmp_path / "in.jsonl"))
+    cache = tmp_path / "cache"
+
+    def judged(srv, out, ray):
+        (tmp_path / out).mkdir()
+        executor = RayExecutor([JudgeSpec("openai", "m", srv.base_url)], BackendSettings(), RayOptions(actors=1)) \
+            if ray else None
+        result = run(items, get_protocol("da"), [OpenAIBackend("m", srv.base_url)], runs=2, concurrency=4,
+                     store_path=tmp_path / out / "store.sqlite", cache_path=cache, executor=executor)
+        result.write(tmp_path / out)
+        return result
 
     with ScriptedServer(answer) as srv:
-        ray_judge(srv, "by-ray")
+        judged(srv, "by-ray", ray=True)
         assert len(srv.requests) == 12 and len(cache_rows(cache)) == 12  # Ray's answers filled the cache
-        assert cli(*args(srv, "local")) == 0
-        assert "from cache: 12" in ray_judge(srv, "by-ray-again")  # and Ray's driver read it
+        assert judged(srv, "local", ray=False).manifest.counts["from_cache"] == 12
+        assert judged(srv, "by-ray-again", ray=True).manifest.counts["from_cache"] == 12
         assert len(srv.requests) == 12
     for name in OUTPUTS:
         assert (tmp_path / "by-ray" / name).read_bytes() == (tmp_path / "by-ray-again" / name).read_bytes()
