@@ -137,7 +137,8 @@ def main() -> None:
             data = Path(tmp) / "items.jsonl"
             write_items(data, args.items, args.segments, args.systems)
             out = Path(args.keep) if args.keep else Path(tmp) / "run"
-            env = dict(os.environ, OPENAI_API_KEY="sk-bench")
+            # The shared response cache is filled as in any run (its cost is measured), in the temporary folder.
+            env = dict(os.environ, OPENAI_API_KEY="sk-bench", POLYJUDGE_CACHE=str(Path(tmp) / "cache"))
             cmd = [sys.executable, "-c", CLI.format(), "judge", str(data), "-o", str(out), "-p", args.protocol,
                    "--judge", f"openai:bench@http://127.0.0.1:{port}/v1", "--runs", str(args.runs),
                    "--concurrency", str(args.concurrency), "--max-failure-rate", "1"]

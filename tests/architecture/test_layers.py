@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "polyjudge"
 # Lower number = lower layer; a module may import its own layer or lower ones.
 LAYERS = {
     "_version": 0, "registry": 0, "data": 0,
-    "rundir": 1,
+    "rundir": 1, "cache": 1,  # cache: the machine's shared response cache (the engine reads and fills it)
     "backends": 2, "aggregate": 2,
     "protocols": 3, "analysis": 3, "spanf1": 3, "ratings": 3,
     "engine": 4, "validation": 4, "metaeval": 4,  # metaeval reads runs through analysis, never the reverse

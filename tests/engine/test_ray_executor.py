@@ -508,7 +508,8 @@ def test_the_judge_command_with_executor_ray_matches_the_local_executor(cluster,
                                        "doc_id": it.doc_id, "seg_id": it.seg_id, "system": it.system}) + "\n"
                            for it in many_items()))
     with serve(da_responder) as srv:
-        common = [str(inp), "--judge", f"openai:judge-1@{srv.base_url}", "--runs", "2", "-q", "-c", "4"]
+        common = [str(inp), "--judge", f"openai:judge-1@{srv.base_url}", "--runs", "2", "-q", "-c", "4",
+                  "--no-cache"]  # both executors send: the shared cache would answer the second
         assert run_cli(cli, ["judge", *common, "-o", str(tmp_path / "local")]) == 0
         n_local = len(srv.completed)
         assert run_cli(cli, ["judge", *common, "-o", str(tmp_path / "ray"), "--executor", "ray",

@@ -55,7 +55,8 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
     pending = c.get("status_pending", 0)
     echo(f"items: {c['items']}  judgments: {c['judgments']}  ok: {ok}  failed: {c['judgments'] - ok - pending}"
          + (f"  not run: {pending}" if pending else "")
-         + f"  (sent now: {c['sent_this_session']}, from store: {c['from_store']}, retries: {c['retries']})")
+         + f"  (sent now: {c['sent_this_session']}, from store: {c['from_store']}, "
+         f"from cache: {c.get('from_cache', 0)}, retries: {c['retries']})")
     n, request_failed = c["judgments"], result.request_failed_count()
     if n:
         limit = f"; allowed: {max_failure_rate:.0%}" if max_failure_rate is not None else ""

@@ -517,9 +517,38 @@ def _executor_options() -> list[Decorator]:
     ]
 
 
+def cache_option_list() -> list[Decorator]:
+    """``--cache PATH`` and ``--no-cache``: the machine's shared response cache (every command that can send)."""
+    return [
+        click.option("--cache", "cache", type=click.Path(file_okay=False), default=None, metavar="PATH",
+                     help="Folder of the response cache every run shares: answers found there are not sent "
+                          "again (and cost nothing); every answer received is kept there (default: "
+                          "POLYJUDGE_CACHE, else the user cache folder; see `polyjudge cache stats`)."),
+        click.option("--no-cache", "no_cache", is_flag=True,
+                     help="Neither read nor fill the shared response cache: send what the run directory lacks."),
+    ]
+
+
+def cache_options(fn: F) -> F:
+    """The shared response cache's flags on a command (:func:`cache_config` reads them)."""
+    decorated: Callable[..., Any] = fn
+    for opt in reversed(cache_option_list()):
+        decorated = opt(decorated)
+    return cast(F, decorated)
+
+
+def cache_config(kw: dict[str, Any]) -> dict[str, Any]:
+    """The JudgeConfig fields of :func:`cache_options`' values (consumes them from ``kw``)."""
+    path, off = kw.pop("cache", None), kw.pop("no_cache", False)
+    if off and path:
+        raise InputError("give either --cache PATH or --no-cache, not both", field="cache")
+    return {"use_cache": not off, "cache_path": path}
+
+
 def judge_options(fn: F) -> F:
     """The options of every command that judges; :func:`judge_config` turns them into a JudgeConfig."""
-    opts = [*_who_judges_options(), *_runs_options(), *_sending_options(), *_executor_options()]
+    opts = [*_who_judges_options(), *_runs_options(), *_sending_options(), *cache_option_list(),
+            *_executor_options()]
     decorated: Callable[..., Any] = fn
     for opt in reversed(opts):
         decorated = opt(decorated)
@@ -566,7 +595,8 @@ def judge_config(kw: dict[str, Any], *, progress: bool = True) -> JudgeConfig:
         batch_import=kw.pop("batch_import"), max_cost=kw.pop("max_cost"), rpm=kw.pop("rpm"), tpm=kw.pop("tpm"),
         executor=kw.pop("executor"), ray_address=kw.pop("ray_address"), ray_actors=kw.pop("ray_actors"),
         ray_cpus_per_actor=kw.pop("ray_cpus_per_actor"), ray_gpus_per_actor=kw.pop("ray_gpus_per_actor"),
-        ray_connect_timeout_s=kw.pop("ray_connect_timeout"), ray_logs=kw.pop("ray_logs"), **_backend_knobs(kw))
+        ray_connect_timeout_s=kw.pop("ray_connect_timeout"), ray_logs=kw.pop("ray_logs"), **_backend_knobs(kw),
+        **cache_config(kw))
 
 
 def _backend_knobs(kw: dict[str, Any]) -> dict[str, Any]:
@@ -584,7 +614,8 @@ def _backend_knobs(kw: dict[str, Any]) -> dict[str, Any]:
 
 
 __all__ = ["CONCURRENCY", "FINITE", "N_CTX", "OPEN_SHARE", "OUTPUT_FORMATS", "RAY_RESOURCES", "RUNS", "SAMPLES",
-           "SEED", "TIMEOUT", "FiniteFloat", "RegistryChoice", "RegistryHelpCommand", "emit", "format_option",
+           "SEED", "TIMEOUT", "FiniteFloat", "RegistryChoice", "RegistryHelpCommand", "cache_config", "cache_options",
+           "emit", "format_option",
            "guard_outputs",
            "input_format_option",
            "input_options", "input_spec", "judge_config", "judge_options", "legacy", "number_list", "out_option",

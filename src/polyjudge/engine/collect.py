@@ -17,6 +17,7 @@ from typing import Any
 
 from polyjudge._version import __version__
 from polyjudge.data.secrets import redact
+from polyjudge.engine.caching import CACHE
 from polyjudge.engine.plan import Plan, task_key
 from polyjudge.engine.pricing import ModelPrice
 from polyjudge.engine.result import RunResult, StoredJudgments
@@ -33,6 +34,8 @@ class Usage:
     distinct_requests: int = 0
     shared_answers: int = 0
     answered_by_batch: int = 0
+    # Answers copied from the machine's shared response cache (free: paid for by an earlier run).
+    answered_from_cache: int = 0
     # Answers whose usage was not taken as the server reported it (engine.spend.vet_usage), a few as examples.
     anomalies: dict[str, Any] = field(default_factory=lambda: {"requests": 0, "examples": []})
     # The tokens of each judge (each request once), so a report's per-judge rows add up to ``tokens``.
@@ -42,14 +45,16 @@ class Usage:
     def to_json(self) -> dict[str, Any]:
         return {"tokens": self.tokens, "cost": self.cost, "distinct_requests": self.distinct_requests,
                 "shared_answers": self.shared_answers, "answered_by_batch": self.answered_by_batch,
-                "anomalies": self.anomalies, "by_judge": self.by_judge, "cost_by_judge": self.cost_by_judge}
+                "answered_from_cache": self.answered_from_cache, "anomalies": self.anomalies,
+                "by_judge": self.by_judge, "cost_by_judge": self.cost_by_judge}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Usage:
         return cls({str(k): int(v) for k, v in d["tokens"].items()}, float(d["cost"]), int(d["distinct_requests"]),
                    int(d["shared_answers"]), int(d["answered_by_batch"]),
-                   dict(d.get("anomalies") or {"requests": 0, "examples": []}), dict(d.get("by_judge") or {}),
-                   dict(d.get("cost_by_judge") or {}))
+                   answered_from_cache=int(d.get("answered_from_cache") or 0),
+                   anomalies=dict(d.get("anomalies") or {"requests": 0, "examples": []}),
+                   by_judge=dict(d.get("by_judge") or {}), cost_by_judge=dict(d.get("cost_by_judge") or {}))
 
     def count(self, answered: Sequence[StoredResponse]) -> None:
         """Add the tokens and usage anomalies of distinct answers."""
@@ -63,6 +68,7 @@ class Usage:
             t["cached_prompt"] += s.cached_prompt_tokens
             t["reasoning"] += s.reasoning_tokens
             self.answered_by_batch += s.channel == BATCH
+            self.answered_from_cache += s.channel == CACHE
             if s.usage_note is not None:
                 self.anomalies["requests"] += 1
                 if len(self.anomalies["examples"]) < ANOMALY_EXAMPLES:
@@ -205,10 +211,11 @@ def collect(plan: Plan, store: Store, store_path: Path | None, table: Mapping[st
 
 
 def cost_of(rows: Iterable[StoredResponse], prices: Mapping[str, ModelPrice]) -> float:
-    """USD of stored answers, each at its model's price (the batch price for batch answers)."""
+    """USD of stored answers, each at its model's price (the batch price for batch answers; answers
+    copied from the shared cache cost nothing: an earlier run paid for them)."""
     total = 0.0
     for s in rows:
         price = prices.get(s.judge)
-        if s.status == "done" and price is not None:
+        if s.status == "done" and price is not None and s.channel != CACHE:
             total += price.cost(s.prompt_tokens, s.completion_tokens, s.cached_prompt_tokens, batch=s.channel == BATCH)
     return total

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,18 @@ from typing import Any
 from polyjudge.backends.build import server_counts_of
 from polyjudge.data.records import Item
 from polyjudge.engine.batches import export_batch, import_batch, run_batches
+from polyjudge.engine.caching import (
+    CacheUse,
+    adopt,
+    cached_adaptations,
+    cached_keys,
+    item_answer_keys,
+    keep,
+    keep_adaptations,
+    mark_synced,
+    needs_backfill,
+    open_cache,
+)
 from polyjudge.engine.collect import (
     WALL_TIME_META,
     Usage,
@@ -124,10 +136,17 @@ def _estimate(ctx: _Context) -> Estimate:
             cached = ro.completed_keys()
         finally:
             ro.close()
-    found = estimate_plan(ctx.plan, cached, prices=ctx.table, free=spec.free_judges, context_sizes=ctx.sizes,
+    use = _open_cache(ctx, readonly=True)
+    hits: set[str] = set()
+    if use is not None:
+        try:
+            hits = cached_keys(use, ctx.plan, cached)
+        finally:
+            use.close()
+    found = estimate_plan(ctx.plan, cached | hits, prices=ctx.table, free=spec.free_judges, context_sizes=ctx.sizes,
                           samples_per_request=ctx.per_request, batch=spec.batch_clients is not None)
     warn_oversized(found.oversized)
-    return found
+    return dataclasses.replace(found, from_shared_cache=len(hits))
 
 
 def _stop_event(interrupts: Interrupts | None) -> tuple[asyncio.Event, Any]:
@@ -144,18 +163,39 @@ def _stop_event(interrupts: Interrupts | None) -> tuple[asyncio.Event, Any]:
     return stop, unlisten
 
 
+def _open_cache(ctx: _Context, *, readonly: bool = False) -> CacheUse | None:
+    """The shared response cache for this run (None when the spec names none)."""
+    spec = ctx.spec
+    return open_cache(None if spec.cache_path is None else Path(spec.cache_path), spec.judges, spec.judge_info,
+                      spec.free_judges, read=spec.cache_read, readonly=readonly)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """What a session's sending did: executor stats, judgments found in the store and in the shared
+    cache, and whether anything was left to send."""
+
+    stats: ExecStats
+    from_store: int
+    from_cache: int
+    pending: bool
+
+
 async def _judge(ctx: _Context, interrupts: Interrupts | None) -> RunResult:
-    """Send what the store lacks, then read the result back and describe it in a manifest."""
+    """Send what the store (and the shared cache) lacks, then read the result back and describe it."""
     spec, started = ctx.spec, time.time()
     store = Store(":memory:" if ctx.in_memory else spec.store_path)  # type: ignore[arg-type]
-    unlisten = None
+    unlisten, use = None, None
     try:
+        use = _open_cache(ctx)
         stop, unlisten = _stop_event(interrupts)
-        stats, from_store, pending = await _send(ctx, store, stop)
-        result, usage = _result(ctx, store, stats, pending)
+        sent = await _send(ctx, store, stop, use)
+        stats = sent.stats
+        result, usage = _result(ctx, store, stats, sent.pending)
         # An executor whose workers build their own backends (Ray) stands in for what they learned.
         knowing = [*spec.backends, *getattr(spec.executor, "learned", ())]
-        adapted = adaptations(store, knowing)
+        adapted = adaptations(store, knowing, cached_adaptations(use) if sent.from_cache else None)
+        keep_adaptations(use, adapted)
         result.server_counts = {b.model: counts for b in knowing if (counts := server_counts_of(b))}
         session_wall = time.time() - started
         wall = session_wall + seconds_of(store.get_meta(WALL_TIME_META))
@@ -164,20 +204,25 @@ async def _judge(ctx: _Context, interrupts: Interrupts | None) -> RunResult:
     finally:
         if unlisten is not None:
             unlisten()
+        if use is not None:
+            use.close()
         store.close()
         await _close_clients(spec)
     _note_stop(result, stats, usage, spec.max_cost)
-    session = Session(stats, from_store, usage, adapted, wall, session_wall)
+    session = Session(stats, sent.from_store, usage, adapted, wall, session_wall, sent.from_cache)
     result.manifest = build_manifest(ctx.plan, spec, result, session, ctx.table)
     return result
 
 
-async def _send(ctx: _Context, store: Store, stop: asyncio.Event) -> tuple[ExecStats, int, bool]:
-    """(stats, judgments found in the store, whether anything was left to send)."""
+async def _send(ctx: _Context, store: Store, stop: asyncio.Event, use: CacheUse | None) -> _Sent:
+    """Send what the store and the shared cache lack, through any executor or the Batch API path;
+    the answers received are kept in the cache as each executor call returns."""
     if ctx.spec.goes_by_batch:
-        stats, from_store = await _send_materialised(ctx, store, stop)
-        return stats, from_store, True
-    return await _send_streamed(ctx, store, stop, ctx.spec.executor or execute)
+        sent = await _send_materialised(ctx, store, stop, use)
+    else:
+        sent = await _send_streamed(ctx, store, stop, ctx.spec.executor or execute, use)
+    mark_synced(use, store)
+    return sent
 
 
 def _result(ctx: _Context, store: Store, stats: ExecStats, pending: bool) -> tuple[RunResult, Usage]:
@@ -223,35 +268,54 @@ class _Progress:
 
 @dataclass(slots=True)
 class _Survey:
-    """The first pass of a streamed run: what the store answers and what is left to send."""
+    """The first pass of a streamed run: what the store and the shared cache answer and what is left to send."""
 
     from_store: int = 0
+    from_cache: int = 0
     pending_items: list[int] = dataclasses.field(default_factory=list)
     pending_tasks: int = 0
     spent: float = 0.0
     answered_all: set[str] | None = None
 
 
-def _survey(ctx: _Context, store: Store) -> _Survey:
+def _from_cache(plan: Plan, store: Store, use: CacheUse | None, chunk: Sequence[int], done: Collection[str],
+                backfill: bool) -> set[str]:
+    """The keys of ``chunk`` the store lacks and the shared cache answers (copied into the store);
+    with ``backfill`` the chunk's answers already in the store are offered to the cache first."""
+    if use is None:
+        return set()
+    if backfill:
+        keep(use, store, [k for i in chunk for k in plan.keys_of(i) if k in done])
+    wanted = {a.key: a for i in chunk for a in item_answer_keys(plan, i) if a.key not in done}
+    return adopt(use, store, list(wanted.values()))
+
+
+def _survey(ctx: _Context, store: Store, use: CacheUse | None) -> _Survey:
     """Every item's keys (prompt hashes from the store's fingerprint table, rendering only new items),
-    which are answered, what the answered ones cost, and the prompts over their model's context."""
+    which are answered (by the store, else by the shared cache), what the answered ones cost, and the
+    prompts over their model's context."""
     plan, spec = ctx.plan, ctx.spec
     # A large run reads the store's answered keys in one sequential scan (far cheaper than looking up
     # each key); a small one looks its own keys up, a chunk at a time.
     found = _Survey(answered_all=store.completed_keys() if plan.n_tasks >= SCAN_MIN_TASKS else None)
     first: set[str] = set()  # prompt hashes seen: later items with the same prompt send nothing
     oversized: list[OversizedPrompt] = []
+    backfill = needs_backfill(use, store)
     for chunk in _chunks(plan.order, ITEMS_PER_CHUNK):
         plan.resolve(chunk, store)
         keys = {i: plan.keys_of(i) for i in chunk}
-        done = found.answered_all if found.answered_all is not None else \
+        done: set[str] = found.answered_all if found.answered_all is not None else \
             store.done_among([k for ks in keys.values() for k in ks])
+        adopted = _from_cache(plan, store, use, chunk, done, backfill)
+        done |= adopted
         if spec.max_cost is not None:
             new = [k for i in chunk if plan.prompt_hash(i) not in first for k in keys[i]]
             found.spent += cost_of(store.get_many(new).values(), ctx.table)
         for i in chunk:
             answered = sum(1 for k in keys[i] if k in done)
-            found.from_store += answered
+            from_cache = sum(1 for k in keys[i] if k in adopted)
+            found.from_store += answered - from_cache
+            found.from_cache += from_cache
             if answered == len(keys[i]):
                 continue
             found.pending_items.append(i)
@@ -276,20 +340,20 @@ def _spending(ctx: _Context, spent: float) -> tuple[list[RateLimiter | None], Bu
     return limiters, budget
 
 
-async def _send_streamed(ctx: _Context, store: Store, stop: asyncio.Event,
-                         send: Executor) -> tuple[ExecStats, int, bool]:
-    """Send what the store lacks, a bounded chunk of items at a time; (stats, judgments from the store,
-    whether anything was left to send).
+async def _send_streamed(ctx: _Context, store: Store, stop: asyncio.Event, send: Executor,
+                         use: CacheUse | None) -> _Sent:
+    """Send what the store and the shared cache lack, a bounded chunk of items at a time.
 
     After :func:`_survey`, the items with work left are rendered and their
     tasks handed to the executor chunk by chunk, so no more than one chunk of
-    prompts is ever held.
+    prompts is ever held; what each call answered is kept in the shared cache
+    when it returns (whichever executor sent it).
     """
     spec = ctx.spec
-    survey = _survey(ctx, store)
+    survey = _survey(ctx, store, use)
     stats = ExecStats()
     if not survey.pending_items:
-        return stats, survey.from_store, False
+        return _Sent(stats, survey.from_store, survey.from_cache, False)
     limiters, budget = _spending(ctx, survey.spent)
     size = int(getattr(send, "items_per_call", ITEMS_PER_CHUNK))
     sent: set[str] = set()
@@ -311,7 +375,12 @@ async def _send_streamed(ctx: _Context, store: Store, stop: asyncio.Event,
                                     limiters=limiters, budget=budget)
             part = await send(work, list(spec.backends), store, controls)
             stats.add(part)
-    return stats, survey.from_store, True
+            keep(use, store, [t.key for t in _flat(work)])
+    return _Sent(stats, survey.from_store, survey.from_cache, True)
+
+
+def _flat(work: Sequence[Task] | Sequence[tuple[Task, ...]]) -> list[Task]:
+    return [t for w in work for t in (w if isinstance(w, tuple) else (w,))]
 
 
 def _chunk_work(ctx: _Context, store: Store, chunk: Sequence[int], sent: set[str],
@@ -338,12 +407,17 @@ def _judge_backends(spec: RunSpec) -> list[str | None]:
     return [info.get("backend") for info in spec.judge_info or ()]
 
 
-async def _send_materialised(ctx: _Context, store: Store, stop: asyncio.Event) -> tuple[ExecStats, int]:
-    """The Batch API paths (send, export, import): every task planned at once."""
+async def _send_materialised(ctx: _Context, store: Store, stop: asyncio.Event, use: CacheUse | None) -> _Sent:
+    """The Batch API paths (send, export, import): every task planned at once; the shared cache is
+    read before a batch is built and filled from what the batch (or the imported file) answered."""
     spec, plan = ctx.spec, ctx.plan
     tasks = plan.tasks()
     keys = list(dict.fromkeys(t.key for t in tasks))
     cached = store.completed_keys()
+    if needs_backfill(use, store):
+        keep(use, store, [k for k in keys if k in cached])
+    adopted = adopt(use, store, distinct_tasks([t for t in tasks if t.key not in cached]))
+    cached |= adopted
     todo_all = [t for t in tasks if t.key not in cached]
     todo = distinct_tasks(todo_all)
     warn_oversized(oversized_prompts(todo_all, plan.items, ctx.sizes))
@@ -357,7 +431,9 @@ async def _send_materialised(ctx: _Context, store: Store, stop: asyncio.Event) -
     elif todo and spec.batch_clients is not None:
         spent = cost_of(store.get_many(keys).values(), ctx.table) if spec.max_cost is not None else 0.0
         stats = await _send_batches(ctx, store, stop, todo, spent)
-    return stats, len(tasks) - len(todo_all)
+    keep(use, store, [t.key for t in todo])
+    from_cache = sum(1 for t in tasks if t.key in adopted)
+    return _Sent(stats, len(tasks) - len(todo_all) - from_cache, from_cache, True)
 
 
 async def _send_batches(ctx: _Context, store: Store, stop: asyncio.Event, todo: list[Task],

@@ -98,11 +98,14 @@ class Estimate:
     samples_per_request: int = 1
     batch: bool = False
     scenarios: tuple[CostScenario, ...] = ()
+    # Distinct requests the machine's shared response cache answers (counted in requests_cached, free).
+    from_shared_cache: int = 0
 
     def describe(self) -> str:
+        shared_cache = f", {self.from_shared_cache} of them in the shared cache" if self.from_shared_cache else ""
         text = (f"{self.requests_to_send} requests to send ({self.requests_cached} of "
-                f"{self.requests_total} already in the store); about {self.prompt_tokens:,} prompt tokens "
-                f"and at most {self.max_completion_tokens:,} completion tokens")
+                f"{self.requests_total} already in the store{shared_cache}); about {self.prompt_tokens:,} prompt "
+                f"tokens and at most {self.max_completion_tokens:,} completion tokens")
         if self.shared:
             text += f"; {self.shared} judgment(s) answered by a request another item also sends"
         if self.calls != self.requests_to_send:
@@ -134,7 +137,7 @@ class Estimate:
                               for o in self.oversized],
                 "shared": self.shared, "calls": self.calls, "cached_prompt_tokens": self.cached_prompt_tokens,
                 "samples_per_request": self.samples_per_request, "batch": self.batch,
-                "scenarios": [s.to_dict() for s in self.scenarios]}
+                "from_shared_cache": self.from_shared_cache, "scenarios": [s.to_dict() for s in self.scenarios]}
 
 
 def _prompt_bytes(task: Task) -> int:

@@ -74,9 +74,11 @@ def _executor_counts(executor: Executor | None) -> dict[str, int]:
     return dict(counts()) if callable(counts) else {}
 
 
-def adaptations(store: Store, backends: Sequence[Backend]) -> dict[str, dict[str, str]]:
+def adaptations(store: Store, backends: Sequence[Backend],
+                also: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, dict[str, str]]:
     """What each judge's backend changed in its requests (OpenAI reasoning models: the token field,
-    temperature), in this session or an earlier one of the same run (kept in the store)."""
+    temperature), in this session or an earlier one of the same run (kept in the store), and ``also``
+    (what the runs whose answers came from the shared cache changed)."""
     found: dict[str, dict[str, str]] = {}
     text = store.get_meta(ADAPTATIONS_META)
     if text:
@@ -86,6 +88,8 @@ def adaptations(store: Store, backends: Sequence[Backend]) -> dict[str, dict[str
         except (ValueError, AttributeError):
             found = {}
     before = json.dumps(found, sort_keys=True)
+    for judge, changed in (also or {}).items():
+        found.setdefault(judge, {}).update(changed)
     for b in backends:
         now = adaptations_of(b)
         if now:
@@ -114,17 +118,19 @@ class Session:
     adapted: Mapping[str, Mapping[str, str]]
     wall_s: float  # every session of the run
     session_wall_s: float
+    from_cache: int = 0  # judgments answered this session from the machine's shared response cache
 
 
 def _counts(spec: RunSpec, result: RunResult, session: Session, n_items: int) -> dict[str, int]:
     stats, usage = session.stats, session.usage
     return {"items": n_items, "judgments": len(result.judgments),
             "sent_this_session": stats.done + stats.failed,
-            "from_store": session.from_store, "retries": stats.retries,
+            "from_store": session.from_store, "from_cache": session.from_cache, "retries": stats.retries,
             **{f"status_{k}": v for k, v in result.status_counts().items()},
             "distinct_requests": usage.distinct_requests,
             "shared_answers": usage.shared_answers,
             "answered_by_batch": usage.answered_by_batch,
+            "answered_from_cache": usage.answered_from_cache,
             "multi_sample_requests": stats.multi_sample_requests,
             **_executor_counts(spec.executor)}
 

@@ -122,6 +122,10 @@ class JudgeConfig:
     reasoning_effort: str | None = None
     # Requests in flight per server of a pooled judge (openai:MODEL@URL1,URL2); a judge's per_server= wins.
     per_server_concurrency: int | None = None
+    # The machine's shared response cache (--cache, --no-cache): read before sending, filled with every
+    # answer. cache_path None: POLYJUDGE_CACHE, else the user cache folder (polyjudge.cache.location).
+    use_cache: bool = True
+    cache_path: str | None = None
 
     def replace(self, **changes: Any) -> JudgeConfig:
         """A copy with some fields changed (studies vary runs, temperature, protocol options)."""
@@ -202,6 +206,7 @@ def _prepare(config: JudgeConfig) -> _Prepared:
         specs = [JudgeSpec.parse(s) for s in config.judges]
     except ValueError as exc:  # unknown backend or incomplete spec
         raise InputError(str(exc), field="judge") from None
+    _check_cache(config)
     settings = BackendSettings(api_key_env=config.api_key_env, timeout=config.timeout, n_ctx=config.n_ctx,
                                reasoning_effort=config.reasoning_effort,
                                max_per_server=config.per_server_concurrency)
@@ -421,8 +426,23 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
         tpm=config.tpm, prices=prep.prices, judge_info=info, context_sizes=context_sizes, free_judges=free,
         store_path=store_path, outputs=None if dry_run else out, dry_run=dry_run, batch_clients=clients,
         batch_options=config.batch_options, batch_export=None if dry_run else config.batch_export,
-        batch_import=None if dry_run else config.batch_import, executor=None if dry_run else prep.executor),
-        interrupts)
+        batch_import=None if dry_run else config.batch_import, executor=None if dry_run else prep.executor,
+        cache_path=_cache_folder(config), cache_read=not config.record), interrupts)
+
+
+def _check_cache(config: JudgeConfig) -> None:
+    """A cache folder that cannot be one (a file is there) is refused before the run directory is touched."""
+    folder = _cache_folder(config)
+    if folder is not None and folder.exists() and not folder.is_dir():
+        raise InputError("is not a folder: give the response cache's folder, or --no-cache", path=str(folder),
+                         field="cache")
+
+
+def _cache_folder(config: JudgeConfig) -> Path | None:
+    """The shared response cache's folder for this run (None with --no-cache)."""
+    from polyjudge.cache import cache_dir
+
+    return cache_dir(config.cache_path) if config.use_cache else None
 
 
 def _capabilities(spec: JudgeSpec) -> Capabilities:

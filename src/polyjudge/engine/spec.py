@@ -38,7 +38,9 @@ class RunSpec:
     (per judge when a mapping) asks for that many choices per request.
     ``batch_clients`` (one per judge) send through Batch APIs; ``batch_export``
     writes the batch input file instead and ``batch_import`` loads an output file.
-    ``executor`` None is the local one.
+    ``executor`` None is the local one. ``cache_path``: the folder of the machine's shared response
+    cache (None: none), read before sending unless ``cache_read`` is False (``--record``, which must
+    send to record) and filled with every answer received.
     """
 
     protocol: JudgeProtocol
@@ -68,6 +70,8 @@ class RunSpec:
     batch_export: Path | str | None = None
     batch_import: Path | str | None = None
     executor: Executor | None = None
+    cache_path: Path | None = None
+    cache_read: bool = True
 
     @property
     def judges(self) -> list[str]:

@@ -1,0 +1,206 @@
+"""The machine's shared response cache, seen from one run (see :mod:`polyjudge.cache`).
+
+Before anything is sent, the answers the run's store lacks are looked up in
+the cache and copied into the store (:func:`adopt`), marked with the channel
+``cache``: the store stays the run's whole record, and the spending cap, the
+cost and the summary count those answers as free. After the executor (local,
+Ray or a Batch API) has answered, the new answers are read back from the
+store and kept in the cache (:func:`keep`). Both use the store's own keys
+(:func:`polyjudge.engine.plan.task_key`: model, messages, parameters, seed and
+run index), under the judge's scope (backend and endpoint), so run r of N is
+never another run's copy and two servers never answer for each other.
+
+Only answers are kept: a failure is never an entry, and an answer the store
+holds as refused, filtered, truncated or with doubtful usage is kept as what
+it is (a re-run must not buy it again either). Local judges (free, and a
+replay file is its own cache) are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from polyjudge.backends.base import GenerateResult, Usage
+from polyjudge.cache import CachedAnswer, ResponseCache
+from polyjudge.data.secrets import redact, redact_url
+from polyjudge.engine.plan import Plan
+from polyjudge.engine.store import Answerable, AnswerKey, Store, StoredResponse, logprobs_of
+
+log = logging.getLogger("polyjudge")
+
+CACHE = "cache"  # the store channel of answers copied from the shared cache (cost nothing new)
+SYNC_META = "shared_cache_synced"  # the cache and store state last filled from this store
+
+
+@dataclass(frozen=True, slots=True)
+class CacheUse:
+    """A run's view of the cache: the judges it serves (judge -> scope) and whether it may be read."""
+
+    cache: ResponseCache
+    scopes: Mapping[str, str]
+    read: bool = True
+
+    def close(self) -> None:
+        self.cache.close()
+
+
+def judge_scope(info: Mapping[str, Any] | None) -> str:
+    """Where a judge's answers come from: its backend and endpoint(s), credentials masked."""
+    if not info:
+        return ""
+    servers = info.get("servers")
+    where = ",".join(str(redact_url(str(s))) for s in servers) if servers else redact_url(info.get("base_url")) or ""
+    return redact(f"{info.get('backend', '')}@{where}")
+
+
+def scopes_of(judges: Sequence[str], info: Sequence[Mapping[str, Any]] | None,
+              free: Collection[str]) -> dict[str, str]:
+    """The scope of each judge the cache serves (paid judges; local ones are free and left out)."""
+    entries = list(info) if info else [{}] * len(judges)
+    return {j: judge_scope(e) for j, e in zip(judges, entries) if j not in free}
+
+
+def open_cache(folder: Path | None, judges: Sequence[str], info: Sequence[Mapping[str, Any]] | None,
+               free: Collection[str], *, read: bool = True, readonly: bool = False) -> CacheUse | None:
+    """The cache for a run (None without a folder or when no judge is served by it)."""
+    scopes = scopes_of(judges, info, free)
+    if folder is None or not scopes:
+        return None
+    return CacheUse(ResponseCache(folder, readonly=readonly), scopes, read)
+
+
+def item_answer_keys(plan: Plan, i: int) -> list[AnswerKey]:
+    """Item ``i``'s tasks as store keys, without rendering a prompt the plan knows the hash of."""
+    h = plan.prompt_hash(i)
+    places = [(r, j) for r in range(plan.runs) for j in plan.judges]  # Plan.keys_of's order
+    return [AnswerKey(k, h, j, r) for k, (r, j) in zip(plan.keys_of(i), places)]
+
+
+def _by_judge(tasks: Iterable[Answerable], scopes: Mapping[str, str]) -> dict[str, list[Answerable]]:
+    out: dict[str, list[Answerable]] = {}
+    for t in tasks:
+        if t.judge in scopes:
+            out.setdefault(t.judge, []).append(t)
+    return out
+
+
+def adopt(use: CacheUse | None, store: Store, wanted: Sequence[Answerable]) -> set[str]:
+    """Copy the cache's answers for ``wanted`` (tasks the store lacks) into the store, in one
+    transaction; the keys copied."""
+    if use is None or not use.read or store.readonly or not wanted:
+        return set()
+    copied: set[str] = set()
+    with store.transaction():
+        for judge, tasks in _by_judge(wanted, use.scopes).items():
+            found = _looked_up(use, judge, [t.key for t in tasks])
+            for t in tasks:
+                answer = found.get(t.key)
+                if answer is not None and t.key not in copied:
+                    _store_answer(store, t, answer)
+                    copied.add(t.key)
+    return copied
+
+
+def _looked_up(use: CacheUse, judge: str, keys: Sequence[str]) -> dict[str, CachedAnswer]:
+    """The cache's answers for ``keys``; a cache that cannot be read answers nothing (the run sends)."""
+    try:
+        return use.cache.get_many(use.scopes[judge], keys)
+    except sqlite3.Error as exc:
+        log.warning("the shared response cache %s could not be read (%s); sending instead", use.cache.path, exc)
+        return {}
+
+
+def _store_answer(store: Store, task: Answerable, a: CachedAnswer) -> None:
+    """One cached answer into the run's store, as the executor would have stored it (channel ``cache``)."""
+    result = GenerateResult(text=cast(str, a.text), finish_reason=cast(str, a.finish_reason),
+                            usage=Usage(a.prompt_tokens, a.completion_tokens, a.cached_prompt_tokens,
+                                        a.reasoning_tokens),
+                            latency_s=a.latency_s, logprobs=logprobs_of(a.logprobs), reasoning=a.reasoning)
+    store.put_result(task, result, 0, channel=CACHE, usage_note=a.usage_note)
+
+
+def _entry(s: StoredResponse) -> CachedAnswer:
+    return CachedAnswer(s.key, s.judge, s.text, s.finish_reason, s.prompt_tokens, s.completion_tokens,
+                        s.cached_prompt_tokens, s.reasoning_tokens, s.latency_s, s.reasoning, s.logprobs,
+                        s.usage_note)
+
+
+def keep(use: CacheUse | None, store: Store, keys: Iterable[str]) -> int:
+    """Keep in the cache the answers the store holds for ``keys`` (failures and answers that came
+    from the cache are left out); how many entries were new."""
+    if use is None:
+        return 0
+    rows = store.get_many(list(dict.fromkeys(keys)))
+    by_scope: dict[str, list[CachedAnswer]] = {}
+    for s in rows.values():
+        if s.status == "done" and s.channel != CACHE and s.judge in use.scopes:
+            by_scope.setdefault(use.scopes[s.judge], []).append(_entry(s))
+    try:
+        return sum(use.cache.put_many(scope, answers) for scope, answers in by_scope.items())
+    except sqlite3.Error as exc:  # the run's store has them: the run goes on, only later runs pay again
+        log.warning("the shared response cache %s could not keep %d answer(s) (%s); the run directory keeps "
+                    "them", use.cache.path, len(rows), exc)
+        return 0
+
+
+def cached_adaptations(use: CacheUse | None) -> dict[str, dict[str, str]]:
+    """What each judge's backend changed in the requests whose answers the cache holds (a run that
+    takes answers from the cache sends nothing, so its backends learn nothing themselves)."""
+    if use is None or not use.read:
+        return {}
+    try:
+        found = {j: use.cache.adaptations(scope, j) for j, scope in use.scopes.items()}
+    except sqlite3.Error:
+        return {}
+    return {j: a for j, a in found.items() if a}
+
+
+def keep_adaptations(use: CacheUse | None, adapted: Mapping[str, Mapping[str, str]]) -> None:
+    """Record in the cache what each judge's backend changed in its requests (see the manifest's judges)."""
+    if use is None:
+        return
+    try:
+        for judge, changes in adapted.items():
+            if judge in use.scopes and changes:
+                use.cache.put_adaptations(use.scopes[judge], judge, changes)
+    except sqlite3.Error as exc:
+        log.warning("the shared response cache %s could not keep what the backends adapted (%s)",
+                    use.cache.path, exc)
+
+
+def _sync_mark(use: CacheUse, store: Store) -> str:
+    return json.dumps([str(use.cache.path), store.state(), sorted(use.scopes.items())])
+
+
+def needs_backfill(use: CacheUse | None, store: Store) -> bool:
+    """Whether the store may hold answers the cache never got (a session killed before it filled the
+    cache, a run judged with --no-cache): then the answers found in the store are offered too."""
+    return use is not None and not store.readonly and store.get_meta(SYNC_META) != _sync_mark(use, store)
+
+
+def mark_synced(use: CacheUse | None, store: Store) -> None:
+    """Note that every answer of the store as it is now was offered to the cache."""
+    if use is not None and not store.readonly:
+        store.set_meta(SYNC_META, _sync_mark(use, store))
+
+
+def cached_keys(use: CacheUse | None, plan: Plan, skip: Collection[str]) -> set[str]:
+    """The keys of ``plan`` (not in ``skip``) the cache would answer: the dry run counts them as answered."""
+    if use is None or not use.read:
+        return set()
+    found: set[str] = set()
+    for i in plan.order:
+        for judge, tasks in _by_judge((k for k in item_answer_keys(plan, i) if k.key not in skip),
+                                      use.scopes).items():
+            found |= use.cache.has_many(use.scopes[judge], [t.key for t in tasks])
+    return found
+
+
+__all__ = ["CACHE", "CacheUse", "adopt", "cached_adaptations", "cached_keys", "item_answer_keys", "judge_scope",
+           "keep", "keep_adaptations", "mark_synced", "needs_backfill", "open_cache", "scopes_of"]
