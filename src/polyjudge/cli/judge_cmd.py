@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -266,3 +267,18 @@ def demo(out: str, fmt: str, **kw: Any) -> None:
     result = judge_and_summarise(items, config, out, fmt)
     if result.manifest.counts.get("status_ok", 0) == 0:
         raise InputError("no judgment succeeded; see the failures above")
+    click.echo(_demo_next_steps(out), err=True)
+
+
+def _demo_next_steps(out: str) -> str:
+    """What the demo wrote and what to run next (on stderr: stdout keeps the summary's format)."""
+    run = shlex.quote(out)
+    return "\n".join([
+        f"written to {out}/: segments.tsv and systems.tsv (scores), judgments.jsonl (every answer),",
+        "  manifest.json (judge, prompt, signature, tokens), mtme/ (mt-metrics-eval score files), store.sqlite",
+        "next:",
+        f"  polyjudge report {run} -o demo-report.html        # the run as one HTML page",
+        f"  polyjudge meta-eval --human HUMAN_SCORES --metric {run}   # against human scores (TSV, JSONL, WMT MQM TSV)",
+        "  polyjudge judge ITEMS.jsonl -o RUN -p mqm --judge openai:gpt-4o-mini --dry-run"
+        "   # a real judge: cost first",
+    ])
