@@ -42,7 +42,7 @@ from polyjudge.engine.estimate import (
 from polyjudge.engine.executor import Executor
 from polyjudge.engine.manifest import Session, adaptations, build_manifest, signature
 from polyjudge.engine.plan import Plan, Task, distinct_tasks, sample_groups
-from polyjudge.engine.pricing import CONTEXT_TOKENS, DEFAULT_PRICES, ModelPrice
+from polyjudge.engine.pricing import CONTEXT_TOKENS, ModelPrice, price_table
 from polyjudge.engine.progress import progress_bar
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.runner import BUDGET, ExecStats, SendControls, execute
@@ -79,8 +79,7 @@ def _context(items: list[Item], spec: RunSpec) -> _Context:
     plan = Plan(items, protocol, judges, runs=spec.resolved_runs(), temperature=spec.resolved_temperature(),
                 seed=spec.seed, reasoning_effort=spec.reasoning_effort)
     sizes = {m: n for m, n in CONTEXT_TOKENS.items() if m in judges} | dict(spec.context_sizes or {})
-    prices = spec.prices if spec.prices is not None else DEFAULT_PRICES
-    table = {m: ModelPrice.of(p) for m, p in prices.items()}
+    table = price_table(spec.prices)
     # Only an answer's first choice carries token probabilities: expected scores need one per request.
     samples = 1 if protocol.top_logprobs > 0 else spec.samples_per_request
     return _Context(spec, plan, table, sizes, per_judge(samples, judges, spec.free_judges))
