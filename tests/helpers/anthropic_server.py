@@ -100,6 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
         with owner.lock:
             owner.requests.append(body)
             owner.headers_seen.append(dict(self.headers))
+        owner.log({"kind": "chat"})
         reply = owner.responder(body)
         if isinstance(reply, str):
             reply = MReply(content=reply)

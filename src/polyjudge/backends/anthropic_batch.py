@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -195,36 +195,45 @@ class AnthropicBatchClient(RegisteredBatchClient):
 
     async def find_recorded(self, tag: str, requests: int, since: float,
                             exclude: Collection[str] = ()) -> BatchInfo | None:
-        """The first batch of ``requests`` requests created after ``since`` (less the clock skew) that is
-        not in ``exclude`` (the run's known batches); None when there is none."""
+        """The batch of ``requests`` requests created first at or after ``since`` and not in ``exclude``
+        (the run's known batches); failing that, the last one created up to the clock skew before
+        ``since``. None when there is none: it was never created."""
+        candidates: list[tuple[float, BatchInfo]] = []
+        async for created, info in self._recent(since - CLOCK_SKEW_S):
+            if info.total == requests and info.batch_id not in exclude:
+                candidates.append((created, info))
+        after = [c for c in candidates if c[0] >= since]
+        if after:
+            return min(after, key=lambda c: c[0])[1]
+        return max(candidates, key=lambda c: c[0])[1] if candidates else None
+
+    async def _recent(self, oldest: float) -> AsyncIterator[tuple[float, BatchInfo]]:
+        """The batches created at or after ``oldest``, newest first, with their creation times."""
         after: str | None = None
-        found: BatchInfo | None = None
-        for _ in range(MAX_LIST_PAGES):  # newest first: walk back until batches are older than ``since``
+        for _ in range(MAX_LIST_PAGES):
             params = {"limit": "100"} | ({"after_id": after} if after else {})
             resp = await self._call("GET", self.url, params=params)
-            page = resp.json() if resp.text else {}
-            data = page.get("data") if isinstance(page, dict) else None
+            try:
+                page = _obj(resp.json())
+            except ValueError:
+                raise BackendError("malformed batch list", retryable=True, status=200) from None
+            data = page.get("data")
             if not isinstance(data, list) or not data:
-                return found
+                return
             for obj in data:
-                created = _seconds(obj.get("created_at")) if isinstance(obj, dict) else None
+                created = _seconds(_obj(obj).get("created_at"))
                 if created is None:
                     continue
-                if created < since - CLOCK_SKEW_S:
-                    return found
+                if created < oldest:
+                    return
                 try:
-                    info = batch_info(obj)
+                    yield created, batch_info(obj)
                 except ValueError:
                     continue
-                if info.total == requests and info.batch_id not in exclude:
-                    found = info  # keep walking back: the oldest match is the one created first after ``since``
-            if not page.get("has_more"):
-                return found
-            last = data[-1].get("id") if isinstance(data[-1], dict) else None
-            if not isinstance(last, str):
-                return found
+            last = _obj(data[-1]).get("id")
+            if not page.get("has_more") or not isinstance(last, str):
+                return
             after = last
-        return found
 
     async def status(self, batch_id: str) -> BatchInfo:
         return await self._info("GET", f"{self.url}/{batch_id}")
