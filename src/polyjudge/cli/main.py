@@ -18,6 +18,7 @@ from polyjudge._version import __version__
 COMMANDS: dict[str, str] = {
     "judge": "polyjudge.cli.judge_cmd:judge",
     "batch": "polyjudge.cli.batch_cmd:batch",
+    "cost": "polyjudge.cli.cost_cmd:cost",
     "score": "polyjudge.cli.judge_cmd:score",
     "demo": "polyjudge.cli.judge_cmd:demo",
     "human-mqm": "polyjudge.cli.mqm_cmd:human_mqm",
