@@ -117,3 +117,23 @@ def test_dry_run_prices_a_long_prompt_at_its_tier(tmp_path, capsys):
     est = json.loads(capsys.readouterr().out)
     expected = (est["prompt_tokens"] * 2.50 + est["max_completion_tokens"] * 15.00) / 1e6
     assert est["prompt_tokens"] > 200_000 and est["cost_usd"] == pytest.approx(expected, rel=1e-3)
+
+
+def test_a_run_records_where_its_prices_came_from_and_costs_what_genai_prices_says(tmp_path):
+    from polyjudge.api import JudgeConfig, judge
+    from polyjudge.data.records import Item
+    from tests.engine.helpers import FAST_RETRY, responder
+    from tests.helpers.openai_server import ScriptedServer
+
+    items = [Item(src=f"source {i}", tgt=f"translation {i}", src_lang="en", tgt_lang="de", seg_id=str(i),
+                  system="X") for i in range(4)]
+    with ScriptedServer(responder) as srv:
+        result = judge(items, JudgeConfig(judges=(f"openai:gpt-5-mini@{srv.base_url}",), retry=FAST_RETRY),
+                       out=tmp_path / "run")
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["price_sources"] == {"gpt-5-mini": default_prices().source("gpt-5-mini")}
+    assert manifest["price_sources"]["gpt-5-mini"].startswith("genai-prices ")
+    tokens = result.manifest.tokens
+    expected = calc_price(Usage(input_tokens=tokens["prompt"], output_tokens=tokens["completion"]), "gpt-5-mini")
+    assert result.manifest.cost_usd == pytest.approx(float(expected.total_price), abs=1e-6)
+    assert result.manifest.cost_usd > 0
