@@ -15,8 +15,13 @@ Ways of sending: one request per item and run (0.1.0), deduplicated (one
 request per distinct prompt and run), deduplicated with 10 samples per
 request, deduplicated through the Batch API (and both). Ratios are to 0.1.0.
 
+Then the same study (deduplicated, live and through a Batch API) priced for
+each of ``--models`` (current models; prices from genai-prices, with the
+source of each, long-context tiers chosen by prompt size).
+
     python benchmarks/cost.py [--input ../shared/data/wmt-mqm/ted/ende/mqm_ted_ende.tsv]
                               [--protocol mqm] [--runs 10] [--model gpt-4.1-mini] [--completion-tokens 200]
+                              [--models gpt-5-mini,gemini-2.5-flash,claude-sonnet-4-5,...]
 """
 
 from __future__ import annotations
@@ -26,17 +31,60 @@ import dataclasses
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from polyjudge.engine.core import CostScenario
+    from polyjudge.engine.pricing import ModelPrice
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 DEFAULT_INPUT = ROOT.parent / "shared" / "data" / "wmt-mqm" / "ted" / "ende" / "mqm_ted_ende.tsv"
+CURRENT_MODELS = "gpt-5-mini,gpt-5,gemini-2.5-flash,claude-sonnet-4-5,claude-haiku-4-5"
+
+
+def _typical(s: CostScenario, price: ModelPrice, completion: int) -> float:
+    """USD of a scenario with its likely cache hits and ``completion`` tokens answered in all."""
+    cached = s.cached_prompt_tokens
+    cached_price = price.input if price.cached_input is None else price.cached_input
+    usd = ((s.prompt_tokens - cached) * price.input + cached * cached_price + completion * price.output) / 1e6
+    return usd * ((1 - price.batch_discount) if s.batch else 1.0)
+
+
+def price_models(items: list[Any], protocol: Any, models: list[str], runs: int, completion_tokens: int) -> None:
+    """The deduplicated study's USD for each model: at most, and typical (likely cache hits, typical answers)."""
+    from polyjudge.engine.core import estimate
+    from polyjudge.engine.plan import plan_tasks
+    from polyjudge.engine.pricing import default_prices
+
+    prices = default_prices()
+    head = f"{'model':<20} {'price source':<20} {'in/cached/out per Mtok':<22} {'live max':>9} {'live typ':>9} " \
+           f"{'batch max':>9} {'batch typ':>9}"
+    print(head)
+    print("-" * len(head))
+    for model in models:
+        if model not in prices:
+            print(f"{model:<20} no price known")
+            continue
+        tasks = plan_tasks(items, protocol, [model], runs=runs, temperature=0.0, seed=0)
+        est = estimate(tasks, set(), prices=prices)
+        live = next(s for s in est.scenarios if s.samples_per_request == 1 and not s.batch)
+        batch = next(s for s in est.scenarios if s.samples_per_request == 1 and s.batch)
+        flat = prices[model].at(live.prompt_tokens / max(live.requests, 1))  # its tier at the mean prompt
+        completion = completion_tokens * est.requests_to_send
+        cached = flat.input if flat.cached_input is None else flat.cached_input
+        rates = f"${flat.input:g}/{cached:g}/{flat.output:g}"
+        assert live.cost_usd is not None and batch.cost_usd is not None
+        live_typ, batch_typ = _typical(live, flat, completion), _typical(batch, flat, completion)
+        print(f"{model:<20} {prices.source(model) or '':<20} {rates:<22} {live.cost_usd:>9.2f} {live_typ:>9.2f} "
+              f"{batch.cost_usd:>9.2f} {batch_typ:>9.2f}")
 
 
 def main() -> None:
     from polyjudge.api import JudgeConfig, build_protocol
     from polyjudge.data.readers import read_items
-    from polyjudge.engine.core import CostScenario, estimate
+    from polyjudge.engine.core import estimate
     from polyjudge.engine.plan import plan_tasks
     from polyjudge.engine.pricing import PRICES_AS_OF, default_prices
 
@@ -45,6 +93,7 @@ def main() -> None:
     ap.add_argument("--protocol", default="mqm")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--model", default="gpt-4.1-mini")
+    ap.add_argument("--models", default=CURRENT_MODELS, help="Comma-separated models to price the study for.")
     ap.add_argument("--completion-tokens", type=int, default=200,
                     help="Typical completion length for the realistic figure (the upper bound uses the limit).")
     args = ap.parse_args()
@@ -109,6 +158,8 @@ def main() -> None:
     print(f"(USD max: completions at the limit, no cache credit; USD typical: likely cache hits and "
           f"{args.completion_tokens} completion tokens per judgment; computed in {time.perf_counter() - started:.1f}s, "
           "nothing sent)")
+    print()
+    price_models(items, protocol, [m for m in args.models.split(",") if m], args.runs, args.completion_tokens)
 
 
 if __name__ == "__main__":

@@ -148,6 +148,10 @@ class AnthropicBackend(RegisteredBackend):
             headers["x-api-key"] = key
         return headers
 
+    def message_body(self, request: GenerateRequest) -> dict[str, Any]:
+        """The Messages API body of ``request`` as this backend writes it now (also a batch request's params)."""
+        return self._body(request)
+
     def _body(self, request: GenerateRequest) -> dict[str, Any]:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         body: dict[str, Any] = {
@@ -240,6 +244,14 @@ class AnthropicBackend(RegisteredBackend):
     def _result(self, resp: HttpResponse, latency: float) -> GenerateResult:
         try:
             data = resp.json()
+        except ValueError:
+            raise BackendError("malformed response body from server", retryable=True,
+                               status=resp.status_code) from None
+        return self.message_result(data, latency, status=resp.status_code)
+
+    def message_result(self, data: Any, latency: float = 0.0, *, status: int = 200) -> GenerateResult:
+        """A Messages API message (a live answer or a batch's succeeded result) as a :class:`GenerateResult`."""
+        try:
             blocks = data["content"]
             texts: list[str] = []
             thinking: list[str] = []
@@ -258,8 +270,7 @@ class AnthropicBackend(RegisteredBackend):
                     tool_input = block.get("input")
             stop_reason = data.get("stop_reason")
         except (ValueError, KeyError, TypeError, AttributeError):
-            raise BackendError("malformed response body from server", retryable=True,
-                               status=resp.status_code) from None
+            raise BackendError("malformed response body from server", retryable=True, status=status) from None
         if tool_input is not None:
             # The tool's input is the answer; what the model wrote beside it is kept as reasoning.
             text = json.dumps(tool_input, ensure_ascii=False)

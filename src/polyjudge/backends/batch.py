@@ -3,8 +3,7 @@
 Providers answer a batch within a day at about half the price of live
 requests. The engine (``polyjudge.engine.batches``) only speaks
 :class:`BatchClient`; a provider adds a client class registered under the
-name of its backend (``openai`` here; an Anthropic Message Batches client
-registers as ``anthropic``), or a plugin adds one through the entry-point
+name of its backend (``openai`` and ``anthropic`` here), or a plugin adds one through the entry-point
 group ``polyjudge.batch_clients``.
 
 A batch file's lines have a format of their own (the request line written by
@@ -122,7 +121,8 @@ class RegisteredBatchClient(ABC):
 
 
 BATCH_CLIENTS: Registry[type[RegisteredBatchClient]] = Registry(
-    "batch client", modules=["polyjudge.backends.openai_batch"], entry_point_group="polyjudge.batch_clients")
+    "batch client", modules=["polyjudge.backends.openai_batch", "polyjudge.backends.anthropic_batch"],
+    entry_point_group="polyjudge.batch_clients")
 register_batch_client = BATCH_CLIENTS.register
 
 

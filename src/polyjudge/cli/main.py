@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "judge": "polyjudge.cli.judge_cmd:judge",
     "batch": "polyjudge.cli.batch_cmd:batch",
     "cache": "polyjudge.cli.cache_cmd:cache",
+    "cost": "polyjudge.cli.cost_cmd:cost",
     "score": "polyjudge.cli.judge_cmd:score",
     "demo": "polyjudge.cli.judge_cmd:demo",
     "human-mqm": "polyjudge.cli.mqm_cmd:human_mqm",

@@ -23,7 +23,7 @@ import json
 import logging
 import random
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -272,7 +272,8 @@ async def _reattach(state: _State, clients: Sequence[BatchClient], store: Store,
         batch_id = row.batch_id
         if batch_id is None:  # the process died while submitting: did the provider create it?
             try:
-                found = await _with_retries(partial(client.find, row.submission), retry, rng, stop)
+                known = {r.batch_id for r in store.batches() if r.batch_id}
+                found = await _with_retries(partial(_find, client, row, known), retry, rng, stop)
             except BackendError as exc:
                 _api_failure(state, exc, "looking for a batch submitted before")
                 return
@@ -361,6 +362,17 @@ async def _submit(state: _State, groups: list[tuple[Task, ...]], index: int, cli
     store.update_batch(tag, batch_id=info.batch_id, status=info.status, expires_at=info.expires_at)
     state.open[tag] = _Open(tag, index, info.batch_id, _lines_by_custom_id(rows), reserved)
     state.stats.sent += len(lines)
+
+
+def _find(client: BatchClient, row: BatchRecord, known: Collection[str]) -> Awaitable[BatchInfo | None]:
+    """The provider's batch of a submission whose creation answer was lost. A provider whose batches
+    carry no tag (Anthropic's) finds it by what was recorded before creating it (``find_recorded``:
+    its request count and time, among the batches this run does not know yet)."""
+    recorded = getattr(client, "find_recorded", None)
+    if callable(recorded):
+        found: Awaitable[BatchInfo | None] = recorded(row.submission, row.total, row.created, known)
+        return found
+    return client.find(row.submission)
 
 
 def _provider(client: BatchClient) -> str:
@@ -592,6 +604,7 @@ def _client_for(row: BatchRecord, api_key_env: str | None, base_url: str | None,
 async def _ask(rows: Sequence[BatchRecord], *, cancel: bool, api_key_env: str | None, base_url: str | None,
                timeout: float) -> list[tuple[BatchRecord, BatchInfo | None, str | None]]:
     out: list[tuple[BatchRecord, BatchInfo | None, str | None]] = []
+    known = {r.batch_id for r in rows if r.batch_id}
     for row in rows:
         if row.collected or row.provider == EXPORT:
             out.append((row, None, None))
@@ -604,7 +617,7 @@ async def _ask(rows: Sequence[BatchRecord], *, cancel: bool, api_key_env: str | 
         try:
             batch_id = row.batch_id
             if batch_id is None:
-                found = await client.find(row.submission)
+                found = await _find(client, row, known)
                 if found is None:
                     out.append((row, None, "never created at the provider (submission interrupted)"))
                     continue

@@ -54,8 +54,8 @@ from polyjudge.engine.estimate import (
 from polyjudge.engine.executor import Executor
 from polyjudge.engine.manifest import Session, adaptations, build_manifest, signature
 from polyjudge.engine.plan import Plan, Task, distinct_tasks, sample_groups
-from polyjudge.engine.pricing import CONTEXT_TOKENS, DEFAULT_PRICES, ModelPrice
-from polyjudge.engine.progress import progress_bar
+from polyjudge.engine.pricing import CONTEXT_TOKENS, ModelPrice, price_table
+from polyjudge.engine.progress import SpendMeter, progress_bar
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.runner import BUDGET, ExecStats, SendControls, execute
 from polyjudge.engine.signals import Interrupts
@@ -91,8 +91,7 @@ def _context(items: list[Item], spec: RunSpec) -> _Context:
     plan = Plan(items, protocol, judges, runs=spec.resolved_runs(), temperature=spec.resolved_temperature(),
                 seed=spec.seed, reasoning_effort=spec.reasoning_effort)
     sizes = {m: n for m, n in CONTEXT_TOKENS.items() if m in judges} | dict(spec.context_sizes or {})
-    prices = spec.prices if spec.prices is not None else DEFAULT_PRICES
-    table = {m: ModelPrice.of(p) for m, p in prices.items()}
+    table = price_table(spec.prices)
     # Only an answer's first choice carries token probabilities: expected scores need one per request.
     samples = 1 if protocol.top_logprobs > 0 else spec.samples_per_request
     return _Context(spec, plan, table, sizes, per_judge(samples, judges, spec.free_judges))
@@ -336,8 +335,14 @@ def _spending(ctx: _Context, spent: float) -> tuple[list[RateLimiter | None], Bu
     spec = ctx.spec
     limiters: list[RateLimiter | None] = [RateLimiter(spec.rpm, spec.tpm) for _ in spec.backends] \
         if (spec.rpm or spec.tpm) else []
-    budget = Budget(spec.max_cost, ctx.table, spent=spent) if spec.max_cost is not None else None
+    # Shown on the progress bar (tokens and USD so far): a meter is kept without a cap when the bar is shown.
+    budget: Budget | None = SpendMeter(spec.max_cost, ctx.table, spent=spent) \
+        if spec.max_cost is not None or spec.progress else None
     return limiters, budget
+
+
+def _meter(budget: Budget | None) -> SpendMeter | None:
+    return budget if isinstance(budget, SpendMeter) else None
 
 
 async def _send_streamed(ctx: _Context, store: Store, stop: asyncio.Event, send: Executor,
@@ -358,7 +363,7 @@ async def _send_streamed(ctx: _Context, store: Store, stop: asyncio.Event, send:
     size = int(getattr(send, "items_per_call", ITEMS_PER_CHUNK))
     sent: set[str] = set()
     seen = _Progress()
-    with progress_bar(survey.pending_tasks, enabled=spec.progress) as update:
+    with progress_bar(survey.pending_tasks, enabled=spec.progress, meter=_meter(budget)) as update:
         for chunk in _chunks(survey.pending_items, size):
             if stats.stop_kind is not None:
                 break
@@ -442,7 +447,7 @@ async def _send_batches(ctx: _Context, store: Store, stop: asyncio.Event, todo: 
     spec, per_request = ctx.spec, ctx.per_request
     limiters, budget = _spending(ctx, spent)
     assert spec.batch_clients is not None
-    with progress_bar(len(todo), enabled=spec.progress) as update:
+    with progress_bar(len(todo), enabled=spec.progress, meter=_meter(budget)) as update:
         async def live(retry_tasks: list[Task], used: Mapping[str, int]) -> ExecStats:
             controls = SendControls(concurrency=spec.concurrency, retry=spec.retry, on_update=update, stop=stop,
                                     limiters=limiters, budget=budget, attempts_used=used)

@@ -13,7 +13,7 @@ from typing import Any
 
 from polyjudge.data.records import Item
 from polyjudge.engine.plan import Plan, Task, distinct_tasks, sample_groups, task_key
-from polyjudge.engine.pricing import DEFAULT_PRICES, ModelPrice
+from polyjudge.engine.pricing import ModelPrice, price_table
 
 # Warnings (prompts over a model's context) go here; the CLI prints them as "polyjudge: warning: ...".
 log = logging.getLogger("polyjudge")
@@ -199,8 +199,11 @@ def likely_cached_tokens(groups: Sequence[Sequence[Task]]) -> int:
     return total
 
 
-def _judge_cost(price: ModelPrice, tokens_in: float, cached: int, completion: int, batch: bool) -> tuple[float, float]:
-    """One judge's USD at most, without and with likely prompt-cache hits."""
+def _judge_cost(price: ModelPrice, tokens_in: float, cached: int, completion: int, batch: bool,
+                requests: int = 1) -> tuple[float, float]:
+    """One judge's USD at most, without and with likely prompt-cache hits (a long-context tier
+    chosen by the mean prompt of its ``requests``)."""
+    price = price.at(tokens_in / max(requests, 1))
     share = (1.0 - price.batch_discount) if batch else 1.0
     full = (tokens_in * price.input + completion * price.output) / 1e6 * share
     cached_in = min(float(cached), tokens_in)
@@ -223,7 +226,7 @@ def _scenario(todo: Sequence[Task], per_request: Mapping[str, int], batch: bool,
         if judge in prices:
             tokens_in = sum(size[g[0].prompt_hash] for g in mine) / 4
             completion = sum(t.request.max_tokens for g in mine for t in g)
-            full, with_cache = _judge_cost(prices[judge], tokens_in, cached, completion, batch)
+            full, with_cache = _judge_cost(prices[judge], tokens_in, cached, completion, batch, len(mine))
             cost, cost_cached = (cost or 0.0) + full, (cost_cached or 0.0) + with_cache
         elif judge in free:
             cost, cost_cached = cost or 0.0, cost_cached or 0.0
@@ -244,7 +247,7 @@ def estimate(tasks: list[Task], cached: set[str], *, prices: Mapping[str, ModelP
     sending them (live or batch, one request per run or several samples per request)."""
     todo_all = [t for t in tasks if t.key not in cached]
     todo = distinct_tasks(todo_all)
-    table = {m: ModelPrice.of(p) for m, p in (prices if prices is not None else DEFAULT_PRICES).items()}
+    table = price_table(prices)
     judges = list(dict.fromkeys(t.judge for t in tasks))
     size: dict[str, int] = {}
     for t in todo:
@@ -377,7 +380,7 @@ def _walk_scenario(walk: _PlanWalk, sizes: Mapping[str, int], batch: bool, judge
         cached = 0 if batch else cached
         requests, sent_bytes, cached_total = requests + n, sent_bytes + b, cached_total + cached
         if judge in prices:
-            full, with_cache = _judge_cost(prices[judge], b / 4, cached, tally.tasks * max_tokens, batch)
+            full, with_cache = _judge_cost(prices[judge], b / 4, cached, tally.tasks * max_tokens, batch, n)
             cost, cost_cached = (cost or 0.0) + full, (cost_cached or 0.0) + with_cache
         elif judge in free:
             cost, cost_cached = cost or 0.0, cost_cached or 0.0
@@ -396,7 +399,7 @@ def estimate_plan(plan: Plan, cached: Collection[str], *, prices: Mapping[str, M
     """:func:`estimate` of a whole plan in one streamed pass (``--dry-run``): the same Estimate
     (oversized prompts included), in memory linear in the items and time linear in the prompts."""
     walk = _walk_plan(plan, cached, context_sizes or {})
-    table = {m: ModelPrice.of(p) for m, p in (prices if prices is not None else DEFAULT_PRICES).items()}
+    table = price_table(prices)
     judges, max_tokens = plan.judges, plan.protocol.max_tokens
     configured = per_judge(samples_per_request, judges, free)
     wanted = max(configured.values(), default=1)

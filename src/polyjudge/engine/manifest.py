@@ -17,7 +17,7 @@ from polyjudge.data.secrets import redact, redact_url
 from polyjudge.engine.collect import Usage
 from polyjudge.engine.executor import Executor
 from polyjudge.engine.plan import Plan
-from polyjudge.engine.pricing import ModelPrice
+from polyjudge.engine.pricing import ModelPrice, sources_of
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.runner import ExecStats
 from polyjudge.engine.spec import RunSpec
@@ -163,5 +163,5 @@ def build_manifest(plan: Plan, spec: RunSpec, result: RunResult, session: Sessio
         created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         unknown={"wall_time_s_session": round(session.session_wall_s, 3), "tokens_by_judge": usage.by_judge,
                  "cost_by_judge": {k: round(v, 6) for k, v in usage.cost_by_judge.items()},
-                 "usage_anomalies": usage.anomalies},
+                 "usage_anomalies": usage.anomalies, "price_sources": sources_of(table, judges)},
     )

@@ -1,7 +1,12 @@
 """Token prices for cost accounting (US dollars per million tokens) and context sizes.
 
-The tables are a convenience, not a promise: prices change, so the price
-table carries the date it was read (:data:`PRICES_AS_OF`). A row is
+Prices come first from ``genai-prices`` (a maintained, shipped table of
+per-provider prices with cached-input and long-context tiers; it is read
+from the installed package and never updated over the network here), then
+from this module's own table for what it lacks (:data:`PRICES_AS_OF` is the
+date its rows were read), and ``--prices FILE`` overrides both. Where a
+model's price came from is :func:`price_source`, recorded in the manifest.
+A row of the own table is
 ``(input, output)`` or ``(input, output, cached_input, batch_discount)``:
 ``cached_input`` is what a prompt token served from the provider's prompt
 cache costs (the input price when absent) and ``batch_discount`` the share a
@@ -16,17 +21,22 @@ cannot take; the embedded judge's is ``--n-ctx``.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from polyjudge.data.errors import InputError
 
-# When the rows below were read from the providers' price pages.
-PRICES_AS_OF = "2025-06-01"
+# When the rows below were read from the providers' price pages (every row was checked on that day;
+# the gpt-4o and gpt-4.1 rows agree with genai-prices, which answers for them first).
+PRICES_AS_OF = "2026-11-23"
+# The share OpenAI's, Anthropic's and Google's Batch APIs take off every price (genai-prices has no batch rates).
+MAINTAINED_BATCH_DISCOUNT = {"openai": 0.5, "anthropic": 0.5, "google": 0.5}
 
 # model: (input, output) or (input, output, cached_input, batch_discount), USD per million tokens.
 DEFAULT_PRICES: dict[str, tuple[float, float] | tuple[float, float, float, float]] = {
@@ -110,6 +120,16 @@ def _valid_price(value: Any) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class PriceTier:
+    """Long-context prices: a request whose prompt has more than ``above`` tokens pays these for all its tokens."""
+
+    above: int
+    input: float
+    output: float
+    cached_input: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ModelPrice:
     """One model's prices in USD per million tokens."""
 
@@ -117,6 +137,7 @@ class ModelPrice:
     output: float
     cached_input: float | None = None  # None: cached prompt tokens cost the input price
     batch_discount: float = 0.0  # share taken off every price when answered through a Batch API
+    tiers: tuple[PriceTier, ...] = ()  # ascending ``above``; the highest one a prompt passes applies
 
     def __post_init__(self) -> None:
         """A NaN or infinite price would make every cost NaN (and the manifest not JSON): refuse it."""
@@ -139,9 +160,22 @@ class ModelPrice:
             return cls(values[0], values[1], values[2], values[3])
         raise ValueError(f"a price row has 2 or 4 numbers, got {len(values)}")
 
+    def at(self, prompt_tokens: float) -> ModelPrice:
+        """The flat price a request with a prompt of ``prompt_tokens`` pays (its long-context tier, if any)."""
+        if not self.tiers:
+            return self
+        flat = self
+        for tier in self.tiers:
+            if prompt_tokens > tier.above:
+                flat = ModelPrice(tier.input, tier.output, tier.cached_input, self.batch_discount)
+        return flat if flat is not self else ModelPrice(self.input, self.output, self.cached_input,
+                                                        self.batch_discount)
+
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_prompt_tokens: int = 0, *,
              batch: bool = False) -> float:
         """USD for one answer; cached prompt tokens are part of ``prompt_tokens``."""
+        if self.tiers:
+            return self.at(prompt_tokens).cost(prompt_tokens, completion_tokens, cached_prompt_tokens, batch=batch)
         cached = min(max(cached_prompt_tokens, 0), prompt_tokens)
         cached_price = self.input if self.cached_input is None else self.cached_input
         usd = ((prompt_tokens - cached) * self.input + cached * cached_price
@@ -152,26 +186,127 @@ class ModelPrice:
         """(input, output): what the run manifest records (format 1)."""
         return (self.input, self.output)
 
-    def to_json(self) -> dict[str, float]:
-        out = {"input": self.input, "output": self.output, "batch_discount": self.batch_discount}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"input": self.input, "output": self.output, "batch_discount": self.batch_discount}
         if self.cached_input is not None:
             out["cached_input"] = self.cached_input
+        if self.tiers:
+            out["tiers"] = [{"above": t.above, "input": t.input, "output": t.output, "cached_input": t.cached_input}
+                            for t in self.tiers]
         return out
 
 
-PriceTable = dict[str, ModelPrice]
+OWN_TABLE = f"polyjudge table {PRICES_AS_OF}"
+OVERRIDE = "--prices"
+
+
+class PriceTable(dict[str, ModelPrice]):
+    """Prices by model: rows set here (the own table, overrides) win; a model without one is looked up
+    in genai-prices when first asked for, so a run prices every model that package knows."""
+
+    def __init__(self, rows: Mapping[str, ModelPrice] | None = None, *, maintained: bool = True) -> None:
+        super().__init__(rows or {})
+        self.maintained = maintained
+        self.sources: dict[str, str] = {}  # model -> where its row came from
+
+    def _lookup(self, model: object) -> ModelPrice | None:
+        if not self.maintained or not isinstance(model, str):
+            return None
+        found = maintained_price(model)
+        if found is not None:
+            self[model] = found
+            self.sources[model] = maintained_source()
+        return found
+
+    def __missing__(self, model: str) -> ModelPrice:
+        found = self._lookup(model)
+        if found is None:
+            raise KeyError(model)
+        return found
+
+    def __contains__(self, model: object) -> bool:
+        return dict.__contains__(self, model) or self._lookup(model) is not None
+
+    def get(self, model: str, default: Any = None) -> Any:
+        return self[model] if model in self else default
+
+    def source(self, model: str) -> str | None:
+        """Where ``model``'s price comes from: genai-prices, the own table, --prices; None without one."""
+        return self.sources.get(model, OWN_TABLE) if model in self else None
+
+
+def sources_of(table: Mapping[str, ModelPrice], models: Sequence[str]) -> dict[str, str]:
+    """Where each priced model's price came from (for the manifest: a report never guesses)."""
+    if isinstance(table, PriceTable):
+        return {m: src for m in models if (src := table.source(m)) is not None}
+    return {m: OVERRIDE for m in models if m in table}
+
+
+def maintained_source() -> str:
+    """The maintained price table and its version, as the manifest names it."""
+    from importlib import metadata
+
+    try:
+        return f"genai-prices {metadata.version('genai-prices')}"
+    except metadata.PackageNotFoundError:
+        return "genai-prices"
+
+
+def _decimal_at(value: Any, above: int | None) -> float | None:
+    """A genai-prices price (a number or tiered prices) as it applies above ``above`` tokens (None: base)."""
+    if value is None:
+        return None
+    tiers = getattr(value, "tiers", None)
+    if tiers is None:
+        return float(value)
+    price = value.base
+    for tier in tiers:
+        if above is not None and above >= tier.start:
+            price = tier.price
+    return float(price)
+
+
+@functools.lru_cache(maxsize=512)
+def maintained_price(model: str) -> ModelPrice | None:
+    """``model``'s price in genai-prices' shipped data (None when it lacks the model); no network."""
+    try:
+        from genai_prices import data_snapshot
+    except ImportError:
+        return None
+    try:
+        provider, info = data_snapshot.get_snapshot().find_provider_model(model, None, None, None)
+    except LookupError:
+        return None
+    row = info.get_prices(datetime.now(UTC))
+    keys = ("input_mtok", "output_mtok", "cache_read_mtok")
+    values = [getattr(row, k, None) for k in keys]
+    if values[0] is None or values[1] is None:
+        return None
+    starts = sorted({t.start for v in values if v is not None for t in getattr(v, "tiers", None) or ()})
+    at = [(_decimal_at(values[0], s), _decimal_at(values[1], s), _decimal_at(values[2], s)) for s in starts]
+    tiers = tuple(PriceTier(s, i or 0.0, o or 0.0, c) for s, (i, o, c) in zip(starts, at))
+    base = (_decimal_at(values[0], None), _decimal_at(values[1], None), _decimal_at(values[2], None))
+    return ModelPrice(base[0] or 0.0, base[1] or 0.0, base[2], MAINTAINED_BATCH_DISCOUNT.get(provider.id, 0.0),
+                      tiers)
 
 
 def default_prices() -> PriceTable:
-    """The built-in table as :class:`ModelPrice` rows."""
-    return {m: ModelPrice.of(row) for m, row in DEFAULT_PRICES.items()}
+    """The own table as :class:`ModelPrice` rows under genai-prices (which answers first for what it knows)."""
+    table = PriceTable()
+    for model, row in DEFAULT_PRICES.items():
+        if maintained_price(model) is None:
+            table[model] = ModelPrice.of(row)
+    return table
 
 
 def price_table(prices: Mapping[str, ModelPrice | Any] | None) -> PriceTable:
-    """Any price mapping (rows of 2 or 4 numbers or :class:`ModelPrice`) over the built-in table."""
+    """Any price mapping (rows of 2 or 4 numbers or :class:`ModelPrice`) over genai-prices and the own table."""
+    if isinstance(prices, PriceTable):
+        return prices
     table = default_prices()
     for model, row in (prices or {}).items():
         table[str(model)] = ModelPrice.of(row)
+        table.sources[str(model)] = OVERRIDE
     return table
 
 
@@ -234,6 +369,7 @@ def load_prices(path: str | None) -> PriceTable:
                                  field="as_of")
             continue
         prices[model] = _row(model, row, path)
+        prices.sources[model] = f"{OVERRIDE} {Path(path).name}"
     return prices
 
 
@@ -246,5 +382,6 @@ def cost_usd(prices: Mapping[str, ModelPrice | Any], model: str, prompt_tokens: 
     return ModelPrice.of(row).cost(prompt_tokens, completion_tokens, cached_prompt_tokens, batch=batch)
 
 
-__all__ = ["CONTEXT_TOKENS", "DEFAULT_PRICES", "PRICES_AS_OF", "ModelPrice", "PriceTable", "approx_tokens",
-           "cost_usd", "default_prices", "load_prices", "price_table"]
+__all__ = ["CONTEXT_TOKENS", "DEFAULT_PRICES", "OVERRIDE", "OWN_TABLE", "PRICES_AS_OF", "ModelPrice", "PriceTable",
+           "PriceTier", "approx_tokens", "cost_usd", "default_prices", "load_prices", "maintained_price",
+           "maintained_source", "price_table", "sources_of"]

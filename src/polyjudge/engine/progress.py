@@ -1,19 +1,58 @@
-"""A rich progress bar with request rate, ETA and failure count."""
+"""A rich progress bar with request rate, ETA, failure count, and what was spent so far.
+
+Spending is read from a :class:`SpendMeter`: the run's budget (the spending
+cap when there is one, an unbounded one when the bar is shown without a
+cap). Every answer is priced once by the budget's ``cost_of`` (the live
+runner, the batch collector and the Ray driver each price an answer when it
+is settled), so the meter counts that answer's tokens there.
+"""
 
 from __future__ import annotations
 
+import math
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
+
+from polyjudge.backends.base import Usage
+from polyjudge.engine.pricing import ModelPrice
+from polyjudge.engine.spend import Budget
 
 # Seconds between two updates of the bar's counts.
 UPDATE_EVERY_S = 0.1
 
 
+class SpendMeter(Budget):
+    """A budget that also counts the tokens of the answers it prices, for the progress bar."""
+
+    def __init__(self, cap: float | None, prices: Mapping[str, ModelPrice], spent: float = 0.0) -> None:
+        super().__init__(math.inf if cap is None else cap, prices, spent)
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+
+    @property
+    def capped(self) -> bool:
+        return math.isfinite(self.cap)
+
+    def cost_of(self, judge: str, usage: Usage, *, batch: bool = False) -> float:
+        self.prompt_tokens += max(0, usage.prompt_tokens)
+        self.completion_tokens += max(0, usage.completion_tokens)
+        return super().cost_of(judge, usage, batch=batch)
+
+
+def spend_text(meter: SpendMeter | None) -> str:
+    """``12,345 in / 800 out tok  $0.0123 of $5.00 cap``; empty without a meter."""
+    if meter is None:
+        return ""
+    text = f"{meter.prompt_tokens:,} in / {meter.completion_tokens:,} out tok  ${meter.spent:,.4f}"
+    return f"{text} of ${meter.cap:,.2f} cap" if meter.capped else text
+
+
 @contextmanager
-def progress_bar(total: int, *, enabled: bool) -> Iterator[Callable[[Any], None]]:
+def progress_bar(total: int, *, enabled: bool, meter: SpendMeter | None = None) -> Iterator[Callable[[Any], None]]:
+    """A bar on standard error (nothing when not ``enabled``); the callable it yields takes the stats."""
     if not enabled:
         yield lambda stats: None
         return
@@ -32,15 +71,15 @@ def progress_bar(total: int, *, enabled: bool) -> Iterator[Callable[[Any], None]
     console = Console(file=sys.stderr)
     columns = (TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
                TextColumn("{task.fields[rate]:.1f} req/s"), TextColumn("[red]{task.fields[failed]} failed"),
-               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+               TextColumn("{task.fields[spend]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=False, refresh_per_second=4) as bar:
-        task = bar.add_task("judging", total=total, rate=0.0, failed=0)
+        task = bar.add_task("judging", total=total, rate=0.0, failed=0, spend=spend_text(meter))
         last: list[Any] = [None, 0.0]  # the latest stats seen, and when the bar was last updated
 
         def show(stats: Any) -> None:
             done = stats.done + stats.failed
             elapsed = bar.tasks[0].elapsed or 1e-9
-            bar.update(task, completed=done, rate=done / elapsed, failed=stats.failed)
+            bar.update(task, completed=done, rate=done / elapsed, failed=stats.failed, spend=spend_text(meter))
 
         def update(stats: Any) -> None:
             # Called once per answer: at a thousand answers a second the bar is updated ten times a
@@ -56,3 +95,6 @@ def progress_bar(total: int, *, enabled: bool) -> Iterator[Callable[[Any], None]
         finally:
             if last[0] is not None:
                 show(last[0])  # the final counts, whatever the throttle skipped
+
+
+__all__ = ["SpendMeter", "progress_bar", "spend_text"]

@@ -1,0 +1,53 @@
+"""The progress bar shows tokens and USD spent so far, and the cap when there is one."""
+
+import re
+
+import pytest
+
+from polyjudge.api import JudgeConfig, ModelPrice, judge
+from polyjudge.backends.base import Usage
+from polyjudge.engine.progress import SpendMeter, spend_text
+from tests.engine.helpers import FAST_BATCH, FAST_RETRY, responder
+from tests.engine.test_spend import many_items
+from tests.helpers.openai_server import ScriptedServer
+
+PRICE = ModelPrice(100.0, 200.0)
+
+
+def _shown(err: str) -> tuple[int, int, float]:
+    """(prompt tokens, completion tokens, USD) on the bar's last line."""
+    found = re.findall(r"([\d,]+) in / ([\d,]+) out tok\s+\$([\d.,]+)", err)
+    assert found, err
+    return tuple(int(x.replace(",", "")) for x in found[-1][:2]) + (float(found[-1][2].replace(",", "")),)
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_the_bar_shows_tokens_and_usd_so_far_with_the_cap(tmp_path, capsys, batch):
+    with ScriptedServer(responder) as srv:
+        cfg = JudgeConfig(judges=(f"openai:m@{srv.base_url}",), retry=FAST_RETRY, prices={"m": PRICE},
+                          max_cost=50.0, progress=True, batch=batch, batch_options=FAST_BATCH)
+        result = judge(many_items(), cfg, out=tmp_path / "run")
+    err = capsys.readouterr().err
+    assert "of $50.00 cap" in err
+    prompt, completion, usd = _shown(err)
+    assert (prompt, completion) == (result.manifest.tokens["prompt"], result.manifest.tokens["completion"])
+    assert usd == pytest.approx(result.manifest.cost_usd, abs=1e-4) and usd > 0
+
+
+def test_without_a_cap_the_bar_shows_spend_and_no_cap(tmp_path, capsys):
+    with ScriptedServer(responder) as srv:
+        cfg = JudgeConfig(judges=(f"openai:m@{srv.base_url}",), retry=FAST_RETRY, prices={"m": PRICE}, progress=True)
+        result = judge(many_items(5), cfg, out=tmp_path / "run")
+    err = capsys.readouterr().err
+    assert "cap" not in err
+    assert _shown(err)[2] == pytest.approx(result.manifest.cost_usd, abs=1e-4)
+
+
+def test_the_meter_counts_what_it_prices():
+    meter = SpendMeter(None, {"m": PRICE})
+    meter.settle(0.0, meter.cost_of("m", Usage(1_500, 20)))
+    meter.settle(0.0, meter.cost_of("unpriced", Usage(10, 10)))
+    assert (meter.prompt_tokens, meter.completion_tokens) == (1_510, 30)
+    assert meter.spent == pytest.approx((1_500 * 100 + 20 * 200) / 1e6)
+    assert spend_text(meter) == "1,510 in / 30 out tok  $0.1540" and spend_text(None) == ""
+    assert spend_text(SpendMeter(2.0, {})) == "0 in / 0 out tok  $0.0000 of $2.00 cap"
