@@ -20,8 +20,8 @@ __all__ = ["COMPARISON", "HumanMQMTable", "MQMWeights", "aggregate_table", "dist
 
 UNIT = "MQM error points"
 SCORINGS = {False: "Freitag et al. (2021): major 5, minor 1, minor punctuation 0.1, non-translation 25",
-            True: "classic GEMBA-MQM: every minor error 1 (punctuation too), a non-translation critical, at most 5 errors, "
-                  "capped at 25"}
+            True: "classic GEMBA-MQM: every minor error 1 (punctuation too), a non-translation critical, "
+                  "at most 5 errors, capped at 25"}
 
 
 def _fmt(x: float) -> str:
