@@ -197,3 +197,10 @@ def test_human_mqm_out_and_the_deprecated_spelling(tmp_path, capsys):
     assert (tmp_path / "new" / "systems.tsv").read_text().splitlines()[1] == "B\t0.55\t-0.55\t2"
     code, _, err = cli(capsys, "human-mqm", f, "-o", tmp_path / "new", "--format", "xml")
     assert code == 2
+
+
+def test_the_commands_choices_are_the_apis():
+    from polyjudge.api import systems as api
+    from polyjudge.cli import systems_cmd
+
+    assert systems_cmd.TESTS == api.TESTS and systems_cmd.CORRECTIONS == api.CORRECTIONS

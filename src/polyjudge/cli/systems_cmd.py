@@ -18,7 +18,8 @@ from polyjudge.cli.specs import argument, option, shared, takes
 if TYPE_CHECKING:
     from polyjudge.api.systems import CompareSystemsConfig
 
-TESTS = ("randomization", "bootstrap", "t-test")  # as polyjudge.analysis.systems.TESTS
+# The same as polyjudge.api.systems' (a test holds them equal); spelled here so --help loads no statistics.
+TESTS = ("randomization", "bootstrap", "t-test")
 CORRECTIONS = ("none", "holm", "bonferroni")
 
 
@@ -72,7 +73,7 @@ def compare_systems(flags: CompareSystemsFlags) -> None:
 
     \b
     polyjudge compare-systems runs/mqm
-    polyjudge compare-systems runs/mqm --human mqm.tsv --human-lower-better --format json -o systems.json
+    polyjudge compare-systems runs/mqm --human mqm_ted_ende.tsv --format json -o systems.json
     """
     from polyjudge.api.systems import compare_systems as compare
 
