@@ -302,7 +302,8 @@ def test_cli_report_real_files_in_run_dir_and_options(tmp_path, metaeval_json, v
     assert "Meta-evaluation against human judgments" in titles and "Multilingual consistency" in titles
     out = tmp_path / "r.html"
     res = _invoke(["report", str(d), "--validation", str(validation_json), "-o", str(out), "--bootstrap", "100"])
-    assert "6 sections" in res.output  # summary, distributions, ranking, meta-eval, consistency, validation
+    # summary, distributions, ranking, which systems differ, meta-eval, consistency, validation
+    assert "7 sections" in res.output
     assert out.read_text().count("<h2>Judge validation</h2>") == 1
 
 

@@ -38,8 +38,8 @@ def _text(c):
 def test_all_sections_present_with_full_data(tmp_path):
     d = build_run(tmp_path, extras=ALL_EXTRAS)
     rep = render([load_run(d)], n_boot=200)
-    assert _titles(rep) == ["Summary", "Score distributions", "System ranking", "Variability across runs",
-                            "Error spans", "Meta-evaluation against human judgments",
+    assert _titles(rep) == ["Summary", "Score distributions", "System ranking", "Which systems differ",
+                            "Variability across runs", "Error spans", "Meta-evaluation against human judgments",
                             "Multilingual consistency", "Judge validation"]
     assert rep.html.count("<svg") == len(rep.figures) >= 8
 
@@ -47,7 +47,7 @@ def test_all_sections_present_with_full_data(tmp_path):
 def test_sections_absent_without_data(tmp_path):
     d = build_run(tmp_path, n_runs=1, spans=False, failures=False)
     rep = render([load_run(d)], n_boot=200)
-    assert _titles(rep) == ["Summary", "Score distributions", "System ranking"]
+    assert _titles(rep) == ["Summary", "Score distributions", "System ranking", "Which systems differ"]
     assert "Failures" not in rep.html
     assert 'class="spanbrowser"' not in rep.html
 

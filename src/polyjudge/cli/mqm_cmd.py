@@ -1,9 +1,11 @@
 """``polyjudge human-mqm`` (human MQM scores from a WMT TSV) and
 ``polyjudge variability`` (run-to-run spread of a run directory).
 
-``human-mqm`` prints one ``system<TAB>points`` line per system, best first,
-in positive MQM error points as WMT publishes them (lower is better). With
-``--out DIR`` it writes ``DIR/segments.tsv`` (``system doc seg_id points
+``human-mqm`` prints a line saying what the numbers are, then one
+``system<TAB>points`` line per system, best first, in positive MQM error
+points as WMT publishes them (lower is better); ``--format tsv|json`` prints
+the systems table or a JSON document naming the unit. With ``-o/--out DIR``
+(``-O`` is the deprecated 0.1.0 spelling) it writes ``DIR/segments.tsv`` (``system doc seg_id points
 score n_raters``; ``score`` = −points, higher is better) and
 ``DIR/systems.tsv`` (``system points score n_segments``). A row repeated word
 for word (same rater, segment and error) counts once, with a warning; a file
@@ -18,16 +20,16 @@ import click
 
 from polyjudge.api.formats import SEGMENT_SCORE_FORMATS
 from polyjudge.api.runs import SEGMENTS, SYSTEMS, OwnedDir, Target, claim, file_target
-from polyjudge.cli.options import guard_outputs, warn
+from polyjudge.cli.options import format_option, guard_outputs, out_option, warn
 
 HUMAN_MQM_KIND = "human-mqm"
 _SEGMENTS_HEADER = "system\tdoc\tseg_id\tpoints\t"
 
 
 def claim_human_mqm_dir(out: str) -> OwnedDir:
-    """The ``-O`` folder, taken as a human-mqm folder: new, empty, or one human-mqm wrote (a
+    """The ``-o`` folder, taken as a human-mqm folder: new, empty, or one human-mqm wrote (a
     judge run directory or the user's files are refused, exit 2)."""
-    return claim(out, HUMAN_MQM_KIND, names=(SEGMENTS, SYSTEMS), adopt=_adopt_human_mqm_dir, flag="-O/--out")
+    return claim(out, HUMAN_MQM_KIND, names=(SEGMENTS, SYSTEMS), adopt=_adopt_human_mqm_dir, flag="-o/--out")
 
 
 def _adopt_human_mqm_dir(root: Path) -> set[str] | None:
@@ -49,26 +51,33 @@ def _fmt(x: float) -> str:
 
 @click.command("human-mqm")
 @click.argument("tsv", type=click.Path(dir_okay=False))
-@click.option("--out", "-O", "out", type=click.Path(file_okay=False), default=None,
-              help="Directory for segments.tsv and systems.tsv.")
+@out_option("Folder for segments.tsv and systems.tsv (MQM error points and their negation per segment and "
+            "system).", legacy_decls=("-O",))
+@format_option()
 @click.option("--classic", is_flag=True,
               help="Classic GEMBA-MQM scoring instead of Freitag et al.'s: every minor error 1 (punctuation "
                    "included), a non-translation counted as critical, at most 5 errors, capped at 25.")
 @click.option("--quirks", is_flag=True, help="Also report markup quirks of the file on stderr.")
-def human_mqm(tsv: str, out: str | None, classic: bool, quirks: bool) -> None:
-    """Score a WMT MQM annotation TSV: mean over raters, then over segments."""
-    from polyjudge.api.mqm import MQMWeights, read_wmt_mqm_report, score_human_annotations
+def human_mqm(tsv: str, out: str | None, fmt: str, classic: bool, quirks: bool) -> None:
+    """Score a WMT MQM annotation TSV: MQM error points per system (lower is better), the mean over
+    segments of each segment's mean over raters.
+
+    --format text prints a line saying what the numbers are, then system and points best first;
+    tsv prints the systems table (points, score = -points, segments); json the same with the
+    unit and the scoring.
+    """
+    from polyjudge.api.mqm import MQMWeights, human_mqm_table, read_wmt_mqm_report, score_human_annotations
 
     if out is not None:  # refused before the file is read: exit 2 naming the clash
         claim_human_mqm_dir(out)
-        guard_outputs({"out": [Target("-O/--out", out, (SEGMENTS, SYSTEMS))]})
+        guard_outputs({"out": [Target("-o/--out", out, (SEGMENTS, SYSTEMS))]})
     annotations, report = read_wmt_mqm_report(tsv)
     if report.duplicate_rows:
         warn(f"{tsv}: dropped {report.duplicate_rows} duplicate annotation row(s) (the same rater, system, "
              "document, segment and error repeated word for word)")
-    res = score_human_annotations(annotations, MQMWeights(classic=classic))
-    for system, points in res.ranking():
-        click.echo(f"{system}\t{points:.3f}")
+    table = human_mqm_table(tsv, score_human_annotations(annotations, MQMWeights(classic=classic)), classic=classic)
+    for line in table.format(fmt).splitlines():  # line by line: a reader that goes away stops it (exit 141)
+        click.echo(line)
     if quirks:
         click.echo(f"{report.rows} rows, {report.no_error_rows} no-error rows, "
                    f"{report.unclosed_spans} unclosed / {report.unopened_spans} unopened / "
@@ -76,13 +85,8 @@ def human_mqm(tsv: str, out: str | None, classic: bool, quirks: bool) -> None:
                    f"{report.target_mismatches} target mismatches", err=True)
     if out:
         owned = claim_human_mqm_dir(out)
-        seg_lines = ["system\tdoc\tseg_id\tpoints\tscore\tn_raters"]
-        seg_lines += [f"{s.system}\t{s.doc}\t{s.seg_id}\t{_fmt(s.points)}\t{_fmt(s.score)}\t{s.n_raters}"
-                      for s in res.segments]
-        seg_path = owned.write_text(SEGMENTS, "\n".join(seg_lines) + "\n")
-        sys_lines = ["system\tpoints\tscore\tn_segments"]
-        sys_lines += [f"{k}\t{_fmt(v)}\t{_fmt(-v)}\t{res.n_segments[k]}" for k, v in res.ranking()]
-        sys_path = owned.write_text(SYSTEMS, "\n".join(sys_lines) + "\n")
+        seg_path = owned.write_text(SEGMENTS, table.segments_tsv())
+        sys_path = owned.write_text(SYSTEMS, table.to_tsv())
         click.echo(f"wrote {seg_path} and {sys_path}", err=True)
 
 

@@ -99,6 +99,7 @@ from polyjudge.report.format import interval, number, percent, seconds, usd
 from polyjudge.report.load import STATUSES, RunData
 from polyjudge.report.pairwise import pairwise_blocks
 from polyjudge.report.simulation import simulation_blocks
+from polyjudge.report.systems import comparison_blocks, run_comparison
 
 
 def _slug(s: str) -> str:
@@ -203,6 +204,16 @@ def ranking_section(run: RunData, scores: np.ndarray, *, n_boot: int = 1000) -> 
         Figure("system-ranking", fig, f"Mean segment score per system with 95% percentile bootstrap "
                f"confidence intervals ({n_boot} resamples of segments). Higher is better."),
         Table(["rank", "system", "mean", "95% CI", "segments"], rows)], run.name)
+
+
+def systems_section(run: RunData, scores: np.ndarray, *, n_boot: int = 1000) -> Section | None:
+    """Which systems differ: paired tests of every pair and the significance clusters."""
+    segs = run.segments
+    cmp = run_comparison([s.system for s in segs], [s.doc_id for s in segs], [s.seg_id for s in segs], scores,
+                         draws=n_boot)
+    if cmp is None:
+        return None
+    return Section(f"systems-{_slug(run.name)}", "Which systems differ", comparison_blocks(cmp), run.name)
 
 
 # --------------------------------------------------------------------------- variability
@@ -666,7 +677,7 @@ def build_sections(runs: Sequence[RunData], *, n_boot: int = 1000,
         scores = run.final_scores()
         sections.append(summary_section(run))
         for sec in (distribution_section(run, scores), ranking_section(run, scores, n_boot=n_boot),
-                    variability_section(run)):
+                    systems_section(run, scores, n_boot=n_boot), variability_section(run)):
             if sec is not None:
                 sections.append(sec)
         sd = spans_data(run, scores)
