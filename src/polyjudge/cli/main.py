@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "span-f1": "polyjudge.cli.spans_cmd:span_f1",
     "compare-formats": "polyjudge.cli.compare_cmd:compare_formats",
     "meta-eval": "polyjudge.cli.metaeval_cmd:meta_eval",
+    "export": "polyjudge.cli.export_cmd:export",
     "consistency": "polyjudge.cli.consistency_cmd:consistency",
     "agreement": "polyjudge.cli.agreement_cmd:agreement",
     "probe": "polyjudge.cli.probes_cmd:probe",
