@@ -91,10 +91,12 @@ def build_ted_testset(root: Path) -> TedTestSet:
     _lines(base / "human-scores" / f"{LP}.mqm.seg.score",
            [f"{s}\t{'None' if v is None else _fmt(v)}" for s, vs in human.items() for v in vs])
     sys_means = {s: [v for v in vs if v is not None] for s, vs in human.items()}
-    _lines(base / "human-scores" / f"{LP}.mqm.sys.score", [f"{s}\t{_fmt(sum(v) / len(v))}" for s, v in sys_means.items()])
+    _lines(base / "human-scores" / f"{LP}.mqm.sys.score",
+           [f"{s}\t{_fmt(sum(v) / len(v))}" for s, v in sys_means.items()])
     metrics = base / "metric-scores" / LP
     ref = outputs["refA"]
-    _metric("lenratio-refA", {s: [-abs(len(h) / len(r) - 1) for h, r in zip(outputs[s], ref)] for s in SYSTEMS}, metrics)
+    _metric("lenratio-refA", {s: [-abs(len(h) / len(r) - 1) for h, r in zip(outputs[s], ref)] for s in SYSTEMS},
+            metrics)
     _metric("lensrc-src", {s: [-abs(len(h) / len(x) - 1.1) for h, x in zip(outputs[s], sources)] for s in outputs},
             metrics)
     return TedTestSet(base, [segs[g][0] for g in chosen], chosen, sources, outputs, human)
