@@ -82,9 +82,11 @@ def _line_number(item: Item, n_segments: int) -> int:
     return k - 1
 
 
-def _positions(items: Sequence[Item], record: Mapping[str, Any] | None) -> tuple[list[int], int]:
-    """Each item's segment position, and the number of positions."""
-    n = record.get("n_segments") if record is not None else None
+def _positions(items: Sequence[Item], record: Mapping[str, Any] | None,
+               n_segments: int | None = None) -> tuple[list[int], int]:
+    """Each item's segment position, and the number of positions (``n_segments``: the test set's,
+    when the caller knows it; seg_ids are then its line numbers)."""
+    n = n_segments if n_segments is not None else record.get("n_segments") if record is not None else None
     if isinstance(n, int) and not isinstance(n, bool) and n > 0:
         return [_line_number(it, n) for it in items], n
     keys: dict[tuple[str, str], int] = {}
@@ -107,13 +109,18 @@ def _labels(items: Sequence[Item], positions: list[int], n: int, label: Any) -> 
     return tuple(v or "" for v in found) if any(found) else None
 
 
-def mtme_grid(items: Sequence[Item], scores: Sequence[float | None]) -> MtmeGrid:
+def mtme_grid(items: Sequence[Item], scores: Sequence[float | None], n_segments: int | None = None) -> MtmeGrid:
     """Lay the run's segment scores (one per item, None or NaN: unscored) out as a test set.
 
-    A system scoring one segment twice is an input error naming the item.
+    ``n_segments``: the test set's segment count, when known (meta-evaluation against a test set
+    in place); every seg_id must then be one of its line numbers. A system scoring one segment
+    twice is an input error naming the item.
     """
     record = testset_record(items)
-    positions, n = _positions(items, record)
+    if n_segments is not None and record is not None and record.get("n_segments") not in (None, n_segments):
+        raise InputError(f"the run was judged on a test set of {record.get('n_segments')} segments, this one has "
+                         f"{n_segments}", field="n_segments")
+    positions, n = _positions(items, record, n_segments)
     systems = tuple(dict.fromkeys(it.system or "-" for it in items))
     grid: dict[str, list[float | None]] = {s: [None] * n for s in systems}
     seen: set[tuple[str, int]] = set()
