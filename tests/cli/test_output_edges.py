@@ -32,7 +32,7 @@ def cli(*argv: object) -> int:
 
 
 def items_file(path: Path, n: int = 4) -> Path:
-    path.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": f"S{i % 2}"})
+    path.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i // 2), "system": f"S{i % 2}"})
                             + "\n" for i in range(n)), encoding="utf-8")
     return path
 
@@ -130,7 +130,7 @@ def test_symlinked_mtme_is_refused_and_the_linked_files_survive(tmp_path, server
     run, repo = tmp_path / "run", tmp_path / "repo"
     assert cli(*judge_args(inp, run, server)) == 0
     repo.mkdir()
-    (repo / "polyjudge-da.seg.score").write_text("theirs\n")
+    (repo / "polyjudge-da-src.seg.score").write_text("theirs\n")
     (repo / "other.seg.score").write_text("other\n")
     for p in (run / "mtme").iterdir():
         p.unlink()
@@ -278,7 +278,7 @@ def test_leftover_temporary_files_are_removed_on_the_next_run(tmp_path, server):
     run = tmp_path / "run"
     assert cli(*judge_args(inp, run, server)) == 0
     ours = [".judgments-k3j2h1x0.tmp", ".segments.tsv-a8d7f6e5.tmp", "segments.tsv.tmp",
-            "mtme/.polyjudge-da.seg.score-1a2b3c4d.tmp"]
+            "mtme/.polyjudge-da-src.seg.score-1a2b3c4d.tmp"]
     theirs = ["notes.tmp", ".my-editor-swap.tmp", "report.tmp", "mtme/.COMET.seg.score-1a2b3c4d.tmp"]
     for name in ours + theirs:
         (run / name).write_text("partial")

@@ -45,9 +45,9 @@ def test_runs_outputs_and_run_directory(items, da_responder, tmp_path):
     systems = (run_dir / "systems.tsv").read_text().splitlines()
     assert systems[0] == "system\tscore\tn_segments\tn_unscored"
     assert systems[1].split("\t")[:3] == ["A", "83.0", "3"]
-    mtme = (run_dir / "mtme" / "polyjudge-da.seg.score").read_text().splitlines()
+    mtme = (run_dir / "mtme" / "polyjudge-da-src.seg.score").read_text().splitlines()
     assert mtme[:3] == ["A\t82.0", "A\t83.0", "A\t84.0"] and len(mtme) == 6
-    assert (run_dir / "mtme" / "polyjudge-da.sys.score").read_text().splitlines() == ["A\t83.0", "B\t53.0"]
+    assert (run_dir / "mtme" / "polyjudge-da-src.sys.score").read_text().splitlines() == ["A\t83.0", "B\t53.0"]
 
 
 def test_resume_sends_nothing_twice(items, da_responder, tmp_path):

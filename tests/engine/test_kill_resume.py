@@ -93,5 +93,5 @@ def test_kill_minus_9_then_resume(tmp_path):
         subprocess.run(judge_cmd(inp, tmp_path / "clean", port2), env=env, check=True)
     finally:
         proc2.kill()
-    for name in ("segments.tsv", "systems.tsv", "mtme/polyjudge-da.seg.score"):
+    for name in ("segments.tsv", "systems.tsv", "mtme/polyjudge-da-src.seg.score"):
         assert (tmp_path / "run" / name).read_text() == (tmp_path / "clean" / name).read_text(), name

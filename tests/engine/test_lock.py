@@ -94,11 +94,11 @@ def test_clear_run_removes_outputs_and_store_only(tmp_path):
     run = tmp_path / "run"
     (run / "mtme").mkdir(parents=True)
     for name in ("manifest.json", "judgments.jsonl", "segments.tsv", "aggregates.tsv",
-                 "store.sqlite-wal", "mtme/polyjudge-da.seg.score", "notes.txt"):
+                 "store.sqlite-wal", "mtme/polyjudge-da-src.seg.score", "notes.txt"):
         (run / name).write_text("x")
     Store(run / "store.sqlite").close()  # polyjudge's own store (a foreign one is never deleted)
     removed = clear_run(run)
-    assert "store.sqlite" in removed and "mtme/polyjudge-da.seg.score" in removed
+    assert "store.sqlite" in removed and "mtme/polyjudge-da-src.seg.score" in removed
     assert sorted(p.name for p in run.iterdir() if p.name != ".polyjudge-owned.json") == ["notes.txt"]
 
 

@@ -128,7 +128,7 @@ def test_a_finished_run_is_not_parsed_or_rewritten_again(tmp_path, monkeypatch):
         {k: v for k, v in first.manifest.counts.items() if k not in ("sent_this_session", "from_store")}
     assert again.manifest.config.concurrency == 3  # the manifest is the new session's
     manifest = json.loads((run / "manifest.json").read_text())
-    assert manifest["counts"]["from_store"] == 48 and manifest["outputs"] == {"mtme_name": "polyjudge-da"}
+    assert manifest["counts"]["from_store"] == 48 and manifest["outputs"] == {"mtme_name": "polyjudge-da-src"}
     assert again.system_rows() == first.system_rows() and again.failures() == first.failures()
     assert again.manifest.tokens == first.manifest.tokens and again.manifest.cost_usd == first.manifest.cost_usd
     # the judgments are still there for whoever asks, read back from the store

@@ -122,7 +122,7 @@ def test_signature_and_mtme_name(protocol):
     assert on.signature_fields() == {**off.signature_fields(), "ref": "refA"}
     assert refb.signature_fields()["ref"] == "refB"
     assert on.template_hash != off.template_hash  # the reference prompt is its own file
-    assert off.mtme_name == f"polyjudge-{protocol}"
+    assert off.mtme_name == f"polyjudge-{protocol}-src"  # reference-free, as mt-metrics-eval names it
     assert on.mtme_name == f"polyjudge-{protocol}-refA" and refb.mtme_name.endswith("-refB")
     # mt-metrics-eval's reading of the name: the base metric and the reference it used
     assert metric_refs(on.mtme_name) == (f"polyjudge-{protocol}", {"refA"})

@@ -87,18 +87,18 @@ class _Bare(JudgeProtocol):
 
 def test_a_protocol_without_parts_gets_the_defaults():
     p = _Bare()
-    assert p.template_hash == "none" and p.mtme_name == "polyjudge-bare" and p.fewshot is None
+    assert p.template_hash == "none" and p.mtme_name == "polyjudge-bare-src" and p.fewshot is None
     assert p.reference == ReferenceUse() and not p.reference.on
 
 
 @pytest.mark.parametrize(("protocol", "extra", "mtme"), [
-    ("mqm", {}, "polyjudge-mqm"),
+    ("mqm", {}, "polyjudge-mqm-src"),
     ("mqm", {"with_reference": True}, "polyjudge-mqm-refA"),
     ("tsa", {"with_reference": True, "ref_name": "refB"}, "polyjudge-tsa-refB"),
     ("gemba-esa", {"with_reference": True}, "polyjudge-gemba-esa-refA"),
-    ("gemba-esa", {"ref_name": "refB"}, "polyjudge-gemba-esa"),  # the name counts only with the reference on
-    ("pairwise", {"with_reference": True}, "polyjudge-pairwise"),  # its reference is a prompt switch only
-    ("da", {}, "polyjudge-da"),
+    ("gemba-esa", {"ref_name": "refB"}, "polyjudge-gemba-esa-src"),  # the name counts only with the reference on
+    ("pairwise", {"with_reference": True}, "polyjudge-pairwise-src"),  # its reference is a prompt switch only
+    ("da", {}, "polyjudge-da-src"),
 ])
 def test_mtme_name_and_template_hash_from_the_base(protocol, extra, mtme):
     p = get_protocol(protocol, ProtocolOptions(extra=extra))
@@ -109,7 +109,7 @@ def test_mtme_name_and_template_hash_from_the_base(protocol, extra, mtme):
 def test_reference_use():
     on, off = ReferenceUse(True, "refB"), ReferenceUse()
     assert on.signature() == {"ref": "refB"} and off.signature() == {}
-    assert on.metric_name("mqm") == "polyjudge-mqm-refB" and off.metric_name("mqm") == "polyjudge-mqm"
+    assert on.metric_name("mqm") == "polyjudge-mqm-refB" and off.metric_name("mqm") == "polyjudge-mqm-src"
     item = Item("a", "b", ref="c", origin="items.jsonl:7")
     assert on.for_prompt(item) == "c" and off.for_prompt(item) is None
     with pytest.raises(InputError) as exc:

@@ -13,6 +13,7 @@ from polyjudge.rundir import (
     write_manifest,
     write_run,
 )
+from polyjudge.rundir.records import SegmentRow
 
 
 def record(i, reasoning=None):
@@ -23,8 +24,9 @@ def record(i, reasoning=None):
 
 def contents(judgments):
     items = [Item(src=f"s{i}", tgt=f"t{i}", system="A", doc_id="d", seg_id=str(i)) for i in range(2)]
-    return RunContents(manifest=Manifest(), items=items, judges=["m"], judgments=judgments, segments=[],
-                       systems=[], mtme_name="x")
+    segments = [SegmentRow("A", "d", str(i), None, None, 5.0, 1, 0, {"m": 5.0}) for i in range(2)]
+    return RunContents(manifest=Manifest(), items=items, judges=["m"], judgments=judgments, segments=segments,
+                       systems=[], mtme_name="x-src")
 
 
 def test_a_spooled_run_is_the_same_as_a_written_one(tmp_path):
@@ -64,8 +66,8 @@ def test_a_discarded_spool_leaves_nothing(tmp_path):
 def test_output_sizes_see_an_edit_and_the_manifest_is_rewritten_alone(tmp_path):
     write_run(tmp_path, contents([record(0), record(1)]))
     before = output_sizes(tmp_path)
-    assert set(before) == {"judgments.jsonl", "items.jsonl", "segments.tsv", "systems.tsv", "mtme/x.seg.score",
-                           "mtme/x.sys.score"}
+    assert set(before) == {"judgments.jsonl", "items.jsonl", "segments.tsv", "systems.tsv", "mtme/x-src.seg.score",
+                           "mtme/x-src.sys.score", "mtme/x-src.doc.score"}
     m = Manifest(signature="sig")
     write_manifest(tmp_path, m)
     assert json.loads((tmp_path / "manifest.json").read_text())["signature"] == "sig"

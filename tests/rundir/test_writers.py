@@ -15,7 +15,7 @@ from polyjudge.cli.main import cli
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval.readers import read_mtme_score_file
 from polyjudge.rundir import RunDir
-from polyjudge.rundir.writers import WRITERS, check_file_name
+from polyjudge.rundir.writers import WRITERS, check_file_name, mtme_name
 from polyjudge.spanf1.readers import read_spans
 from tests.helpers.openai_server import ScriptedServer
 
@@ -25,15 +25,18 @@ ITEMS = [
     {"src": "Das Haus ist rot.", "tgt": "The house is red.", "seg_id": "2", "system": "A"},
     {"src": "Er kam am Dienstag an.", "tgt": "He came on Tuesday.", "seg_id": "1", "system": "B"},
 ]
+# every system scores every segment: what mt-metrics-eval needs
+FULL_ITEMS = [*ITEMS[:3], {"src": "Das Haus ist rot.", "tgt": "The house is red!", "seg_id": "2", "system": "B"}]
 TSA = {"Monday": {"annotated_translation": "He arrived on <v0>Monday</v0>.",
                   "errors": [{"severity": "major", "category": "accuracy/mistranslation"}]}}
 
 
-def _judge(tmp: Path, protocol: str, responder) -> Path:
-    inp = tmp / "items.jsonl"
+def _judge(tmp: Path, name: str, responder, items=ITEMS) -> Path:
+    protocol = name.split("-")[0]
+    inp = tmp / f"{name}.jsonl"
     inp.write_text("".join(json.dumps(it | {"src_lang": "de", "tgt_lang": "en", "doc_id": "d"}) + "\n"
-                           for it in ITEMS))
-    out = tmp / protocol
+                           for it in items))
+    out = tmp / name
     with ScriptedServer(responder) as srv:
         res = CliRunner().invoke(cli, ["judge", str(inp), "--out", str(out), "--protocol", protocol, "--backend",
                                        "openai", "--model", "m", "--base-url", srv.base_url, "-q", "-c", "1"])
@@ -44,6 +47,11 @@ def _judge(tmp: Path, protocol: str, responder) -> Path:
 def _da(body: dict) -> str:
     text = body["messages"][-1]["content"]
     return json.dumps({"score": 30 if "Monday" in text else 80 if "red" in text else None})
+
+
+def _da_full(body: dict) -> str:
+    text = body["messages"][-1]["content"]
+    return json.dumps({"score": 30 if "Monday" in text else 80 if "red" in text else 55})
 
 
 def _tsa(body: dict) -> str:
@@ -58,7 +66,8 @@ def runs(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("OPENAI_API_KEY", "test-key")
     try:
-        return {"da": _judge(tmp, "da", _da), "tsa": _judge(tmp, "tsa", _tsa)}
+        return {"da": _judge(tmp, "da", _da), "tsa": _judge(tmp, "tsa", _tsa),
+                "da-full": _judge(tmp, "da-full", _da_full, FULL_ITEMS)}
     finally:
         mp.undo()
 
@@ -68,25 +77,36 @@ def _export(kind: str, run: Path, out: Path) -> list[Path]:
 
 
 def test_mtme_export_is_the_runs_own_mtme_files_and_reads_back(runs, tmp_path):
-    written = _export("mtme", runs["da"], tmp_path / "out")
-    name = json.loads((runs["da"] / "manifest.json").read_text())["outputs"]["mtme_name"]
-    assert sorted(p.name for p in written) == [f"{name}.seg.score", f"{name}.sys.score"]
+    written = _export("mtme", runs["da-full"], tmp_path / "out")
+    name = json.loads((runs["da-full"] / "manifest.json").read_text())["outputs"]["mtme_name"]
+    assert name == "polyjudge-da-src"  # mt-metrics-eval reads the part after the last dash as the reference
+    assert sorted(p.name for p in written) == [f"{name}.doc.score", f"{name}.seg.score", f"{name}.sys.score"]
     for p in written:
-        assert p.read_bytes() == (runs["da"] / "mtme" / p.name).read_bytes()
-    # independently: the segment scores per system equal segments.tsv's, in input order (None: unscored)
-    rows = [line.split("\t") for line in (runs["da"] / "segments.tsv").read_text().splitlines()[1:]]
+        assert p.read_bytes() == (runs["da-full"] / "mtme" / p.name).read_bytes()
+    # independently: the segment scores per system equal segments.tsv's, in input order
+    rows = [line.split("\t") for line in (runs["da-full"] / "segments.tsv").read_text().splitlines()[1:]]
     expected: dict[str, list[float | None]] = {}
     for r in rows:
-        expected.setdefault(r[0], []).append(float(r[5]) if r[5] else None)
+        expected.setdefault(r[0], []).append(float(r[5]))
     assert read_mtme_score_file(tmp_path / "out" / f"{name}.seg.score") == expected == {"A": [30.0, 80.0],
-                                                                                        "B": [None]}
+                                                                                        "B": [55.0, 80.0]}
+    assert read_mtme_score_file(tmp_path / "out" / f"{name}.sys.score") == {"A": [55.0], "B": [67.5]}
+    assert read_mtme_score_file(tmp_path / "out" / f"{name}.doc.score") == {"A": [55.0], "B": [67.5]}
 
 
-def test_mtme_name_of_a_0_1_0_run_comes_from_its_mtme_folder(tmp_path):
-    written = _export("mtme", FIXTURE_RUN, tmp_path / "out")
-    assert sorted(p.name for p in written) == ["polyjudge-da.seg.score", "polyjudge-da.sys.score"]
-    seg = read_mtme_score_file(written[0])
-    assert seg == read_mtme_score_file(FIXTURE_RUN / "mtme" / "polyjudge-da.seg.score")
+def test_mtme_export_of_a_run_with_unscored_segments_says_what_is_missing(runs, tmp_path):
+    with pytest.raises(InputError) as exc:
+        _export("mtme", runs["da"], tmp_path / "out")
+    assert "system 'B': 2 of 2 segments without a score" in str(exc.value)
+    assert not (tmp_path / "out").exists()  # nothing written, never a None
+    manifest = json.loads((runs["da"] / "manifest.json").read_text())
+    assert not (runs["da"] / "mtme").exists() and "without a score" in manifest["outputs"]["mtme_skipped"]
+
+
+def test_mtme_name_of_a_0_1_0_run_comes_from_its_mtme_folder_and_gains_src(tmp_path):
+    assert mtme_name(RunDir.open(FIXTURE_RUN)) == "polyjudge-da-src"
+    with pytest.raises(InputError, match="system 'A': 8 of 16 segments without a score"):
+        _export("mtme", FIXTURE_RUN, tmp_path / "out")  # its systems scored different segments
 
 
 def test_task2_export_is_the_runs_spans_and_reads_back_as_task2(runs, tmp_path):

@@ -74,6 +74,10 @@ class MetaEvalConfig:
     # every run aggregator ("all" or names) and every single run of run-directory metrics as metrics
     aggregators: tuple[str, ...] = ()
     single_runs: bool = False
+    # judge run directories laid onto the --mtme test set's segments (named by their mt-metrics-eval
+    # name), ranked with the test set's stored metrics only when with_stored_metrics
+    runs: tuple[str | Path, ...] = ()
+    with_stored_metrics: bool = False
 
 
 PER_LP_COLUMNS = ("lp", "metric")
@@ -148,7 +152,7 @@ def _check(config: MetaEvalConfig) -> None:
 def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
     """The language pairs the config describes, every score read (higher = better)."""
     from polyjudge.metaeval import readers
-    from polyjudge.metaeval.mtme import MtmeSelection, mtme_language_pair
+    from polyjudge.metaeval.mtme import MtmeSelection, mtme_language_pair, run_metric_names
     from polyjudge.metaeval.variants import RunVariants, expand_metrics, parse_aggregator_list
 
     _check(config)
@@ -163,8 +167,13 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
                                   include_refs=config.include_refs, human_lower_better=config.human_lower_better,
                                   lower_better=config.lower_better, missing_metric=config.missing_metric,
                                   extra_metrics=extra.sources, metric_format=config.metric_format,
-                                  item_key=config.item_key, base_names=extra.base)
+                                  item_key=config.item_key, base_names=extra.base,
+                                  runs=run_metric_names(config.runs, opened),
+                                  stored_metrics=config.with_stored_metrics or not config.runs)
         return [mtme_language_pair(config.mtme_dir, lp, selection, opened=opened) for lp in config.lps]
+    if config.runs:
+        raise InputError("RUN arguments are laid onto a test set: give --mtme ROOT/TESTSET (or each run as "
+                         "--metric PATH)", field="RUN")
     if not config.human:
         raise InputError("give --human (scores file or run directory) or --mtme DIR", field="human")
     if not config.metrics:

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "compare-formats": "polyjudge.cli.compare_cmd:compare_formats",
     "meta-eval": "polyjudge.cli.metaeval_cmd:meta_eval",
     "compare-systems": "polyjudge.cli.systems_cmd:compare_systems",
+    "export": "polyjudge.cli.export_cmd:export",
     "consistency": "polyjudge.cli.consistency_cmd:consistency",
     "agreement": "polyjudge.cli.agreement_cmd:agreement",
     "probe": "polyjudge.cli.probes_cmd:probe",

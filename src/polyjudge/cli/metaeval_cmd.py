@@ -15,7 +15,7 @@ from polyjudge.api.formats import SCORE_FORMATS as FORMATS
 from polyjudge.api.metaeval import task_presets
 from polyjudge.api.runs import file_target, input_target
 from polyjudge.cli.options import SEED, emit, format_option, guard_outputs, out_option, share
-from polyjudge.cli.specs import option, shared, takes
+from polyjudge.cli.specs import argument, option, shared, takes
 from polyjudge.data.errors import InputError
 
 if TYPE_CHECKING:
@@ -37,6 +37,8 @@ def _metrics(specs: tuple[str, ...], *, unique: bool) -> dict[str, Path]:
 class MetaEvalFlags:
     """The flags of ``polyjudge meta-eval``, in ``--help`` order."""
 
+    runs: tuple[Path, ...] = argument("runs", metavar="[RUN]...", nargs=-1,
+                                      type=click.Path(exists=True, file_okay=False, path_type=Path))
     mtme_dir: Path | None = option("--mtme", "mtme_dir", type=click.Path(file_okay=False, path_type=Path),
                                    help="Directory laid out like mt-metrics-eval (human-scores/, metric-scores/LP/).")
     lps: tuple[str, ...] = option(
@@ -45,6 +47,13 @@ class MetaEvalFlags:
     human: str | None = option("--human", "human",
                                help="Human scores: a file or run directory; with --mtme the human score NAME "
                                     "(default: mqm if present, else the only one).")
+    human_name: str | None = option("--human-name", "human_name", metavar="NAME",
+                                    help="With --mtme: the human scores to compare with (default: the test set's "
+                                         "standard gold at the level, from mt-metrics-eval's meta information).")
+    with_stored_metrics: bool = option(
+        "--with-stored-metrics", is_flag=True,
+        help="With --mtme and RUN: also rank every metric stored in the test set's metric-scores/ (the "
+             "metrics-task submissions) in the same table.")
     human_format: str = option("--human-format", type=click.Choice(FORMATS), default="auto", show_default=True)
     metric_specs: tuple[str, ...] = option(
         "--metric", "metric_specs", multiple=True, metavar="[NAME=]PATH",
@@ -96,8 +105,11 @@ class MetaEvalFlags:
         """The API's settings, with the metrics already read from ``--metric``."""
         from polyjudge.api import MetaEvalConfig
 
+        if self.human_name is not None and self.human not in (None, self.human_name):
+            raise InputError("--human and --human-name name different human scores; give one", field="human-name")
         return MetaEvalConfig(
-            human=self.human, metrics=metrics, mtme_dir=self.mtme_dir, lps=self.lps,
+            human=self.human_name or self.human, metrics=metrics, runs=self.runs,
+            with_stored_metrics=self.with_stored_metrics, mtme_dir=self.mtme_dir, lps=self.lps,
             human_format=self.human_format, metric_format=self.metric_format,
             human_lower_better=self.human_lower_better, lower_better=self.lower_better,
             exclude_systems=self.exclude, include_refs=self.include_refs,
@@ -109,10 +121,11 @@ class MetaEvalFlags:
 @click.command("meta-eval")
 @takes(MetaEvalFlags)
 def meta_eval(flags: MetaEvalFlags) -> None:
-    """Meta-evaluate metrics against human scores, WMT style.
+    """Meta-evaluate metrics (and judge RUNs laid onto a --mtme test set) against human scores, WMT style.
 
     \b
     polyjudge meta-eval --mtme DIR --lp en-de --lp zh-en --task wmt24
+    polyjudge meta-eval runs/mqm --mtme ROOT/wmt23 --lp en-de --with-stored-metrics
     polyjudge meta-eval --human mqm.tsv --metric chrF=chrf.tsv --metric runs/judge1
     polyjudge meta-eval --human mqm.tsv --metric gemba=runs/mqm --aggregators all --single-runs
     """
@@ -123,5 +136,6 @@ def meta_eval(flags: MetaEvalFlags) -> None:
     metrics = _metrics(flags.metric_specs, unique=unique)
     metric_inputs = [t for name, path in metrics.items() for t in input_target(f"--metric {name}", path)]
     metric_inputs += input_target("--human", flags.human if flags.mtme_dir is None else None)
+    metric_inputs += [t for run in flags.runs for t in input_target("RUN", run)]
     guard_outputs({"out": file_target("-o/--out", flags.out)}, metric_inputs)  # before the work, not after
     emit(evaluate(flags.config(metrics)).format(flags.fmt), flags.out, metric_inputs)

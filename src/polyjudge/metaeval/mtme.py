@@ -15,7 +15,10 @@ from pathlib import Path
 
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval import readers
+from polyjudge.metaeval.matrices import ScoreMatrix
 from polyjudge.metaeval.tasks import LanguagePair
+from polyjudge.rundir.mtme import mtme_grid
+from polyjudge.rundir.writers import mtme_name
 
 
 def parse_metric_spec(spec: str) -> tuple[str, Path]:
@@ -34,6 +37,90 @@ def _first_scores(scores: dict[str, list[float | None]], sign: float = 1.0) -> d
     return {s: (sign * v[0] if v and v[0] is not None else float("nan")) for s, v in scores.items()}
 
 
+# The human scores mt-metrics-eval calls standard ("gold") per test set and level, and the systems it
+# leaves out as outliers by default: facts from its meta information (meta_info.py), in our own table.
+# A test set maps every level to one name unless a level is given; (test set, lp) entries override.
+_SEG_SYS = ("seg", "doc", "domain", "sys")
+_STD_GOLD: dict[str, dict[str, str]] = {
+    "wmt19": {"sys": "wmt-z", "seg": "wmt-raw"},
+    "wmt20": {"sys": "wmt-z", "doc": "wmt-raw", "seg": "wmt-raw"},
+    **{name: {"sys": "wmt-z", "seg": "wmt-raw"} for name in ("wmt21.news", "wmt21.tedtalks", "wmt21.flores")},
+    "wmt22": {lv: "wmt-appraise" for lv in _SEG_SYS},
+    "wmt23": {lv: "da-sqm" for lv in _SEG_SYS},
+    "wmt23.sent": {lv: "mqm" for lv in _SEG_SYS},
+    "wmt24": {lv: "esa" for lv in _SEG_SYS},
+    "wmt25": {lv: "esa-human1" for lv in _SEG_SYS},
+}
+_MQM = {lv: "mqm" for lv in _SEG_SYS}
+_STD_GOLD_LP: dict[tuple[str, str], dict[str, str]] = {
+    **{("wmt21.news", lp): _MQM for lp in ("en-de", "en-ru", "zh-en")},
+    **{("wmt21.tedtalks", lp): _MQM for lp in ("en-de", "en-ru", "zh-en")},
+    **{("wmt22", lp): _MQM for lp in ("en-de", "en-ru", "zh-en")},
+    **{("wmt22", lp): {lv: "wmt" for lv in _SEG_SYS} for lp in ("cs-en", "de-en", "ja-en", "ru-en", "uk-en")},
+    **{("wmt22", lp): {} for lp in ("de-fr", "fr-de", "ru-sah")},
+    **{("wmt23", lp): _MQM for lp in ("en-de", "he-en", "zh-en")},
+    **{("wmt23", lp): {} for lp in ("en-he", "en-ru", "en-uk", "ru-en", "uk-en")},
+    **{("wmt24", lp): _MQM for lp in ("en-de", "en-es", "ja-zh")},
+    **{("wmt25", lp): _MQM for lp in ("ja-zh_CN", "en-ko_KR")},
+}
+_OUTLIERS: dict[tuple[str, str], frozenset[str]] = {
+    ("wmt22", "en-de"): frozenset({"M2M100_1.2B-B4"}),
+    ("wmt23", "en-de"): frozenset({"synthetic_ref"}),
+    ("wmt23", "zh-en"): frozenset({"synthetic_ref"}),
+    **{("wmt24", lp): frozenset({"MSLC"}) for lp in ("en-de", "en-es", "ja-zh")},
+}
+
+
+def standard_gold(testset: str, lp: str, level: str) -> str | None:
+    """The human score name mt-metrics-eval takes as gold for ``testset``/``lp`` at ``level`` (None: unknown)."""
+    return _STD_GOLD_LP.get((testset, lp), _STD_GOLD.get(testset, {})).get(level)
+
+
+def outlier_systems(testset: str, lp: str) -> frozenset[str]:
+    """Systems mt-metrics-eval leaves out by default for ``testset``/``lp`` (its outliers)."""
+    return _OUTLIERS.get((testset, lp), frozenset())
+
+
+def human_systems(root: Path, lp: str) -> set[str]:
+    """The human translations of a test set: the names of its references (``references/LP.NAME.*``),
+    which mt-metrics-eval also keeps as systems and leaves out of correlations by default."""
+    return {p.name[len(lp) + 1:].split(".")[0] for p in (root / "references").glob(f"{lp}.*.*")}
+
+
+def segment_count(root: Path, lp: str) -> int:
+    """The number of segments of ``lp``: lines of ``sources/LP.txt`` (or ``.jsonl``)."""
+    for suffix in (".txt", ".jsonl"):
+        src = root / "sources" / f"{lp}{suffix}"
+        if src.is_file():
+            with src.open("rb") as fh:
+                return sum(1 for _ in fh)
+    raise InputError(f"no sources/{lp}.txt: a run is laid onto the test set's segments, so its sources are needed",
+                     path=str(root), field="--mtme")
+
+
+def run_on_testset(path: str | Path, n_segments: int, opened: readers.RunDirs | None = None) -> readers.ScoreTable:
+    """A judge run's final segment scores laid onto a test set's positions (seg_id = line number;
+    unscored and unjudged cells are missing), as a positional table like the test set's own files."""
+    run = readers.open_run_dir(path, opened)
+    rows = run.segment_rows
+    grid = mtme_grid(run.items, [r.score for r in rows], n_segments)
+    matrix = ScoreMatrix.from_lists(dict(grid.scores), source=str(run.path))
+    return readers.ScoreTable(str(run.path), (), has_doc_id=False, positional=matrix)
+
+
+def run_metric_names(paths: Collection[str | Path], opened: readers.RunDirs | None = None) -> dict[str, Path]:
+    """Run directories by their mt-metrics-eval metric name (``polyjudge-mqm-src``); two runs of one name
+    are an input error (name them with --metric NAME=PATH)."""
+    out: dict[str, Path] = {}
+    for path in paths:
+        name = mtme_name(readers.open_run_dir(path, opened))
+        if name in out:
+            raise InputError(f"two runs are named {name} ({out[name]}, {path}); give one as --metric NAME=PATH",
+                             path=str(path))
+        out[name] = Path(path)
+    return out
+
+
 @dataclass(frozen=True)
 class MtmeSelection:
     """What to read of an mt-metrics-eval directory, the same for each of its language pairs."""
@@ -49,74 +136,117 @@ class MtmeSelection:
     metric_format: str = "auto"
     item_key: str = "auto"
     base_names: Mapping[str, str] | None = None
+    # judge run directories laid onto the test set's segments (name -> path), and whether the test
+    # set's own metric-scores/ are read too (always when no run is given)
+    runs: Mapping[str, str | Path] | None = None
+    stored_metrics: bool = True
+
+
+def _human_name(root: Path, found: readers.MtmeSet, lp: str, sel: MtmeSelection) -> str:
+    """The human scores to compare with: the one named, else the test set's standard gold at the level
+    (mt-metrics-eval's meta information), else ``mqm`` when present, else the only one."""
+    names = [n for n, levels in found.human.items() if sel.level in levels]
+    human = sel.human
+    if human is None:
+        gold = standard_gold(Path(root).resolve().name, lp, sel.level)
+        human = gold if gold in names else "mqm" if "mqm" in names else (names[0] if len(names) == 1 else None)
+        if human is None:
+            raise InputError(f"{lp}: several human scores ({', '.join(names)}); pick one with --human-name",
+                             path=str(root), field="human")
+    if human not in found.human or sel.level not in found.human[human]:
+        raise InputError(f"{lp}: no human scores '{human}' at level {sel.level} "
+                         f"(found: {', '.join(names) or 'none'})", path=str(root), field="human")
+    return human
+
+
+@dataclass
+class _Metrics:
+    """Metric tables as read, the ones to negate, their system scores and the references they used."""
+
+    tables: dict[str, readers.ScoreTable]
+    negate: set[str]
+    sys_scores: dict[str, dict[str, float]]
+    refs_used: set[str]
+
+
+def _stored_metrics(found: readers.MtmeSet, sel: MtmeSelection) -> _Metrics:
+    out = _Metrics({}, set(), {}, set())
+    for full, files in found.metrics.items():
+        if sel.level not in files:
+            continue
+        base, refs = readers.metric_refs(full)
+        out.refs_used |= refs
+        out.tables[full] = readers.read_mtme_table(files[sel.level])
+        if base in sel.lower_better or full in sel.lower_better:
+            out.negate.add(full)
+        if "sys" in files:
+            out.sys_scores[full] = _first_scores(readers.read_mtme_score_file(files["sys"]),
+                                                 -1.0 if full in out.negate else 1.0)
+    return out
+
+
+def _added_metrics(root: Path, lp: str, sel: MtmeSelection, metrics: _Metrics,
+                   opened: readers.RunDirs | None) -> None:
+    """The runs laid onto the test set and the extra metric files, added to ``metrics``."""
+    n = segment_count(root, lp) if sel.runs else 0
+    for name, path in (sel.runs or {}).items():
+        metrics.tables[name] = run_on_testset(path, n, opened)
+        metrics.refs_used |= readers.metric_refs(name)[1]
+    for name, src in (sel.extra_metrics or {}).items():
+        metrics.tables[name] = src.table(opened) if isinstance(src, readers.ScoreSource) else \
+            readers.read_score_table(src, sel.metric_format, opened=opened)
+    bases = {**{name: readers.metric_refs(name)[0] for name in sel.runs or {}}, **(sel.base_names or {})}
+    for name in [*(sel.runs or {}), *(sel.extra_metrics or {})]:
+        metrics.negate.discard(name)
+        if name in sel.lower_better or bases.get(name) in sel.lower_better:
+            metrics.negate.add(name)
 
 
 def mtme_language_pair(root: str | Path, lp: str, selection: MtmeSelection = MtmeSelection(), *,
                        opened: readers.RunDirs | None = None) -> LanguagePair:
     """One language pair of the directory at ``root``, read as ``selection`` says.
 
-    ``human`` names the human scores (default ``mqm`` when present, else the only
-    one). Every metric with scores at ``level`` is read; ``.sys.score`` files,
-    when present, give the system-level scores (see
-    :class:`~polyjudge.metaeval.tasks.LanguagePair` for when they are used).
-    ``lower_better`` names metrics (with or without the ``-REF`` suffix) to
-    negate; ``extra_metrics`` adds score files or run directories by name (or
-    :class:`~polyjudge.metaeval.readers.ScoreSource` objects, e.g. one
-    aggregator of a run); ``base_names`` maps an extra metric to the name
-    ``lower_better`` knows it by (``judge@rrwa`` -> ``judge``); ``opened``
-    shares run directories already read.
+    ``human`` names the human scores (default: the test set's standard gold at the level, from
+    mt-metrics-eval's meta information, when the folder is named like a known test set; else
+    ``mqm`` when present, else the only one). Every metric with scores at ``level`` is read unless
+    ``stored_metrics`` is off; ``.sys.score`` files, when present, give the system-level scores
+    (see :class:`~polyjudge.metaeval.tasks.LanguagePair` for when they are used). ``runs`` are judge
+    run directories laid onto the test set's segments (their seg_ids are its line numbers).
+    ``lower_better`` names metrics (with or without the ``-REF`` suffix) to negate;
+    ``extra_metrics`` adds score files or run directories by name (or
+    :class:`~polyjudge.metaeval.readers.ScoreSource` objects, e.g. one aggregator of a run);
+    ``base_names`` maps an extra metric to the name ``lower_better`` knows it by
+    (``judge@rrwa`` -> ``judge``); ``opened`` shares run directories already read. Human
+    translations (the test set's references), the references the metrics used, systems named
+    ``ref*`` and mt-metrics-eval's outlier systems are left out unless ``include_refs``.
     Items of the directory's files are positions; ``item_key`` (see
-    :func:`~polyjudge.metaeval.readers.resolve_item_key`) must key every file
-    alike, so ``doc-seg`` is refused for them.
+    :func:`~polyjudge.metaeval.readers.resolve_item_key`) must key every file alike, so
+    ``doc-seg`` is refused for them.
     """
-    sel = selection
-    human, level, lower_better, base_names = sel.human, sel.level, sel.lower_better, sel.base_names
-    found = readers.scan_mtme(root, lp)
-    names = [n for n, levels in found.human.items() if level in levels]
-    if human is None:
-        human = "mqm" if "mqm" in names else (names[0] if len(names) == 1 else None)
-        if human is None:
-            raise InputError(f"{lp}: several human scores ({', '.join(names)}); pick one with --human",
-                             path=str(root), field="human")
-    if human not in found.human or level not in found.human[human]:
-        raise InputError(f"{lp}: no human scores '{human}' at level {level} "
-                         f"(found: {', '.join(names) or 'none'})", path=str(root), field="human")
-    human_table = readers.read_mtme_table(found.human[human][level])
-    tables: dict[str, readers.ScoreTable] = {}
+    sel, root = selection, Path(root)
+    found = readers.scan_mtme(root, lp, require_metrics=sel.stored_metrics and not sel.runs)
+    human = _human_name(root, found, lp, sel)
+    human_table = readers.read_mtme_table(found.human[human][sel.level])
     hsys = None
     if "sys" in found.human[human]:
         hsys = _first_scores(readers.read_mtme_score_file(found.human[human]["sys"]))
-    msys: dict[str, dict[str, float]] = {}
-    negate: set[str] = set()
-    refs_used: set[str] = set()
-    for full, files in found.metrics.items():
-        if level not in files:
-            continue
-        base, refs = readers.metric_refs(full)
-        refs_used |= refs
-        tables[full] = readers.read_mtme_table(files[level])
-        if base in lower_better or full in lower_better:
-            negate.add(full)
-        if "sys" in files:
-            msys[full] = _first_scores(readers.read_mtme_score_file(files["sys"]), -1.0 if full in negate else 1.0)
-    for name, src in (sel.extra_metrics or {}).items():
-        tables[name] = src.table(opened) if isinstance(src, readers.ScoreSource) else readers.read_score_table(
-            src, sel.metric_format, opened=opened)
-        negate.discard(name)
-        if name in lower_better or (base_names or {}).get(name) in lower_better:
-            negate.add(name)
-    key = readers.resolve_item_key([human_table, *tables.values()], sel.item_key)
+    metrics = _stored_metrics(found, sel) if sel.stored_metrics else _Metrics({}, set(), {}, set())
+    _added_metrics(root, lp, sel, metrics, opened)
+    key = readers.resolve_item_key([human_table, *metrics.tables.values()], sel.item_key)
     h = human_table.matrix(key)
     if sel.human_lower_better:
         h = h.negated()
         if hsys:
             hsys = {s: -v for s, v in hsys.items()}
-    metrics = {name: t.matrix(key).negated() if name in negate else t.matrix(key) for name, t in tables.items()}
+    tables = {name: t.matrix(key).negated() if name in metrics.negate else t.matrix(key)
+              for name, t in metrics.tables.items()}
     drop = set(sel.exclude_systems)
     if not sel.include_refs:
-        drop |= {s for s in h.systems if s in refs_used or s.startswith("ref")}
-    return LanguagePair(lp, h, metrics, human_sys=hsys, metric_sys=msys, exclude_systems=sorted(drop),
+        hidden = metrics.refs_used | human_systems(root, lp) | outlier_systems(root.resolve().name, lp)
+        drop |= {s for s in h.systems if s in hidden or s.startswith("ref")}
+    return LanguagePair(lp, h, tables, human_sys=hsys, metric_sys=metrics.sys_scores, exclude_systems=sorted(drop),
                         missing_metric=sel.missing_metric)
 
 
-__all__ = ["MtmeSelection", "mtme_language_pair", "parse_metric_spec"]
+__all__ = ["MtmeSelection", "human_systems", "mtme_language_pair", "outlier_systems", "parse_metric_spec",
+           "run_metric_names", "run_on_testset", "segment_count", "standard_gold"]

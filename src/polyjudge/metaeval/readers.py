@@ -198,8 +198,9 @@ class MtmeSet:
     metrics: dict[str, dict[str, Path]] = field(default_factory=dict)  # "NAME-REF" -> level -> file
 
 
-def scan_mtme(root: str | Path, lp: str) -> MtmeSet:
-    """Find human and metric score files for ``lp`` under ``root``."""
+def scan_mtme(root: str | Path, lp: str, *, require_metrics: bool = True) -> MtmeSet:
+    """Find human and metric score files for ``lp`` under ``root`` (``require_metrics``: having none
+    is an input error, as when the stored metrics are all there is to compare)."""
     r = Path(root)
     if not r.is_dir():
         raise InputError("not a directory", path=str(r))
@@ -221,7 +222,7 @@ def scan_mtme(root: str | Path, lp: str) -> MtmeSet:
     if not found.human:
         raise InputError(f"no human scores for {lp} (expected human-scores/{lp}.NAME.seg.score)",
                          path=str(r))
-    if not found.metrics:
+    if require_metrics and not found.metrics:
         raise InputError(f"no metric scores for {lp} (expected metric-scores/{lp}/NAME-REF.seg.score)",
                          path=str(r))
     return found

@@ -94,7 +94,7 @@ class JudgeProtocol(ABC):
 
     @property
     def mtme_name(self) -> str:
-        """The mt-metrics-eval metric name: ``polyjudge-PROTOCOL``, with ``-REF`` for a
+        """The mt-metrics-eval metric name: ``polyjudge-PROTOCOL-src``, or ``-REF`` for a
         reference-based run (``polyjudge-mqm-refA``)."""
         return self.reference.metric_name(self.name)
 

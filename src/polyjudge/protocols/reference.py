@@ -101,10 +101,12 @@ def reference_signature(on: bool, ref_name: str) -> dict[str, str]:
 
 
 def mtme_metric_name(protocol_name: str, on: bool, ref_name: str) -> str:
-    """The mt-metrics-eval metric name of a run: ``polyjudge-PROTOCOL`` (as runs have always
-    been named), with ``-REF`` appended for a reference-based run."""
+    """The mt-metrics-eval metric name of a run: ``polyjudge-PROTOCOL-REF`` for a reference-based
+    run, ``polyjudge-PROTOCOL-src`` for a reference-free one (mt-metrics-eval reads the part after
+    the last dash as the reference used: a bare ``polyjudge-mqm`` would be metric ``polyjudge``
+    with an unknown reference ``mqm``)."""
     base = f"polyjudge-{protocol_name}"
-    return f"{base}-{ref_name}" if on else base
+    return f"{base}-{ref_name}" if on else f"{base}-src"
 
 
 def check_template_uses_reference(template: Any, *names: str) -> None:

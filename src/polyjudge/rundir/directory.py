@@ -28,6 +28,7 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl, parse_json, plain
 from polyjudge.data.records import CORE_FIELDS, Item
 from polyjudge.data.spans import SpanSegment, read_task2_tsv, write_task2_tsv
+from polyjudge.rundir.mtme import check_metric_name, missing, mtme_files, mtme_grid
 from polyjudge.rundir.ownership import OwnedDir, atomic_write, claim, is_polyjudge_store, read_record
 from polyjudge.rundir.records import (
     JudgmentRecord,
@@ -36,7 +37,6 @@ from polyjudge.rundir.records import (
     SegmentRow,
     SystemRow,
     format_cell,
-    format_mtme,
     tsv_text,
 )
 
@@ -210,14 +210,16 @@ def write_run(path: str | Path, contents: RunContents) -> None:
     out = Path(path)
     owned = _owned_run_dir(out)
     name = contents.mtme_name
-    mtme_files = [f"{MTME_DIR}/{name}.seg.score", f"{MTME_DIR}/{name}.sys.score"]
+    mtme_bodies, mtme_skipped = _mtme_outputs(contents)
+    mtme_files = [f"{MTME_DIR}/{n}" for n in mtme_bodies]
     targets = [JUDGMENTS, ITEMS, SEGMENTS, SYSTEMS, MANIFEST, *mtme_files]
     targets += [n for n, given in ((MERGED, bool(contents.merged)), (AGGREGATES, contents.aggregates is not None),
                                    (SPANS, contents.spans is not None)) if given]
     for target in targets:  # before anything is written: a foreign file or a symlink stops the write
         owned.check_writable(target)
     owned.record(targets)
-    (out / MTME_DIR).mkdir(exist_ok=True)
+    if mtme_files:
+        (out / MTME_DIR).mkdir(exist_ok=True)
     written: set[str] = set()
     judgments = contents.judgments
     if isinstance(judgments, JudgmentSpool):
@@ -244,22 +246,34 @@ def write_run(path: str | Path, contents: RunContents) -> None:
         owned.remove(optional)
     _atomic_write(out / SYSTEMS, ["system\tscore\tn_segments\tn_unscored\n"] + [
         f"{tsv_text(s.system)}\t{format_cell(s.score)}\t{s.n_segments}\t{s.n_unscored}\n" for s in contents.systems])
-    # mt-metrics-eval layout: per system, its segments in input order; None for unscored.
-    by_system: dict[str, list[float | None]] = {}
-    for it, seg in zip(contents.items, contents.segments):
-        by_system.setdefault(it.system or "-", []).append(seg.score)
-    _atomic_write(out / mtme_files[0], (
-        f"{sys_}\t{format_mtme(s)}\n" for sys_, vals in by_system.items() for s in vals))
-    _atomic_write(out / mtme_files[1], (
-        f"{s.system}\t{format_mtme(s.score)}\n" for s in contents.systems))
-    # another protocol's scores from an earlier run (polyjudge's only: the user's stay)
+    for file_name, lines in mtme_bodies.items():  # mt-metrics-eval's layout (rundir.mtme), complete or none
+        _atomic_write(out / MTME_DIR / file_name, lines)
+    # an earlier run's scores (another protocol, an older name, or now incomplete): polyjudge's only,
+    # the user's stay
     stale += [n for n in owned.files if n.startswith(f"{MTME_DIR}/") and n not in mtme_files]
     for old in stale:
         owned.remove(old)
     owned.forget(stale)
     manifest = contents.manifest
-    manifest.outputs = {"mtme_name": name}
+    manifest.outputs = {"mtme_name": name, **({"mtme_skipped": mtme_skipped} if mtme_skipped else {})}
     _atomic_write(out / MANIFEST, [json.dumps(manifest.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"])
+
+
+def _mtme_outputs(contents: RunContents) -> tuple[dict[str, list[str]], str | None]:
+    """The run's mt-metrics-eval files (file name -> lines), or none and the reason: mt-metrics-eval
+    refuses a metric file with a missing score, so an incomplete run writes none (``export --to mtme``
+    says the same, exit 2)."""
+    name = contents.mtme_name
+    scores = [seg.score for seg in contents.segments]
+    try:
+        check_metric_name(name)
+        grid = mtme_grid(contents.items, scores)
+    except InputError as exc:
+        return {}, str(exc)
+    problems = missing(grid, name)
+    if problems:
+        return {}, "; ".join(problems[:5])
+    return mtme_files(grid, name), None
 
 
 def _write_spans(target: Path, spans: Sequence[SpanSegment]) -> None:

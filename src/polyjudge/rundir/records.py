@@ -33,8 +33,14 @@ def format_cell(x: float | None) -> str:
 
 
 def format_mtme(x: float | None) -> str:
-    """A score in an mt-metrics-eval ``.score`` file (``None`` for a missing one)."""
-    return "None" if x is None or (isinstance(x, float) and math.isnan(x)) else repr(round(x, 6))
+    """A score in an mt-metrics-eval metric file (shortest repr, 6 decimals).
+
+    mt-metrics-eval refuses ``None`` in a metric file, so a missing score is a ValueError here:
+    callers check for gaps first (``rundir.mtme.require_complete``) and say what is missing.
+    """
+    if x is None or math.isnan(x):
+        raise ValueError("mt-metrics-eval metric files hold no missing scores")
+    return repr(round(float(x), 6))
 
 
 def tsv_text(x: Any) -> str:

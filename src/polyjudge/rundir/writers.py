@@ -17,16 +17,30 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.records import Item
 from polyjudge.data.spans import write_task2_tsv
+from polyjudge.data.textio import short
 from polyjudge.registry import Registry
 from polyjudge.rundir.clash import Target, refuse_clashes, run_dir_target
 from polyjudge.rundir.directory import MANIFEST, MTME_DIR, SEGMENTS, SPANS, RunDir
+from polyjudge.rundir.mtme import (
+    DOMAIN_KEY,
+    MtmeGrid,
+    check_metric_name,
+    level_scores,
+    mtme_files,
+    mtme_grid,
+    require_complete,
+    testset_record,
+)
 from polyjudge.rundir.ownership import claim
 from polyjudge.rundir.records import SegmentRow, format_cell, format_mtme, tsv_text
 
@@ -122,16 +136,24 @@ def lines_body(lines: Iterable[str]) -> FileBody:
 # --------------------------------------------------------------------------- built-in writers
 
 def mtme_name(run: RunDir) -> str:
-    """The run's mt-metrics-eval metric name: the manifest's, else its one ``mtme/*.seg.score`` (0.1.0)."""
+    """The run's mt-metrics-eval metric name: the manifest's, else its one ``mtme/*.seg.score`` (0.1.0).
+
+    Runs written before reference-free names ended in ``-src`` are named ``polyjudge-PROTOCOL``;
+    mt-metrics-eval would read that as a reference ``PROTOCOL``, so ``-src`` is added.
+    """
     name = run.manifest.outputs.get("mtme_name")
     if name:
-        return check_file_name(f"{name}.seg.score", path=str(run.path / MANIFEST),
+        name = check_file_name(f"{name}.seg.score", path=str(run.path / MANIFEST),
                                field="outputs.mtme_name").removesuffix(".seg.score")
-    found = sorted((run.path / MTME_DIR).glob("*.seg.score"))
-    if len(found) != 1:
-        raise InputError(f"the run names no mt-metrics-eval metric (no outputs.mtme_name in {MANIFEST}, "
-                         f"{len(found)} {MTME_DIR}/*.seg.score files)", path=str(run.path))
-    return found[0].name.removesuffix(".seg.score")
+    else:
+        found = sorted((run.path / MTME_DIR).glob("*.seg.score"))
+        if len(found) != 1:
+            raise InputError(f"the run names no mt-metrics-eval metric (no outputs.mtme_name in {MANIFEST}, "
+                             f"{len(found)} {MTME_DIR}/*.seg.score files)", path=str(run.path))
+        name = found[0].name.removesuffix(".seg.score")
+    if name == f"polyjudge-{run.manifest.protocol}":
+        name += "-src"
+    return check_metric_name(name)
 
 
 def _segment_rows(run: RunDir) -> list[SegmentRow]:
@@ -142,17 +164,20 @@ def _segment_rows(run: RunDir) -> list[SegmentRow]:
     return rows
 
 
-@register_writer("mtme", writes="NAME.seg.score, NAME.sys.score (NAME: the run's mt-metrics-eval name)")
-def render_mtme(run: RunDir) -> RunFiles:
-    """mt-metrics-eval score files: per system its segment scores in input order, and system scores."""
-    name = mtme_name(run)
+def complete_grid(run: RunDir, name: str) -> MtmeGrid:
+    """The run's scores laid out as its test set, every system and segment scored (else exit 2)."""
     rows = _segment_rows(run)
-    by_system: dict[str, list[float | None]] = {}
-    for item, row in zip(run.items, rows):
-        by_system.setdefault(item.system or "-", []).append(row.score)
-    seg = [f"{system}\t{format_mtme(s)}\n" for system, values in by_system.items() for s in values]
-    sys_ = [f"{s.system}\t{format_mtme(s.score)}\n" for s in run.system_rows()]
-    return {f"{name}.seg.score": lines_body(seg), f"{name}.sys.score": lines_body(sys_)}
+    grid = mtme_grid(run.items, [r.score for r in rows])
+    require_complete(grid, name, path=str(run.path))
+    return grid
+
+
+@register_writer("mtme", writes="NAME.seg.score, NAME.sys.score, and NAME.doc.score / NAME.domain.score when the "
+                                "input had documents / domains (NAME: the run's NAME-src or NAME-REF)")
+def render_mtme(run: RunDir) -> RunFiles:
+    """mt-metrics-eval metric files: every system and segment of the test set, in its order, no None."""
+    name = mtme_name(run)
+    return {file: lines_body(lines) for file, lines in mtme_files(complete_grid(run, name), name).items()}
 
 
 @register_writer("task2", writes=SPANS)
@@ -197,6 +222,132 @@ def render_segments_jsonl(run: RunDir) -> RunFiles:
     return {"segments.jsonl": lines_body(lines)}
 
 
-__all__ = ["EXPORT_KIND", "WRITERS", "FileBody", "OutputWriter", "Render", "RunFiles", "check_file_name",
-           "lines_body", "mtme_name", "register_writer", "render_mtme", "render_segments_jsonl",
-           "render_segments_tsv", "render_task2", "write_files"]
+# --------------------------------------------------------------------------- the field's submission formats
+
+WMT25_KEYS = ("doc_id", "segment_id", "source_lang", "target_lang", "set_id", "system_id", "domain_name", "method")
+"""The keys of a WMT25 task-1 row that a scored submission repeats (wmt25-mteval's layout), then ``overall``."""
+WMT25_COLUMNS = (*WMT25_KEYS, "overall")
+DEFAULT_SET = "polyjudge"  # the set_id / test-set name written when the input named none
+
+
+def _record(run: RunDir) -> dict[str, Any]:
+    found = testset_record(run.items)
+    return dict(found) if found is not None else {}
+
+
+def wmt25_row_keys(item: Item, record: Mapping[str, Any]) -> dict[str, str]:
+    """An item's task-1 keys: as read from a WMT25 task-1 TSV (fields, ``extra``), else derived from
+    its fields (set_id: the test set's name or ``polyjudge``; domain_name: its domain; method: empty)."""
+    extra = item.extra
+    name = str(record.get("name") or DEFAULT_SET)
+    values = {"doc_id": item.doc_id, "segment_id": item.seg_id, "source_lang": item.src_lang,
+              "target_lang": item.tgt_lang, "system_id": item.system,
+              "set_id": extra.get("set_id") or name, "domain_name": extra.get("domain_name") or extra.get(DOMAIN_KEY),
+              "method": extra.get("method")}
+    return {key: tsv_text(values[key] or "") for key in WMT25_KEYS}
+
+
+def derived_keys(run: RunDir) -> list[str]:
+    """What an export made up because the input did not say it (empty for a WMT25 task-1 input)."""
+    record = _record(run)
+    if record.get("format") == "wmt25":
+        return []
+    said = []
+    if not record.get("name"):
+        said.append(f"test set / set_id '{DEFAULT_SET}' (the input named no test set)")
+    if not any(it.extra.get("method") for it in run.items[:1]):
+        said.append("method empty (the input had no WMT25 method column)")
+    return said
+
+
+def _scored_rows(run: RunDir) -> list[tuple[Item, float]]:
+    """(item, score) for every item, all scored: a submission holds no empty score (else exit 2)."""
+    rows = _segment_rows(run)
+    gaps = [(it, r) for it, r in zip(run.items, rows) if r.score is None]
+    if gaps:
+        it = gaps[0][0]
+        raise InputError(f"{len(gaps)} of {len(rows)} segments have no score (first: system "
+                         f"{short(str(it.system))}, segment {short(str(it.seg_id))}); a submission needs every "
+                         "segment scored: re-run the judge to resume", path=str(run.path))
+    return [(it, float(r.score)) for it, r in zip(run.items, rows) if r.score is not None]
+
+
+@register_writer("wmt25", writes="segments.tsv, systems.tsv")
+def render_wmt25(run: RunDir) -> RunFiles:
+    """WMT25 scored submission: segments.tsv and systems.tsv, task-1 keys and an overall score."""
+    record = _record(run)
+    head = "\t".join(WMT25_COLUMNS) + "\n"
+    seg = [head]
+    groups: dict[tuple[str, ...], list[float]] = {}
+    for item, score in _scored_rows(run):
+        keys = wmt25_row_keys(item, record)
+        seg.append("\t".join([*keys.values(), format_mtme(score)]) + "\n")
+        group = tuple("" if k in ("doc_id", "segment_id", "domain_name") else v for k, v in keys.items())
+        groups.setdefault(group, []).append(score)
+    sys_ = [head] + ["\t".join([*group, format_mtme(sum(v) / len(v))]) + "\n" for group, v in groups.items()]
+    return {"segments.tsv": lines_body(seg), "systems.tsv": lines_body(sys_)}
+
+
+def _one_lp(run: RunDir, record: Mapping[str, Any]) -> str:
+    lps = {f"{it.src_lang}-{it.tgt_lang}" for it in run.items if it.src_lang and it.tgt_lang}
+    lp = record.get("lp") or (lps.pop() if len(lps) == 1 else None)
+    if not lp or _WS.search(str(lp)):
+        raise InputError("the WMT23 format names one language pair per line, and the run has "
+                         f"{'several' if lps else 'none'} (give items src_lang/tgt_lang)", path=str(run.path))
+    return str(lp)
+
+
+_WS = re.compile(r"\s")
+
+
+@register_writer("wmt23", writes="NAME.seg.score, NAME.sys.score (WMT23 metrics task TSV)")
+def render_wmt23(run: RunDir) -> RunFiles:
+    """WMT23 metrics-task submission TSV (9 fields per segment, 7 per system and domain)."""
+    name = mtme_name(run)
+    base, refs = name.rsplit("-", 1)
+    grid = complete_grid(run, name)
+    record = _record(run)
+    lp, testset = _one_lp(run, record), tsv_text(record.get("name") or DEFAULT_SET)
+    seg = []
+    for system, values in grid.scores.items():
+        for k, score in enumerate(values):
+            domain = grid.domains[k] if grid.domains else "all"
+            doc = grid.docs[k] if grid.docs else "-"
+            seg.append("\t".join([base, lp, testset, domain, doc, refs, system, str(k + 1),
+                                  format_mtme(score)]) + "\n")
+    sys_ = [f"{base}\t{lp}\t{testset}\tall\t{refs}\t{system}\t{format_mtme(v[0][1])}\n"
+            for system, v in level_scores(grid, "sys").items()]
+    if grid.domains:
+        sys_ += [f"{base}\t{lp}\t{testset}\t{domain}\t{refs}\t{system}\t{format_mtme(score)}\n"
+                 for system, v in level_scores(grid, "domain").items() for domain, score in v]
+    return {f"{base}.seg.score": lines_body(seg), f"{base}.sys.score": lines_body(sys_)}
+
+
+COMET_SCORE_KEY = "COMET"
+
+
+def comet_json(run: RunDir) -> dict[str, list[dict[str, Any]]]:
+    """The run's segment scores shaped like ``comet-score --to_json``'s output: system -> one object per
+    segment with ``src``, ``mt``, ``ref`` (when the item has one) and the score under ``COMET`` (null:
+    unscored), so tools that read COMET's JSON read a judge's scores too."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for item, row in zip(run.items, _segment_rows(run)):
+        entry: dict[str, Any] = {"src": item.src, "mt": item.tgt}
+        if item.ref is not None:
+            entry["ref"] = item.ref
+        entry[COMET_SCORE_KEY] = row.score
+        out.setdefault(item.system or "-", []).append(entry)
+    return out
+
+
+@register_writer("comet-json", writes="comet.json")
+def render_comet_json(run: RunDir) -> RunFiles:
+    """COMET-style JSON: per system its segments (src, mt, ref) and the score under COMET."""
+    text = json.dumps(comet_json(run), ensure_ascii=False, indent=4) + "\n"
+    return {"comet.json": lines_body([text])}
+
+
+__all__ = ["COMET_SCORE_KEY", "EXPORT_KIND", "WMT25_COLUMNS", "WMT25_KEYS", "WRITERS", "FileBody", "OutputWriter",
+           "Render", "RunFiles", "check_file_name", "comet_json", "complete_grid", "derived_keys", "lines_body",
+           "mtme_name", "register_writer", "render_comet_json", "render_mtme", "render_segments_jsonl",
+           "render_segments_tsv", "render_task2", "render_wmt23", "render_wmt25", "wmt25_row_keys", "write_files"]
