@@ -67,7 +67,9 @@ def test_score_like_comet(tmp_path, capsys):
     h = str(tmp_path / "h.txt")
     assert lines == [f"{h}\tSegment 0\tscore: 90.0000", f"{h}\tSegment 1\tscore: 40.0000", f"{h}\tscore: 65.0000"]
     data = json.loads((tmp_path / "o.json").read_text())
-    assert [r["score"] for r in data[h]] == [90.0, 40.0]
+    # comet-score --to_json's shape: per file, src/mt (ref when given) and the score under COMET
+    assert data[h] == [{"src": "Hello.", "mt": "Hallo.", "COMET": 90.0},
+                       {"src": "Bye.", "mt": "Tschüss.", "COMET": 40.0}]
 
 
 # ----------------------------------------------------------------------------- issue 13: money and data

@@ -174,7 +174,7 @@ def test_score_takes_one_translation_file_per_system(tmp_path, capsys):
                      f"{bad}\tSegment 1\tscore: 90.0000", f"{bad}\tscore: 55.0000"]
     assert tsv == ["system\tsegment\tscore", "good\t0\t90.0", "good\t1\t90.0", "bad\t0\t20.0", "bad\t1\t90.0"]
     data = json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))
-    assert list(data) == [good, bad] and [r["score"] for r in data[bad]] == [20.0, 90.0]
+    assert list(data) == [good, bad] and [r["COMET"] for r in data[bad]] == [20.0, 90.0]  # comet-score's keys
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "good.txt").write_text("x\ny\n", encoding="utf-8")
     assert cli("score", "-s", tmp_path / "src.txt", "-t", good, "-t", tmp_path / "other" / "good.txt",

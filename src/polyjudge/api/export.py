@@ -14,7 +14,7 @@ from pathlib import Path
 
 from polyjudge.data.errors import InputError
 from polyjudge.rundir import RunDir
-from polyjudge.rundir.writers import WRITERS, comet_json, derived_keys
+from polyjudge.rundir.writers import COMET_SCORE_KEY, WRITERS, comet_json, derived_keys
 
 # The formats `export --to` offers first; every registered writer is accepted.
 FIELD_FORMATS = ("mtme", "wmt25", "wmt23")
@@ -66,4 +66,5 @@ def comet_json_text(run: str | Path) -> str:
     return json.dumps(comet_json(RunDir.open(run)), ensure_ascii=False, indent=4) + "\n"
 
 
-__all__ = ["FIELD_FORMATS", "ExportConfig", "ExportResult", "comet_json_text", "export", "export_formats"]
+__all__ = ["COMET_SCORE_KEY", "FIELD_FORMATS", "ExportConfig", "ExportResult", "comet_json_text", "export",
+           "export_formats"]

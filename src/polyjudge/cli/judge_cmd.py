@@ -216,7 +216,16 @@ def score(sources: str, translations: tuple[str, ...], references: str | None, s
         if Path(to_json).is_symlink():
             raise InputError("is a symlink; polyjudge does not write through symlinks", path=to_json,
                              field="to-json")
-        atomic_write(Path(to_json), [json.dumps(per_file, ensure_ascii=False, indent=2)])
+        atomic_write(Path(to_json), [json.dumps(_comet_shaped(per_file), ensure_ascii=False, indent=2)])
+
+
+def _comet_shaped(per_file: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """``--to-json`` as comet-score's ``--to_json`` writes it: per translation file its segments with
+    ``src``, ``mt``, ``ref`` (when given) and the score under ``COMET`` (null: unscored)."""
+    from polyjudge.api.export import COMET_SCORE_KEY
+
+    return {name: [{**{k: v for k, v in r.items() if k != "score" and not (k == "ref" and v is None)},
+                    COMET_SCORE_KEY: r["score"]} for r in rows] for name, rows in per_file.items()}
 
 
 def _scores_per_file(translations: tuple[str, ...], result: RunResult) -> dict[str, list[dict[str, Any]]]:
