@@ -60,6 +60,17 @@ if TYPE_CHECKING:  # what type checkers see; __all__ below makes these the publi
 # Where each public name lives. Names load on first use, so `polyjudge judge` does not pay for
 # scipy, the studies and the report at start-up (about 0.75 s of CPU per command).
 _HOMES: dict[str, str] = {
+    "CompareSystemsConfig": "polyjudge.api.systems",
+    "CompareSystemsResult": "polyjudge.api.systems",
+    "compare_systems": "polyjudge.api.systems",
+    "ExportConfig": "polyjudge.api.export",
+    "ExportResult": "polyjudge.api.export",
+    "export": "polyjudge.api.export",
+    "CostReport": "polyjudge.api.cost",
+    "run_costs": "polyjudge.api.cost",
+    "cache_stats": "polyjudge.api.cache",
+    "prune_cache": "polyjudge.api.cache",
+    "clear_cache": "polyjudge.api.cache",
     "AgreementConfig": "polyjudge.api.calibration",
     "AgreementResult": "polyjudge.api.calibration",
     "agreement": "polyjudge.api.calibration",
@@ -131,14 +142,13 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AgreementConfig", "AgreementResult", "AmbiguityLevels", "BatchOptions", "BatchRecord", "BudgetExceeded",
-    "BudgetGrid", "CompareFormatsConfig", "CompareFormatsResult", "ConditionSummary", "ConsistencyConfig",
-    "ConsistencyResult", "Estimate", "FactorTables", "FormatRow", "InputError", "InputSpec", "JudgeConfig",
-    "MetaEvalConfig",
+    "BudgetGrid", "CompareFormatsConfig", "CompareFormatsResult", "CompareSystemsConfig", "CompareSystemsResult",
+    "ConditionSummary", "ConsistencyConfig", "ConsistencyResult", "CostReport", "Estimate", "ExportConfig",
+    "ExportResult", "FactorTables", "FormatRow", "InputError", "InputSpec", "JudgeConfig", "MetaEvalConfig",
     "MetaEvalResult", "ModelPrice", "PairwiseConfig", "PairwiseResult", "ProbeConfig", "ProbeResult", "ReportConfig",
     "RunResult", "SelectionReport", "SimConfig", "SimulationResult", "SpanF1Config", "SpanF1Result", "TestSetInfo",
-    "ValidateConfig",
-    "agreement", "batch_status", "build_protocol", "cancel_batches", "compare_formats", "consistency", "default_grid",
-    "estimate", "judge", "meta_eval", "pairwise", "probe", "read_input", "report", "simulate", "span_f1",
-    "origin_testset", "validate",
-    "write_simulation_report",
+    "ValidateConfig", "agreement", "batch_status", "build_protocol", "cache_stats", "cancel_batches", "clear_cache",
+    "compare_formats", "compare_systems", "consistency", "default_grid", "estimate", "export", "judge", "meta_eval",
+    "origin_testset", "pairwise", "probe", "prune_cache", "read_input", "report", "run_costs", "simulate", "span_f1",
+    "validate", "write_simulation_report",
 ]
