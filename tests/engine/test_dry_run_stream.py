@@ -66,3 +66,37 @@ def test_documents_share_one_context():
     assert len({id(c.sources) for c in doc0}) == 1 and len({id(c.text) for c in doc0}) == 1
     assert doc0[7].text == "\n".join(doc0[7].sources) and len(doc0[0].sources) == 50
     assert [c.position for c in doc0[:50]] == list(range(50))
+
+
+def long_items(n_docs: int, segments: int) -> list[Item]:
+    """Documents longer than long_prompts.LONG characters: their prompts take the shared-piece path."""
+    out = []
+    for d in range(n_docs):
+        for k in range(segments):
+            src = f"Satz {k} \"des\" Dokuments {d}\\ mit\tTab und é — lang genug. " * 3
+            out.append(Item(src=src, tgt=f"Sentence {k} of {d}", system="sys0", doc_id=f"doc{d}", seg_id=str(k)))
+    return out
+
+
+def test_documents_longer_than_a_long_piece_give_the_same_estimate_and_keys(monkeypatch):
+    from polyjudge.engine.long_prompts import LONG
+    from polyjudge.engine.plan import _slow_prompt_hash
+    from polyjudge.protocols.templates import PromptTemplate
+
+    its = long_items(3, 260)
+    assert len("\n".join(it.src for it in its[:260])) > LONG
+    plan = Plan(its, get_protocol("mqm", ProtocolOptions()), ["a", "b"], runs=2, temperature=0.0, seed=1)
+    tasks = plan.tasks()
+    rng = random.Random(3)
+    cached = {t.key for t in tasks if rng.random() < 0.2}
+    fresh = Plan(its, get_protocol("mqm", ProtocolOptions()), ["a", "b"], runs=2, temperature=0.0, seed=1)
+    got = estimate_plan(fresh, cached, prices=PRICES, samples_per_request=2)
+    assert got == estimate(tasks, cached, prices=PRICES, samples_per_request=2)
+    assert got.cached_prompt_tokens > 0
+    # The keys are those of the canonical JSON hashed in full, and of prompts rendered without shapes.
+    for t in tasks[::37]:
+        assert t.prompt_hash == _slow_prompt_hash(t.request)
+    monkeypatch.setattr(PromptTemplate, "render", PromptTemplate.render_directly)
+    direct = Plan(its, get_protocol("mqm", ProtocolOptions()), ["a", "b"], runs=2, temperature=0.0, seed=1)
+    assert [direct.prompt_hash(i) for i in range(len(its))] == [fresh.prompt_hash(i) for i in range(len(its))]
+    assert [m.content for m in direct.request(5).messages] == [m.content for m in plan.request(5).messages]

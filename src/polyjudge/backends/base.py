@@ -14,6 +14,14 @@ Role = Literal["system", "user", "assistant"]
 class Message:
     role: Role
     content: str
+    # The pieces ``content`` was joined from when a template filled its slots (template text and
+    # values, a whole document among them): hashing and sizing walk them, so a document shared by
+    # many prompts is encoded once. Not part of the message's identity.
+    parts: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+
+    def __reduce__(self) -> tuple[type[Message], tuple[str, str]]:
+        """Pickled (to Ray actors) without ``parts``: the text once, not twice."""
+        return (Message, (self.role, self.content))
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +47,7 @@ class GenerateRequest:
 
     def canonical(self) -> dict[str, Any]:
         d = asdict(self)
-        d["messages"] = [asdict(m) for m in self.messages]
+        d["messages"] = [{"role": m.role, "content": m.content} for m in self.messages]
         for key, default in self._OPTIONAL_DEFAULTS.items():
             if d[key] == default:
                 del d[key]

@@ -17,6 +17,7 @@ Every refusal is an :class:`InputError` naming the file, line and field.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from polyjudge.data.errors import InputError
@@ -33,6 +34,16 @@ def _describe(char: str) -> str:
     if "\ud800" <= char <= "\udfff":
         return f"a lone surrogate U+{ord(char):04X} (not a character; e.g. from a JSON escape)"
     return f"the character U+{ord(char):04X}, which a TSV cell cannot hold"
+
+
+def bad_text(value: str) -> bool:
+    """Whether ``value`` holds anything :func:`check_text` refuses (one search, for fast paths)."""
+    return _NOT_TEXT.search(value) is not None
+
+
+def bad_id(value: str) -> bool:
+    """Whether ``value`` holds anything :func:`check_id` refuses besides emptiness (one search)."""
+    return _NOT_IN_ID.search(value) is not None
 
 
 def check_text(value: str, *, path: str | None, line: int | None, field: str) -> None:
@@ -91,4 +102,19 @@ def check_item_fields(index: int, fields: dict[str, Any], origin: str | None) ->
             check_value(value, path=where, line=None, field=name)
 
 
-__all__ = ["ID_FIELDS", "check_id", "check_item_fields", "check_text", "check_value"]
+def check_items(items: Sequence[Any], names: Sequence[str]) -> None:
+    """:func:`check_item_fields` of every item (fields ``names``), a block at a time: one search over a
+    block's strings, and the item-by-item walk only in a block where something is found."""
+    block_size = 4096
+    for start in range(0, len(items), block_size):
+        block = items[start:start + block_size]
+        texts = "\x1f".join([v for it in block for name in names if isinstance(v := getattr(it, name), str)])
+        ids = " ".join([v for it in block for name in ID_FIELDS if isinstance(v := getattr(it, name), str)])
+        if not bad_text(texts) and not bad_id(ids) and all(it.system != "" for it in block):
+            continue
+        for k, it in enumerate(block):
+            check_item_fields(start + k, {name: getattr(it, name) for name in names}, it.origin)
+
+
+__all__ = ["ID_FIELDS", "bad_id", "bad_text", "check_id", "check_item_fields", "check_items", "check_text",
+           "check_value"]

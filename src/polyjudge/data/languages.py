@@ -56,6 +56,7 @@ _VARIANTS: dict[str, str] = {
 _NAMES_LOWER = {v.lower(): v for v in LANGUAGE_NAMES.values()}
 
 
+@functools.lru_cache(maxsize=4096)  # called twice per prompt with a handful of distinct codes
 def language_name(code: str | None) -> str | None:
     """English name for a language code; None for None or an empty string.
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -190,17 +190,25 @@ def mark_synced(use: CacheUse | None, store: Store) -> None:
         store.set_meta(SYNC_META, _sync_mark(use, store))
 
 
-def cached_keys(use: CacheUse | None, plan: Plan, skip: Collection[str]) -> set[str]:
-    """The keys of ``plan`` (not in ``skip``) the cache would answer: the dry run counts them as answered."""
+def cache_lookup(use: CacheUse | None) -> Callable[[Sequence[tuple[str, str]]], set[str]] | None:
+    """What the dry run asks the cache: which of these (judge, key) pairs it would answer
+    (None when the cache is not read)."""
     if use is None or not use.read:
-        return set()
-    found: set[str] = set()
-    for i in plan.order:
-        for judge, tasks in _by_judge((k for k in item_answer_keys(plan, i) if k.key not in skip),
-                                      use.scopes).items():
-            found |= use.cache.has_many(use.scopes[judge], [t.key for t in tasks])
-    return found
+        return None
+    scopes = use.scopes
+
+    def lookup(pairs: Sequence[tuple[str, str]]) -> set[str]:
+        by_judge: dict[str, list[str]] = {}
+        for judge, key in pairs:
+            if judge in scopes:
+                by_judge.setdefault(judge, []).append(key)
+        found: set[str] = set()
+        for judge, keys in by_judge.items():
+            found |= use.cache.has_many(scopes[judge], keys)
+        return found
+
+    return lookup
 
 
-__all__ = ["CACHE", "CacheUse", "adopt", "cached_adaptations", "cached_keys", "item_answer_keys", "judge_scope",
+__all__ = ["CACHE", "CacheUse", "adopt", "cached_adaptations", "cache_lookup", "item_answer_keys", "judge_scope",
            "keep", "keep_adaptations", "mark_synced", "needs_backfill", "open_cache", "scopes_of"]

@@ -21,8 +21,8 @@ from polyjudge.engine.batches import export_batch, import_batch, run_batches
 from polyjudge.engine.caching import (
     CacheUse,
     adopt,
+    cache_lookup,
     cached_adaptations,
-    cached_keys,
     item_answer_keys,
     keep,
     keep_adaptations,
@@ -136,16 +136,15 @@ def _estimate(ctx: _Context) -> Estimate:
         finally:
             ro.close()
     use = _open_cache(ctx, readonly=True)
-    hits: set[str] = set()
-    if use is not None:
-        try:
-            hits = cached_keys(use, ctx.plan, cached)
-        finally:
+    try:
+        found = estimate_plan(ctx.plan, cached, prices=ctx.table, free=spec.free_judges, context_sizes=ctx.sizes,
+                              samples_per_request=ctx.per_request, batch=spec.batch_clients is not None,
+                              elsewhere=cache_lookup(use))
+    finally:
+        if use is not None:
             use.close()
-    found = estimate_plan(ctx.plan, cached | hits, prices=ctx.table, free=spec.free_judges, context_sizes=ctx.sizes,
-                          samples_per_request=ctx.per_request, batch=spec.batch_clients is not None)
     warn_oversized(found.oversized)
-    return dataclasses.replace(found, from_shared_cache=len(hits))
+    return found
 
 
 def _stop_event(interrupts: Interrupts | None) -> tuple[asyncio.Event, Any]:

@@ -7,11 +7,13 @@ reads a plan and a store's keys only: no backend, no executor, no writing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from polyjudge.data.records import Item
+from polyjudge.engine.long_prompts import Blob, blob_of, common_prefix, has_long_piece
+from polyjudge.engine.long_prompts import prompt_bytes as prompt_bytes_of
 from polyjudge.engine.plan import Plan, Task, distinct_tasks, sample_groups, task_key
 from polyjudge.engine.pricing import ModelPrice, price_table
 
@@ -280,16 +282,16 @@ class _JudgeTally:
     bytes_by_runs: dict[int, int] = field(default_factory=dict)
     repeat_cache_by_runs: dict[int, int] = field(default_factory=dict)  # a prompt's own repeats hit the cache
     prefix_cached: int = 0  # tokens shared with the judge's previous prompt
-    previous: bytes | None = None
+    previous: bytes | Blob | None = None
 
-    def add(self, runs: int, prompt_bytes: int, blob: bytes | None, blob_len: int) -> None:
+    def add(self, runs: int, prompt_bytes: int, blob: bytes | Blob | None, blob_len: int) -> None:
         self.tasks += runs
         self.prompts_by_runs[runs] = self.prompts_by_runs.get(runs, 0) + 1
         self.bytes_by_runs[runs] = self.bytes_by_runs.get(runs, 0) + prompt_bytes
         self.repeat_cache_by_runs[runs] = self.repeat_cache_by_runs.get(runs, 0) + \
             _cacheable_tokens(blob_len, prompt_bytes)
         if blob is not None and self.previous is not None:
-            self.prefix_cached += _cacheable_tokens(_common_prefix(self.previous, blob), prompt_bytes)
+            self.prefix_cached += _cacheable_tokens(_shared_prefix(self.previous, blob), prompt_bytes)
         self.previous = blob
 
     def sent(self, size: int) -> tuple[int, int, int]:
@@ -310,10 +312,31 @@ class _PlanWalk:
     most: int = 1
     tallies: dict[str, _JudgeTally] = field(default_factory=dict)
     oversized: list[OversizedPrompt] = field(default_factory=list)
+    elsewhere: set[str] = field(default_factory=set)  # keys the lookup (the shared cache) answers
 
 
-def _request_sizes(messages: Sequence[Any]) -> tuple[int, bytes | None, int]:
+# (judge, cache key) pairs -> the keys answered somewhere other than the run's store (the shared cache).
+Lookup = Callable[[Sequence[tuple[str, str]]], Collection[str]]
+# Prompts rendered ahead of their tally: enough to look their keys up in one query, few enough to hold.
+_CHUNK_ITEMS, _CHUNK_BYTES = 2048, 1 << 25
+
+
+@dataclass(frozen=True, slots=True)
+class _Prompt:
+    """One item's rendered prompt as the walk needs it: hash and sizes, no text kept."""
+
+    index: int
+    prompt_hash: str
+    prompt_bytes: int
+    blob: bytes | Blob | None
+    blob_len: int
+
+
+def _request_sizes(messages: Sequence[Any]) -> tuple[int, bytes | Blob | None, int]:
     """(prompt bytes, blob for prefix matching or None when too short to be cached, blob length)."""
+    if has_long_piece(messages):
+        blob = blob_of(messages)
+        return prompt_bytes_of(messages), blob, len(blob)
     encoded = [(m.role.encode(), m.content.encode("utf-8", "surrogatepass")) for m in messages]
     prompt_bytes = sum(len(c) for _, c in encoded)
     blob_len = sum(len(r) + 1 + len(c) for r, c in encoded) + max(0, len(encoded) - 1)
@@ -322,36 +345,78 @@ def _request_sizes(messages: Sequence[Any]) -> tuple[int, bytes | None, int]:
     return prompt_bytes, b"\x00".join(r + b"\x01" + c for r, c in encoded), blob_len
 
 
-def _walk_plan(plan: Plan, cached: Collection[str], context_sizes: Mapping[str, int]) -> _PlanWalk:
+def _shared_prefix(a: bytes | Blob, b: bytes | Blob) -> int:
+    """Common prefix of two prompt blobs (long pieces held by both are not compared byte by byte)."""
+    if isinstance(a, bytes) and isinstance(b, bytes):
+        return _common_prefix(a, b)
+    return common_prefix(a if isinstance(a, Blob) else Blob((a,)), b if isinstance(b, Blob) else Blob((b,)),
+                         _common_prefix)
+
+
+def _rendered(plan: Plan) -> Iterator[list[_Prompt]]:
+    """The plan's prompts in planned order, each rendered once, in chunks (the text is dropped)."""
+    chunk: list[_Prompt] = []
+    held = 0
+    for i in plan.order:
+        messages, prompt_hash = plan.prompt(i)
+        size, blob, blob_len = _request_sizes(messages)
+        chunk.append(_Prompt(i, prompt_hash, size, blob, blob_len))
+        held += len(blob) if isinstance(blob, bytes) else 0
+        if len(chunk) >= _CHUNK_ITEMS or held >= _CHUNK_BYTES:
+            yield chunk
+            chunk, held = [], 0
+    if chunk:
+        yield chunk
+
+
+def _keys(plan: Plan, prompt: _Prompt) -> list[list[str]]:
+    """An item's cache keys, by run then judge."""
+    return [[task_key(judge, r, plan.seed + r, prompt.prompt_hash) for judge in plan.judges]
+            for r in range(plan.runs)]
+
+
+def _walk_plan(plan: Plan, cached: Collection[str], context_sizes: Mapping[str, int],
+               elsewhere: Lookup | None = None) -> _PlanWalk:
     """One streamed pass in planned order: each item's prompt is rendered once and dropped, so
-    memory holds one prompt at a time and no task list (what :func:`estimate` builds)."""
+    memory holds a chunk of prompt sizes and no task list (what :func:`estimate` builds). Keys
+    missing from ``cached`` are looked up ``elsewhere`` a chunk at a time."""
     walk = _PlanWalk(tallies={j: _JudgeTally() for j in plan.judges})
     seen: set[str] = set()
-    max_tokens = plan.protocol.max_tokens
     everything = [[True] * len(plan.judges) for _ in range(plan.runs)]
-    for i in plan.order:
-        request = plan.request(i)
-        h = plan.prompt_hash(i)
-        # Keys are only looked up in the store: with nothing stored, none is computed.
-        todo = [[task_key(judge, r, plan.seed + r, h) not in cached for judge in plan.judges]
-                for r in range(plan.runs)] if cached else everything
-        walk.total += plan.runs * len(plan.judges)
-        n_item = sum(map(sum, todo))
-        if n_item == 0:
-            continue
-        walk.pending += n_item
-        prompt_bytes, blob, blob_len = _request_sizes(request.messages)
-        _note_oversized(walk, i, plan, todo, prompt_bytes // 4, max_tokens, context_sizes)
-        if h in seen:
-            continue
-        seen.add(h)
-        walk.distinct += n_item
-        for k, judge in enumerate(plan.judges):
-            runs = sum(row[k] for row in todo)
-            if runs:
-                walk.most = max(walk.most, runs)
-                walk.tallies[judge].add(runs, prompt_bytes, blob, blob_len)
+    for chunk in _rendered(plan):
+        # Keys are only computed to be looked up: with nothing stored and no lookup, none is.
+        keys = {p.index: _keys(plan, p) for p in chunk} if cached or elsewhere is not None else {}
+        found: Collection[str] = ()
+        if elsewhere is not None:
+            found = set(elsewhere([(judge, row[k]) for rows in keys.values() for row in rows
+                                   for k, judge in enumerate(plan.judges) if row[k] not in cached]))
+            walk.elsewhere |= found
+        for prompt in chunk:
+            todo = [[key not in cached and key not in found for key in row] for row in keys[prompt.index]] \
+                if keys else everything
+            _tally(walk, plan, prompt, todo, seen, context_sizes)
     return walk
+
+
+def _tally(walk: _PlanWalk, plan: Plan, prompt: _Prompt, todo: list[list[bool]], seen: set[str],
+           context_sizes: Mapping[str, int]) -> None:
+    """Count one item's tasks still to send (``todo``, by run then judge) into ``walk``."""
+    walk.total += plan.runs * len(plan.judges)
+    n_item = sum(map(sum, todo))
+    if n_item == 0:
+        return
+    walk.pending += n_item
+    _note_oversized(walk, prompt.index, plan, todo, prompt.prompt_bytes // 4, plan.protocol.max_tokens,
+                    context_sizes)
+    if prompt.prompt_hash in seen:
+        return
+    seen.add(prompt.prompt_hash)
+    walk.distinct += n_item
+    for k, judge in enumerate(plan.judges):
+        runs = sum(row[k] for row in todo)
+        if runs:
+            walk.most = max(walk.most, runs)
+            walk.tallies[judge].add(runs, prompt.prompt_bytes, prompt.blob, prompt.blob_len)
 
 
 def _note_oversized(walk: _PlanWalk, i: int, plan: Plan, todo: Sequence[Sequence[bool]], tokens: int,
@@ -395,10 +460,12 @@ def _walk_scenario(walk: _PlanWalk, sizes: Mapping[str, int], batch: bool, judge
 
 def estimate_plan(plan: Plan, cached: Collection[str], *, prices: Mapping[str, ModelPrice | Any] | None = None,
                   free: Collection[str] = (), context_sizes: Mapping[str, int] | None = None,
-                  samples_per_request: int | Mapping[str, int] = 1, batch: bool = False) -> Estimate:
+                  samples_per_request: int | Mapping[str, int] = 1, batch: bool = False,
+                  elsewhere: Lookup | None = None) -> Estimate:
     """:func:`estimate` of a whole plan in one streamed pass (``--dry-run``): the same Estimate
-    (oversized prompts included), in memory linear in the items and time linear in the prompts."""
-    walk = _walk_plan(plan, cached, context_sizes or {})
+    (oversized prompts included), in memory linear in the items and time linear in the prompts.
+    Keys not in ``cached`` that ``elsewhere`` answers (the shared cache) count as answered."""
+    walk = _walk_plan(plan, cached, context_sizes or {}, elsewhere)
     table = price_table(prices)
     judges, max_tokens = plan.judges, plan.protocol.max_tokens
     configured = per_judge(samples_per_request, judges, free)
@@ -412,7 +479,7 @@ def estimate_plan(plan: Plan, cached: Collection[str], *, prices: Mapping[str, M
                     mine.max_completion_tokens, mine.cost_usd, unpriced, tuple(walk.oversized),
                     shared=walk.pending - walk.distinct, calls=mine.requests,
                     cached_prompt_tokens=mine.cached_prompt_tokens, samples_per_request=wanted, batch=batch,
-                    scenarios=tuple(scenarios))
+                    scenarios=tuple(scenarios), from_shared_cache=len(walk.elsewhere))
 
 
 def per_judge(samples: int | Mapping[str, int], judges: Sequence[str], free: Collection[str]) -> dict[str, int]:

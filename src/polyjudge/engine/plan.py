@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from polyjudge._version import __version__
-from polyjudge.backends.base import GenerateRequest
+from polyjudge.backends.base import GenerateRequest, Message
 from polyjudge.data.records import DocumentContext, Item, document_contexts
+from polyjudge.engine.long_prompts import has_long_piece, hash_canonical, message_json
 from polyjudge.protocols.base import JudgeProtocol
 
 
@@ -38,23 +39,65 @@ def _request_fields() -> tuple[str, ...]:
     return _FIELDS
 
 
+# Field values the fast path writes as they are (anything else, such as a dataclass, takes the slow path).
+_PLAIN_TYPES = (str, int, float, bool, type(None), dict, list, tuple)
+
+
 def prompt_hash(request: GenerateRequest) -> str:
     """SHA-256 of the canonical request without its seed (what :meth:`GenerateRequest.canonical` gives).
 
     Built field by field rather than through ``dataclasses.asdict``, which deep-copies the
-    JSON schema of every prompt; the bytes hashed are the same, so stored keys stay valid.
+    JSON schema of every prompt: the fields' JSON around the messages is written once per
+    distinct set of fields (:func:`_frame`) and the messages are written into it. The bytes
+    hashed are the same, so stored keys stay valid.
     """
-    d: dict[str, Any] = {"messages": [{"role": m.role, "content": m.content} for m in request.messages]}
+    fields = canonical_fields(request)
+    return _slow_prompt_hash(request) if fields is None else hash_messages(fields, request.messages)
+
+
+def canonical_fields(request: GenerateRequest) -> dict[str, Any] | None:
+    """The fields of the request's canonical form besides messages and seed (None when one of them
+    is not plain JSON, such as a dataclass: the slow path writes it)."""
+    d: dict[str, Any] = {}
     optional = GenerateRequest._OPTIONAL_DEFAULTS
     for name in _request_fields():
         value = getattr(request, name)
-        if dataclasses.is_dataclass(value):
-            return _slow_prompt_hash(request)
+        if type(value) not in _PLAIN_TYPES:
+            return None
         if name in optional and value == optional[name]:
             continue
         d[name] = value
-    blob = json.dumps(d, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return d
+
+
+def hash_messages(fields: dict[str, Any], messages: Sequence[Message]) -> str:
+    """The prompt hash of ``messages`` sent with ``fields`` (:func:`canonical_fields`). A prompt
+    holding a long shared value (a whole document) is hashed by :func:`long_prompts.hash_canonical`:
+    the same digest, the document hashed once."""
+    head, tail = _frame(fields)
+    if has_long_piece(messages):
+        return hash_canonical(head, tail, messages)
+    body = ",".join(message_json(m.role, m.content) for m in messages)
+    return hashlib.sha256(f"{head}[{body}]{tail}".encode()).hexdigest()
+
+
+# The canonical JSON of a request's fields before and after its messages, by the fields' repr
+# (a repr names every value with its type, so equal reprs write equal JSON).
+_FRAMES: dict[str, tuple[str, str]] = {}
+_MESSAGES_STAND_IN = "\ue005messages\ue005"
+
+
+def _frame(fields: dict[str, Any]) -> tuple[str, str]:
+    key = repr(fields)
+    found = _FRAMES.get(key)
+    if found is None:
+        text = json.dumps({**fields, "messages": _MESSAGES_STAND_IN}, sort_keys=True, ensure_ascii=False,
+                          separators=(",", ":"))
+        head, _, tail = text.partition(f'"{_MESSAGES_STAND_IN}"')
+        if len(_FRAMES) >= 64:
+            _FRAMES.clear()
+        found = _FRAMES[key] = (head, tail)
+    return found
 
 
 def _slow_prompt_hash(request: GenerateRequest) -> str:
@@ -128,6 +171,10 @@ class Plan:
         self._fingerprints: list[str | None] = [None] * len(items)
         self._identity: str | None = None
         self._doc_digests: dict[int, tuple[tuple[str, ...], str]] = {}
+        # The canonical fields every request of the plan shares (all but the per-item JSON schema).
+        self._fields = canonical_fields(GenerateRequest(
+            messages=(), temperature=temperature, max_tokens=protocol.max_tokens, seed=None,
+            top_logprobs=protocol.top_logprobs, reasoning_effort=reasoning_effort))
 
     def identity(self) -> str:
         """What an item's prompt depends on besides the item: protocol, options, template and code."""
@@ -199,13 +246,29 @@ class Plan:
     def request(self, i: int) -> GenerateRequest:
         """Item ``i``'s request without a seed (every run and judge sends it with its own seed)."""
         item = self.items[i]
-        request = GenerateRequest(messages=tuple(self.protocol.messages(item, self.contexts[i])),
-                                  temperature=self.temperature, max_tokens=self.protocol.max_tokens, seed=None,
-                                  json_schema=self.protocol.output_schema(item),
+        schema = self.protocol.output_schema(item)
+        messages = tuple(self.protocol.messages(item, self.contexts[i]))
+        request = GenerateRequest(messages=messages, temperature=self.temperature,
+                                  max_tokens=self.protocol.max_tokens, seed=None, json_schema=schema,
                                   top_logprobs=self.protocol.top_logprobs, reasoning_effort=self.reasoning_effort)
         if self._hashes[i] is None:
             self._hashes[i] = prompt_hash(request)
         return request
+
+    def prompt(self, i: int) -> tuple[tuple[Message, ...], str]:
+        """Item ``i``'s messages and prompt hash, without building its request (the dry run's path:
+        the same hash :meth:`request` finds)."""
+        item = self.items[i]
+        messages = tuple(self.protocol.messages(item, self.contexts[i]))
+        h = self._hashes[i]
+        if h is None:
+            schema = self.protocol.output_schema(item)
+            if self._fields is None or type(schema) not in _PLAIN_TYPES:
+                h = prompt_hash(self.request(i))
+            else:
+                h = hash_messages({**self._fields, "json_schema": schema}, messages)
+            self._hashes[i] = h
+        return messages, h
 
     def prompt_hash(self, i: int) -> str:
         """Item ``i``'s prompt hash (its prompt is rendered the first time, then forgotten)."""

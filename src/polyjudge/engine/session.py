@@ -173,12 +173,11 @@ def _items(items: Sequence[Item] | str | Path) -> list[Item]:
     if isinstance(items, str | Path):
         from polyjudge.data.readers import read_items
         return read_items(items)
-    from polyjudge.data.fields import check_item_fields
+    from polyjudge.data.fields import check_items
     from polyjudge.data.records import CORE_FIELDS
 
     given = list(items)
-    for i, it in enumerate(given):
-        check_item_fields(i, {name: getattr(it, name) for name in CORE_FIELDS}, it.origin)
+    check_items(given, CORE_FIELDS)
     return given
 
 

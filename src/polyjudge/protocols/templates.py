@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn
@@ -44,6 +45,7 @@ from polyjudge.backends.base import Message, Role
 from polyjudge.data.errors import InputError
 from polyjudge.data.secrets import redact
 from polyjudge.data.textio import read_text
+from polyjudge.protocols.template_shapes import ShapeMemo, slot_variables
 
 # A template line that starts a message: the marker alone (trailing blanks allowed).
 _MARKER_LINE = re.compile(r"^<\|(system|user|assistant)\|>[ \t]*$", re.MULTILINE)
@@ -51,6 +53,8 @@ _MARKER_LINE = re.compile(r"^<\|(system|user|assistant)\|>[ \t]*$", re.MULTILINE
 _ROLES: tuple[Role, ...] = ("system", "user", "assistant")
 _OPEN, _CLOSE = 3, 4
 # Errors a template can cause while rendering (besides Jinja's own).
+# What follows a token's prefix: its kind digit and the closing character.
+_TOKEN_KINDS = {f"{kind}\ue001": kind for kind in range(5)}
 _RENDER_ERRORS = (ArithmeticError, AttributeError, LookupError, RecursionError, TypeError, ValueError)
 
 
@@ -119,11 +123,13 @@ class PromptTemplate:
         marked = self._tokens.mark_source(text)
         try:
             self._template = env.from_string(marked)
-            self._variables = frozenset(jinja2.meta.find_undeclared_variables(env.parse(marked)))
+            ast = env.parse(marked)
+            self._variables = frozenset(jinja2.meta.find_undeclared_variables(ast))
         except jinja2.TemplateSyntaxError as exc:
             raise InputError(f"template syntax error: {self._tokens.unmark(exc.message or '')}",
                              path=origin, line=exc.lineno) from None
         self.hash = hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+        self._shapes = ShapeMemo(self._render_text, self._variables, slot_variables(ast))
 
     def uses(self, name: str) -> bool:
         """Whether the template reads the variable ``name`` at all (on any branch)."""
@@ -142,9 +148,21 @@ class PromptTemplate:
         return cls(res.read_text(encoding="utf-8"), f"polyjudge:templates/{builtin}")
 
     def render(self, /, **variables: object) -> list[Message]:
-        """The chat for these variables; any failure of the template is an InputError."""
+        """The chat for these variables; any failure of the template is an InputError.
+
+        Rendered once per shape of the variables and filled in (:mod:`.template_shapes`):
+        the same messages as :meth:`render_directly`, without running the template per item.
+        """
+        found = self._shapes.render(variables)
+        return found if found is not None else self._render_text(variables)
+
+    def render_directly(self, /, **variables: object) -> list[Message]:
+        """The chat for these variables, running the template (what :meth:`render` must equal)."""
+        return self._render_text(variables)
+
+    def _render_text(self, variables: Mapping[str, object]) -> list[Message]:
         try:
-            text = self._template.render(**variables)
+            text = self._template.render(variables)
         except SecurityError as exc:
             raise self._error(f"template does something the sandbox forbids: {exc.message}") from None
         except jinja2.UndefinedError as exc:
@@ -162,11 +180,14 @@ class PromptTemplate:
         """Messages at the template's role tokens; text before the first one is a user message."""
         messages: list[Message] = []
         role: Role = "user"
-        pieces: list[tuple[bool, str]] = []  # (is a printed value, text)
-        depth, pos = 0, 0
-        for m in self._tokens.pattern.finditer(text):
-            pieces.append((depth > 0, text[pos:m.start()]))
-            pos, kind = m.end(), int(m.group(1))
+        chunks = text.split(self._tokens.prefix)
+        pieces: list[tuple[bool, str]] = [(False, chunks[0])]  # (is a printed value, text)
+        depth = 0
+        for chunk in chunks[1:]:
+            kind = _TOKEN_KINDS.get(chunk[:2])
+            if kind is None:  # not one of this template's tokens (it cannot come from data): text
+                pieces.append((depth > 0, self._tokens.prefix + chunk))
+                continue
             if kind == _OPEN:
                 depth += 1
             elif kind == _CLOSE:
@@ -174,7 +195,7 @@ class PromptTemplate:
             else:
                 _append_message(messages, role, pieces)
                 role, pieces = _ROLES[kind], []
-        pieces.append((depth > 0, text[pos:]))
+            pieces.append((depth > 0, chunk[2:]))
         _append_message(messages, role, pieces)
         return messages
 
