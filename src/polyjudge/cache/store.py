@@ -190,6 +190,12 @@ class ResponseCache:
                 out[r[0]] = CachedAnswer(*r)
         return out
 
+    def holds_any(self, scope: str) -> bool:
+        """Whether the cache has any answer under ``scope`` (the dry run skips looking up keys otherwise)."""
+        if self._db is None:
+            return False
+        return self._db.execute("SELECT 1 FROM answers WHERE scope=? LIMIT 1", (scope,)).fetchone() is not None
+
     def has_many(self, scope: str, keys: Sequence[str]) -> set[str]:
         """Which of ``keys`` the cache holds under ``scope`` (the dry run's count)."""
         out: set[str] = set()

@@ -192,10 +192,12 @@ def mark_synced(use: CacheUse | None, store: Store) -> None:
 
 def cache_lookup(use: CacheUse | None) -> Callable[[Sequence[tuple[str, str]]], set[str]] | None:
     """What the dry run asks the cache: which of these (judge, key) pairs it would answer
-    (None when the cache is not read)."""
+    (None when the cache is not read or holds nothing for these judges)."""
     if use is None or not use.read:
         return None
-    scopes = use.scopes
+    scopes = {judge: scope for judge, scope in use.scopes.items() if use.cache.holds_any(scope)}
+    if not scopes:
+        return None
 
     def lookup(pairs: Sequence[tuple[str, str]]) -> set[str]:
         by_judge: dict[str, list[str]] = {}

@@ -313,6 +313,7 @@ class _PlanWalk:
     tallies: dict[str, _JudgeTally] = field(default_factory=dict)
     oversized: list[OversizedPrompt] = field(default_factory=list)
     elsewhere: set[str] = field(default_factory=set)  # keys the lookup (the shared cache) answers
+    smallest_context: float = float("inf")  # no prompt under it needs a look at each judge's context
 
 
 # (judge, cache key) pairs -> the keys answered somewhere other than the run's store (the shared cache).
@@ -380,7 +381,9 @@ def _walk_plan(plan: Plan, cached: Collection[str], context_sizes: Mapping[str, 
     """One streamed pass in planned order: each item's prompt is rendered once and dropped, so
     memory holds a chunk of prompt sizes and no task list (what :func:`estimate` builds). Keys
     missing from ``cached`` are looked up ``elsewhere`` a chunk at a time."""
-    walk = _PlanWalk(tallies={j: _JudgeTally() for j in plan.judges})
+    walk = _PlanWalk(tallies={j: _JudgeTally() for j in plan.judges},
+                     smallest_context=min((context_sizes[j] for j in plan.judges if j in context_sizes),
+                                          default=float("inf")))
     seen: set[str] = set()
     everything = [[True] * len(plan.judges) for _ in range(plan.runs)]
     for chunk in _rendered(plan):
@@ -406,8 +409,9 @@ def _tally(walk: _PlanWalk, plan: Plan, prompt: _Prompt, todo: list[list[bool]],
     if n_item == 0:
         return
     walk.pending += n_item
-    _note_oversized(walk, prompt.index, plan, todo, prompt.prompt_bytes // 4, plan.protocol.max_tokens,
-                    context_sizes)
+    tokens, max_tokens = prompt.prompt_bytes // 4, plan.protocol.max_tokens
+    if tokens + max_tokens > walk.smallest_context:
+        _note_oversized(walk, prompt.index, plan, todo, tokens, max_tokens, context_sizes)
     if prompt.prompt_hash in seen:
         return
     seen.add(prompt.prompt_hash)

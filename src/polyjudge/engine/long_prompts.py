@@ -65,8 +65,10 @@ _PIECES = _Pieces()
 
 def has_long_piece(messages: Sequence[Message]) -> bool:
     """Whether any message was joined from a long piece (the shared-document case)."""
-    return any(m.parts is not None and len(m.content) >= LONG and any(len(p) >= LONG for p in m.parts)
-               for m in messages)
+    for m in messages:
+        if len(m.content) >= LONG and m.parts is not None and any(len(p) >= LONG for p in m.parts):
+            return True
+    return False
 
 
 def _runs(message: Message) -> list[str | LongPiece]:
