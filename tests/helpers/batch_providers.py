@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from polyjudge.data.records import Item
 from tests.engine.conftest import da_score
 from tests.engine.helpers import FAST_BATCH, FAST_RETRY
 from tests.engine.test_kill_resume import free_port
+from tests.engine.test_lock import wait_for_port
 from tests.helpers.anthropic_server import AnthropicServer, MReply
 from tests.helpers.openai_server import Reply, ScriptedServer
 
@@ -189,16 +189,6 @@ judge(sys.argv[1], JudgeConfig(judges=({spec!r},), runs=2, batch=True, batch_opt
 """
 
 
-def wait_for(port: int) -> None:
-    """Until something listens on ``port`` (at most about ten seconds)."""
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-
-
 def logged(log: Path) -> list[dict[str, Any]]:
     """The server's log so far; a line still being written (no newline yet) is left for the next look."""
     text = log.read_text() if log.exists() else ""
@@ -228,7 +218,7 @@ def kill_then_resume(provider: BatchProvider, inp: Path, run: Path, log: Path) -
     server = subprocess.Popen([sys.executable, "-c", _SERVER.format(
         root=str(ROOT), module=provider.server_module, port=port, log=str(log))])
     try:
-        wait_for(port)
+        wait_for_port(port)
         script = _JUDGE.format(spec=provider.judge_spec(f"http://127.0.0.1:{port}/v1"))
         args = [sys.executable, "-c", script, str(inp), str(run)]
         proc = subprocess.Popen(args, env=env)
