@@ -1,10 +1,12 @@
-"""Fixtures shared by the transport tests."""
+"""Fixtures shared by the backend tests: a self-signed certificate, the Batch API providers, six items."""
 
 import shutil
 import ssl
 import subprocess
 
 import pytest
+
+from tests.helpers.batch_providers import PROVIDERS, batch_items
 
 
 @pytest.fixture()
@@ -18,3 +20,15 @@ def self_signed(tmp_path):
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server.load_cert_chain(cert, key)
     return cert, server
+
+
+@pytest.fixture(params=PROVIDERS, ids=str)
+def batch_provider(request):
+    """Each Batch API provider in turn (tests/helpers/batch_providers.py), for tests that hold for all."""
+    return request.param
+
+
+@pytest.fixture()
+def items():
+    """The engine tests' six items, which ``tests.engine.conftest.da_score`` judges."""
+    return batch_items()

@@ -2,17 +2,9 @@
 
 import json
 
-import pytest
-
-from polyjudge.cli.main import main
 from tests.helpers.anthropic_server import AnthropicServer, MReply
+from tests.helpers.cli import cli
 from tests.helpers.openai_server import ScriptedServer
-
-
-def cli(*argv):
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in argv])
-    return exc.value.code
 
 
 def items(tmp_path, n=6):

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from polyjudge.api import AgreementConfig, agreement
-from polyjudge.cli.main import main
 from polyjudge.data.errors import InputError
+from tests.helpers.cli import cli
 from tests.helpers.openai_server import ScriptedServer
 
 # DA scores the scripted judge gives items 0..9 (item 9: no score, a parse failure)
@@ -19,12 +19,6 @@ SCORES = [90, 80, 10, 50, 95, 20, 70, 60, 30, None]
 # three human raters on a 0-2 scale for q0..q7 and q9 (q8 has no human rating)
 HUMANS = {0: (2, 2, 2), 1: (2, 2, 1), 2: (0, 0, 1), 3: (2, 2, 2), 4: (2, 1, 2), 5: (1, 1, 0), 6: (0, 1, 2),
           7: (1, 1, 1), 9: (2, 2, 2)}
-
-
-def cli(*argv):
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in argv])
-    return exc.value.code
 
 
 def judge_run(tmp_path, name, shift=0):

@@ -7,11 +7,11 @@ import pytest
 
 from polyjudge.backends.batch import BatchLine
 from polyjudge.backends.openai_batch import OpenAIBatchClient
-from polyjudge.cli.main import main
 from polyjudge.data.readers import read_items
 from polyjudge.engine.plan import plan_tasks
 from polyjudge.engine.store import BatchLineRow, Store
 from polyjudge.protocols import get_protocol
+from tests.helpers.cli import cli
 from tests.helpers.openai_server import ScriptedServer
 
 
@@ -24,12 +24,6 @@ def fast_polling(monkeypatch):
     from polyjudge.engine.batches import BatchOptions
 
     monkeypatch.setattr(options, "BatchOptions", functools.partial(BatchOptions, poll_initial_s=0.01, poll_max_s=0.05))
-
-
-def cli(*argv):
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in argv])
-    return exc.value.code
 
 
 def answer(body):

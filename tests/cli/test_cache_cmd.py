@@ -6,14 +6,8 @@ import time
 
 import pytest
 
-from polyjudge.cli.main import main
+from tests.helpers.cli import cli
 from tests.helpers.openai_server import ScriptedServer
-
-
-def cli(*argv):
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in argv])
-    return exc.value.code
 
 
 @pytest.fixture

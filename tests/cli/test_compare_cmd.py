@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -144,3 +145,25 @@ def test_python_api(runs):
     assert [r.format for r in res.rows] == ["tsa", "gemba-esa"]
     assert res.rows[1].failure_rate == 0.0 and res.rows[1].per_lp["de-en"]["pred_chars"] == 17
     assert res.format("tsv") == res.to_tsv()
+
+
+def test_the_flags_compare_formats_shares_with_span_f1_mean_and_say_the_same():
+    """README: the same flag means the same thing in every command, with the same --help."""
+    from polyjudge.cli.compare_cmd import compare_formats as compare_command
+    from polyjudge.cli.spans_cmd import span_f1 as span_command
+
+    def described(command):
+        ctx = click.Context(command)
+        return {p.name: (p.opts, p.get_help_record(ctx), p.default, p.type.to_info_dict()) for p in command.params
+                if isinstance(p, click.Option)}
+
+    compare, spans = described(compare_command), described(span_command)
+    shared = {"gold", "gold_format", "lp", "judge", "set_id", "missing", "raters", "vote_threshold"}
+    assert shared <= set(compare) & set(spans)
+    for name in shared | {"fmt", "out"}:
+        if name in ("fmt", "out"):  # shared flags whose help and default are the command's own
+            assert compare[name][0] == spans[name][0]
+            continue
+        assert compare[name] == spans[name], name
+    pred, gold = spans["pred_format"], spans["gold_format"]
+    assert (pred[1][1], *pred[2:]) == (gold[1][1], *gold[2:])  # the same help, default and choices

@@ -11,18 +11,12 @@ import math
 
 import pytest
 
-from polyjudge.cli.main import main
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.engine.pricing import ModelPrice
 from polyjudge.engine.session import MAX_CONCURRENCY, MAX_SEED, JudgeConfig, estimate
+from tests.helpers.cli import cli
 from tests.helpers.openai_server import ScriptedServer
-
-
-def cli(*argv):
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in argv])
-    return exc.value.code
 
 
 @pytest.fixture

@@ -4,14 +4,8 @@ import sqlite3
 import pytest
 
 from polyjudge._version import __version__
-from polyjudge.cli.main import main
+from tests.helpers.cli import cli
 from tests.helpers.openai_server import Reply, ScriptedServer
-
-
-def cli(*argv):
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in argv])
-    return exc.value.code
 
 
 def test_version(capsys):

@@ -13,17 +13,11 @@ import pytest
 
 from polyjudge.api import origin_testset
 from polyjudge.api.runs import RunDir
-from polyjudge.cli.main import main
 from tests.data.wmt_testsets import SYSTEMS, ted_sample, write_mtme, write_wmt25
+from tests.helpers.cli import cli
 from tests.helpers.openai_server import ScriptedServer
 
 NO_ERRORS = json.dumps({"errors": {"critical": [], "major": [], "minor": []}})
-
-
-def cli(*argv):
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in argv])
-    return exc.value.code
 
 
 def judge_with(srv, *args):

@@ -16,19 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from polyjudge.cli.main import main
+from tests.helpers.cli import cli
 from tests.helpers.openai_server import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[2]
 MQM_HEADER = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\n"
-
-
-def cli(*argv: object) -> int:
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in argv])
-    code = exc.value.code
-    assert isinstance(code, int)
-    return code
 
 
 def items_file(path: Path, n: int = 4) -> Path:

@@ -1,127 +1,30 @@
-"""--batch through the OpenAI Batch API (the test server's), and the offline batch files."""
+"""--batch through the OpenAI Batch API (the test server's), and the offline batch files.
+
+What every provider's batches do (half price, retries, limits, kill -9) is tested once for all in
+``tests/backends/test_batch_providers.py``.
+"""
 
 import asyncio
 import dataclasses
 import json
-import sqlite3
-from collections import Counter
 
 import pytest
 
-from polyjudge.api import InputError, JudgeConfig, ModelPrice, judge
-from polyjudge.backends.base import BackendError
-from polyjudge.backends.batch import BatchLimits, BatchLine
-from polyjudge.backends.openai_batch import OpenAIBatchClient
+from polyjudge.api import InputError, JudgeConfig, judge
+from polyjudge.backends.batch import BatchLine
 from polyjudge.engine.plan import plan_tasks
 from polyjudge.engine.store import BatchLineRow, Store
 from polyjudge.protocols import get_protocol
-from tests.engine.conftest import da_score
-from tests.engine.helpers import FAST_BATCH, FAST_RETRY, same_outputs
-from tests.helpers.openai_server import Reply, ScriptedServer
+from tests.engine.helpers import same_outputs
+from tests.helpers.batch_providers import OPENAI, da
+from tests.helpers.openai_server import ScriptedServer
 
-
-def da(body):
-    return json.dumps({"score": da_score(body)})
-
-
-def config(srv, **kw):
-    kw.setdefault("retry", FAST_RETRY)
-    kw.setdefault("runs", 2)
-    return JudgeConfig(judges=(f"openai:m@{srv.base_url}",), **kw)
-
-
-def batched(srv, **kw):
-    kw.setdefault("batch_options", FAST_BATCH)
-    return config(srv, batch=True, **kw)
+config, batched = OPENAI.config, OPENAI.batched
 
 
 def live_run(items, out, **kw):
     with ScriptedServer(da) as srv:
         return judge(items, config(srv, **kw), out=out)
-
-
-def test_a_batch_run_gives_the_outputs_of_a_live_run_at_the_batch_price(items, tmp_path):
-    prices = {"m": ModelPrice(1.0, 2.0, batch_discount=0.5)}
-    live = live_run(items, tmp_path / "live", prices=prices)
-    with ScriptedServer(da) as srv:
-        result = judge(items, batched(srv, prices=prices), out=tmp_path / "batch")
-        assert srv.requests == []  # nothing live
-        assert len(srv.batch_lines) == 12 and len({x["custom_id"] for x in srv.batch_lines}) == 12
-        line = srv.batch_lines[0]
-        assert line["method"] == "POST" and line["url"] == "/v1/chat/completions" and line["body"]["model"] == "m"
-        assert len(srv.batches) == 1 and next(iter(srv.batches.values()))["completion_window"] == "24h"
-    same_outputs(tmp_path / "live", tmp_path / "batch")
-    assert result.manifest.counts["answered_by_batch"] == 12
-    assert result.manifest.tokens == live.manifest.tokens
-    assert result.manifest.cost_usd == pytest.approx(live.manifest.cost_usd / 2)
-    db = sqlite3.connect(tmp_path / "batch" / "store.sqlite")
-    assert db.execute("SELECT status, total, collected FROM batches").fetchall() == [("completed", 12, 1)]
-    assert db.execute("SELECT COUNT(*) FROM batch_lines").fetchone()[0] == 12
-    db.close()
-
-
-def flaky(failing):
-    """Fail each listed translation once (a scripted Reply), then answer."""
-    seen = Counter()
-
-    def responder(body):
-        user = body["messages"][-1]["content"]
-        for text, reply in failing.items():
-            if text in user:
-                seen[(text, body.get("seed"))] += 1
-                if seen[(text, body.get("seed"))] == 1:
-                    return reply
-        return da(body)
-    return responder
-
-
-FAILING = {"A translation 1": Reply(status=500), "A translation 2": Reply(batch_error="batch_expired")}
-
-
-def test_failed_and_expired_lines_are_retried_in_a_new_batch(items, tmp_path):
-    live_run(items, tmp_path / "live")
-    with ScriptedServer(flaky(FAILING)) as srv:
-        result = judge(items, batched(srv), out=tmp_path / "batch")
-        ids = Counter(x["custom_id"] for x in srv.batch_lines)
-        statuses = [b["status"] for b in srv.batches.values()]
-    assert result.status_counts() == {"ok": 12}
-    assert statuses == ["expired", "completed"]
-    assert sorted(ids.values()) == [1] * 8 + [2] * 4  # the 4 failed lines (2 items x 2 runs) went twice
-    assert result.manifest.counts["retries"] == 4
-    same_outputs(tmp_path / "live", tmp_path / "batch")
-
-
-def test_failed_lines_go_live_with_batch_fallback_live(items, tmp_path):
-    with ScriptedServer(flaky(FAILING)) as srv:
-        options = dataclasses.replace(FAST_BATCH, fallback="live")
-        result = judge(items, batched(srv, batch_options=options), out=tmp_path / "batch")
-        assert len(srv.batches) == 1 and len(srv.requests) == 4
-    assert result.status_counts() == {"ok": 12}
-    assert result.manifest.counts["answered_by_batch"] == 8
-
-
-def test_lines_that_cannot_succeed_are_recorded_and_never_retried(items, tmp_path):
-    def responder(body):
-        return Reply(status=400) if "B translation 3" in body["messages"][-1]["content"] else da(body)
-
-    with ScriptedServer(responder) as srv:
-        result = judge(items, batched(srv, max_failure_rate=None), out=tmp_path / "batch")
-        assert len(srv.batches) == 1
-    failed = [j for j in result.judgments if j.status != "ok"]
-    assert len(failed) == 2 and all("HTTP 400" in j.error and "after 1 attempt" in j.error for j in failed)
-
-
-def test_batches_are_split_at_the_provider_limits(items, tmp_path):
-    with ScriptedServer(da) as srv:
-        options = dataclasses.replace(FAST_BATCH, limits=BatchLimits(max_requests=5))
-        judge(items, batched(srv, batch_options=options), out=tmp_path / "by_count")
-        assert [b["request_counts"]["total"] for b in srv.batches.values()] == [5, 5, 2]
-    with ScriptedServer(da) as srv:
-        options = dataclasses.replace(FAST_BATCH, limits=BatchLimits(max_bytes=3000))
-        judge(items, batched(srv, batch_options=options), out=tmp_path / "by_bytes")
-        sizes = [len(srv.files[b["input_file_id"]]) for b in srv.batches.values()]
-        assert len(sizes) > 1 and all(s <= 3000 for s in sizes)
-    same_outputs(tmp_path / "by_count", tmp_path / "by_bytes")
 
 
 def test_samples_per_request_in_a_batch(items, tmp_path):
@@ -150,27 +53,13 @@ def test_a_batch_created_before_a_crash_is_found_by_its_tag_and_never_sent_again
         store.close()
 
         async def submit():
-            client = OpenAIBatchClient("m", srv.base_url)
+            client = OPENAI.client(srv.base_url)
             await client.submit([BatchLine(t.key, t.request) for t in tasks], "pj-lost")
             await client.aclose()
         asyncio.run(submit())
         result = judge(items, batched(srv), out=run_dir)
         assert len(srv.batches) == 1 and len(srv.batch_lines) == 12
     assert result.status_counts() == {"ok": 12} and result.manifest.counts["sent_this_session"] == 12
-
-
-def test_a_submission_whose_answer_was_lost_is_attached_not_repeated(items, tmp_path, monkeypatch):
-    original = OpenAIBatchClient.submit
-
-    async def lost(self, lines, tag):
-        await original(self, lines, tag)
-        raise BackendError("connection error: ReadError", retryable=True)
-
-    monkeypatch.setattr(OpenAIBatchClient, "submit", lost)
-    with ScriptedServer(da) as srv:
-        result = judge(items, batched(srv), out=tmp_path / "run")
-        assert len(srv.batches) == 1 and len(srv.batch_lines) == 12
-    assert result.status_counts() == {"ok": 12}
 
 
 def test_export_then_import_as_vllm_run_batch_would(items, tmp_path):

@@ -13,16 +13,10 @@ import sqlite3
 
 import pytest
 
-from polyjudge.cli.main import main
+from tests.helpers.cli import cli
 from tests.helpers.openai_server import Reply, ScriptedServer
 
 OUTPUTS = ("judgments.jsonl", "segments.tsv", "systems.tsv")
-
-
-def cli(*argv):
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in argv])
-    return exc.value.code
 
 
 def write_items(path, n=6):

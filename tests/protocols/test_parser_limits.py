@@ -101,3 +101,18 @@ def test_elicitation_protocols_fail_deep_and_huge_answers(tmp_path, name: str) -
         protocol.parse_answer("A" + "[" * 1_500, ITEM)
     with pytest.raises(ParseFailure, match="longer than"):
         protocol.parse_answer("A" * (MAX_ANSWER_CHARS + 1), ITEM)
+
+
+@pytest.mark.parametrize(("answer", "bare"), [
+    ("B", "B"), ("  B.  ", "B"), ('"B"', "B"), ("**B**", "B"), ("`'AC'`.", "AC"), ('"B', '"B'), ("", ""),
+    ("tie .", "tie"), ("'", "'"),
+])
+def test_a_short_answer_loses_its_full_stop_and_wrapping_marks_in_both_protocols_that_read_one(answer, bare):
+    from polyjudge.data.records import Item
+    from polyjudge.protocols import get_protocol
+    from polyjudge.protocols.answers import bare_answer
+
+    assert bare_answer(answer) == bare
+    if bare in ("A", "B"):  # pairwise reads the verdict the same way
+        item = Item(src="s", tgt="a", src_lang="en", tgt_lang="de", extra={"tgt_b": "b"})
+        assert get_protocol("pairwise").parse(answer, item)["verdict"] == bare

@@ -7,20 +7,10 @@ import hashlib
 import json
 import re
 
-import pytest
-
-from polyjudge.cli.main import main
+from tests.helpers.cli import cli
 from tests.helpers.openai_server import ScriptedServer
 
 KEY = "sk-proj-RePoRt0123456789abcdefGHIJKLmnop"
-
-
-def cli(*argv: object) -> int:
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in argv])
-    code = exc.value.code
-    assert isinstance(code, int)
-    return code
 
 
 def test_report_masks_secrets_found_in_run_data(tmp_path, capsys, monkeypatch):

@@ -14,18 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from polyjudge.cli.main import main
+from tests.helpers.cli import cli
 from tests.helpers.openai_server import Reply, ScriptedServer
 
 KEY = "sk-proj-e2e7Q9w8E7r6T5y4U3i2O1pAsDfGhJkL"
-
-
-def cli(*argv: object) -> int:
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in argv])
-    code = exc.value.code
-    assert isinstance(code, int)
-    return code
 
 
 def write_items(tmp_path: Path, n: int = 3) -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from polyjudge.cli.main import main
+from tests.helpers.cli import cli
 from tests.helpers.openai_server import ScriptedServer
 
 KEY = "sk-sandbox-test-9f8e7d6c5b4a39281706fedcba"
@@ -19,14 +19,6 @@ ESCAPES = [
     "{{ src.__class__.__init__.__globals__ }}",
     "{{ tgt | attr('__class__') }}",
 ]
-
-
-def cli(*argv: object) -> int:
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in argv])
-    code = exc.value.code
-    assert isinstance(code, int)
-    return code
 
 
 def files_under(root: Path) -> list[Path]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from polyjudge.api.formats import SPAN_FORMATS
 from polyjudge.api.spans import MISSING_POLICIES, RATER_CHOICES, SpanF1Config, span_f1
-from polyjudge.data.errors import InputError
+from polyjudge.data.errors import InputError, check_choices
 from polyjudge.rundir import OK, PENDING, RunDir
 from polyjudge.studies.tables import aligned, data_frame
 
@@ -50,11 +50,8 @@ class CompareFormatsConfig:
     def check(self) -> None:
         if not self.runs:
             raise InputError("give at least one run directory to compare", field="runs")
-        for name, value, allowed in (("gold-format", self.gold_format, SPAN_FORMATS),
-                                     ("missing", self.missing, MISSING_POLICIES),
-                                     ("raters", self.raters, RATER_CHOICES)):
-            if value not in allowed:
-                raise InputError(f"unknown {name} {value!r} (choose from {', '.join(allowed)})", field=name)
+        check_choices(("gold-format", self.gold_format, SPAN_FORMATS), ("missing", self.missing, MISSING_POLICIES),
+                      ("raters", self.raters, RATER_CHOICES))
         for run in self.runs:
             RunDir.open(run)  # an InputError naming the path when it is not a run directory
 

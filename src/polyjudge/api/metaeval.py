@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from polyjudge.data.errors import InputError
+from polyjudge.data.errors import InputError, check_choices
 from polyjudge.metaeval import readers, tasks
 from polyjudge.metaeval.mtme import parse_metric_spec
 from polyjudge.metaeval.system_level import Stats, SystemScores, format_system_level, system_level_stats
@@ -138,12 +138,9 @@ class MetaEvalResult:
 
 
 def _check(config: MetaEvalConfig) -> None:
-    for name, value, allowed in (("human-format", config.human_format, SCORE_FORMATS),
-                                 ("metric-format", config.metric_format, SCORE_FORMATS),
-                                 ("missing-metric", config.missing_metric, MISSING_METRIC),
-                                 ("item-key", config.item_key, ITEM_KEYS)):
-        if value not in allowed:
-            raise InputError(f"unknown {name} {value!r} (choose from {', '.join(allowed)})", field=name)
+    check_choices(("human-format", config.human_format, SCORE_FORMATS),
+                  ("metric-format", config.metric_format, SCORE_FORMATS),
+                  ("missing-metric", config.missing_metric, MISSING_METRIC), ("item-key", config.item_key, ITEM_KEYS))
     if config.task is not None and config.task not in tasks.PRESETS:
         raise InputError(f"unknown task preset {config.task!r} (choose from {', '.join(task_presets())})",
                          field="task")

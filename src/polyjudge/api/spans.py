@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge import spanf1 as span_scores
-from polyjudge.data.errors import InputError
+from polyjudge.data.errors import InputError, check_choices
 from polyjudge.data.spans import SpanSegment
 from polyjudge.spanf1 import SpanProtocols, vote_merger
 from polyjudge.spanf1.readers import SPAN_FORMATS  # the one list, beside the span readers
@@ -49,12 +49,8 @@ class SpanF1Config:
     vote_threshold: float = 0.5
 
     def check(self) -> None:
-        for name, value, allowed in (("gold-format", self.gold_format, SPAN_FORMATS),
-                                     ("pred-format", self.pred_format, SPAN_FORMATS),
-                                     ("missing", self.missing, MISSING_POLICIES),
-                                     ("raters", self.raters, RATER_CHOICES)):
-            if value not in allowed:
-                raise InputError(f"unknown {name} {value!r} (choose from {', '.join(allowed)})", field=name)
+        check_choices(("gold-format", self.gold_format, SPAN_FORMATS), ("pred-format", self.pred_format, SPAN_FORMATS),
+                      ("missing", self.missing, MISSING_POLICIES), ("raters", self.raters, RATER_CHOICES))
 
 
 def _fmt(v: Any) -> str:

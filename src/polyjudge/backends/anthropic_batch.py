@@ -26,17 +26,21 @@ from typing import Any, ClassVar
 from polyjudge.backends.anthropic import API_KEY_ENV, API_VERSION, DEFAULT_BASE_URL, AnthropicBackend
 from polyjudge.backends.base import BackendError, GenerateRequest
 from polyjudge.backends.batch import (
+    FILE_DEADLINE_S,
+    MAX_LIST_PAGES,
     BatchClient,
     BatchInfo,
     BatchLimits,
     BatchLine,
     LineResult,
     RegisteredBatchClient,
+    batch_endpoint,
+    json_object,
     register_batch_client,
 )
 from polyjudge.backends.http import HttpClients, HttpResponse, error_info, is_retryable_status, max_body_from_env
 from polyjudge.backends.registry import BackendSettings, JudgeSpec
-from polyjudge.data.secrets import redact, redact_url, register_secret_env
+from polyjudge.data.secrets import redact, redact_url
 
 # The provider's limits per batch (platform.claude.com, Message Batches).
 ANTHROPIC_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1_000_000)
@@ -44,9 +48,6 @@ ANTHROPIC_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1_000_000)
 RETRYABLE_ERROR_TYPES = frozenset({"api_error", "overloaded_error", "rate_limit_error", "timeout_error"})
 # How far the provider's clock may lag ours when a lost batch is looked for by its creation time.
 CLOCK_SKEW_S = 120.0
-MAX_LIST_PAGES = 10
-# Uploading a large batch or downloading its results may take longer than one chat request.
-FILE_DEADLINE_S = 900.0
 
 
 def _seconds(stamp: Any) -> float | None:
@@ -57,10 +58,6 @@ def _seconds(stamp: Any) -> float | None:
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _count(counts: dict[str, Any], name: str) -> int:
@@ -77,7 +74,7 @@ def batch_info(data: Any) -> BatchInfo:
     """
     if not isinstance(data, dict) or not isinstance(data.get("id"), str):
         raise ValueError("not a message batch object")
-    counts = _obj(data.get("request_counts"))
+    counts = json_object(data.get("request_counts"))
     status = str(data.get("processing_status") or "unknown")
     if status == "canceling":
         status = "cancelling"
@@ -98,8 +95,8 @@ def _line_error(result: dict[str, Any]) -> BackendError:
     if kind == "canceled":
         return BackendError("batch_canceled: the batch was cancelled before this request was processed",
                             retryable=True)
-    outer = _obj(result.get("error"))
-    inner = _obj(outer.get("error")) or outer
+    outer = json_object(result.get("error"))
+    inner = json_object(outer.get("error")) or outer
     err_type = str(inner.get("type") or "api_error")
     message = str(inner.get("message") or "")[:300]
     return BackendError(f"{err_type}: {message}", retryable=err_type in RETRYABLE_ERROR_TYPES)
@@ -113,14 +110,9 @@ class AnthropicBatchClient(RegisteredBatchClient):
 
     @classmethod
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings, limits: BatchLimits) -> BatchClient:
-        if not spec.model:
-            raise ValueError("the anthropic backend needs a model: anthropic:MODEL")
-        base_url = spec.base_url or DEFAULT_BASE_URL
-        if "," in base_url:
-            raise ValueError(f"--batch sends each judge's batches to one server; {spec.model} names several")
-        key_env = spec.option("key_env") or settings.key_env_for(API_KEY_ENV)
-        register_secret_env(key_env)
-        writer = AnthropicBackend(spec.model, base_url, api_key_env=key_env,
+        where = batch_endpoint(spec, settings, DEFAULT_BASE_URL, API_KEY_ENV,
+                               missing_model="the anthropic backend needs a model: anthropic:MODEL")
+        writer = AnthropicBackend(where.model, where.base_url, api_key_env=where.key_env,
                                   structured=spec.option("structured") or "auto",
                                   version=spec.option("version") or API_VERSION,
                                   reasoning_effort=settings.reasoning_effort)
@@ -214,14 +206,14 @@ class AnthropicBatchClient(RegisteredBatchClient):
             params = {"limit": "100"} | ({"after_id": after} if after else {})
             resp = await self._call("GET", self.url, params=params)
             try:
-                page = _obj(resp.json())
+                page = json_object(resp.json())
             except ValueError:
                 raise BackendError("malformed batch list", retryable=True, status=200) from None
             data = page.get("data")
             if not isinstance(data, list) or not data:
                 return
             for obj in data:
-                created = _seconds(_obj(obj).get("created_at"))
+                created = _seconds(json_object(obj).get("created_at"))
                 if created is None:
                     continue
                 if created < oldest:
@@ -230,7 +222,7 @@ class AnthropicBatchClient(RegisteredBatchClient):
                     yield created, batch_info(obj)
                 except ValueError:
                     continue
-            last = _obj(data[-1]).get("id")
+            last = json_object(data[-1]).get("id")
             if not page.get("has_more") or not isinstance(last, str):
                 return
             after = last
@@ -257,7 +249,7 @@ class AnthropicBatchClient(RegisteredBatchClient):
             return None
         if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
             return None
-        result = _obj(obj.get("result"))
+        result = json_object(obj.get("result"))
         if result.get("type") == "succeeded":
             try:
                 return LineResult(obj["custom_id"], result=self._writer.message_result(result.get("message")))

@@ -27,10 +27,20 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from polyjudge.backends.base import BackendError, GenerateRequest, GenerateResult
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, backend_class
+from polyjudge.data.secrets import register_secret_env
 from polyjudge.registry import Registry, UnknownNameError
 
 # Provider statuses after which a batch changes no more.
 ENDED = frozenset({"completed", "failed", "expired", "cancelled", "ended", "canceled"})
+# Pages of a provider's batch list read when looking for a lost batch (ours are among the newest).
+MAX_LIST_PAGES = 10
+# Uploading a large batch or downloading its results may take longer than one chat request.
+FILE_DEADLINE_S = 900.0
+
+
+def json_object(value: Any) -> dict[str, Any]:
+    """``value`` when the provider sent an object, else an empty one (a field of the wrong type is absent)."""
+    return value if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +119,33 @@ class BatchClient(Protocol):
     async def aclose(self) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class BatchEndpoint:
+    """Where one judge's batches go: its model, its one server and the variable holding its key."""
+
+    model: str
+    base_url: str
+    key_env: str
+
+
+def batch_endpoint(spec: JudgeSpec, settings: BackendSettings, default_url: str, default_key_env: str, *,
+                   missing_model: str) -> BatchEndpoint:
+    """The endpoint of a judge's batches, its key variable registered as a secret.
+
+    Every batch client starts the same way: a model is required (``missing_model``
+    is the provider's own message), and a judge's batches are all recorded
+    against one server, so a judge naming several servers cannot be batched.
+    """
+    if not spec.model:
+        raise ValueError(missing_model)
+    base_url = spec.base_url or default_url
+    if "," in base_url:
+        raise ValueError(f"--batch sends each judge's batches to one server; {spec.model} names several")
+    key_env = spec.option("key_env") or settings.key_env_for(default_key_env)
+    register_secret_env(key_env)
+    return BatchEndpoint(spec.model, base_url, key_env)
+
+
 class RegisteredBatchClient(ABC):
     """A batch client class, registered under the name of the backend it serves."""
 
@@ -170,6 +207,7 @@ def batch_client_for(spec: JudgeSpec, settings: BackendSettings, limits: BatchLi
     return cls.from_spec(spec, settings, limits)
 
 
-__all__ = ["BATCH_CLIENTS", "BATCH_LINE_FORMATS", "DEFAULT_BATCH_FORMAT", "ENDED", "BatchClient", "BatchInfo",
-           "BatchLimits", "BatchLine", "BatchLineFormat", "LineResult", "RegisteredBatchClient", "batch_client_for",
-           "has_batch_client", "line_format_for", "register_batch_client", "register_batch_format"]
+__all__ = ["BATCH_CLIENTS", "BATCH_LINE_FORMATS", "DEFAULT_BATCH_FORMAT", "ENDED", "FILE_DEADLINE_S", "MAX_LIST_PAGES",
+           "BatchClient", "BatchEndpoint", "BatchInfo", "BatchLimits", "BatchLine", "BatchLineFormat", "LineResult",
+           "RegisteredBatchClient", "batch_client_for", "batch_endpoint", "has_batch_client", "json_object",
+           "line_format_for", "register_batch_client", "register_batch_format"]

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from polyjudge.backends.base import BackendError, GenerateRequest, GenerateResult, Usage
 from polyjudge.backends.batch import (
+    FILE_DEADLINE_S,
+    MAX_LIST_PAGES,
     BatchClient,
     BatchInfo,
     BatchLimits,
@@ -26,6 +28,8 @@ from polyjudge.backends.batch import (
     BatchLineFormat,
     LineResult,
     RegisteredBatchClient,
+    batch_endpoint,
+    json_object,
     register_batch_client,
     register_batch_format,
 )
@@ -34,7 +38,7 @@ from polyjudge.backends.openai import chat_body
 from polyjudge.backends.reasoning import is_known_reasoning_model
 from polyjudge.backends.registry import DEFAULT_API_KEY_ENV, BackendSettings, JudgeSpec
 from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported
-from polyjudge.data.secrets import redact, redact_url, register_secret_env
+from polyjudge.data.secrets import redact, redact_url
 
 if TYPE_CHECKING:
     import aiohttp
@@ -47,7 +51,6 @@ TAG_KEY = "polyjudge_submission"
 # Line errors that a later batch may well not repeat.
 RETRYABLE_LINE_ERRORS = frozenset({"batch_expired", "request_timeout", "server_error", "rate_limit_exceeded",
                                    "internal_error", "timeout"})
-MAX_LIST_PAGES = 10
 
 
 def request_line(model: str, custom_id: str, request: GenerateRequest, *, structured: bool = True,
@@ -60,10 +63,6 @@ def request_line(model: str, custom_id: str, request: GenerateRequest, *, struct
 def encode_line(model: str, line: BatchLine, *, structured: bool = True, reasoning: bool = False) -> bytes:
     record = request_line(model, line.custom_id, line.request, structured=structured, reasoning=reasoning)
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _index(value: Any) -> int:
@@ -90,9 +89,9 @@ def parse_chat_completion(data: Any, latency_s: float = 0.0) -> GenerateResult:
         raise ValueError(f"malformed chat completion ({type(exc).__name__})") from None
     if not texts:
         raise ValueError("a chat completion without choices")
-    usage = _obj(data.get("usage"))
-    prompt_details = _obj(usage.get("prompt_tokens_details"))
-    completion_details = _obj(usage.get("completion_tokens_details"))
+    usage = json_object(data.get("usage"))
+    prompt_details = json_object(usage.get("prompt_tokens_details"))
+    completion_details = json_object(usage.get("completion_tokens_details"))
     model = data.get("model")
     return GenerateResult(
         text=texts[0], finish_reason=finishes[0],
@@ -156,7 +155,7 @@ def batch_info(data: Any) -> BatchInfo:
     """A batch object as :class:`BatchInfo`; ValueError when it is not one."""
     if not isinstance(data, dict) or not isinstance(data.get("id"), str):
         raise ValueError("not a batch object")
-    counts = _obj(data.get("request_counts"))
+    counts = json_object(data.get("request_counts"))
     errors: list[str] = []
     errs = data.get("errors")
     if isinstance(errs, dict) and isinstance(errs.get("data"), list):
@@ -164,7 +163,7 @@ def batch_info(data: Any) -> BatchInfo:
             if isinstance(e, dict):
                 where = f" (line {e['line']})" if e.get("line") is not None else ""
                 errors.append(_short(f"{e.get('code') or 'error'}: {e.get('message') or ''}{where}"))
-    metadata = _obj(data.get("metadata"))
+    metadata = json_object(data.get("metadata"))
     tag = metadata.get(TAG_KEY)
     return BatchInfo(
         batch_id=data["id"], status=str(data.get("status") or "unknown"), total=_index(counts.get("total")),
@@ -198,17 +197,12 @@ class OpenAIBatchClient(RegisteredBatchClient):
 
     @classmethod
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings, limits: BatchLimits) -> BatchClient:
-        if not spec.model:
-            raise ValueError("the openai backend needs --model")
-        base_url = spec.base_url or OPENAI_BASE_URL
-        if "," in base_url:
-            raise ValueError(f"--batch sends each judge's batches to one server; {spec.model} names several")
-        key_env = spec.option("key_env") or settings.key_env_for(DEFAULT_API_KEY_ENV)
-        register_secret_env(key_env)
+        where = batch_endpoint(spec, settings, OPENAI_BASE_URL, DEFAULT_API_KEY_ENV,
+                               missing_model="the openai backend needs --model")
         structured = spec.option("structured") or "auto"
         if structured not in ("auto", "json_schema", "none"):
             raise ValueError(f"structured must be auto, json_schema or none, got '{structured}'")
-        return cls(spec.model, base_url, api_key_env=key_env, timeout=settings.timeout, limits=limits,
+        return cls(where.model, where.base_url, api_key_env=where.key_env, timeout=settings.timeout, limits=limits,
                    structured=structured != "none", reasoning=_reasoning(spec))
 
     def __init__(self, model: str, base_url: str = OPENAI_BASE_URL, *, api_key_env: str = DEFAULT_API_KEY_ENV,
@@ -331,10 +325,6 @@ class OpenAIBatchClient(RegisteredBatchClient):
 
     async def aclose(self) -> None:
         await self._http.aclose()
-
-
-# Uploading a batch file or downloading its output may take longer than one chat request.
-FILE_DEADLINE_S = 900.0
 
 
 def _reasoning(spec: JudgeSpec) -> bool:

@@ -19,15 +19,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from polyjudge.api.formats import SPAN_FORMATS
-from polyjudge.cli.options import FiniteFloat, emit, format_option, out_option
-from polyjudge.cli.specs import argument, option, shared, takes
+from polyjudge.cli.options import emit, format_option, out_option, span_scoring_option
+from polyjudge.cli.specs import argument, shared, takes
 
 if TYPE_CHECKING:
     from polyjudge.api import CompareFormatsConfig
-
-GOLD_FORMATS = click.Choice(SPAN_FORMATS)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompareFormatsFlags:
@@ -35,22 +31,14 @@ class CompareFormatsFlags:
 
     runs: tuple[str, ...] = argument("runs", nargs=-1, required=True,
                                      type=click.Path(exists=True, file_okay=False))
-    gold: str = option("--gold", "-g", required=True, type=click.Path(exists=True),
-                       help="Gold spans: task-2 TSV, WMT MQM TSV, JSONL or run directory.")
-    gold_format: str = option("--gold-format", type=GOLD_FORMATS, default="auto", show_default=True)
-    lp: str | None = option("--lp", default=None, help="Language pair (e.g. en-de) for inputs that do not name one.")
-    judge: str | None = option("--judge", default=None, help="Judge (model) to score when a run has several.")
-    set_id: str = option("--set-id", "set_id", default="official", show_default=True,
-                         help="Score only gold rows of this set_id (task-2 TSVs); '*' scores every set.")
-    missing: str = option("--missing", type=click.Choice(["empty", "skip", "error"]), default="empty",
-                          show_default=True,
-                          help="Gold segments without a prediction (failed judgments): score as 'no errors' (the "
-                               "official rule), leave out, or stop with an error.")
-    raters: str = option("--raters", type=click.Choice(["first", "all"]), default="first", show_default=True,
-                         help="WMT MQM gold with several raters per segment: first rater, or pool all.")
-    vote_threshold: float = option("--vote-threshold", type=FiniteFloat(0.0, 1.0, min_open=True), default=0.5,
-                                   show_default=True,
-                                   help="Share of runs that must mark a character when a run's runs are merged.")
+    gold: str = span_scoring_option("gold")
+    gold_format: str = span_scoring_option("gold_format")
+    lp: str | None = span_scoring_option("lp")
+    judge: str | None = span_scoring_option("judge")
+    set_id: str = span_scoring_option("set_id")
+    missing: str = span_scoring_option("missing")
+    raters: str = span_scoring_option("raters")
+    vote_threshold: float = span_scoring_option("vote_threshold")
     fmt: str = shared(format_option())
     out: str | None = shared(out_option("Write the table to this file instead of standard output."))
 

@@ -328,6 +328,47 @@ def input_format_option(choices: Sequence[str],
                         help=help)
 
 
+# --------------------------------------------------------------------------- span scoring
+
+# The flags of the commands that score predicted error spans against gold ones (span-f1,
+# compare-formats): declared here once, so each means the same and says so the same way in both.
+_SPAN_SCORING_HELP = {
+    "gold": "Gold spans: task-2 TSV, WMT MQM TSV, JSONL or run directory.",
+    "lp": "Language pair (e.g. en-de) for inputs that do not name one.",
+    "judge": "Judge (model) to score when a run has several.",
+    "set_id": "Score only rows of this set_id (task-2 TSVs); '*' scores every set.",
+    "missing": "Gold segments without a prediction (e.g. failed judgments): score as 'no errors' (the official "
+               "WMT25 scorer's rule), leave out, or stop with an error; counted as missing_predictions either way.",
+    "raters": "WMT MQM gold with several raters per segment: first rater, or pool all.",
+    "vote_threshold": "Share of runs that must mark a character when a run directory's runs are merged.",
+}
+
+
+def span_scoring_option(name: str) -> Any:
+    """The flags-dataclass field of the span-scoring flag ``name`` (``gold``, ``gold_format``,
+    ``pred_format``, ``lp``, ``judge``, ``set_id``, ``missing``, ``raters``, ``vote_threshold``)."""
+    from polyjudge.api.formats import SPAN_FORMATS
+    from polyjudge.cli.specs import option
+
+    if name in ("gold_format", "pred_format"):
+        return option("--" + name.replace("_", "-"), type=click.Choice(SPAN_FORMATS), default="auto",
+                      show_default=True)
+    declarations: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
+        "gold": (("--gold", "-g"), {"required": True, "type": click.Path(exists=True)}),
+        "lp": (("--lp",), {"default": None, "metavar": "SRC-TGT"}),
+        "judge": (("--judge",), {"default": None}),
+        "set_id": (("--set-id", "set_id"), {"default": "official", "show_default": True}),
+        "missing": (("--missing",), {"type": click.Choice(["empty", "skip", "error"]), "default": "empty",
+                                     "show_default": True}),
+        "raters": (("--raters",), {"type": click.Choice(["first", "all"]), "default": "first",
+                                   "show_default": True}),
+        "vote_threshold": (("--vote-threshold",), {"type": FiniteFloat(0.0, 1.0, min_open=True), "default": 0.5,
+                                                   "show_default": True}),
+    }
+    decls, attrs = declarations[name]
+    return option(*decls, help=_SPAN_SCORING_HELP[name], **attrs)
+
+
 def _name_list(values: Sequence[str]) -> tuple[str, ...]:
     """``--systems A,B --systems C`` as (A, B, C)."""
     return tuple(dict.fromkeys(n.strip() for v in values for n in v.split(",") if n.strip()))

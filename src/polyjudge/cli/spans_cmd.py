@@ -29,42 +29,29 @@ from typing import TYPE_CHECKING
 
 import click
 
-from polyjudge.api.formats import SPAN_FORMATS
 from polyjudge.api.runs import file_target
-from polyjudge.cli.options import FiniteFloat, emit, format_option, guard_outputs, legacy, out_option
+from polyjudge.cli.options import emit, format_option, guard_outputs, legacy, out_option, span_scoring_option
 from polyjudge.cli.specs import option, shared, takes
 
 if TYPE_CHECKING:
     from polyjudge.api import SpanF1Config
 
-FORMATS = click.Choice(SPAN_FORMATS)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SpanF1Flags:
     """The flags of ``polyjudge span-f1``, in ``--help`` order."""
 
-    gold: str = option("--gold", "-g", required=True, type=click.Path(exists=True),
-                       help="Gold spans: task-2 TSV, WMT MQM TSV, JSONL or run directory.")
+    gold: str = span_scoring_option("gold")
     pred: str | None = option("--pred", "pred", type=click.Path(exists=True),
                               help="Predicted spans: run directory, task-2 TSV, JSONL or WMT MQM TSV (required).",
                               spellings=[legacy("-p", dest="pred", use="--pred", type=click.Path(exists=True))])
-    gold_format: str = option("--gold-format", type=FORMATS, default="auto", show_default=True)
-    pred_format: str = option("--pred-format", type=FORMATS, default="auto", show_default=True)
-    lp: str | None = option("--lp", default=None, help="Language pair (e.g. en-de) for inputs that do not name one.")
-    judge: str | None = option("--judge", default=None, help="Judge (model) to score when the run has several.")
-    set_id: str = option("--set-id", "set_id", default="official", show_default=True,
-                         help="Score only rows of this set_id (task-2 TSVs); '*' scores every set.")
-    missing: str = option("--missing", type=click.Choice(["empty", "skip", "error"]), default="empty",
-                          show_default=True,
-                          help="Gold segments without a prediction (e.g. failed judgments): score as 'no errors' "
-                               "(the official WMT25 scorer's rule), leave out, or stop with an error; counted as "
-                               "missing_predictions either way.")
-    raters: str = option("--raters", type=click.Choice(["first", "all"]), default="first", show_default=True,
-                         help="WMT MQM gold with several raters per segment: first rater, or pool all.")
-    vote_threshold: float = option("--vote-threshold", type=FiniteFloat(0.0, 1.0, min_open=True), default=0.5,
-                                   show_default=True,
-                                   help="Share of runs that must mark a character when merging runs.")
+    gold_format: str = span_scoring_option("gold_format")
+    pred_format: str = span_scoring_option("pred_format")
+    lp: str | None = span_scoring_option("lp")
+    judge: str | None = span_scoring_option("judge")
+    set_id: str = span_scoring_option("set_id")
+    missing: str = span_scoring_option("missing")
+    raters: str = span_scoring_option("raters")
+    vote_threshold: float = span_scoring_option("vote_threshold")
     write_tsv: str | None = option("--write-tsv", type=click.Path(dir_okay=False), default=None,
                                    help="Also write the predictions as a task-2 TSV.")
     fmt: str = shared(format_option(default="json"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 # Longest message kept: a value quoted from a huge line never floods the terminal.
 MAX_MESSAGE = 500
 MAX_PART = 200
@@ -31,3 +33,14 @@ class InputError(ValueError):
         if field is not None:
             where.append(f"field '{field}'")
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+def check_choices(*choices: tuple[str, object, Sequence[str]]) -> None:
+    """``InputError`` for the first (flag name, value, allowed values) whose value is not allowed.
+
+    The API is called without the CLI's click choices too, so every config checks its
+    named choices the same way and says which values there are.
+    """
+    for name, value, allowed in choices:
+        if value not in allowed:
+            raise InputError(f"unknown {name} {value!r} (choose from {', '.join(allowed)})", field=name)

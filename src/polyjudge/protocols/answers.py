@@ -14,6 +14,20 @@ MAX_ANSWER_CHARS = 200_000
 MAX_NESTING = 64
 
 
+# Marks a judge may wrap a one-word answer in: quotes, backticks, markdown emphasis.
+_WRAP = "\"'`*"
+
+
+def bare_answer(text: str) -> str:
+    """A short answer (a label, a verdict) without the full stop and wrapping marks judges add to it."""
+    t = text.strip()
+    if t.endswith("."):
+        t = t[:-1].rstrip()
+    while len(t) >= 2 and t[0] == t[-1] and t[0] in _WRAP:
+        t = t[1:-1].strip()
+    return t
+
+
 def check_answer_limits(text: str) -> None:
     """ParseFailure when ``text`` is longer than :data:`MAX_ANSWER_CHARS` or nests brackets
     (outside JSON strings) deeper than :data:`MAX_NESTING`."""
@@ -67,5 +81,5 @@ class ParseFailure(ValueError):
         self.reason = reason
 
 
-__all__ = ["MAX_ANSWER_CHARS", "MAX_NESTING", "ParseFailure", "check_answer_limits", "nesting_depth",
+__all__ = ["MAX_ANSWER_CHARS", "MAX_NESTING", "ParseFailure", "bare_answer", "check_answer_limits", "nesting_depth",
            "outside_strings"]

@@ -29,6 +29,7 @@ from polyjudge.backends.base import Message
 from polyjudge.data.errors import InputError
 from polyjudge.data.rating_task import RatingTask, all_subsets, load_task
 from polyjudge.data.records import DocumentContext, Item
+from polyjudge.protocols.answers import bare_answer
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.options import option
 from polyjudge.protocols.registry import register_protocol
@@ -36,8 +37,6 @@ from polyjudge.protocols.templates import PromptTemplate
 
 __all__ = ["ElicitationOptions", "ForcedChoice", "ResponseSet", "item_key", "RatingTask", "all_subsets",
            "load_task"]
-
-_WRAP = "\"'`*"
 
 
 def item_key(item: Item) -> str | None:
@@ -48,15 +47,6 @@ def item_key(item: Item) -> str | None:
             return str(item.extra[k])
     parts = [str(p) for p in (item.system, item.doc_id, item.seg_id) if p not in (None, "")]
     return ":".join(parts) if parts else None
-
-
-def _clean(text: str) -> str:
-    t = text.strip()
-    if t.endswith("."):
-        t = t[:-1].rstrip()
-    while len(t) >= 2 and t[0] == t[-1] and t[0] in _WRAP:
-        t = t[1:-1].strip()
-    return t
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +107,7 @@ class ForcedChoice(_Elicitation):
         return {"type": "string", "enum": list(self.task.letters)}
 
     def parse(self, text: str, item: Item) -> dict[str, Any]:
-        ans = _clean(text)
+        ans = bare_answer(text)
         if len(ans) != 1:
             raise ParseFailure(f"expected one letter of {''.join(self.task.letters)}, got {text.strip()[:40]!r}")
         try:
@@ -136,7 +126,7 @@ class ResponseSet(_Elicitation):
     builtin_template = "elicitation/response_set.jinja"
 
     def parse(self, text: str, item: Item) -> dict[str, Any]:
-        ans = _clean(text)
+        ans = bare_answer(text)
         if not ans or any(c.isspace() or c in ",;/+&" for c in ans):
             raise ParseFailure(f"expected letters written together, got {text.strip()[:40]!r}")
         try:

@@ -31,6 +31,7 @@ from polyjudge.backends.base import Message
 from polyjudge.data.errors import InputError
 from polyjudge.data.languages import language_name
 from polyjudge.data.records import DocumentContext, Item
+from polyjudge.protocols.answers import bare_answer
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.jsonparse import find_json_object, parse_json_object
 from polyjudge.protocols.options import option
@@ -46,8 +47,6 @@ TGT_B: Final = "tgt_b"
 SYSTEM_A: Final = "system_a"
 SYSTEM_B: Final = "system_b"
 
-_WRAP = "\"'`*"
-
 
 @dataclass(frozen=True, slots=True)
 class PairwiseOptions:
@@ -57,15 +56,6 @@ class PairwiseOptions:
         "the judge may answer that neither translation is better", signature="tie"))
     with_reference: bool = field(default=False, metadata=option(
         "show the reference translation too (every item needs one)", signature="ref"))
-
-
-def _clean(text: str) -> str:
-    t = text.strip()
-    if t.endswith("."):
-        t = t[:-1].rstrip()
-    while len(t) >= 2 and t[0] == t[-1] and t[0] in _WRAP:
-        t = t[1:-1].strip()
-    return t
 
 
 def _verdict(word: str) -> str | None:
@@ -135,7 +125,7 @@ class PairwiseJudge(JudgeProtocol):
             if verdict is None:
                 raise ParseFailure(f"'winner' must be A, B or tie, got {value[:40]!r}")
         else:
-            verdict = _verdict(_clean(text))
+            verdict = _verdict(bare_answer(text))
             if verdict is None:
                 raise ParseFailure(f"expected A, B or tie, got {text.strip()[:40]!r}")
         if verdict == TIE and not self.settings.allow_tie:
