@@ -321,9 +321,13 @@ def run_one(tool: str, port: int, latency: float, concurrency: int, n: int,
     if tool == "baseline":
         env["PJ_BENCH_SRC"] = str(baseline_src)
     python = openai_python if tool == "openai" and openai_python else sys.executable
-    proc = subprocess.run([python, __file__, "--child", "polyjudge" if tool == "baseline" else tool,
-                           "--url", f"http://127.0.0.1:{port}/v1", "--n", str(n), "--concurrency", str(concurrency)],
-                          capture_output=True, text=True, timeout=600, env=env)
+    with tempfile.TemporaryDirectory() as cache:
+        # A fresh shared response cache per run: polyjudge keeps every answer there (a cost it pays, so it is
+        # measured), and a repetition must send its requests rather than find the last one's answers.
+        env["POLYJUDGE_CACHE"] = cache
+        proc = subprocess.run([python, __file__, "--child", "polyjudge" if tool == "baseline" else tool, "--url",
+                               f"http://127.0.0.1:{port}/v1", "--n", str(n), "--concurrency", str(concurrency)],
+                              capture_output=True, text=True, timeout=600, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"{tool} failed:\n{proc.stderr[-3000:]}")
     got = json.loads(proc.stdout.strip().splitlines()[-1])

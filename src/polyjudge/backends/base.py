@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from polyjudge.data.secrets import redact
@@ -46,7 +46,11 @@ class GenerateRequest:
     _OPTIONAL_DEFAULTS: ClassVar[dict[str, Any]] = {"n": 1, "top_logprobs": 0, "reasoning_effort": None}
 
     def canonical(self) -> dict[str, Any]:
-        d = asdict(self)
+        """The request as JSON-able data (messages as role/content objects), what its cache key hashes.
+        Field values are shared, not copied (a JSON schema is copied only when it is a dataclass)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        if any(is_dataclass(v) for v in d.values()):
+            d = asdict(self)
         d["messages"] = [{"role": m.role, "content": m.content} for m in self.messages]
         for key, default in self._OPTIONAL_DEFAULTS.items():
             if d[key] == default:

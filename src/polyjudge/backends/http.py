@@ -81,8 +81,16 @@ def seconds_until(timestamp: str | None) -> float | None:
 
 @functools.cache
 def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for all connections: building one costs ~30-60 ms of CPU (CA bundle)."""
-    return ssl.create_default_context()
+    """One TLS context for all connections: building one costs ~30-60 ms of CPU (CA bundle). Built
+    again only when SSL_CERT_FILE or SSL_CERT_DIR changed (they say which certificates to trust)."""
+    where = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    if _TLS.get(where) is None:
+        _TLS.clear()
+        _TLS[where] = ssl.create_default_context()
+    return _TLS[where]
+
+
+_TLS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
 
 
 MIB = 1024 * 1024

@@ -204,19 +204,27 @@ class PriceTable(dict[str, ModelPrice]):
     """Prices by model: rows set here (the own table, overrides) win; a model without one is looked up
     in genai-prices when first asked for, so a run prices every model that package knows."""
 
-    def __init__(self, rows: Mapping[str, ModelPrice] | None = None, *, maintained: bool = True) -> None:
+    def __init__(self, rows: Mapping[str, ModelPrice] | None = None, *, maintained: bool = True,
+                 fallback: Mapping[str, ModelPrice] | None = None) -> None:
         super().__init__(rows or {})
         self.maintained = maintained
+        # Rows used only for models genai-prices lacks (the own table): looked at when first asked for,
+        # so a run reads genai-prices for its own judges only, not for every row of the table.
+        self.fallback = dict(fallback or {})
         self.sources: dict[str, str] = {}  # model -> where its row came from
 
     def _lookup(self, model: object) -> ModelPrice | None:
-        if not self.maintained or not isinstance(model, str):
+        if not isinstance(model, str):
             return None
-        found = maintained_price(model)
+        found = maintained_price(model) if self.maintained else None
         if found is not None:
             self[model] = found
             self.sources[model] = maintained_source()
-        return found
+            return found
+        own = self.fallback.get(model)
+        if own is not None:
+            self[model] = own
+        return own
 
     def __missing__(self, model: str) -> ModelPrice:
         found = self._lookup(model)
@@ -292,11 +300,7 @@ def maintained_price(model: str) -> ModelPrice | None:
 
 def default_prices() -> PriceTable:
     """The own table as :class:`ModelPrice` rows under genai-prices (which answers first for what it knows)."""
-    table = PriceTable()
-    for model, row in DEFAULT_PRICES.items():
-        if maintained_price(model) is None:
-            table[model] = ModelPrice.of(row)
-    return table
+    return PriceTable(fallback={model: ModelPrice.of(row) for model, row in DEFAULT_PRICES.items()})
 
 
 def price_table(prices: Mapping[str, ModelPrice | Any] | None) -> PriceTable:

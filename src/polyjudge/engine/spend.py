@@ -110,23 +110,35 @@ def vet_usage(request: GenerateRequest | None, result: GenerateResult) -> Vetted
     and reasoning counts are 0 (they never raise a bill). Without the request only unknown counts are fixed."""
     u = result.usage
     notes: list[str] = []
-    prompt_cap = prompt_token_bound(request) if request is not None else max(u.prompt_tokens, 0)
+    prompt_cap = _prompt_cap(request, u.prompt_tokens)
     limit = request.max_tokens * max(1, request.n) if request is not None \
         else max(u.completion_tokens, 0)
     prompt = _bounded("prompt_tokens", u.prompt_tokens, prompt_cap, notes, unknown_as=prompt_cap)
     completion = _bounded("completion_tokens", u.completion_tokens, limit, notes, unknown_as=limit)
-    if request is not None:
+    if request is not None and len(result.choices) > 1:
         trusted_prompt = u.prompt_tokens if 0 < u.prompt_tokens <= prompt_cap else 0
         completion = _choices_covered(result, trusted_prompt, prompt_bytes(request), completion, limit, notes)
     cached = _bounded("cached_prompt_tokens", u.cached_prompt_tokens, prompt, notes, unknown_as=0)
     reasoning = _bounded("reasoning_tokens", u.reasoning_tokens, completion, notes, unknown_as=0)
     if u.reported is not None and not notes:
         notes.append("usage counts that are not plain integers (rounded up)")
+    if not notes:  # the common case: the counts as reported
+        return VettedUsage(Usage(prompt, completion, cached, reasoning), (), None)
     reported = u.reported if u.reported is not None else json.dumps(
         {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
          "cached_prompt_tokens": u.cached_prompt_tokens, "reasoning_tokens": u.reasoning_tokens})
-    vetted = Usage(prompt, completion, cached, reasoning)
-    return VettedUsage(vetted, tuple(notes), reported if notes else None)
+    return VettedUsage(Usage(prompt, completion, cached, reasoning), tuple(notes), reported)
+
+
+def _prompt_cap(request: GenerateRequest | None, reported: int) -> int:
+    """:func:`prompt_token_bound` of ``request``; its schema is measured only when the reported count
+    could be above it (a count within the messages' bytes alone is within the bound)."""
+    if request is None:
+        return max(reported, 0)
+    without_schema = prompt_bytes(request) + PROMPT_SLACK_TOKENS
+    if 0 <= reported <= without_schema:
+        return without_schema if not request.json_schema else max(without_schema, reported)
+    return prompt_token_bound(request)
 
 
 def with_usage(result: GenerateResult, usage: Usage) -> GenerateResult:
