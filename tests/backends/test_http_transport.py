@@ -299,3 +299,14 @@ def test_the_answer_size_cap_comes_from_the_environment(monkeypatch):
         monkeypatch.setenv(http_mod.MAX_BODY_ENV, bad)
         with pytest.raises(ValueError, match=http_mod.MAX_BODY_ENV):
             HttpClients(5)
+
+
+def test_one_tls_context_per_process_until_the_trusted_certificates_change(monkeypatch, tmp_path):
+    from polyjudge.backends import http
+
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    first = http._ssl_context()
+    assert http._ssl_context() is first  # built once: a context costs tens of milliseconds of CPU
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))
+    assert http._ssl_context() is not first  # another set of trusted certificates: another context

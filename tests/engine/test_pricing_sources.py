@@ -137,3 +137,24 @@ def test_a_run_records_where_its_prices_came_from_and_costs_what_genai_prices_sa
     expected = calc_price(Usage(input_tokens=tokens["prompt"], output_tokens=tokens["completion"]), "gpt-5-mini")
     assert result.manifest.cost_usd == pytest.approx(float(expected.total_price), abs=1e-6)
     assert result.manifest.cost_usd > 0
+
+
+def test_the_own_table_is_read_only_for_models_asked_for(monkeypatch):
+    """A run looks up its own judges in genai-prices, not every row of the own table (that cost a tenth
+    of a second of every run); a row of the own table still answers for a model genai-prices lacks."""
+    import polyjudge.engine.pricing as pricing
+    from polyjudge.engine.pricing import DEFAULT_PRICES
+
+    asked: list[str] = []
+
+    def counting(model: str):
+        asked.append(model)
+        return None  # as if genai-prices knew nothing: the own table answers
+
+    monkeypatch.setattr(pricing, "maintained_price", counting)
+    table = default_prices()
+    assert asked == []
+    own_model = next(iter(DEFAULT_PRICES))
+    assert table[own_model] == ModelPrice.of(DEFAULT_PRICES[own_model]) and table.source(own_model) == OWN_TABLE
+    assert "no-such-model" not in table
+    assert asked == [own_model, "no-such-model"]

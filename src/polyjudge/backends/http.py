@@ -79,7 +79,6 @@ def seconds_until(timestamp: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-@functools.cache
 def _ssl_context() -> ssl.SSLContext:
     """One TLS context for all connections: building one costs ~30-60 ms of CPU (CA bundle). Built
     again only when SSL_CERT_FILE or SSL_CERT_DIR changed (they say which certificates to trust)."""
