@@ -12,6 +12,7 @@ import asyncio
 import importlib.util
 import json
 import logging
+import sys
 import threading
 from collections import Counter
 
@@ -29,6 +30,7 @@ from polyjudge.engine.store import Store
 from polyjudge.protocols import get_protocol
 from tests.backends.test_adaptation import Counting
 from tests.backends.test_openai_reasoning import o_series
+from tests.engine.test_ray_executor import _peer, _PeerHandler, pid_of_client
 from tests.helpers.openai_server import Reply, ScriptedServer
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
@@ -127,17 +129,37 @@ def test_a_bad_form_hold_is_refused():
 # --------------------------------------------------------------------------- on a cluster
 
 
+class Senders:
+    """Wraps a responder and keeps the process that sent each request (one /proc look-up per connection)."""
+
+    def __init__(self, responder):
+        self.responder, self.pids, self.by_port = responder, Counter(), {}
+
+    def __call__(self, body):
+        port = _peer.port
+        if port not in self.by_port:
+            self.by_port[port] = pid_of_client(port)
+        self.pids[self.by_port[port]] += 1
+        return self.responder(body)
+
+
 @needs_ray
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the sending actor through /proc")
 def test_an_unknown_reasoning_model_costs_two_rejected_requests_over_the_whole_pool(cluster, tmp_path):
-    """64 items at -c 64 on 2 actors: max_tokens rejected once, the temperature once, for the pool."""
+    """64 items at -c 64 on 4 actors (half a CPU each): max_tokens rejected once, the temperature once, for
+    the whole pool. Each actor learning on its own, the two actors the 64 requests fill cost 4."""
     batch = items(64)
     local_count, remote_count = Counting(), Counting()
     with serve(local_count) as srv:
         _, local = judged(tmp_path / "local", srv, "thinker-x", items=batch, concurrency=64)
-    with serve(remote_count) as srv:
-        executor = RayExecutor([JudgeSpec("openai", "thinker-x", srv.base_url)], SETTINGS, RayOptions(actors=2))
+    senders = Senders(remote_count)
+    with serve(senders) as srv:
+        srv._httpd.RequestHandlerClass = _PeerHandler
+        executor = RayExecutor([JudgeSpec("openai", "thinker-x", srv.base_url)], SETTINGS, RayOptions(actors=4,
+                                                                                              cpus_per_actor=0.5))
         result, remote = judged(tmp_path / "ray", srv, "thinker-x", executor=executor, items=batch, concurrency=64)
         sent = list(srv.requests)
+    assert len(senders.pids) >= 2 and None not in senders.pids  # the work was spread over several actors
     assert remote_count.rejected == 2 and local_count.rejected == 2
     assert len(sent) == 64 + 2
     assert "max_tokens" in sent[0] and "temperature" in sent[0]  # the one request that taught the pool
@@ -148,7 +170,7 @@ def test_an_unknown_reasoning_model_costs_two_rejected_requests_over_the_whole_p
     assert remote["judges"][0]["adaptations"].keys() == {"max_tokens", "temperature"}
     assert remote["signature"] == local["signature"] and "adapted:thinker-x=max_tokens,temperature" in \
         remote["signature"]
-    assert remote["counts"]["ray_actors"] == 2
+    assert remote["counts"]["ray_actors"] == 4
 
 
 @needs_ray
