@@ -12,6 +12,8 @@ import asyncio
 import importlib.util
 import json
 import logging
+import os
+import signal
 import sys
 import threading
 from collections import Counter
@@ -32,6 +34,8 @@ from tests.backends.test_adaptation import Counting
 from tests.backends.test_openai_reasoning import o_series
 from tests.engine.test_ray_executor import _peer, _PeerHandler, pid_of_client
 from tests.helpers.openai_server import Reply, ScriptedServer
+
+LINUX_ONLY = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the sending actor through /proc")
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed (pip install 'polyjudge[ray]')")
@@ -144,7 +148,7 @@ class Senders:
 
 
 @needs_ray
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the sending actor through /proc")
+@LINUX_ONLY
 def test_an_unknown_reasoning_model_costs_two_rejected_requests_over_the_whole_pool(cluster, tmp_path):
     """64 items at -c 64 on 4 actors (half a CPU each): max_tokens rejected once, the temperature once, for
     the whole pool. Each actor learning on its own, the two actors the 64 requests fill cost 4."""
@@ -257,3 +261,38 @@ def test_a_slow_first_answer_lets_the_others_go_after_the_hold(cluster, tmp_path
             store.close()
     assert holding.released and holding.during_hold
     assert stats.done == 8 and stats.failed == 0 and len(srv.requests) == 8
+
+
+@needs_ray
+@LINUX_ONLY
+def test_the_lone_request_lost_with_its_actor_goes_alone_again(cluster, tmp_path):
+    """The actor sending the judge's first request is killed (SIGKILL) as the request arrives: the request
+    goes out alone again, from the restarted or the other actor, and still only 2 requests are rejected."""
+    counting, killed = Counting(delay_s=0.0), []
+
+    def responder(body):
+        if not killed:
+            pid = pid_of_client(_peer.port)
+            assert pid is not None and pid != os.getpid()
+            killed.append(pid)
+            os.kill(pid, signal.SIGKILL)
+            return Reply(status=503)  # never seen by its actor
+        return counting(body)
+
+    tasks = plan_tasks(items(16), get_protocol("da"), ["thinker-x"], runs=1, temperature=0.0, seed=0)
+    srv = serve(responder)
+    srv._httpd.RequestHandlerClass = _PeerHandler
+    store = Store(tmp_path / "store.sqlite")
+    try:
+        with srv:
+            stats = asyncio.run(execute_ray(tasks, [JudgeSpec("openai", "thinker-x", srv.base_url)], SETTINGS,
+                                            store, SendControls(concurrency=4, retry=FAST_RETRY),
+                                            options=RayOptions(actors=2)))
+        assert store.completed_keys() == {t.key for t in tasks}
+    finally:
+        store.close()
+    sent = srv.requests
+    prompt = sent[0]["messages"][-1]["content"]
+    assert killed and stats.done == 16 and stats.failed == 0 and stats.retries >= 1
+    assert [b["messages"][-1]["content"] for b in sent[:4]] == [prompt] * 4  # killed, 400, 400, answered
+    assert counting.rejected == 2 and len(sent) == 16 + 1 + 2
