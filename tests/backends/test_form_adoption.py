@@ -97,6 +97,8 @@ def test_the_helpers_look_through_a_recording_and_into_every_server_of_a_pool(tm
     (pool,), _ = build_backends([JudgeSpec.parse(f"openai:thinker-x?structured=none@{urls}")], BackendSettings())
     recorded = RecordingBackend(pool, tmp_path / "rec.jsonl")
     assert not form_settled_of(recorded)
+    pool.members[1].adopt_form({})  # one server learned the form: the pool's is known (one model)
+    assert form_settled_of(recorded) and not pool.members[0].form_settled
     adopt_form_of(recorded, {"temperature": "left at the model's default"})
     assert form_settled_of(recorded)
     assert all(m.form_settled and "temperature" not in m._body(REQ) for m in pool.members)

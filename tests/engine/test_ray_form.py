@@ -296,3 +296,23 @@ def test_the_lone_request_lost_with_its_actor_goes_alone_again(cluster, tmp_path
     assert killed and stats.done == 16 and stats.failed == 0 and stats.retries >= 1
     assert [b["messages"][-1]["content"] for b in sent[:4]] == [prompt] * 4  # killed, 400, 400, answered
     assert counting.rejected == 2 and len(sent) == 16 + 1 + 2
+
+
+@needs_ray
+def test_a_judge_served_by_two_servers_learns_once_for_both_and_every_actor(cluster, tmp_path):
+    """A pool of two o-series servers on 2 actors: 2 rejected requests over both servers and the pool."""
+    one, two = Counting(delay_s=0.01), Counting(delay_s=0.01)
+    tasks = plan_tasks(items(64), get_protocol("da"), ["thinker-x"], runs=1, temperature=0.0, seed=0)
+    with serve(one) as a, serve(two) as b:
+        spec = JudgeSpec.parse(f"openai:thinker-x@{a.base_url},{b.base_url}")
+        store = Store(tmp_path / "store.sqlite")
+        try:
+            stats = asyncio.run(execute_ray(tasks, [spec], SETTINGS, store, SendControls(concurrency=64,
+                                                                                         retry=FAST_RETRY),
+                                            options=RayOptions(actors=4, cpus_per_actor=0.5)))
+            assert store.completed_keys() == {t.key for t in tasks}
+        finally:
+            store.close()
+        answered = (len(a.requests), len(b.requests))
+    assert stats.done == 64 and one.rejected + two.rejected == 2
+    assert sum(answered) == 64 + 2 and min(answered) > 0  # both servers took part

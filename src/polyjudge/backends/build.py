@@ -72,8 +72,15 @@ def _senders(backend: Backend) -> list[Any]:
 
 def form_settled_of(backend: Backend) -> bool:
     """True when no answer can change how ``backend`` writes its requests (backends that never adapt,
-    a form given or already learned): its requests need not wait for another's answer."""
-    return all(getattr(s, "form_settled", True) is not False for s in _senders(backend))
+    a form given or already learned): its requests need not wait for another's answer. A pool serves
+    one model on every server, so one server's lesson settles it (``adopt_form_of`` hands it to all)."""
+    inner = getattr(backend, "inner", None)
+    if inner is not None:
+        return form_settled_of(inner)
+    members = getattr(backend, "members", None)
+    if isinstance(members, list):
+        return any(form_settled_of(m) for m in members)
+    return getattr(backend, "form_settled", True) is not False
 
 
 def adopt_form_of(backend: Backend, adaptations: Mapping[str, str]) -> None:
