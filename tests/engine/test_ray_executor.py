@@ -191,8 +191,11 @@ def test_a_killed_actor_is_replaced_and_every_task_completes_once(cluster, da_re
     srv = serve(responder, latency_s=0.02)
     srv._httpd.RequestHandlerClass = _PeerHandler
     store = Store(tmp_path / "store.sqlite")
+    # A judge whose request form is settled: no request goes alone first (test_ray_form has that case), so
+    # both actors work from the start, as this test's count of re-sent requests assumes.
+    settled = JudgeSpec.parse(f"openai:judge-1?reasoning=false,structured=none@{srv.base_url}")
     with srv, caplog.at_level(logging.WARNING, logger="polyjudge"):
-        stats = asyncio.run(execute_ray(tasks, [JudgeSpec("openai", "judge-1", srv.base_url)], SETTINGS, store,
+        stats = asyncio.run(execute_ray(tasks, [settled], SETTINGS, store,
                                         SendControls(concurrency=2, retry=FAST_RETRY),
                                         options=RayOptions(actors=2, chunk_tasks=4)))
     try:

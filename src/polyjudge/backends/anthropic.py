@@ -139,6 +139,22 @@ class AnthropicBackend(RegisteredBackend):
         """Request fields written otherwise than asked (field -> how), for the manifest and signature."""
         return dict(self._adaptations)
 
+    @property
+    def form_settled(self) -> bool:
+        """True once no answer can change how requests are written, so none of them waits."""
+        return self._gate.settled
+
+    def adopt_form(self, adaptations: Mapping[str, str]) -> None:
+        """Write requests as another copy of this judge learned to (its ``adaptations``), and hold none."""
+        if "temperature" in adaptations:
+            self._send_temperature = False
+        how = adaptations.get("json_schema")
+        if how is not None and self.structured == "auto":  # the two texts _adapted_to writes
+            self._mode = "none" if how.startswith("not sent") else "json_schema"
+        for name, text in adaptations.items():
+            self._adaptations.setdefault(name, text)
+        self._gate.settle()
+
     # ------------------------------------------------------------------ requests
 
     def _headers(self) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,10 +59,42 @@ def adaptations_of(backend: Backend) -> dict[str, str]:
     return dict(found) if isinstance(found, dict) else {}
 
 
+def _senders(backend: Backend) -> list[Any]:
+    """The backends that write ``backend``'s requests: through a recording wrapper, each server of a pool."""
+    inner = getattr(backend, "inner", None)
+    if inner is not None:
+        return _senders(inner)
+    members = getattr(backend, "members", None)
+    if isinstance(members, list):
+        return [s for m in members for s in _senders(m)]
+    return [backend]
+
+
+def form_settled_of(backend: Backend) -> bool:
+    """True when no answer can change how ``backend`` writes its requests (backends that never adapt,
+    a form given or already learned): its requests need not wait for another's answer. A pool serves
+    one model on every server, so one server's lesson settles it (``adopt_form_of`` hands it to all)."""
+    inner = getattr(backend, "inner", None)
+    if inner is not None:
+        return form_settled_of(inner)
+    members = getattr(backend, "members", None)
+    if isinstance(members, list):
+        return any(form_settled_of(m) for m in members)
+    return getattr(backend, "form_settled", True) is not False
+
+
+def adopt_form_of(backend: Backend, adaptations: Mapping[str, str]) -> None:
+    """Have ``backend`` write its requests as another copy of the judge learned to, and hold none."""
+    for sender in _senders(backend):
+        adopt = getattr(sender, "adopt_form", None)
+        if callable(adopt):
+            adopt(adaptations)
+
+
 def server_counts_of(backend: Backend) -> dict[str, int] | None:
     """Requests sent to each server of a judge served by several (masked URL -> count), else None."""
     counts = getattr(backend, "server_counts", None)
     return counts() if callable(counts) else None
 
 
-__all__ = ["adaptations_of", "build_backends", "server_counts_of"]
+__all__ = ["adaptations_of", "adopt_form_of", "build_backends", "form_settled_of", "server_counts_of"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from polyjudge.backends.adaptation import FormGate, is_billing_error
@@ -196,6 +197,26 @@ class OpenAIBackend(RegisteredBackend):
         """Ask the server how many requests it runs at once (once; a pool asks every server up front)."""
         if not self._slots.known:
             await self._slots.learn(self._http, self._headers())
+
+    @property
+    def form_settled(self) -> bool:
+        """True once no answer can change how requests are written, so none of them waits
+        (e.g. the Ray executor sends an unsettled judge's first request alone)."""
+        return self._gate.settled
+
+    def adopt_form(self, adaptations: Mapping[str, str]) -> None:
+        """Write requests as another copy of this judge learned to (its ``adaptations``), and hold none:
+        what one Ray actor's backend learned, the others adopt without paying a rejected request."""
+        if self.reasoning is not False:
+            if "max_tokens" in adaptations:
+                self._token_field = "max_completion_tokens"
+            if "temperature" in adaptations:
+                self._send_temperature = False
+        if "response_format" in adaptations and self.structured == "auto":
+            self._schema_supported = False
+        for name, how in adaptations.items():
+            self._adapt(name, how)
+        self._gate.settle()
 
     def _adapt(self, field: str, how: str) -> None:
         self._adaptations.setdefault(field, how)

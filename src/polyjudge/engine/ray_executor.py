@@ -26,6 +26,13 @@ changes when it moves to a cluster. How the work is spread:
   had not arrived are sent again (to any actor), never the answered ones. A
   task whose actor dies :attr:`RayOptions.max_actor_deaths` times is recorded
   as failed, so a prompt that kills its worker cannot loop forever.
+- A judge whose request form is not settled (a model that may turn out to be
+  a reasoning model: see ``backends/adaptation.py``) sends one request alone,
+  on one actor; its other requests wait on the driver for that answer, and
+  every actor adopts what it taught before they go, so the whole pool pays
+  one rejected request per adapted parameter (:class:`_FormHold`). A failure
+  that is no adaptation, or a hold that ends with neither a rejection nor an
+  answer, lets them go as they are. Judges settled from the start never wait.
 - A judge whose backend runs only on a GPU cluster (``gpu_cluster_only``, the
   ``vllm`` judge: ``ray.data.llm``'s vLLM engine processor) is not sent from
   actors: its work goes to its backend's Ray Data processor
@@ -57,6 +64,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from polyjudge.backends.adaptation import HOLD_S
 from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, backend_class
 from polyjudge.backends.vllm import ClusterBackend, ClusterPlacement
@@ -124,6 +132,9 @@ class RayOptions:
     connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
     # Ray's own log lines on the terminal rather than in the run directory (--ray-logs).
     show_ray_logs: bool = False
+    # Seconds a judge's first request, sent alone while its form is unknown, holds the judge's others
+    # when neither a rejection nor an answer has come (as backends.adaptation.FormGate on one actor).
+    form_hold_s: float = HOLD_S
 
     def check(self) -> None:
         """Bad values raise :class:`InputError` naming the flag."""
@@ -141,6 +152,8 @@ class RayOptions:
         if not (math.isfinite(self.restart_timeout_s) and self.restart_timeout_s > 0):
             raise InputError(f"must be a number of seconds above 0, got {self.restart_timeout_s}",
                              field="ray-restart-timeout")
+        if not (math.isfinite(self.form_hold_s) and self.form_hold_s >= 0):
+            raise InputError(f"must be a number of seconds >= 0, got {self.form_hold_s}", field="form_hold_s")
         if self.max_actor_deaths < 1:
             raise InputError(f"must be at least 1, got {self.max_actor_deaths}", field="ray-max-actor-deaths")
 
@@ -361,6 +374,7 @@ def connect(options: RayOptions, log_path: Path | None = None) -> ModuleType:
 class _Chunk:
     prefix: str  # what the requests' prompts share (see _prefix_key)
     work: list[Work]
+    alone: bool = False  # one request of a judge whose form is being learned (see _FormHold)
 
     @property
     def size(self) -> int:
@@ -415,6 +429,23 @@ class _ChunkDone:
 
     stats: ExecStats
     lessons: Lessons = field(default_factory=dict)
+    settled: frozenset[str] = frozenset()  # judges whose request form is settled on the actor
+
+
+@dataclass(frozen=True, slots=True)
+class _HoldOver:
+    """Sent while a judge's lone first request is out: its answer will not teach the judge's form
+    (it failed for another reason, or neither a rejection nor an answer came within the hold)."""
+
+    judge: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Probe:
+    """What an actor needs to watch a judge's lone first request (see :class:`_FormHold`)."""
+
+    judge: str
+    hold_s: float
 
 
 @dataclass(slots=True)
@@ -450,6 +481,7 @@ class _Ready:
     host: str
     error: str | None = None
     spec_error: bool = False  # a bad spec (exit 2) rather than a missing model or library
+    unsettled: tuple[str, ...] = ()  # judges whose request form an answer may still change
 
 
 class _Relay(Store):
@@ -460,7 +492,7 @@ class _Relay(Store):
     """
 
     def __init__(self) -> None:  # no database here: the driver's store is the only one
-        self.outbox: asyncio.Queue[list[_Write] | None] = asyncio.Queue()
+        self.outbox: asyncio.Queue[list[_Write] | _HoldOver | None] = asyncio.Queue()
         self._pending: list[_Write] = []
 
     def _add(self, write: _Write) -> None:
@@ -472,6 +504,11 @@ class _Relay(Store):
         if self._pending:
             self.outbox.put_nowait(self._pending)
             self._pending = []
+
+    def tell(self, news: _HoldOver) -> None:
+        """Send ``news`` to the driver after the writes made so far."""
+        self._flush()
+        self.outbox.put_nowait(news)
 
     def close_outbox(self) -> None:
         self._flush()
@@ -499,20 +536,25 @@ class _Slotted:
     A rejection (401, 403, ...) sets ``stopped`` before the slot is let go: a request
     of another chunk waiting for that slot is then never sent; it waits for its
     executor, which watches the same event, to stop and leave it pending.
+    ``started`` and ``failed`` say that an attempt went to the backend and that
+    one failed, for watching a judge's lone first request.
     """
 
     def __init__(self, backend: Backend, slots: asyncio.Semaphore, stopped: asyncio.Event) -> None:
         self.model, self._backend, self._slots, self._stopped = backend.model, backend, slots, stopped
+        self.started, self.failed = asyncio.Event(), asyncio.Event()
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         async with self._slots:
             if self._stopped.is_set():
                 await asyncio.Future()  # never resolves: cancelled by its executor's stop
+            self.started.set()
             try:
                 return await self._backend.generate(request)
             except BackendError as exc:
                 if is_fatal(exc):
                     self._stopped.set()
+                self.failed.set()
                 raise
 
     async def aclose(self) -> None:
@@ -583,6 +625,7 @@ class JudgeActor:
         self._limiters = [RateLimiter(*r) if r is not None else None for r in rates]
         self._backends: list[Backend] = []
         self._built: list[Backend] = []  # this actor's own backends, read for what they learned
+        self._senders: dict[str, _Slotted] = {}  # judge -> its backend as the executor sees it
         self._reported: dict[str, dict[str, int]] = {}  # per-server counts already sent to the driver
         try:
             with _cpu_count(cpus):
@@ -593,14 +636,49 @@ class JudgeActor:
                 if mine[index].model != name:
                     raise RuntimeError(f"judge {index + 1} is '{mine[index].model}' on this node, "
                                        f"'{name}' on the driver")
-            self._backends = [_Slotted(mine[i], self._slots, self._stopped) if i in mine
+            self._senders = {name: _Slotted(mine[i], self._slots, self._stopped) for i, name in served.items()}
+            self._backends = [self._senders[served[i]] if i in mine
                               else _NotHere(s.model or s.backend) for i, s in enumerate(specs)]
         except Exception as exc:  # noqa: BLE001 - reported to the driver by ready()
             self._error = redact(f"{type(exc).__name__}: {exc}")
             self._spec_error = isinstance(exc, ValueError)
 
     def ready(self) -> _Ready:
-        return _Ready(os.getpid(), socket.gethostname(), self._error, self._spec_error)
+        return _Ready(os.getpid(), socket.gethostname(), self._error, self._spec_error,
+                      tuple(sorted(set(self._senders) - self._settled())))
+
+    def _settled(self) -> frozenset[str]:
+        """The judges whose request form no answer can change any more (given, or learned)."""
+        from polyjudge.backends.build import form_settled_of
+
+        return frozenset(b.model for b in self._built if form_settled_of(b))
+
+    async def adopt(self, forms: dict[str, dict[str, str]]) -> None:
+        """Write each named judge's requests as another actor's backend learned to (judge -> adaptations)."""
+        from polyjudge.backends.build import adopt_form_of
+
+        for backend in self._built:
+            if backend.model in forms:
+                adopt_form_of(backend, forms[backend.model])
+
+    async def _watch_probe(self, probe: _Probe, relay: _Relay) -> None:
+        """Tell the driver to let the judge's other requests go when its lone request fails (not a
+        rejection its backend adapts to), or when the hold ends with neither a rejection nor an answer."""
+        from polyjudge.backends.build import adaptations_of, form_settled_of
+
+        sender = self._senders[probe.judge]
+        backend = next(b for b in self._built if b.model == probe.judge)
+        before = adaptations_of(backend)
+        await sender.started.wait()
+        try:
+            await asyncio.wait_for(sender.failed.wait(), probe.hold_s)
+        except TimeoutError:
+            if form_settled_of(backend):
+                return  # answered: the chunk's end says the form
+            if adaptations_of(backend) != before:  # rejected and resent adapted: hold until that is answered
+                await sender.failed.wait()
+        if not form_settled_of(backend):
+            relay.tell(_HoldOver(probe.judge))
 
     def _lessons(self) -> Lessons:
         """Each judge's adaptations so far, and the requests per server since the last report."""
@@ -617,24 +695,38 @@ class JudgeActor:
             found[backend.model] = (adaptations_of(backend), delta)
         return found
 
-    async def judge(self, work: list[Work], attempts_used: dict[str, int]) -> AsyncIterator[list[_Write] | _ChunkDone]:
-        """Run the local executor on ``work``; yield its store writes as they happen, then its counts."""
+    async def judge(self, work: list[Work], attempts_used: dict[str, int], probe: _Probe | None = None,
+                    ) -> AsyncIterator[list[_Write] | _HoldOver | _ChunkDone]:
+        """Run the local executor on ``work``; yield its store writes as they happen, then its counts.
+
+        With ``probe`` the work is one request of a judge whose form is being learned, watched
+        (:meth:`_watch_probe`) so that the driver can let the judge's other requests go early.
+        """
         if self._error is not None:  # a restarted actor that could not build its judges this time
             raise RuntimeError(f"this Ray actor could not build its judges: {self._error}")
         relay = _Relay()
         if self._stopped.is_set():  # a sibling chunk was rejected: this one is left pending
-            yield _ChunkDone(ExecStats(stop_kind=INTERRUPTED, stop_reason="stopped by a rejection"), self._lessons())
+            yield _ChunkDone(ExecStats(stop_kind=INTERRUPTED, stop_reason="stopped by a rejection"), self._lessons(),
+                             self._settled())
             return
+        watch = None
+        if probe is not None and probe.judge in self._senders:
+            sender = self._senders[probe.judge]
+            sender.started.clear()
+            sender.failed.clear()
+            watch = asyncio.ensure_future(self._watch_probe(probe, relay))
         runner = asyncio.ensure_future(execute(work, self._backends, relay, SendControls(
             concurrency=self._slots_n, retry=self._retry, rng=self._rng, limiters=self._limiters,
             attempts_used=attempts_used or None, stop=self._stopped)))
         runner.add_done_callback(lambda _: relay.close_outbox())
         try:
-            while (writes := await relay.outbox.get()) is not None:
-                yield writes
-            yield _ChunkDone(runner.result(), self._lessons())
+            while (message := await relay.outbox.get()) is not None:
+                yield message
+            yield _ChunkDone(runner.result(), self._lessons(), self._settled())
         finally:
             runner.cancel()
+            if watch is not None:
+                watch.cancel()
 
 
 # --------------------------------------------------------------------------- the driver
@@ -653,6 +745,53 @@ class _Unit:
 
 
 @dataclass(slots=True)
+class _FormHold:
+    """The judges whose request form is still being learned on the pool, and their requests held.
+
+    Each actor's backend holds its own requests while it learns (``FormGate``), but
+    every actor would learn on its own: one rejected request per actor and
+    parameter. So the driver sends one request of such a judge alone (a chunk
+    with ``alone`` set), keeps the judge's others here, and hands them out once
+    every actor has adopted what that answer taught, or once it is clear that it
+    teaches nothing (a failure, or the hold's end without a rejection).
+    """
+
+    learning: set[str] = field(default_factory=set)  # judges whose requests are held
+    probing: set[str] = field(default_factory=set)  # ... of those, the ones whose lone request is out
+    waiting: dict[str, list[_Chunk]] = field(default_factory=dict)
+
+    def holds(self, chunk: _Chunk) -> bool:
+        """True when ``chunk`` has requests of a held judge (a lone request is never held)."""
+        return bool(self.learning) and not chunk.alone and any(g[0].judge in self.learning for g in chunk.work)
+
+    def split(self, chunk: _Chunk, size: int) -> list[_Chunk]:
+        """What of ``chunk`` may go now, in order: a lone request of each held judge that has none
+        out, then the requests of the judges not held. The rest waits, in chunks of at most ``size``."""
+        lone: list[_Chunk] = []
+        free: list[Work] = []
+        for group in chunk.work:
+            judge = group[0].judge
+            if judge not in self.learning:
+                free.append(group)
+            elif judge not in self.probing:
+                self.probing.add(judge)
+                lone.append(_Chunk(chunk.prefix, [group], alone=True))
+            else:
+                held = self.waiting.setdefault(judge, [])
+                if held and held[-1].prefix == chunk.prefix and held[-1].size < size:
+                    held[-1].work.append(group)
+                else:
+                    held.append(_Chunk(chunk.prefix, [group]))
+        return lone + ([_Chunk(chunk.prefix, free)] if free else [])
+
+    def release(self, judge: str) -> list[_Chunk]:
+        """Stop holding ``judge``: its held requests, in their order."""
+        self.learning.discard(judge)
+        self.probing.discard(judge)
+        return self.waiting.pop(judge, [])
+
+
+@dataclass(slots=True)
 class ClusterReport:
     """What a run on Ray learned and lost, over all its executor calls (the manifest's ``ray_*`` counts)."""
 
@@ -662,6 +801,8 @@ class ClusterReport:
     resent: int = 0  # requests handed to a lost actor unanswered, handed out again (also counted as retries)
     pool_started: int = 0  # actors the pool started with (the largest, over several calls)
     pool_left: int | None = None  # actors still working at the end, when the pool shrank
+    # judge -> the adaptations of its settled request form, adopted by every actor (also of later calls)
+    forms: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         """The manifest's counts of a run on Ray."""
@@ -699,6 +840,7 @@ class _Driver:
         self.wake = asyncio.Event()
         self.halted = False
         self.draining = False  # the spending cap is reached: nothing more is handed out
+        self.forms = _FormHold()
 
     # ---------------------------------------------------------------- handing out
 
@@ -802,7 +944,7 @@ class _Driver:
         self.halted = True
         self.wake.set()
 
-    def _lost(self, index: int, chunk: _Chunk, left: list[_Unit], exc: Exception, started: set[str]) -> None:
+    def _lost(self, index: int, chunk: _Chunk, left: list[_Unit], exc: Exception, started: set[str]) -> bool:
         """The actor died: its unanswered requests go out again, or fail once they have seen too many deaths.
 
         Each request handed out again counts as a retry (and in ``ray_resent``) once, however
@@ -836,6 +978,7 @@ class _Driver:
             log.warning(f"a Ray actor died ({type(exc).__name__}); sending its {len(again)} unanswered "
                         f"request(s) again (at least {known} of them had been sent)")
             self.pending.appendleft(_Chunk(chunk.prefix, again))
+        return bool(again)
 
     def _survives(self, t: Task, exc: Exception) -> bool:
         """True when ``t`` may be sent again; else it is recorded as failed (its actors kept dying)."""
@@ -888,26 +1031,72 @@ class _Driver:
         used = {k: self.attempts_used[k] for u in units for t in u.group
                 if (k := t.key) in self.attempts_used}
         started: set[str] = set()
+        lone = _Probe(units[0].group[0].judge, self.options.form_hold_s) if chunk.alone else None
+        done: _ChunkDone | None = None
+        resent = False
         try:
             stream = self.actors[index].judge.options(num_returns="streaming").remote(
-                [u.group for u in units], used)
+                [u.group for u in units], used, lone)
             async for ref in stream:
                 message = await ref
                 if isinstance(message, _ChunkDone):
+                    done = message
                     self._learn(message.lessons)
                     self._finish(message.stats)
+                elif isinstance(message, _HoldOver):
+                    self._let_go(message.judge)
                 else:
                     self._perform(message, by_key, prompts, index, started)
         except self.lost_errors as exc:
             if not self.halted:
-                self._lost(index, chunk, [u for u in units if u.open], exc, started)
+                resent = self._lost(index, chunk, [u for u in units if u.open], exc, started)
         finally:
             for unit in units:  # requests left without an answer (lost, or a stopped chunk), or failed
                 if unit.open or unit.held:
                     self.loads[index] -= 1
                     unit.open, unit.held = set(), False
                 self._release(unit)
+            if lone is not None:
+                self._lone_ended(lone.judge, done, resent)
             self.wake.set()
+
+    # ---------------------------------------------------------------- request forms
+
+    def _lone_ended(self, judge: str, done: _ChunkDone | None, resent: bool) -> None:
+        """A held judge's lone request ended: spread the form it settled, send it alone again (its
+        actor was lost), or let the judge's other requests go as they are (it taught nothing)."""
+        if done is not None and judge in done.settled:
+            if judge not in self.report.forms:
+                self.report.forms[judge] = dict(done.lessons.get(judge, ({}, None))[0])
+                self.running.add(asyncio.ensure_future(self._spread(judge)))
+            else:
+                self._let_go(judge)
+        elif resent and judge in self.forms.learning:
+            self.forms.probing.discard(judge)  # the re-sent request goes alone again
+        else:
+            self._let_go(judge)
+
+    async def _spread(self, judge: str) -> None:
+        """Every live actor adopts ``judge``'s settled form, then its held requests go out."""
+        forms = {judge: self.report.forms[judge]}
+        live = [i for i in range(len(self.actors)) if i not in self.down]
+        found = await asyncio.gather(*(self.actors[i].adopt.remote(forms) for i in live), return_exceptions=True)
+        for outcome in found:  # a lost actor is taught when it comes back (_probe)
+            if isinstance(outcome, BaseException) and not isinstance(outcome, self.lost_errors):
+                raise outcome
+        log.debug(f"every Ray actor adopted the request form of {judge}: {forms[judge] or 'as asked'}")
+        self._let_go(judge)
+
+    async def _teach(self, index: int) -> None:
+        """Actor ``index`` adopts every settled form (a restarted actor's backends are new)."""
+        taught: set[str] = set()
+        while new := {j: f for j, f in self.report.forms.items() if j not in taught}:
+            await self.actors[index].adopt.remote(new)
+            taught |= new.keys()
+
+    def _let_go(self, judge: str) -> None:
+        self.pending.extendleft(reversed(self.forms.release(judge)))
+        self.wake.set()
 
     async def _probe(self, index: int) -> None:
         """Give a lost actor work again once Ray has restarted it (it may be on another node);
@@ -920,15 +1109,29 @@ class _Driver:
         except TimeoutError:
             self._give_up(index, f"Ray did not restart it within {self.options.restart_timeout_s:g} s")
         else:
-            if info.error is None:
-                self.down.discard(index)
-            else:
+            if info.error is not None:
                 self._give_up(index, f"restarted on {info.host}, it could not build its judges: {info.error}")
+            else:
+                await self._back(index)
         self.wake.set()
 
-    async def run(self, chunks: list[_Chunk], stop: asyncio.Event | None) -> None:
+    async def _back(self, index: int) -> None:
+        """A restarted actor gets work again once it writes requests in the settled forms."""
+        try:
+            await self._teach(index)
+        except self.lost_errors as exc:
+            self._give_up(index, f"it was lost again as it came back ({type(exc).__name__})")
+        else:
+            self.down.discard(index)
+
+    async def run(self, chunks: list[_Chunk], stop: asyncio.Event | None, unsettled: Iterable[str] = ()) -> None:
+        """Hand out ``chunks`` until they are answered or the run stops; the ``unsettled`` judges
+        (whose form no earlier call settled) send one request alone first."""
         self.pending.extend(chunks)
         running = self.running
+        if self.report.forms:  # settled by an earlier call of this run: the new actors adopt them
+            await asyncio.gather(*(self._teach(i) for i in range(len(self.actors))))
+        self.forms.learning = set(unsettled) - self.report.forms.keys()
         watcher = asyncio.ensure_future(self._watch(stop)) if stop is not None else None
         try:
             while not self.halted and (running or (self.pending and not self.draining)):
@@ -954,8 +1157,15 @@ class _Driver:
             await asyncio.gather(*waits, return_exceptions=True)
 
     def _hand_out(self) -> None:
-        """Give pending chunks to actors with room, in order, as long as the spending cap allows."""
-        while self.pending and not self.draining and (index := self._pick(self.pending[0])) is not None:
+        """Give pending chunks to actors with room, in order, as long as the spending cap allows;
+        the requests of judges whose form is being learned wait (:class:`_FormHold`)."""
+        while self.pending and not self.draining:
+            if self.forms.holds(self.pending[0]):
+                self.pending.extendleft(reversed(self.forms.split(self.pending.popleft(), self.chunk_size)))
+                continue
+            index = self._pick(self.pending[0])
+            if index is None:
+                break
             chunk = self.pending.popleft()
             units = self._units(chunk)
             if units is None:
@@ -984,7 +1194,7 @@ def _start_actors(ray: ModuleType, specs: Sequence[JudgeSpec], settings: Backend
             for _ in range(count)]
 
 
-async def _check_ready(actors: list[Any]) -> None:
+async def _check_ready(actors: list[Any]) -> list[_Ready]:
     infos: list[_Ready] = await asyncio.gather(*(a.ready.remote() for a in actors))
     log.debug(f"Ray actors ready: {', '.join(f'{i.host} pid {i.pid}' for i in infos)}")
     for info in infos:
@@ -993,6 +1203,7 @@ async def _check_ready(actors: list[Any]) -> None:
             if info.spec_error:
                 raise InputError(where, field="judge")
             raise RuntimeError(where)
+    return infos
 
 
 def _kill(ray: ModuleType, actors: list[Any]) -> None:
@@ -1057,10 +1268,10 @@ async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[Ju
         actors = _start_actors(ray, specs, settings, served, options, count=count, slots=slots, retry=retry,
                                rng=rng, limiters=controls.limiters)
         try:
-            await _check_ready(actors)
+            infos = await _check_ready(actors)
             driver = _Driver(ray, actors, store, stats, slots=slots, options=options, on_update=on_update,
                              budget=controls.budget, attempts_used=controls.attempts_used, report=report)
-            await driver.run(chunk_work(pooled, driver.chunk_size), stop)
+            await driver.run(chunk_work(pooled, driver.chunk_size), stop, {j for i in infos for j in i.unsettled})
         finally:
             _kill(ray, actors)
     for index in sorted(on_cluster):
