@@ -33,6 +33,10 @@ from polyjudge.registry import Registry
 
 REQUIRED = ("src", "tgt")
 _CORE = frozenset(CORE_FIELDS)
+# The fast path's view of the core fields (Item takes them in this order), and the values it lets pass.
+_FIELD_PLAN = tuple((name, name in REQUIRED) for name in CORE_FIELDS)
+_SYSTEM, _DOC, _SEG, _REF = (CORE_FIELDS.index(n) for n in ("system", "doc_id", "seg_id", "ref"))
+_PLAIN_NUMBERS = (int, float, bool, type(None))
 WMT_MQM_HEADER = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target")
 
 
@@ -45,28 +49,30 @@ def _plain_item(row: dict[str, Any], path: str, line: int, defaults: dict[str, s
     """The common row, fast: every field a string, every extra value a string or a number, nothing
     any rule refuses (one search over all of it). None sends anything else to :func:`_checked_item`,
     which names what is wrong; both give the same item."""
-    values: dict[str, Any] = {}
-    for name in CORE_FIELDS:
+    values: list[str | None] = []
+    for name, required in _FIELD_PLAN:
         v = row.get(name)
-        if v is None or v == "":
-            if name in REQUIRED or (name == "system" and v == ""):
+        if v.__class__ is str and v:
+            values.append(v)
+        elif v is None or v == "":
+            if required or (v == "" and name == "system"):
                 return None
-            v = defaults.get(name)
-        elif type(v) is not str:
+            values.append(defaults.get(name))
+        else:
             return None
-        values[name] = v
+    texts = [v for v in values if v is not None]
     extra = {k: v for k, v in row.items() if k not in _CORE}
-    texts = [v for v in values.values() if v is not None]
     for key, value in extra.items():
-        if type(value) is str:
+        if value.__class__ is str:
             texts.append(value)
-        elif type(value) not in (int, float, bool) and value is not None:
+        elif value.__class__ not in _PLAIN_NUMBERS:
             return None
         texts.append(key)
-    ids = " ".join(v for v in (values["system"], values["doc_id"], values["seg_id"]) if v is not None)
-    if bad_text("\x1f".join(texts)) or bad_id(ids) or values["ref"] == "":
+    ids = " ".join([v for v in (values[_SYSTEM], values[_DOC], values[_SEG]) if v is not None])
+    if bad_text("\x1f".join(texts)) or bad_id(ids) or values[_REF] == "":
         return None
-    return Item(**values, extra=extra, origin=f"{path}:{line}")
+    # Positional: CORE_FIELDS are the first fields of Item, in order (tests/data/test_readers_fast_path.py).
+    return Item(*values, extra, f"{path}:{line}")  # type: ignore[arg-type,call-arg]
 
 
 def _checked_item(row: dict[str, Any], path: str, line: int, defaults: dict[str, str | None]) -> Item:

@@ -74,10 +74,15 @@ def hash_messages(fields: dict[str, Any], messages: Sequence[Message]) -> str:
     """The prompt hash of ``messages`` sent with ``fields`` (:func:`canonical_fields`). A prompt
     holding a long shared value (a whole document) is hashed by :func:`long_prompts.hash_canonical`:
     the same digest, the document hashed once."""
-    head, tail = _frame(fields)
+    return hash_framed(_frame(fields), messages)
+
+
+def hash_framed(frame: tuple[str, str], messages: Sequence[Message]) -> str:
+    """:func:`hash_messages` with the fields' JSON before and after the messages already written."""
+    head, tail = frame
     if has_long_piece(messages):
         return hash_canonical(head, tail, messages)
-    body = ",".join(message_json(m.role, m.content) for m in messages)
+    body = ",".join([message_json(m.role, m.content) for m in messages])
     return hashlib.sha256(f"{head}[{body}]{tail}".encode()).hexdigest()
 
 
@@ -172,6 +177,7 @@ class Plan:
         self._identity: str | None = None
         self._doc_digests: dict[int, tuple[tuple[str, ...], str]] = {}
         # The canonical fields every request of the plan shares (all but the per-item JSON schema).
+        self._last_frame: tuple[Any, tuple[str, str]] | None = None
         self._fields = canonical_fields(GenerateRequest(
             messages=(), temperature=temperature, max_tokens=protocol.max_tokens, seed=None,
             top_logprobs=protocol.top_logprobs, reasoning_effort=reasoning_effort))
@@ -266,9 +272,16 @@ class Plan:
             if self._fields is None or type(schema) not in _PLAIN_TYPES:
                 h = prompt_hash(self.request(i))
             else:
-                h = hash_messages({**self._fields, "json_schema": schema}, messages)
+                h = hash_framed(self._frame_of(schema), messages)
             self._hashes[i] = h
         return messages, h
+
+    def _frame_of(self, schema: Any) -> tuple[str, str]:
+        """The canonical JSON around the messages for this schema: written again only for another
+        schema object (a protocol whose schema is the same for every item returns one object)."""
+        if self._last_frame is None or self._last_frame[0] is not schema:
+            self._last_frame = (schema, _frame({**(self._fields or {}), "json_schema": schema}))
+        return self._last_frame[1]
 
     def prompt_hash(self, i: int) -> str:
         """Item ``i``'s prompt hash (its prompt is rendered the first time, then forgotten)."""

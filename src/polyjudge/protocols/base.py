@@ -84,7 +84,10 @@ class JudgeProtocol(ABC):
         """The chat sent to the judge for one item (identical for every run)."""
 
     def output_schema(self, item: Item) -> dict[str, Any] | None:
-        """JSON schema of the answer, for backends with structured output."""
+        """JSON schema of the answer, for backends with structured output.
+
+        A schema is never changed once returned (requests share it): one that depends on the item
+        is a new dict each time; one that does not can be one object for every item."""
         return None
 
     @property

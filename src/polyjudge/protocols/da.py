@@ -34,6 +34,11 @@ class DaOptions:
     score_mode: ScoreMode = score_mode_field()
 
 
+_SCORE_SCHEMA: dict[str, Any] = {
+    "type": "object", "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 100}},
+    "required": ["score"], "additionalProperties": False}
+
+
 @register_protocol()
 class DirectAssessment(JudgeProtocol):
     """GEMBA-DA: one 0-100 quality score per segment, as a bare number or {"score": N}."""
@@ -57,8 +62,8 @@ class DirectAssessment(JudgeProtocol):
             tgt_lang_name=language_name(item.tgt_lang) or "target-language", extra=item.extra)
 
     def output_schema(self, item: Item) -> dict[str, Any]:
-        return {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 100}},
-                "required": ["score"], "additionalProperties": False}
+        """The same for every item: one object (never changed), so a plan writes its JSON once."""
+        return _SCORE_SCHEMA
 
     def parse(self, text: str, item: Item) -> dict[str, Any]:
         """``{"score": N}``; without JSON, a text holding exactly one number.
