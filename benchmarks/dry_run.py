@@ -12,13 +12,14 @@ Targets: the document under 10 s and 1 GB, the million items under 60 s and
 
     python benchmarks/dry_run.py [--case document|items|both] [--segments 10000] [--items 1000000] [--repeat 3]
 
-Measured on the shared 2-core machine under a load average of 7-9 (so wall times are
-inflated several-fold; peak RSS is not), one run each, before -> after the streamed dry run:
+Measured (wall time and peak RSS of the child, min/median of 3):
 
-* document, 2,000 segments (20,000 requests): 39.7 s (28.6 s CPU), 714 MB -> 22.3 s (6.6 s CPU), 55 MB
-* document, 10,000 segments: (issue: 240 s, 11.3 GB) -> 221 s, 73 MB
-* items, 100,000: 48.2 s, 376 MB -> 43.9 s, 151 MB
-* items, 1,000,000: (issue: 92 s, 4.0 GB) -> 451 s, 1,049 MB
+* first streamed dry run (previous session, machine at load 7-9): document of 10,000 segments 221 s,
+  73 MB; a million items 451 s, 1,049 MB (the issue, before streaming: 240 s and 11.3 GB; 92 s and 4.0 GB);
+* templates rendered once per shape and documents hashed once (2026-11-25, idle 2-core machine):
+  document of 10,000 segments 3.56/4.21 s, 97 MB; a million items 47.4/51.6 s, 1,047 MB.
+  On the same idle machine the earlier code took 7.35 s for a 2,000-segment document and 24.4 s for
+  100,000 items (one run each).
 
 Estimates (requests, tokens, cost) are identical before and after.
 """

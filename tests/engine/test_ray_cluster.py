@@ -7,7 +7,6 @@ the worker node runs last. Joining failures run the real command in a subprocess
 would (a given-up ``ray.init`` keeps retrying in its thread until the process exits).
 """
 
-import importlib.util
 import json
 import os
 import socket
@@ -22,17 +21,14 @@ import pytest
 
 from polyjudge.backends.openai import OpenAIBackend
 from polyjudge.backends.registry import BackendSettings, JudgeSpec
-from polyjudge.data.records import Item
 from polyjudge.engine import run
 from polyjudge.engine.ray_executor import RayExecutor, RayOptions
 from polyjudge.engine.runner import RetryPolicy
 from polyjudge.protocols import get_protocol
 from polyjudge.rundir.directory import RAY_LOG
 from tests.backends.test_openai_reasoning import o_series
-from tests.helpers.openai_server import ScriptedServer
+from tests.helpers.ray_tests import HAVE_RAY, needs_ray, quiet_server, two_system_items
 
-HAVE_RAY = importlib.util.find_spec("ray") is not None
-needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed (pip install 'polyjudge[ray]')")
 FAST_RETRY = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.02)
 ROOT = Path(__file__).resolve().parents[2]
 CONNECT_TIMEOUT_S = 3.0
@@ -40,16 +36,10 @@ CONNECT_TIMEOUT_S = 3.0
 START_UP_S = 25.0
 
 
-def items(n):
-    return [Item(src=f"source {i}", tgt=f"{'AB'[i % 2]} translation {i}", src_lang="en", tgt_lang="de",
-                 doc_id=f"d{i // 4}", seg_id=str(i), system="AB"[i % 2]) for i in range(n)]
+items = two_system_items
 
 
-def serve(responder, **kw):
-    """The scripted server, quiet about connections reset by actors on a node that is removed."""
-    srv = ScriptedServer(responder, **kw)
-    srv._httpd.handle_error = lambda request, address: None
-    return srv
+serve = quiet_server
 
 
 def free_port():

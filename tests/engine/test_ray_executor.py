@@ -39,23 +39,16 @@ from polyjudge.engine.runner import BUDGET, INTERRUPTED, REJECTED, RetryPolicy, 
 from polyjudge.engine.store import Store
 from polyjudge.protocols import get_protocol
 from tests.helpers import openai_server
-from tests.helpers.openai_server import Reply, ScriptedServer
+from tests.helpers.openai_server import Reply
+from tests.helpers.ray_tests import local_cluster, needs_ray, quiet_server
 
-HAVE_RAY = importlib.util.find_spec("ray") is not None
-needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed (pip install 'polyjudge[ray]')")
 FAST_RETRY = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.02)
 SETTINGS = BackendSettings()
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    if not HAVE_RAY:
-        pytest.skip("Ray is not installed (pip install 'polyjudge[ray]')")
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
-    yield ray
-    ray.shutdown()
+    yield from local_cluster()
 
 
 def many_items(n=12):
@@ -90,11 +83,7 @@ def without_latency(path):
             for line in path.read_text().splitlines()]
 
 
-def serve(responder, **kw):
-    """The scripted server, quiet about connections reset by actors that are stopped or killed."""
-    srv = ScriptedServer(responder, **kw)
-    srv._httpd.handle_error = lambda request, address: None
-    return srv
+serve = quiet_server
 
 
 def openai_executor(srv, **options):

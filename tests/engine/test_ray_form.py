@@ -9,9 +9,7 @@ order fails the test instead of hanging it).
 """
 
 import asyncio
-import importlib.util
 import json
-import logging
 import os
 import signal
 import sys
@@ -23,7 +21,6 @@ import pytest
 from polyjudge.backends.openai import OpenAIBackend
 from polyjudge.backends.registry import BackendSettings, JudgeSpec
 from polyjudge.data.errors import InputError
-from polyjudge.data.records import Item
 from polyjudge.engine import run
 from polyjudge.engine.plan import plan_tasks
 from polyjudge.engine.ray_executor import RayExecutor, RayOptions, _Chunk, _FormHold, execute_ray
@@ -33,12 +30,11 @@ from polyjudge.protocols import get_protocol
 from tests.backends.test_adaptation import Counting
 from tests.backends.test_openai_reasoning import o_series
 from tests.engine.test_ray_executor import _peer, _PeerHandler, pid_of_client
-from tests.helpers.openai_server import Reply, ScriptedServer
+from tests.helpers.openai_server import Reply
+from tests.helpers.ray_tests import local_cluster, needs_ray, quiet_server, two_system_items
 
 LINUX_ONLY = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the sending actor through /proc")
 
-HAVE_RAY = importlib.util.find_spec("ray") is not None
-needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed (pip install 'polyjudge[ray]')")
 FAST_RETRY = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.02)
 SETTINGS = BackendSettings()
 # Bound of every wait a scripted server makes for another request (reached only when the order is wrong).
@@ -47,25 +43,13 @@ WAIT_S = 20.0
 
 @pytest.fixture(scope="module")
 def cluster():
-    if not HAVE_RAY:
-        pytest.skip("Ray is not installed (pip install 'polyjudge[ray]')")
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
-    yield ray
-    ray.shutdown()
+    yield from local_cluster()
 
 
-def items(n):
-    return [Item(src=f"source {i}", tgt=f"{'AB'[i % 2]} translation {i}", src_lang="en", tgt_lang="de",
-                 doc_id=f"d{i // 4}", seg_id=str(i), system="AB"[i % 2]) for i in range(n)]
+items = two_system_items
 
 
-def serve(responder, **kw):
-    """The scripted server, quiet about connections reset by actors that are stopped."""
-    srv = ScriptedServer(responder, **kw)
-    srv._httpd.handle_error = lambda request, address: None
-    return srv
+serve = quiet_server
 
 
 def judged(out, srv, judge, executor=None, **kw):
