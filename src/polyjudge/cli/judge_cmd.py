@@ -171,9 +171,16 @@ def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, 
     config = judge_config(kw)
     items = read_input(replace(spec, with_reference=uses_reference(config)))
     # The items live until the command ends: frozen, the garbage collector no longer walks a million of
-    # them each time it runs (about a tenth of a million-item dry run's time).
+    # them each time it runs (about a tenth of a million-item dry run's time); thawed when it returns, so
+    # a process that runs commands in turn (tests, notebooks) collects them as usual.
     gc.freeze()
-    config = with_testset_reference(config, items, spec.ref)
+    try:
+        _judge_items(items, with_testset_reference(config, items, spec.ref), out, fmt, dry_run)
+    finally:
+        gc.unfreeze()
+
+
+def _judge_items(items: list[Item], config: JudgeConfig, out: str | None, fmt: str, dry_run: bool) -> None:
     if dry_run:
         est: Estimate = estimate(items, config, out=out)
         click.echo(json.dumps(est.to_dict()) if fmt == "json" else est.describe())
