@@ -143,7 +143,7 @@ class Estimate:
 
 
 def _prompt_bytes(task: Task) -> int:
-    return sum(len(m.content.encode("utf-8", "surrogatepass")) for m in task.request.messages)
+    return prompt_bytes_of(task.request.messages)
 
 
 # OpenAI's prompt cache: prompts of at least this many tokens, matched in steps of this many.

@@ -181,14 +181,14 @@ def blob_of(messages: Sequence[Message]) -> Blob:
 
 
 def prompt_bytes(messages: Sequence[Message]) -> int:
-    """UTF-8 bytes of the messages' contents."""
+    """UTF-8 bytes of the messages' contents (a long piece is encoded once, however many prompts hold it)."""
+    if not has_long_piece(messages):
+        return sum(len(m.content.encode("utf-8", "surrogatepass")) for m in messages)
     total = 0
     for m in messages:
         for run in _runs(m):
             total += len(run.utf8) if isinstance(run, LongPiece) else len(run.encode("utf-8", "surrogatepass"))
     return total
-
-
 
 
 def common_prefix(a: Blob, b: Blob, compare: Callable[[bytes, bytes], int]) -> int:

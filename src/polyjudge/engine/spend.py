@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from polyjudge.backends.base import GenerateRequest, GenerateResult, Usage
+from polyjudge.engine.long_prompts import prompt_bytes as messages_bytes
 from polyjudge.engine.pricing import ModelPrice
 
 # Prompt tokens per UTF-8 byte assumed before any answer says better: estimates use
@@ -39,7 +40,8 @@ MESSAGE_OVERHEAD_TOKENS, REQUEST_OVERHEAD_TOKENS = 8, 8
 
 
 def prompt_bytes(request: GenerateRequest) -> int:
-    return sum(len(m.content.encode("utf-8", "surrogatepass")) for m in request.messages)
+    """UTF-8 bytes of the request's messages (:func:`long_prompts.prompt_bytes`)."""
+    return messages_bytes(request.messages)
 
 
 def estimated_prompt_tokens(request: GenerateRequest) -> int:
