@@ -124,3 +124,38 @@ def test_location_env_then_platform_folder(tmp_path, monkeypatch):
     assert user_cache_root().is_absolute()
     monkeypatch.setattr("sys.platform", "darwin")
     assert user_cache_root().parts[-2:] == ("Library", "Caches")
+
+
+def test_opening_tries_again_when_sqlite_breaks_a_deadlock(tmp_path, monkeypatch):
+    """Two processes creating the cache at once can both hold a shared lock and ask for the exclusive one
+    the switch to WAL needs; SQLite then fails one at once with "database is locked" (no busy wait).
+    That process must try again, not give up the cache (seen in CI: a judge run that could not start)."""
+    import polyjudge.cache.store as store
+
+    failures = {"left": 3}
+
+    class Deadlocked(sqlite3.Connection):
+        def execute(self, sql, *args):
+            if sql.startswith("PRAGMA journal_mode") and failures["left"]:
+                failures["left"] -= 1
+                raise sqlite3.OperationalError("database is locked")
+            return super().execute(sql, *args)
+
+    real_connect = sqlite3.connect
+    monkeypatch.setattr(store.sqlite3, "connect", lambda *a, **kw: real_connect(*a, factory=Deadlocked, **kw))
+    with ResponseCache(tmp_path / "c") as cache:
+        assert cache.put_many("s", [entry("k")]) == 1
+    assert failures["left"] == 0
+    monkeypatch.undo()
+    with ResponseCache(tmp_path / "c") as cache:  # WAL mode and the schema are in place
+        assert cache._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert cache.get_many("s", ["k"])["k"].text == "answer"
+
+
+def test_a_damaged_file_is_not_retried(tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "responses.sqlite").write_bytes(b"not a database" * 100)
+    started = time.monotonic()
+    with pytest.raises(InputError, match="cannot use the response cache"):
+        ResponseCache(tmp_path / "c")
+    assert time.monotonic() - started < 5

@@ -16,6 +16,7 @@ failing. Failures are never entries: the engine only offers answers.
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -57,6 +58,7 @@ CREATE TABLE IF NOT EXISTS adaptations (
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 60_000  # another process filling the cache: wait for it rather than fail
 COMPACT_WAIT_MS = 2_000  # compacting is optional: never make a judging process wait long for it
+_SCHEMA_NAMES = frozenset({"answers", "answers_created", "adaptations"})
 _CHUNK = 500  # keys per IN (...) query, well under SQLite's variable limit
 _COLUMNS = ("key", "model", "text", "finish_reason", "prompt_tokens", "completion_tokens", "cached_prompt_tokens",
             "reasoning_tokens", "latency_s", "reasoning", "logprobs", "usage_note", "created")
@@ -106,6 +108,12 @@ class CacheStats:
     models: tuple[ModelCount, ...]
 
 
+def _transient(exc: sqlite3.OperationalError) -> bool:
+    """A lock another process holds for a moment, worth trying again (not a damaged or foreign file)."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
 def _file_bytes(db: Path) -> int:
     """The database with its write-ahead log: what the cache keeps on disk (the small ``-shm`` index
     beside them is shared memory, rebuilt by SQLite, and not counted)."""
@@ -141,10 +149,35 @@ class ResponseCache:
         if self.folder.exists() and not self.folder.is_dir():
             raise NotADirectoryError(f"{self.folder} is not a folder")
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        pause = 0.005
+        while True:
+            try:
+                self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+                self._prepare()
+                return
+            except sqlite3.OperationalError as exc:
+                if self._db is not None:
+                    self._db.close()
+                    self._db = None
+                if not _transient(exc) or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause * (1 + random.random()))
+            pause = min(pause * 2, 0.25)
+
+    def _prepare(self) -> None:
+        """WAL mode and the schema on a fresh connection. Two processes creating the cache at once
+        can each hold a shared lock while asking for the exclusive one the switch to WAL needs;
+        SQLite then fails one of them at once ("database is locked", no busy wait) to break the
+        deadlock, and :meth:`_open` tries again."""
+        assert self._db is not None
         self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        self._db.execute("PRAGMA journal_mode=WAL")
+        if str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+            self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # a commit survives the process being killed
+        made = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+        if made >= _SCHEMA_NAMES:
+            return  # made before, by this process or another: nothing to write
         with self._transaction():
             for statement in SCHEMA.split(";"):
                 if statement.strip():
