@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -58,7 +59,7 @@ CREATE TABLE IF NOT EXISTS adaptations (
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 60_000  # another process filling the cache: wait for it rather than fail
 COMPACT_WAIT_MS = 2_000  # compacting is optional: never make a judging process wait long for it
-_SCHEMA_NAMES = frozenset({"answers", "answers_created", "adaptations"})
+_SCHEMA_NAMES = frozenset(re.findall(r"CREATE (?:TABLE|INDEX) IF NOT EXISTS (\w+)", SCHEMA))  # what a made cache holds
 _CHUNK = 500  # keys per IN (...) query, well under SQLite's variable limit
 _COLUMNS = ("key", "model", "text", "finish_reason", "prompt_tokens", "completion_tokens", "cached_prompt_tokens",
             "reasoning_tokens", "latency_s", "reasoning", "logprobs", "usage_note", "created")
