@@ -38,6 +38,8 @@ from polyjudge.backends.batch import (
     BatchLine,
     BatchLineFormat,
     LineResult,
+    UnprovenBatches,
+    batch_custom_id,
     line_format_for,
 )
 from polyjudge.data.errors import InputError
@@ -103,6 +105,7 @@ class _State:
     live: list[Task] = field(default_factory=list)
     open: dict[str, _Open] = field(default_factory=dict)
     single_only: set[int] = field(default_factory=set)
+    held: set[str] = field(default_factory=set)  # keys of a lost submission that may exist (never sent again)
 
     def stop(self, kind: str, reason: str) -> None:
         if self.stats.stop_kind is None:
@@ -125,16 +128,17 @@ def _lines_by_custom_id(rows: Sequence[BatchLineRow]) -> dict[str, list[BatchLin
     return out
 
 
-def _line_rows(group: Sequence[Task]) -> list[BatchLineRow]:
-    custom_id = group[0].key
+def _line_rows(group: Sequence[Task], custom_id: str | None = None) -> list[BatchLineRow]:
+    """The store rows of one batch line (its custom_id: the first task's key unless given)."""
+    custom_id = custom_id or group[0].key
     return [BatchLineRow(custom_id, k, t.key, t.prompt_hash, t.judge, t.run_index) for k, t in enumerate(group)]
 
 
-def _request_of(group: Sequence[Task]) -> BatchLine:
+def _request_of(group: Sequence[Task], custom_id: str | None = None) -> BatchLine:
     import dataclasses
 
     request = group[0].request if len(group) == 1 else dataclasses.replace(group[0].request, n=len(group))
-    return BatchLine(group[0].key, request)
+    return BatchLine(custom_id or group[0].key, request)
 
 
 def split_batches(groups: Sequence[tuple[Task, ...]], client: BatchClient) -> list[list[tuple[Task, ...]]]:
@@ -212,8 +216,8 @@ async def run_batches(tasks: Sequence[Task], clients: Sequence[BatchClient], sto
             return 1
         return per_request.get(judge, 1) if isinstance(per_request, Mapping) else per_request
 
-    await _reattach(state, clients, store, judge_index, by_key, budget, retry, rng, stop)
-    in_flight = {r.key for o in state.open.values() for rows in o.lines.values() for r in rows}
+    await _reattach(state, clients, store, judge_index, by_key, budget, retry, rng, stop, options.poll_initial_s)
+    in_flight = {r.key for o in state.open.values() for rows in o.lines.values() for r in rows} | state.held
     state.pending = [t for t in tasks if t.key not in in_flight]
     delay = 0.0 if state.open else options.poll_initial_s  # batches from before may have ended: look at once
     while True:
@@ -264,7 +268,7 @@ async def run_batches(tasks: Sequence[Task], clients: Sequence[BatchClient], sto
 
 async def _reattach(state: _State, clients: Sequence[BatchClient], store: Store, judge_index: Mapping[str, int],
                     by_key: Mapping[str, Task], budget: Budget | None, retry: RetryPolicy, rng: random.Random,
-                    stop: asyncio.Event | None) -> None:
+                    stop: asyncio.Event | None, wait_s: float) -> None:
     for row in store.batches(open_only=True):
         index = judge_index.get(row.judge)
         if index is None or index >= len(clients):
@@ -274,7 +278,13 @@ async def _reattach(state: _State, clients: Sequence[BatchClient], store: Store,
         if batch_id is None:  # the process died while submitting: did the provider create it?
             try:
                 known = {r.batch_id for r in store.batches() if r.batch_id}
-                found = await _with_retries(partial(_find, client, row, known), retry, rng, stop)
+                expected = {r.custom_id for r in store.batch_lines(row.submission)}
+                found = await _with_retries(partial(_find, client, row, known, expected, wait_s, stop), retry, rng,
+                                            stop)
+            except UnprovenBatches as exc:
+                log.warning(_unproven_note(row, exc))
+                state.held |= {r.key for r in store.batch_lines(row.submission)}
+                continue
             except BackendError as exc:
                 _api_failure(state, exc, "looking for a batch submitted before")
                 return
@@ -327,14 +337,16 @@ async def _submit(state: _State, groups: list[tuple[Task, ...]], index: int, cli
                   reserved: float, budget: Budget | None, retry: RetryPolicy, rng: random.Random) -> None:
     """Record, then create one batch. Ctrl-C never cuts a submission in half: it is recorded either way."""
     tag = new_tag()
-    rows = [r for g in groups for r in _line_rows(g)]
+    # Each custom_id carries the submission's fingerprint: a listed batch proves itself ours by its requests.
+    ids = [batch_custom_id(tag, g[0].key) for g in groups]
+    rows = [r for g, cid in zip(groups, ids) for r in _line_rows(g, cid)]
     for g in groups:
         store.put_prompt(g[0].prompt_hash, g[0].request)
     key_env = getattr(client, "api_key_env", None)
     # Recorded before it is sent: a process killed from here on finds the batch again by its tag.
     store.add_batch(tag, _provider(client), groups[0][0].judge, rows, endpoint=client.endpoint,
                     key_env=key_env if isinstance(key_env, str) else None)
-    lines = [_request_of(g) for g in groups]
+    lines = [_request_of(g, cid) for g, cid in zip(groups, ids)]
     attempt = 0
     while True:
         attempt += 1
@@ -365,15 +377,52 @@ async def _submit(state: _State, groups: list[tuple[Task, ...]], index: int, cli
     state.stats.sent += len(lines)
 
 
-def _find(client: BatchClient, row: BatchRecord, known: Collection[str]) -> Awaitable[BatchInfo | None]:
-    """The provider's batch of a submission whose creation answer was lost. A provider whose batches
-    carry no tag (Anthropic's) finds it by what was recorded before creating it (``find_recorded``:
-    its request count and time, among the batches this run does not know yet)."""
-    recorded = getattr(client, "find_recorded", None)
-    if callable(recorded):
-        found: Awaitable[BatchInfo | None] = recorded(row.submission, row.total, row.created, known)
-        return found
-    return client.find(row.submission)
+async def _find(client: BatchClient, row: BatchRecord, known: Collection[str], expected: Collection[str],
+                wait_s: float | None = None, stop: asyncio.Event | None = None) -> BatchInfo | None:
+    """The provider's batch of a submission whose creation answer was lost, proven by its requests: a
+    listed batch is the submission's only when its requests' custom_ids are ``expected`` (the recorded
+    ones, which carry the submission's fingerprint). None when no listed batch can be it (it was never
+    created); :class:`UnprovenBatches` when some might be but cannot be told yet (nothing is adopted).
+    With ``wait_s`` those are looked at again every ``wait_s`` seconds (growing) until they can be told,
+    as the run would wait for its own batch, unless ``stop`` is set."""
+    listed = getattr(client, "candidates", None)
+    read = getattr(client, "request_ids", None)
+    if not callable(listed) or not callable(read):  # a client that cannot show its requests: by its tag
+        return await client.find(row.submission)
+    found: list[BatchInfo] = await (listed(row.submission, row.total, row.created, known)
+                                    if getattr(client, "find_recorded", None) else listed(row.submission))
+    want, told = frozenset(expected), False
+    while True:
+        unproven: list[BatchInfo] = []
+        left: list[BatchInfo] = []  # in their order: one that proves itself waits for the likelier ones
+        for info in found:
+            ids = await read(info)
+            if ids is None:
+                unproven.append(info)
+                left.append(info)
+            elif ids == want:
+                if not unproven:
+                    return info
+                left.append(info)
+        if not unproven:
+            return None
+        if wait_s is None or (stop is not None and stop.is_set()):
+            raise UnprovenBatches(unproven)
+        if not told:
+            log.warning(f"waiting for {UnprovenBatches(unproven)} to end: it may be the lost batch of submission "
+                        f"{row.submission} and is adopted only if its requests prove it (Ctrl-C leaves it untouched)")
+            told = True
+        await _sleep(wait_s, stop)
+        wait_s = min(60.0, wait_s * 1.5)
+        found = [await client.status(info.batch_id) for info in left]
+
+
+def _unproven_note(row: BatchRecord, exc: UnprovenBatches) -> str:
+    return (f"submission {row.submission} of {row.judge} ({row.total} requests) was cut off before its batch id "
+            f"was recorded; the provider lists {exc} that may be it but cannot be proven this run's until it "
+            "has ended: neither adopted nor cancelled, and its requests are not sent again. Resume once it has "
+            "ended (its requests are checked then), or look at it at the provider and cancel it there if it is "
+            "this run's ('polyjudge batch status RUN_DIR' shows this run's batches)")
 
 
 def _provider(client: BatchClient) -> str:
@@ -647,8 +696,14 @@ def _client_for(row: BatchRecord, api_key_env: str | None, base_url: str | None,
     return batch_client_for(spec, settings)
 
 
+def _custom_ids(store: Store, rows: Sequence[BatchRecord]) -> dict[str, set[str]]:
+    """The recorded custom_ids of each submission whose batch id was never recorded (to prove it by)."""
+    return {r.submission: {x.custom_id for x in store.batch_lines(r.submission)} for r in rows if not r.batch_id}
+
+
 async def _ask(rows: Sequence[BatchRecord], *, cancel: bool, api_key_env: str | None, base_url: str | None,
-               timeout: float) -> list[tuple[BatchRecord, BatchInfo | None, str | None]]:
+               timeout: float, custom_ids: Mapping[str, Collection[str]],
+               ) -> list[tuple[BatchRecord, BatchInfo | None, str | None]]:
     out: list[tuple[BatchRecord, BatchInfo | None, str | None]] = []
     known = {r.batch_id for r in rows if r.batch_id}
     for row in rows:
@@ -663,7 +718,11 @@ async def _ask(rows: Sequence[BatchRecord], *, cancel: bool, api_key_env: str | 
         try:
             batch_id = row.batch_id
             if batch_id is None:
-                found = await _find(client, row, known)
+                try:
+                    found = await _find(client, row, known, custom_ids.get(row.submission, ()))
+                except UnprovenBatches as exc:
+                    out.append((row, None, _unproven_note(row, exc)))
+                    continue
                 if found is None:
                     out.append((row, None, "never created at the provider (submission interrupted)"))
                     continue
@@ -685,11 +744,13 @@ def batch_status(run_dir: str | Path, *, refresh: bool = True, api_key_env: str 
     store = _store_of(run_dir, readonly=True)
     try:
         rows = store.batches()
+        ids = _custom_ids(store, rows)
     finally:
         store.close()
     if not refresh:
         return [_record(r) for r in rows]
-    asked = asyncio.run(_ask(rows, cancel=False, api_key_env=api_key_env, base_url=base_url, timeout=timeout))
+    asked = asyncio.run(_ask(rows, cancel=False, api_key_env=api_key_env, base_url=base_url, timeout=timeout,
+                             custom_ids=ids))
     return [_record(row, info, note) for row, info, note in asked]
 
 
@@ -700,7 +761,8 @@ def cancel_batches(run_dir: str | Path, *, api_key_env: str | None = None, base_
     store = _store_of(run_dir, readonly=False)
     try:
         rows = [r for r in store.batches() if r.provider != EXPORT and not r.collected]
-        asked = asyncio.run(_ask(rows, cancel=True, api_key_env=api_key_env, base_url=base_url, timeout=timeout))
+        asked = asyncio.run(_ask(rows, cancel=True, api_key_env=api_key_env, base_url=base_url, timeout=timeout,
+                                 custom_ids=_custom_ids(store, rows)))
         for row, info, _ in asked:
             if info is not None:
                 store.update_batch(row.submission, batch_id=info.batch_id, status=info.status,
