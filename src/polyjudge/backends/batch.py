@@ -98,11 +98,10 @@ class UnprovenBatches(Exception):
         self.seen = tuple(seen)
 
 
-def batch_custom_id(tag: str, key: str) -> str:
-    """A request's custom_id in a submitted batch: the submission's fingerprint (from its tag) and the
-    task's key, 64 letters, digits and dashes at most (Anthropic's limit), so a listed batch's requests
-    prove whose they are."""
-    fingerprint = "".join(c for c in tag if c.isalnum())[-16:]
+def batch_custom_id(fingerprint: str, key: str) -> str:
+    """A request's custom_id in a submitted batch: the run's fingerprint and the task's key, 64 letters,
+    digits and dashes at most (Anthropic's limit), so a listed batch's requests prove whose they are."""
+    fingerprint = "".join(c for c in fingerprint if c.isalnum())[-16:]
     return f"{fingerprint}-{key[:63 - len(fingerprint)]}"
 
 

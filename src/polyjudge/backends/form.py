@@ -94,7 +94,7 @@ def describe_change(judge: str, before: Mapping[str, Any], now: Mapping[str, Any
     old, new = dict(before.get("options") or {}), dict(now.get("options") or {})
     parts = [f"{k}: {old.get(k, '(default)')} → {new.get(k, '(default)')}"
              for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
-    return f"{judge} {', '.join(parts) if parts else 'request form changed'}"
+    return f"judge {judge} writes its requests otherwise: {', '.join(parts) if parts else 'another request form'}"
 
 
 __all__ = ["RequestForm", "describe_change", "request_form", "request_forms"]

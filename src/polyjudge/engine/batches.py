@@ -106,6 +106,7 @@ class _State:
     open: dict[str, _Open] = field(default_factory=dict)
     single_only: set[int] = field(default_factory=set)
     held: set[str] = field(default_factory=set)  # keys of a lost submission that may exist (never sent again)
+    fingerprint: str = ""  # the run's, in every custom_id it submits (_run_fingerprint)
 
     def stop(self, kind: str, reason: str) -> None:
         if self.stats.stop_kind is None:
@@ -117,6 +118,18 @@ LiveSender = Callable[[list[Task], Mapping[str, int]], Awaitable[ExecStats]]
 
 def new_tag() -> str:
     return f"pj-{uuid.uuid4().hex}"
+
+
+FINGERPRINT_META = "batch_fingerprint"
+
+
+def _run_fingerprint(store: Store) -> str:
+    """The run's batch fingerprint (made once, kept in its store): every custom_id it submits carries it."""
+    found = store.get_meta(FINGERPRINT_META)
+    if not found:
+        found = uuid.uuid4().hex[:16]
+        store.set_meta(FINGERPRINT_META, found)
+    return found
 
 
 def _lines_by_custom_id(rows: Sequence[BatchLineRow]) -> dict[str, list[BatchLineRow]]:
@@ -205,7 +218,7 @@ async def run_batches(tasks: Sequence[Task], clients: Sequence[BatchClient], sto
     """
     retry, stop, budget, on_update = controls.retry, controls.stop, controls.budget, controls.on_update
     rng = controls.rng or random.Random()
-    state = _State()
+    state = _State(fingerprint=_run_fingerprint(store))
     by_key = {t.key: t for t in tasks}
     judge_index = {t.judge: t.judge_index for t in tasks}
     for i, c in enumerate(clients):
@@ -337,8 +350,8 @@ async def _submit(state: _State, groups: list[tuple[Task, ...]], index: int, cli
                   reserved: float, budget: Budget | None, retry: RetryPolicy, rng: random.Random) -> None:
     """Record, then create one batch. Ctrl-C never cuts a submission in half: it is recorded either way."""
     tag = new_tag()
-    # Each custom_id carries the submission's fingerprint: a listed batch proves itself ours by its requests.
-    ids = [batch_custom_id(tag, g[0].key) for g in groups]
+    # Each custom_id carries the run's fingerprint: a listed batch proves itself the run's by its requests.
+    ids = [batch_custom_id(state.fingerprint, g[0].key) for g in groups]
     rows = [r for g, cid in zip(groups, ids) for r in _line_rows(g, cid)]
     for g in groups:
         store.put_prompt(g[0].prompt_hash, g[0].request)

@@ -396,7 +396,7 @@ def check_same_run(out: Path, identity: Mapping[str, Any]) -> None:
              for k, v in found.items() if k in identity and k != "request_forms" and v != identity[k]]
     changed = _form_changes(found, identity)
     if changed:
-        diffs.append(f"request form of {'; '.join(changed)}")
+        diffs += changed
     if diffs:
         raise InputError(f"holds a run with another configuration ({'; '.join(diffs)}); give --restart to "
                          "delete it and start over, or use another run directory", path=str(out))
