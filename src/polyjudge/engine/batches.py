@@ -107,6 +107,8 @@ class _State:
     single_only: set[int] = field(default_factory=set)
     held: set[str] = field(default_factory=set)  # keys of a lost submission that may exist (never sent again)
     fingerprint: str = ""  # the run's, in every custom_id it submits (_run_fingerprint)
+    wait_s: float | None = None  # how often a batch that may be a lost submission is looked at (None: not waited for)
+    halt: asyncio.Event | None = None  # Ctrl-C: stop waiting
 
     def stop(self, kind: str, reason: str) -> None:
         if self.stats.stop_kind is None:
@@ -218,7 +220,7 @@ async def run_batches(tasks: Sequence[Task], clients: Sequence[BatchClient], sto
     """
     retry, stop, budget, on_update = controls.retry, controls.stop, controls.budget, controls.on_update
     rng = controls.rng or random.Random()
-    state = _State(fingerprint=_run_fingerprint(store))
+    state = _State(fingerprint=_run_fingerprint(store), wait_s=options.poll_initial_s, halt=stop)
     by_key = {t.key: t for t in tasks}
     judge_index = {t.judge: t.judge_index for t in tasks}
     for i, c in enumerate(clients):
@@ -369,8 +371,11 @@ async def _submit(state: _State, groups: list[tuple[Task, ...]], index: int, cli
         except BackendError as exc:
             # Never submit again blindly: the batch may exist although its answer was lost.
             try:
-                found = await _with_retries(partial(client.find, tag), retry, rng, None)
-            except BackendError:
+                row = next(r for r in store.batches(open_only=True) if r.submission == tag)
+                known = {r.batch_id for r in store.batches() if r.batch_id}
+                found = await _with_retries(partial(_find, client, row, known, {r.custom_id for r in rows},
+                                                    state.wait_s, state.halt), retry, rng, None)
+            except (BackendError, UnprovenBatches):
                 # Unknown whether it exists: keep the record; the next run looks for it again.
                 _api_failure(state, exc, "submitting a batch")
                 return
