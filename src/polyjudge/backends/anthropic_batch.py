@@ -8,10 +8,12 @@ request, the result ``succeeded`` (with the message), ``errored``,
 ``canceled`` or ``expired``. Answers cost half the live price.
 
 Batches carry no metadata, so a batch whose creation answer was lost (the
-process killed in between) is found again by what the run recorded before
+process killed in between) is looked for by what the run recorded before
 creating it: its number of requests and when it was recorded
-(:meth:`AnthropicBatchClient.find_recorded`), among the batches not already
-known to the run.
+(:meth:`AnthropicBatchClient.candidates`), among the batches not already
+known to the run. A candidate is adopted only once its requests' custom_ids
+(which carry the submission's tag) are the recorded ones, read from its
+results when it has ended (:meth:`AnthropicBatchClient.request_ids`).
 """
 
 from __future__ import annotations
@@ -187,17 +189,30 @@ class AnthropicBatchClient(RegisteredBatchClient):
 
     async def find_recorded(self, tag: str, requests: int, since: float,
                             exclude: Collection[str] = ()) -> BatchInfo | None:
-        """The batch of ``requests`` requests created first at or after ``since`` and not in ``exclude``
-        (the run's known batches); failing that, the last one created up to the clock skew before
-        ``since``. None when there is none: it was never created."""
+        """The first of :meth:`candidates` (None when there is none)."""
+        found = await self.candidates(tag, requests, since, exclude)
+        return found[0] if found else None
+
+    async def candidates(self, tag: str, requests: int, since: float,
+                         exclude: Collection[str] = ()) -> list[BatchInfo]:
+        """The batches that may be a submission of ``requests`` requests recorded at ``since`` whose creation
+        answer was lost, most likely first: those of that many requests created at or after ``since`` (the
+        first created first), then those created up to the clock skew before it (the last first); none in
+        ``exclude`` (the run's known batches). Only a match of their requests (:meth:`request_ids`) proves one."""
         candidates: list[tuple[float, BatchInfo]] = []
         async for created, info in self._recent(since - CLOCK_SKEW_S):
             if info.total == requests and info.batch_id not in exclude:
                 candidates.append((created, info))
-        after = [c for c in candidates if c[0] >= since]
-        if after:
-            return min(after, key=lambda c: c[0])[1]
-        return max(candidates, key=lambda c: c[0])[1] if candidates else None
+        after = sorted((c for c in candidates if c[0] >= since), key=lambda c: c[0])
+        before = sorted((c for c in candidates if c[0] < since), key=lambda c: -c[0])
+        return [info for _, info in after + before]
+
+    async def request_ids(self, info: BatchInfo) -> frozenset[str] | None:
+        """The custom_ids of a batch's requests, read from its results: None while it has not ended
+        (Message Batches show their requests only through their results)."""
+        if not info.ended or info.output_file is None:
+            return None
+        return frozenset(line.custom_id for line in await self.results(info))
 
     async def _recent(self, oldest: float) -> AsyncIterator[tuple[float, BatchInfo]]:
         """The batches created at or after ``oldest``, newest first, with their creation times."""

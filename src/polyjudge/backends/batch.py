@@ -73,6 +73,7 @@ class BatchInfo:
     error_file: str | None = None
     errors: tuple[str, ...] = ()  # why the whole batch failed, when it did
     tag: str | None = None  # the submission tag given to :meth:`BatchClient.submit`
+    input_file: str | None = None  # the provider's file of the batch's requests, when it keeps one
 
     @property
     def ended(self) -> bool:
@@ -86,6 +87,22 @@ class LineResult:
     custom_id: str
     result: GenerateResult | None = None
     error: BackendError | None = None
+
+
+class UnprovenBatches(Exception):
+    """Batches that may be a lost submission of the run but cannot be proven its own yet (their requests
+    cannot be read until they end): never adopted nor cancelled; the run names them."""
+
+    def __init__(self, seen: Sequence[BatchInfo]) -> None:
+        super().__init__(", ".join(f"{b.batch_id} ({b.total} requests, {b.status})" for b in seen))
+        self.seen = tuple(seen)
+
+
+def batch_custom_id(fingerprint: str, key: str) -> str:
+    """A request's custom_id in a submitted batch: the run's fingerprint and the task's key, 64 letters,
+    digits and dashes at most (Anthropic's limit), so a listed batch's requests prove whose they are."""
+    fingerprint = "".join(c for c in fingerprint if c.isalnum())[-16:]
+    return f"{fingerprint}-{key[:63 - len(fingerprint)]}"
 
 
 @runtime_checkable

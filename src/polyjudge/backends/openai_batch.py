@@ -171,7 +171,8 @@ def batch_info(data: Any) -> BatchInfo:
         expires_at=_float(data.get("expires_at")),
         output_file=data.get("output_file_id") if isinstance(data.get("output_file_id"), str) else None,
         error_file=data.get("error_file_id") if isinstance(data.get("error_file_id"), str) else None,
-        errors=tuple(errors), tag=tag if isinstance(tag, str) else None)
+        errors=tuple(errors), tag=tag if isinstance(tag, str) else None,
+        input_file=data.get("input_file_id") if isinstance(data.get("input_file_id"), str) else None)
 
 
 @register_batch_format()
@@ -322,6 +323,26 @@ class OpenAIBatchClient(RegisteredBatchClient):
 
     async def cancel(self, batch_id: str) -> BatchInfo:
         return await self._info("POST", f"/batches/{batch_id}/cancel")
+
+    async def candidates(self, tag: str) -> list[BatchInfo]:
+        """The batch that carries ``tag`` in its metadata, if any: to be proven by :meth:`request_ids`."""
+        found = await self.find(tag)
+        return [found] if found is not None else []
+
+    async def request_ids(self, info: BatchInfo) -> frozenset[str] | None:
+        """The custom_ids of a batch's requests, read from its input file (None when it names none)."""
+        if not info.input_file:
+            return None
+        resp = await self._call("GET", f"/files/{info.input_file}/content", files=True)
+        ids: set[str] = set()
+        for raw in resp.text.splitlines():
+            try:
+                obj = json.loads(raw) if raw.strip() else None
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and isinstance(obj.get("custom_id"), str):
+                ids.add(obj["custom_id"])
+        return frozenset(ids)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -22,6 +22,7 @@ import asyncio
 import json
 import logging
 import random
+import re
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -29,7 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from polyjudge.backends.base import BackendError
+from polyjudge.backends.base import BackendError, GenerateResult
 from polyjudge.backends.batch import (
     BatchClient,
     BatchInfo,
@@ -37,6 +38,8 @@ from polyjudge.backends.batch import (
     BatchLine,
     BatchLineFormat,
     LineResult,
+    UnprovenBatches,
+    batch_custom_id,
     line_format_for,
 )
 from polyjudge.data.errors import InputError
@@ -102,6 +105,10 @@ class _State:
     live: list[Task] = field(default_factory=list)
     open: dict[str, _Open] = field(default_factory=dict)
     single_only: set[int] = field(default_factory=set)
+    held: set[str] = field(default_factory=set)  # keys of a lost submission that may exist (never sent again)
+    fingerprint: str = ""  # the run's, in every custom_id it submits (_run_fingerprint)
+    wait_s: float | None = None  # how often a batch that may be a lost submission is looked at (None: not waited for)
+    halt: asyncio.Event | None = None  # Ctrl-C: stop waiting
 
     def stop(self, kind: str, reason: str) -> None:
         if self.stats.stop_kind is None:
@@ -115,6 +122,18 @@ def new_tag() -> str:
     return f"pj-{uuid.uuid4().hex}"
 
 
+FINGERPRINT_META = "batch_fingerprint"
+
+
+def _run_fingerprint(store: Store) -> str:
+    """The run's batch fingerprint (made once, kept in its store): every custom_id it submits carries it."""
+    found = store.get_meta(FINGERPRINT_META)
+    if not found:
+        found = uuid.uuid4().hex[:16]
+        store.set_meta(FINGERPRINT_META, found)
+    return found
+
+
 def _lines_by_custom_id(rows: Sequence[BatchLineRow]) -> dict[str, list[BatchLineRow]]:
     out: dict[str, list[BatchLineRow]] = {}
     for r in rows:
@@ -124,16 +143,17 @@ def _lines_by_custom_id(rows: Sequence[BatchLineRow]) -> dict[str, list[BatchLin
     return out
 
 
-def _line_rows(group: Sequence[Task]) -> list[BatchLineRow]:
-    custom_id = group[0].key
+def _line_rows(group: Sequence[Task], custom_id: str | None = None) -> list[BatchLineRow]:
+    """The store rows of one batch line (its custom_id: the first task's key unless given)."""
+    custom_id = custom_id or group[0].key
     return [BatchLineRow(custom_id, k, t.key, t.prompt_hash, t.judge, t.run_index) for k, t in enumerate(group)]
 
 
-def _request_of(group: Sequence[Task]) -> BatchLine:
+def _request_of(group: Sequence[Task], custom_id: str | None = None) -> BatchLine:
     import dataclasses
 
     request = group[0].request if len(group) == 1 else dataclasses.replace(group[0].request, n=len(group))
-    return BatchLine(group[0].key, request)
+    return BatchLine(custom_id or group[0].key, request)
 
 
 def split_batches(groups: Sequence[tuple[Task, ...]], client: BatchClient) -> list[list[tuple[Task, ...]]]:
@@ -200,7 +220,7 @@ async def run_batches(tasks: Sequence[Task], clients: Sequence[BatchClient], sto
     """
     retry, stop, budget, on_update = controls.retry, controls.stop, controls.budget, controls.on_update
     rng = controls.rng or random.Random()
-    state = _State()
+    state = _State(fingerprint=_run_fingerprint(store), wait_s=options.poll_initial_s, halt=stop)
     by_key = {t.key: t for t in tasks}
     judge_index = {t.judge: t.judge_index for t in tasks}
     for i, c in enumerate(clients):
@@ -211,8 +231,8 @@ async def run_batches(tasks: Sequence[Task], clients: Sequence[BatchClient], sto
             return 1
         return per_request.get(judge, 1) if isinstance(per_request, Mapping) else per_request
 
-    await _reattach(state, clients, store, judge_index, by_key, budget, retry, rng, stop)
-    in_flight = {r.key for o in state.open.values() for rows in o.lines.values() for r in rows}
+    await _reattach(state, clients, store, judge_index, by_key, budget, retry, rng, stop, options.poll_initial_s)
+    in_flight = {r.key for o in state.open.values() for rows in o.lines.values() for r in rows} | state.held
     state.pending = [t for t in tasks if t.key not in in_flight]
     delay = 0.0 if state.open else options.poll_initial_s  # batches from before may have ended: look at once
     while True:
@@ -263,7 +283,7 @@ async def run_batches(tasks: Sequence[Task], clients: Sequence[BatchClient], sto
 
 async def _reattach(state: _State, clients: Sequence[BatchClient], store: Store, judge_index: Mapping[str, int],
                     by_key: Mapping[str, Task], budget: Budget | None, retry: RetryPolicy, rng: random.Random,
-                    stop: asyncio.Event | None) -> None:
+                    stop: asyncio.Event | None, wait_s: float) -> None:
     for row in store.batches(open_only=True):
         index = judge_index.get(row.judge)
         if index is None or index >= len(clients):
@@ -273,7 +293,13 @@ async def _reattach(state: _State, clients: Sequence[BatchClient], store: Store,
         if batch_id is None:  # the process died while submitting: did the provider create it?
             try:
                 known = {r.batch_id for r in store.batches() if r.batch_id}
-                found = await _with_retries(partial(_find, client, row, known), retry, rng, stop)
+                expected = {r.custom_id for r in store.batch_lines(row.submission)}
+                found = await _with_retries(partial(_find, client, row, known, expected, wait_s, stop), retry, rng,
+                                            stop)
+            except UnprovenBatches as exc:
+                log.warning(_unproven_note(row, exc))
+                state.held |= {r.key for r in store.batch_lines(row.submission)}
+                continue
             except BackendError as exc:
                 _api_failure(state, exc, "looking for a batch submitted before")
                 return
@@ -326,14 +352,16 @@ async def _submit(state: _State, groups: list[tuple[Task, ...]], index: int, cli
                   reserved: float, budget: Budget | None, retry: RetryPolicy, rng: random.Random) -> None:
     """Record, then create one batch. Ctrl-C never cuts a submission in half: it is recorded either way."""
     tag = new_tag()
-    rows = [r for g in groups for r in _line_rows(g)]
+    # Each custom_id carries the run's fingerprint: a listed batch proves itself the run's by its requests.
+    ids = [batch_custom_id(state.fingerprint, g[0].key) for g in groups]
+    rows = [r for g, cid in zip(groups, ids) for r in _line_rows(g, cid)]
     for g in groups:
         store.put_prompt(g[0].prompt_hash, g[0].request)
     key_env = getattr(client, "api_key_env", None)
     # Recorded before it is sent: a process killed from here on finds the batch again by its tag.
     store.add_batch(tag, _provider(client), groups[0][0].judge, rows, endpoint=client.endpoint,
                     key_env=key_env if isinstance(key_env, str) else None)
-    lines = [_request_of(g) for g in groups]
+    lines = [_request_of(g, cid) for g, cid in zip(groups, ids)]
     attempt = 0
     while True:
         attempt += 1
@@ -343,8 +371,11 @@ async def _submit(state: _State, groups: list[tuple[Task, ...]], index: int, cli
         except BackendError as exc:
             # Never submit again blindly: the batch may exist although its answer was lost.
             try:
-                found = await _with_retries(partial(client.find, tag), retry, rng, None)
-            except BackendError:
+                row = next(r for r in store.batches(open_only=True) if r.submission == tag)
+                known = {r.batch_id for r in store.batches() if r.batch_id}
+                found = await _with_retries(partial(_find, client, row, known, {r.custom_id for r in rows},
+                                                    state.wait_s, state.halt), retry, rng, None)
+            except (BackendError, UnprovenBatches):
                 # Unknown whether it exists: keep the record; the next run looks for it again.
                 _api_failure(state, exc, "submitting a batch")
                 return
@@ -364,15 +395,52 @@ async def _submit(state: _State, groups: list[tuple[Task, ...]], index: int, cli
     state.stats.sent += len(lines)
 
 
-def _find(client: BatchClient, row: BatchRecord, known: Collection[str]) -> Awaitable[BatchInfo | None]:
-    """The provider's batch of a submission whose creation answer was lost. A provider whose batches
-    carry no tag (Anthropic's) finds it by what was recorded before creating it (``find_recorded``:
-    its request count and time, among the batches this run does not know yet)."""
-    recorded = getattr(client, "find_recorded", None)
-    if callable(recorded):
-        found: Awaitable[BatchInfo | None] = recorded(row.submission, row.total, row.created, known)
-        return found
-    return client.find(row.submission)
+async def _find(client: BatchClient, row: BatchRecord, known: Collection[str], expected: Collection[str],
+                wait_s: float | None = None, stop: asyncio.Event | None = None) -> BatchInfo | None:
+    """The provider's batch of a submission whose creation answer was lost, proven by its requests: a
+    listed batch is the submission's only when its requests' custom_ids are ``expected`` (the recorded
+    ones, which carry the submission's fingerprint). None when no listed batch can be it (it was never
+    created); :class:`UnprovenBatches` when some might be but cannot be told yet (nothing is adopted).
+    With ``wait_s`` those are looked at again every ``wait_s`` seconds (growing) until they can be told,
+    as the run would wait for its own batch, unless ``stop`` is set."""
+    listed = getattr(client, "candidates", None)
+    read = getattr(client, "request_ids", None)
+    if not callable(listed) or not callable(read):  # a client that cannot show its requests: by its tag
+        return await client.find(row.submission)
+    found: list[BatchInfo] = await (listed(row.submission, row.total, row.created, known)
+                                    if getattr(client, "find_recorded", None) else listed(row.submission))
+    want, told = frozenset(expected), False
+    while True:
+        unproven: list[BatchInfo] = []
+        left: list[BatchInfo] = []  # in their order: one that proves itself waits for the likelier ones
+        for info in found:
+            ids = await read(info)
+            if ids is None:
+                unproven.append(info)
+                left.append(info)
+            elif ids == want:
+                if not unproven:
+                    return info
+                left.append(info)
+        if not unproven:
+            return None
+        if wait_s is None or (stop is not None and stop.is_set()):
+            raise UnprovenBatches(unproven)
+        if not told:
+            log.warning(f"waiting for {UnprovenBatches(unproven)} to end: it may be the lost batch of submission "
+                        f"{row.submission} and is adopted only if its requests prove it (Ctrl-C leaves it untouched)")
+            told = True
+        await _sleep(wait_s, stop)
+        wait_s = min(60.0, wait_s * 1.5)
+        found = [await client.status(info.batch_id) for info in left]
+
+
+def _unproven_note(row: BatchRecord, exc: UnprovenBatches) -> str:
+    return (f"submission {row.submission} of {row.judge} ({row.total} requests) was cut off before its batch id "
+            f"was recorded; the provider lists {exc} that may be it but cannot be proven this run's until it "
+            "has ended: neither adopted nor cancelled, and its requests are not sent again. Resume once it has "
+            "ended (its requests are checked then), or look at it at the provider and cancel it there if it is "
+            "this run's ('polyjudge batch status RUN_DIR' shows this run's batches)")
 
 
 def _provider(client: BatchClient) -> str:
@@ -518,31 +586,17 @@ def import_batch(path: str | Path, store: Store, tasks: Sequence[Task],
     """Load a batch output JSONL (OpenAI's or vLLM ``run_batch``'s) into the store.
 
     Every line is checked before anything is written: a line that is not an
-    output line, or whose ``custom_id`` names no request of this run (from an
-    export of this run or a task key), raises :class:`InputError`. The file's
+    output line, whose ``custom_id`` names no request of this run (from an
+    export of this run or a task key) or was already given by an earlier line,
+    or whose answer names another model than the judge's (a dated snapshot of
+    it is the judge's) raises :class:`InputError` naming the line. Usage is
+    vetted as a live answer's (:func:`spend.vet_usage` with the request the line
+    answers), so a file cannot report more than the request allows. The file's
     lines are read in the batch format of the run's first judge (``backends``
     as for :func:`export_batch`): one file answers one provider's batch.
     """
-    from polyjudge.data.readers import iter_jsonl
-
-    parse_output_line = _line_format(backends, 0).parse_output_line
-
-    if not Path(path).is_file():
-        raise InputError("batch output file not found", path=str(path))
+    parsed = _parsed_lines(path, store, tasks, backends)
     by_key = {t.key: t for t in tasks}
-    parsed: list[tuple[list[BatchLineRow], LineResult]] = []
-    for n, obj in iter_jsonl(path):
-        try:
-            outcome = parse_output_line(obj)
-        except ValueError as exc:
-            raise InputError(str(exc), path=str(path), line=n) from None
-        rows = store.lines_for_custom_id(outcome.custom_id)
-        if not rows and outcome.custom_id in by_key:
-            rows = _line_rows([by_key[outcome.custom_id]])
-        if not rows:
-            raise InputError(f"custom_id '{outcome.custom_id[:80]}' names no request of this run", path=str(path),
-                             line=n, field="custom_id")
-        parsed.append((rows, outcome))
     done = store.completed_keys()
     answered = failed = skipped = 0
     with store.transaction():
@@ -550,25 +604,84 @@ def import_batch(path: str | Path, store: Store, tasks: Sequence[Task],
             todo = [r for r in rows if r.key not in done]
             skipped += len(rows) - len(todo)
             if outcome.result is not None:
-                vetted = vet_usage(None, outcome.result)  # a file's numbers are server data too
-                result = with_usage(outcome.result, vetted.usage)
-                choices = result.choices or (result.text,)
-                usages = split_usage(result.usage, min(len(rows), len(choices)))
-                for r in todo:
-                    if r.choice >= len(choices):
-                        continue  # the server gave fewer choices: that run stays unanswered
-                    finish = (result.choice_finish_reasons[r.choice] if r.choice < len(result.choice_finish_reasons)
-                              else result.finish_reason)
-                    store.put_result(r, result, 1, text=choices[r.choice],
-                                     finish_reason=finish, usage=usages[r.choice], channel=BATCH,
-                                     usage_note=vetted.note if r.choice == 0 else None)
-                    answered += 1
+                answered += _put_imported(store, rows, todo, outcome.result, by_key)
                 continue
             error = outcome.error or BackendError("no answer", retryable=True)
             for r in todo:
                 store.put_failure(r.key, r.prompt_hash, r.judge, r.run_index, f"{redact(str(error))} (batch file)", 1)
             failed += len(todo)
     return ImportCounts(answered, failed, skipped)
+
+
+def _parsed_lines(path: str | Path, store: Store, tasks: Sequence[Task],
+                  backends: Sequence[str | None]) -> list[tuple[list[BatchLineRow], LineResult]]:
+    """Every line of a batch output file with the store rows it answers; InputError for a bad line."""
+    from polyjudge.data.readers import iter_jsonl
+
+    parse_output_line = _line_format(backends, 0).parse_output_line
+    if not Path(path).is_file():
+        raise InputError("batch output file not found", path=str(path))
+    by_key = {t.key: t for t in tasks}
+    parsed: list[tuple[list[BatchLineRow], LineResult]] = []
+    seen: dict[str, int] = {}
+    for n, obj in iter_jsonl(path):
+        try:
+            outcome = parse_output_line(obj)
+        except ValueError as exc:
+            raise InputError(str(exc), path=str(path), line=n) from None
+        if outcome.custom_id in seen:
+            raise InputError(f"custom_id '{outcome.custom_id[:80]}' is answered twice (first on line "
+                             f"{seen[outcome.custom_id]}): which answer is the batch's cannot be told",
+                             path=str(path), line=n, field="custom_id")
+        seen[outcome.custom_id] = n
+        rows = store.lines_for_custom_id(outcome.custom_id)
+        if not rows and outcome.custom_id in by_key:
+            rows = _line_rows([by_key[outcome.custom_id]])
+        if not rows:
+            raise InputError(f"custom_id '{outcome.custom_id[:80]}' names no request of this run", path=str(path),
+                             line=n, field="custom_id")
+        answered_by = outcome.result.model if outcome.result is not None else None
+        if answered_by is not None and not same_model(answered_by, rows[0].judge):
+            raise InputError(f"answered by model '{redact(answered_by)[:80]}', not by the judge "
+                             f"'{rows[0].judge}' of custom_id '{outcome.custom_id[:80]}'", path=str(path), line=n,
+                             field="model")
+        parsed.append((rows, outcome))
+    return parsed
+
+
+_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})")
+
+
+def same_model(answered_by: str, judge: str) -> bool:
+    """True when a body's ``model`` is the judge's: the same name, or a dated snapshot of it
+    (``gpt-4o-mini-2024-07-18`` for ``gpt-4o-mini``, ``claude-3-5-haiku-20241022`` for ``claude-3-5-haiku``)."""
+    if answered_by == judge:
+        return True
+    return answered_by.startswith(judge) and _SNAPSHOT.fullmatch(answered_by[len(judge):]) is not None
+
+
+def _put_imported(store: Store, rows: Sequence[BatchLineRow], todo: Sequence[BatchLineRow], result: GenerateResult,
+                  by_key: Mapping[str, Task]) -> int:
+    """An imported answer into the store for ``todo`` (its rows not answered yet), its usage vetted
+    against the request it answers (as a live answer's); how many tasks it answered."""
+    task = by_key.get(rows[0].key)
+    request = None
+    if task is not None:
+        request = task.request if len(rows) == 1 else replace(task.request, n=len(rows))
+    vetted = vet_usage(request, result)  # a file's numbers are server data too
+    result = with_usage(result, vetted.usage)
+    choices = result.choices or (result.text,)
+    usages = split_usage(result.usage, min(len(rows), len(choices)))
+    answered = 0
+    for r in todo:
+        if r.choice >= len(choices):
+            continue  # the server gave fewer choices: that run stays unanswered
+        finish = (result.choice_finish_reasons[r.choice] if r.choice < len(result.choice_finish_reasons)
+                  else result.finish_reason)
+        store.put_result(r, result, 1, text=choices[r.choice], finish_reason=finish, usage=usages[r.choice],
+                         channel=BATCH, usage_note=vetted.note if r.choice == 0 else None)
+        answered += 1
+    return answered
 
 
 # --------------------------------------------------------------------------- polyjudge batch status / cancel
@@ -601,8 +714,14 @@ def _client_for(row: BatchRecord, api_key_env: str | None, base_url: str | None,
     return batch_client_for(spec, settings)
 
 
+def _custom_ids(store: Store, rows: Sequence[BatchRecord]) -> dict[str, set[str]]:
+    """The recorded custom_ids of each submission whose batch id was never recorded (to prove it by)."""
+    return {r.submission: {x.custom_id for x in store.batch_lines(r.submission)} for r in rows if not r.batch_id}
+
+
 async def _ask(rows: Sequence[BatchRecord], *, cancel: bool, api_key_env: str | None, base_url: str | None,
-               timeout: float) -> list[tuple[BatchRecord, BatchInfo | None, str | None]]:
+               timeout: float, custom_ids: Mapping[str, Collection[str]],
+               ) -> list[tuple[BatchRecord, BatchInfo | None, str | None]]:
     out: list[tuple[BatchRecord, BatchInfo | None, str | None]] = []
     known = {r.batch_id for r in rows if r.batch_id}
     for row in rows:
@@ -617,7 +736,11 @@ async def _ask(rows: Sequence[BatchRecord], *, cancel: bool, api_key_env: str | 
         try:
             batch_id = row.batch_id
             if batch_id is None:
-                found = await _find(client, row, known)
+                try:
+                    found = await _find(client, row, known, custom_ids.get(row.submission, ()))
+                except UnprovenBatches as exc:
+                    out.append((row, None, _unproven_note(row, exc)))
+                    continue
                 if found is None:
                     out.append((row, None, "never created at the provider (submission interrupted)"))
                     continue
@@ -639,11 +762,13 @@ def batch_status(run_dir: str | Path, *, refresh: bool = True, api_key_env: str 
     store = _store_of(run_dir, readonly=True)
     try:
         rows = store.batches()
+        ids = _custom_ids(store, rows)
     finally:
         store.close()
     if not refresh:
         return [_record(r) for r in rows]
-    asked = asyncio.run(_ask(rows, cancel=False, api_key_env=api_key_env, base_url=base_url, timeout=timeout))
+    asked = asyncio.run(_ask(rows, cancel=False, api_key_env=api_key_env, base_url=base_url, timeout=timeout,
+                             custom_ids=ids))
     return [_record(row, info, note) for row, info, note in asked]
 
 
@@ -654,7 +779,8 @@ def cancel_batches(run_dir: str | Path, *, api_key_env: str | None = None, base_
     store = _store_of(run_dir, readonly=False)
     try:
         rows = [r for r in store.batches() if r.provider != EXPORT and not r.collected]
-        asked = asyncio.run(_ask(rows, cancel=True, api_key_env=api_key_env, base_url=base_url, timeout=timeout))
+        asked = asyncio.run(_ask(rows, cancel=True, api_key_env=api_key_env, base_url=base_url, timeout=timeout,
+                                 custom_ids=_custom_ids(store, rows)))
         for row, info, _ in asked:
             if info is not None:
                 store.update_batch(row.submission, batch_id=info.batch_id, status=info.status,

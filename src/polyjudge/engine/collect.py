@@ -147,11 +147,11 @@ def remember_outputs(store_path: Path, out_dir: Path, result: RunResult) -> None
 
 def _stored_judgments(plan: Plan, store_path: Path) -> StoredJudgments:
     """The run's judgments, read back from the store on disk when iterated."""
-    order, runs, seed = sorted(plan.judges), plan.runs, plan.seed
+    order, runs, seed, names = sorted(plan.judges), plan.runs, plan.seed, plan.key_names
 
     def keys(i: int) -> list[str]:
         h = plan.prompt_hash(i)
-        return [task_key(j, r, seed + r, h) for j in order for r in range(runs)]
+        return [task_key(names[j], r, seed + r, h) for j in order for r in range(runs)]
 
     return StoredJudgments(plan.items, plan.judges, runs, plan.protocol, keys,
                            lambda: Store(store_path, readonly=True))
@@ -161,13 +161,13 @@ def collect(plan: Plan, store: Store, store_path: Path | None, table: Mapping[st
              aggregator: str, min_runs: int) -> tuple[RunResult, Usage]:
     """The run's judgments, summarised in one pass over the store (parsed once, each item aggregated
     once; with a store on disk their ``judgments.jsonl`` lines are spooled beside it as they go)."""
-    items, judges, runs, seed = plan.items, plan.judges, plan.runs, plan.seed
+    items, judges, runs, seed, names = plan.items, plan.judges, plan.runs, plan.seed, plan.key_names
     plan.resolve(range(len(items)), None if store.readonly else store)
     order = sorted(judges)
 
     def keys(i: int) -> list[str]:
         h = plan.prompt_hash(i)
-        return [task_key(j, r, seed + r, h) for j in order for r in range(runs)]
+        return [task_key(names[j], r, seed + r, h) for j in order for r in range(runs)]
 
     uses: dict[str, int] = {}
     for i in range(len(items)):

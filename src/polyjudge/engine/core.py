@@ -89,7 +89,7 @@ def _context(items: list[Item], spec: RunSpec) -> _Context:
     if len(set(judges)) != len(judges):
         raise ValueError(f"each judge needs a distinct model name, got {judges}")
     plan = Plan(items, protocol, judges, runs=spec.resolved_runs(), temperature=spec.resolved_temperature(),
-                seed=spec.seed, reasoning_effort=spec.reasoning_effort)
+                seed=spec.seed, reasoning_effort=spec.reasoning_effort, forms=spec.request_forms)
     sizes = {m: n for m, n in CONTEXT_TOKENS.items() if m in judges} | dict(spec.context_sizes or {})
     table = price_table(spec.prices)
     # Only an answer's first choice carries token probabilities: expected scores need one per request.

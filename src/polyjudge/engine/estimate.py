@@ -372,7 +372,7 @@ def _rendered(plan: Plan) -> Iterator[list[_Prompt]]:
 
 def _keys(plan: Plan, prompt: _Prompt) -> list[list[str]]:
     """An item's cache keys, by run then judge."""
-    return [[task_key(judge, r, plan.seed + r, prompt.prompt_hash) for judge in plan.judges]
+    return [[task_key(plan.key_names[judge], r, plan.seed + r, prompt.prompt_hash) for judge in plan.judges]
             for r in range(plan.runs)]
 
 

@@ -159,8 +159,12 @@ class Plan:
     """
 
     def __init__(self, items: Sequence[Item], protocol: JudgeProtocol, judges: Sequence[str], *, runs: int,
-                 temperature: float, seed: int, reasoning_effort: str | None = None) -> None:
+                 temperature: float, seed: int, reasoning_effort: str | None = None,
+                 forms: Mapping[str, str] | None = None) -> None:
         self.items, self.protocol, self.judges = items, protocol, list(judges)
+        # The name each judge's keys are made with: its own, or with its request form when the judge's
+        # options change what is written (backends.form: ?structured=none answers are other answers).
+        self.key_names = {j: key_name(j, (forms or {}).get(j, "")) for j in self.judges}
         # Part of every request (and so of its cache key): answers at another effort are other answers.
         self.reasoning_effort = reasoning_effort
         self.runs, self.temperature, self.seed = runs, temperature, seed
@@ -295,17 +299,19 @@ class Plan:
     def keys_of(self, i: int) -> list[str]:
         """Item ``i``'s cache keys in task order (run, then judge)."""
         h = self.prompt_hash(i)
-        return [task_key(judge, r, self.seed + r, h) for r in range(self.runs) for judge in self.judges]
+        names = self.key_names
+        return [task_key(names[judge], r, self.seed + r, h) for r in range(self.runs) for judge in self.judges]
 
     def tasks_of(self, i: int, base: GenerateRequest | None = None) -> list[Task]:
         """Item ``i``'s tasks (run, then judge), with their requests."""
         base = base if base is not None else self.request(i)
         h = self.prompt_hash(i)
         out: list[Task] = []
+        names = self.key_names
         for r in range(self.runs):
             request = dataclasses.replace(base, seed=self.seed + r)
             for j, judge in enumerate(self.judges):
-                out.append(Task(i, r, j, judge, request, h, task_key(judge, r, self.seed + r, h)))
+                out.append(Task(i, r, j, judge, request, h, task_key(names[judge], r, self.seed + r, h)))
         return out
 
     def tasks(self) -> list[Task]:
@@ -325,11 +331,18 @@ def plan_tasks(items: list[Item], protocol: JudgeProtocol, judges: list[str], *,
     return Plan(items, protocol, judges, runs=runs, temperature=temperature, seed=seed).tasks()
 
 
+def key_name(judge: str, form: str) -> str:
+    """The judge part of a task key: the judge's name, followed by its request form when it is not the
+    default one (so the keys of a judge with default options are what they always were)."""
+    return f"{judge}\x01{form}" if form else judge
+
+
 def task_key(judge: str, run_index: int, seed: int, phash: str) -> str:
     """Cache key: the canonical request (via its hash), the judge and the run index.
 
     The run index is part of the key so that run 3 of 10 is its own sample,
-    never a cached copy of run 1.
+    never a cached copy of run 1. ``judge`` is :attr:`Plan.key_names`' entry for the judge
+    (:func:`key_name`): its request form is part of the key.
     """
     return hashlib.sha256(f"{judge}\x00{run_index}\x00{seed}\x00{phash}".encode()).hexdigest()
 

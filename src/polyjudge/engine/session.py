@@ -35,6 +35,7 @@ from polyjudge.protocols.base import JudgeProtocol
 if TYPE_CHECKING:
     from polyjudge.backends import Backend, BackendSettings, JudgeSpec
     from polyjudge.backends.batch import BatchClient
+    from polyjudge.backends.form import RequestForm
     from polyjudge.backends.registry import Capabilities
 
 DEFAULT_JUDGE = "llamacpp"
@@ -330,8 +331,7 @@ def run_identity(protocol: JudgeProtocol, judges: Sequence[str], config: JudgeCo
 
 def _recorded_identity(out: Path) -> dict[str, Any] | None:
     """The identity of the run already in ``out`` (from its manifest, else its store), if any."""
-    from polyjudge.engine.store import Store
-    from polyjudge.rundir import STORE, RunDir
+    from polyjudge.rundir import RunDir
 
     rd = RunDir(out)
     if rd.has_manifest:
@@ -342,7 +342,17 @@ def _recorded_identity(out: Path) -> dict[str, Any] | None:
             found |= {"protocol_options": _canonical(m.config.protocol_options),
                       "temperature": float(m.config.temperature), "seed": m.config.seed,
                       "use_context": m.config.use_context}
+        kept = _stored_identity(out)  # the request forms are kept in the store only
+        if kept and "request_forms" in kept:
+            found["request_forms"] = kept["request_forms"]
         return {k: v for k, v in found.items() if v not in ("", [])}  # 0.1.0 manifests lack some
+    return _stored_identity(out)
+
+
+def _stored_identity(out: Path) -> dict[str, Any] | None:
+    from polyjudge.engine.store import Store
+    from polyjudge.rundir import STORE
+
     if (out / STORE).is_file():
         store = Store(out / STORE, readonly=True)
         try:
@@ -355,13 +365,38 @@ def _recorded_identity(out: Path) -> dict[str, Any] | None:
     return None
 
 
+def _request_forms(prep: _Prepared, judges: Sequence[str]) -> dict[str, RequestForm]:
+    from polyjudge.backends.form import request_forms
+
+    try:
+        return request_forms(prep.specs, judges, prep.settings)
+    except ValueError as exc:
+        raise InputError(str(exc), field="judge") from None
+
+
+def _form_changes(found: Mapping[str, Any], identity: Mapping[str, Any]) -> list[str]:
+    """The judges whose request form changed since the run recorded in ``found`` (a run recorded
+    before forms were kept has none to compare)."""
+    from polyjudge.backends.form import describe_change
+
+    before, now = found.get("request_forms"), identity.get("request_forms") or {}
+    if not isinstance(before, dict):
+        return []
+    return [describe_change(j, before[j], now[j]) for j in now
+            if isinstance(before.get(j), dict) and before[j].get("form", "") != now[j].get("form", "")]
+
+
 def check_same_run(out: Path, identity: Mapping[str, Any]) -> None:
-    """Refuse (InputError, exit 2) a run directory that holds a run of another protocol or config."""
+    """Refuse (InputError, exit 2) a run directory that holds a run of another protocol or config,
+    or whose judges now write their requests in another form (their answers would be other answers)."""
     found = _recorded_identity(out)
     if not found:
         return
     diffs = [f"{_IDENTITY_LABELS.get(k, k)} {json.dumps(v)} there, {json.dumps(identity.get(k))} now"
-             for k, v in found.items() if k in identity and v != identity[k]]
+             for k, v in found.items() if k in identity and k != "request_forms" and v != identity[k]]
+    changed = _form_changes(found, identity)
+    if changed:
+        diffs += changed
     if diffs:
         raise InputError(f"holds a run with another configuration ({'; '.join(diffs)}); give --restart to "
                          "delete it and start over, or use another run directory", path=str(out))
@@ -393,7 +428,9 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
     judges = [b.model for b in backends]
     store_path = out / STORE if out is not None else None
     try:
-        identity = run_identity(prep.protocol, judges, config)
+        forms = _request_forms(prep, judges)
+        identity = run_identity(prep.protocol, judges, config) | {
+            "request_forms": {j: f.record() for j, f in forms.items()}}
         if out is not None:
             if config.restart:
                 if dry_run:
@@ -423,6 +460,7 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
         reasoning_effort=config.reasoning_effort, concurrency=config.concurrency, retry=config.retry,
         progress=config.progress, samples_per_request=samples, max_cost=config.max_cost, rpm=config.rpm,
         tpm=config.tpm, prices=prep.prices, judge_info=info, context_sizes=context_sizes, free_judges=free,
+        request_forms={j: f.token for j, f in forms.items()},
         store_path=store_path, outputs=None if dry_run else out, dry_run=dry_run, batch_clients=clients,
         batch_options=config.batch_options, batch_export=None if dry_run else config.batch_export,
         batch_import=None if dry_run else config.batch_import, executor=None if dry_run else prep.executor,

@@ -60,6 +60,8 @@ class RunSpec:
     tpm: float | None = None
     prices: Mapping[str, ModelPrice | Any] | None = None
     judge_info: Sequence[Mapping[str, Any]] | None = None
+    # judge -> its request form's token ("" or absent: the default form; backends.form.request_form)
+    request_forms: Mapping[str, str] | None = None
     context_sizes: Mapping[str, int] | None = None
     free_judges: Collection[str] = ()
     store_path: Path | str | None = None
