@@ -38,7 +38,7 @@ from pathlib import Path
 
 from polyjudge.cache.location import cache_file
 from polyjudge.data.errors import InputError
-from polyjudge.data.secrets import Redactor, redact
+from polyjudge.data.secrets import Redactor, mask_token_rows, redact
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -194,6 +194,19 @@ def _make(path: Path) -> None:
     finally:
         for leftover in (tmp, tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
             leftover.unlink(missing_ok=True)
+
+
+def _masked_logprobs(mask: Redactor, stored: str | None) -> str | None:
+    """Token probabilities (JSON rows) with the secrets their joined tokens spell masked; rows that are
+    not the engine's shape are kept only when they hold no secret at all."""
+    if not stored or not mask.secrets:
+        return stored
+    try:
+        rows = json.loads(stored)
+        clean = mask_token_rows(mask, rows)
+    except (ValueError, TypeError, IndexError, KeyError):
+        return mask(stored)
+    return stored if clean == rows else json.dumps(clean, ensure_ascii=False)
 
 
 def _transient(exc: sqlite3.OperationalError) -> bool:
@@ -386,7 +399,7 @@ class ResponseCache:
         for a in answers:
             clean = CachedAnswer(a.key, mask(a.model), mask(a.text), mask(a.finish_reason), a.prompt_tokens,
                                  a.completion_tokens, a.cached_prompt_tokens, a.reasoning_tokens, a.latency_s,
-                                 mask(a.reasoning), a.logprobs, mask(a.usage_note))
+                                 mask(a.reasoning), _masked_logprobs(mask, a.logprobs), mask(a.usage_note))
             rows.append((scope, clean.key, clean.model, clean.text, clean.finish_reason, clean.prompt_tokens,
                          clean.completion_tokens, clean.cached_prompt_tokens, clean.reasoning_tokens,
                          clean.latency_s, clean.reasoning, clean.logprobs, clean.usage_note, clean.size(), now))
