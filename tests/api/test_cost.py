@@ -116,8 +116,8 @@ def test_a_model_without_a_price_is_price_unknown_not_free(tmp_path, capsys):
                           f"openai:no-such-priced-model@{srv.base_url}", "-q", "--no-cache"]) == 0
         err = capsys.readouterr().err
         assert "price unknown: no-such-priced-model" in err
-        assert main_code(["judge", str(items), "-o", str(tmp_path / "priced"), "--judge", f"openai:priced-judge@{srv.base_url}",
-                          "-q", "--no-cache", "--prices", str(prices)]) == 0
+        assert main_code(["judge", str(items), "-o", str(tmp_path / "priced"), "--judge",
+                          f"openai:priced-judge@{srv.base_url}", "-q", "--no-cache", "--prices", str(prices)]) == 0
         assert "price unknown" not in capsys.readouterr().err
     assert main_code(["cost", str(tmp_path / "unpriced"), str(tmp_path / "priced")]) == 0
     text = capsys.readouterr().out
@@ -127,3 +127,6 @@ def test_a_model_without_a_price_is_price_unknown_not_free(tmp_path, capsys):
     assert main_code(["cost", str(tmp_path / "unpriced"), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["runs"][0]["cost_usd"] is None and report["price_unknown"] == ["no-such-priced-model"]
+    assert main_code(["report", str(tmp_path / "unpriced"), "-o", str(tmp_path / "report.html")]) == 0
+    html = (tmp_path / "report.html").read_text()
+    assert "price unknown: no-such-priced-model" in html and "price unknown</td>" in html
