@@ -152,10 +152,16 @@ def test_the_dry_run_does_not_count_answers_a_damaged_cache_cannot_give(tmp_path
         damage_a_table_page(tmp_path / "c" / "responses.sqlite")
         capsys.readouterr()
         assert cli(*judge_args(tmp_path, srv, tmp_path / "c", "second", "--runs", "2", "--dry-run")) == 0
-    captured = capsys.readouterr()
-    assert "12 requests to send" in captured.out, captured.out
-    assert "in the shared cache" not in captured.out
-    assert "damaged" in captured.err
+        captured = capsys.readouterr()
+        assert "12 requests to send" in captured.out, captured.out
+        assert "in the shared cache" not in captured.out
+        assert "damaged" in captured.err
+        damaged = (tmp_path / "c" / "responses.sqlite").read_bytes()
+        # The real run does as the dry run said: it sends everything, and never writes to the damaged file.
+        assert cli(*judge_args(tmp_path, srv, tmp_path / "c", "second", "--runs", "2")) == 0
+        assert len(srv.requests) == 24
+    assert "damaged" in capsys.readouterr().err
+    assert (tmp_path / "c" / "responses.sqlite").read_bytes() == damaged
 
 
 def test_a_cache_that_cannot_be_opened_is_a_warning(tmp_path, capsys, monkeypatch):

@@ -306,14 +306,16 @@ class ResponseCache:
             raise _refused(self.path, f"cannot be read as a response cache ({exc})") from None
         except sqlite3.DatabaseError as exc:  # "file is not a database", "database disk image is malformed"
             raise _refused(self.path, f"is damaged or not an SQLite database ({exc})") from None
-        if app == APPLICATION_ID:
-            if version > SCHEMA_VERSION:
-                raise _refused(self.path, f"was made by a newer polyjudge (cache version {version}, this one "
-                                          f"reads {SCHEMA_VERSION})")
-            return
-        if not earlier:
+        if app == APPLICATION_ID and version > SCHEMA_VERSION:
+            raise _refused(self.path, f"was made by a newer polyjudge (cache version {version}, this one "
+                                      f"reads {SCHEMA_VERSION})")
+        if app != APPLICATION_ID and not earlier:
             raise _refused(self.path, "is not a polyjudge response cache (another program's file?)")
-        if not self.readonly:
+        problem = None if self.readonly else self.problem()  # about 0.1 s per 80 MB of cache
+        if problem is not None:  # never written to: a run goes on without it
+            raise CacheUnavailable(f"the response cache is damaged ({problem}); polyjudge leaves it as it is "
+                                   "(move it away to start a new cache)", path=str(self.path), field="cache")
+        if app != APPLICATION_ID and not self.readonly:
             with self._transaction() as db:
                 db.execute(f"PRAGMA application_id={APPLICATION_ID}")
                 db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
