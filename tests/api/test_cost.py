@@ -116,6 +116,12 @@ def test_a_model_without_a_price_is_price_unknown_not_free(tmp_path, capsys):
                           f"openai:no-such-priced-model@{srv.base_url}", "-q", "--no-cache"]) == 0
         err = capsys.readouterr().err
         assert "price unknown: no-such-priced-model" in err
+        # A spending cap still needs a price: refused before anything is sent, as before.
+        sent = len(srv.requests)
+        assert main_code(["judge", str(items), "-o", str(tmp_path / "capped"), "--judge",
+                          f"openai:no-such-priced-model@{srv.base_url}", "-q", "--no-cache", "--max-cost", "1"]) == 2
+        assert len(srv.requests) == sent and not (tmp_path / "capped").exists()
+        capsys.readouterr()
         assert main_code(["judge", str(items), "-o", str(tmp_path / "priced"), "--judge",
                           f"openai:priced-judge@{srv.base_url}", "-q", "--no-cache", "--prices", str(prices)]) == 0
         assert "price unknown" not in capsys.readouterr().err

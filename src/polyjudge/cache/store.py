@@ -300,10 +300,8 @@ class ResponseCache:
             app = int(self._db.execute("PRAGMA application_id").fetchone()[0])
             version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
             earlier = app == 0 and _is_earlier_cache(self._db)
-        except sqlite3.OperationalError as exc:
-            if _transient(exc):
-                raise
-            raise _refused(self.path, f"cannot be read as a response cache ({exc})") from None
+        except sqlite3.OperationalError:  # a lock (tried again), no permission, a read-only or full volume
+            raise
         except sqlite3.DatabaseError as exc:  # "file is not a database", "database disk image is malformed"
             raise _refused(self.path, f"is damaged or not an SQLite database ({exc})") from None
         if app == APPLICATION_ID and version > SCHEMA_VERSION:
