@@ -41,7 +41,12 @@ def test_an_echoed_key_reaches_no_store_output_or_cache(tmp_path, monkeypatch):
                                                + "\n" for i in range(3)))
     with ScriptedServer(echoing) as srv:
         assert cli("judge", tmp_path / "in.jsonl", "-o", tmp_path / "run", "--judge", f"openai:m@{srv.base_url}",
-                   "-q", "--score-mode", "expected", "--cache", tmp_path / "cache") == 0
+                   "-q", "--score-mode", "expected", "--cache", tmp_path / "cache",
+                   "--record", tmp_path / "rec.jsonl") == 0
+    recorded = [json.loads(line)["response"] for line in (tmp_path / "rec.jsonl").read_text().splitlines()]
+    assert len(recorded) == 3
+    for r in recorded:  # the recording holds the tokens too: joined, they spell no key
+        assert SECRET[:12] not in "".join(t for t, _, _ in r["logprobs"]) and SECRET not in json.dumps(r)
     for folder in (tmp_path / "run", tmp_path / "cache"):
         raw = every_byte(folder)
         assert SECRET.encode() not in raw, folder
