@@ -101,3 +101,38 @@ def main_code(argv):
     with pytest.raises(SystemExit) as done:
         main(argv)
     return done.value.code
+
+
+def test_a_model_without_a_price_is_price_unknown_not_free(tmp_path, capsys):
+    """Issue 34, item 6: no price for the judge's model: the summary and `cost` say "price unknown"
+    with the model, not "$0.0000"; a --prices entry makes it known."""
+    items = tmp_path / "in.jsonl"
+    items.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "system": "S", "seg_id": str(i),
+                                         "src_lang": "en", "tgt_lang": "de"}) + "\n" for i in range(3)))
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"priced-judge": [1.0, 2.0]}))
+    with ScriptedServer(lambda body: json.dumps({"score": 60})) as srv:
+        assert main_code(["judge", str(items), "-o", str(tmp_path / "unpriced"), "--judge",
+                          f"openai:no-such-priced-model@{srv.base_url}", "-q", "--no-cache"]) == 0
+        err = capsys.readouterr().err
+        assert "price unknown: no-such-priced-model" in err
+        # A spending cap still needs a price: refused before anything is sent, as before.
+        sent = len(srv.requests)
+        assert main_code(["judge", str(items), "-o", str(tmp_path / "capped"), "--judge",
+                          f"openai:no-such-priced-model@{srv.base_url}", "-q", "--no-cache", "--max-cost", "1"]) == 2
+        assert len(srv.requests) == sent and not (tmp_path / "capped").exists()
+        capsys.readouterr()
+        assert main_code(["judge", str(items), "-o", str(tmp_path / "priced"), "--judge",
+                          f"openai:priced-judge@{srv.base_url}", "-q", "--no-cache", "--prices", str(prices)]) == 0
+        assert "price unknown" not in capsys.readouterr().err
+    assert main_code(["cost", str(tmp_path / "unpriced"), str(tmp_path / "priced")]) == 0
+    text = capsys.readouterr().out
+    unpriced_rows = [ln for ln in text.splitlines() if "no-such-priced-model" in ln]
+    assert unpriced_rows and all("price unknown" in ln and "0.000000" not in ln for ln in unpriced_rows), text
+    assert "price unknown: no-such-priced-model" in text.splitlines()[-1]
+    assert main_code(["cost", str(tmp_path / "unpriced"), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["runs"][0]["cost_usd"] is None and report["price_unknown"] == ["no-such-priced-model"]
+    assert main_code(["report", str(tmp_path / "unpriced"), "-o", str(tmp_path / "report.html")]) == 0
+    html = (tmp_path / "report.html").read_text()
+    assert "price unknown: no-such-priced-model" in html and "price unknown</td>" in html

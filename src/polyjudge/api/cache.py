@@ -8,6 +8,9 @@ Every run that judges reads and fills the cache by itself (``JudgeConfig.use_cac
 from __future__ import annotations
 
 import math
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from polyjudge.cache import CacheStats, PruneResult, ResponseCache, cache_dir, parse_size, prune
@@ -15,9 +18,25 @@ from polyjudge.cache.location import cache_file
 from polyjudge.data.errors import InputError
 
 
+@contextmanager
+def _sound(folder: Path, *, readonly: bool = False) -> Iterator[ResponseCache]:
+    """The cache in ``folder``, refused when it is damaged (SQLite's quick check), and any database
+    error while using it told as the cache's (one line naming the file), never as a run's store."""
+    where = cache_file(folder)
+    try:
+        with ResponseCache(folder, readonly=readonly) as cache:
+            problem = cache.problem()
+            if problem is not None:
+                raise InputError(f"the response cache is damaged ({problem}); polyjudge leaves it as it is "
+                                 "(move it away to start a new cache)", path=str(where), field="cache")
+            yield cache
+    except sqlite3.Error as exc:
+        raise InputError(f"the response cache failed: {exc}", path=str(where), field="cache") from None
+
+
 def cache_stats(path: str | Path | None = None) -> CacheStats:
     """Entries, bytes and ages of the cache, per backend and model (a cache not yet made reads as empty)."""
-    with ResponseCache(cache_dir(path), readonly=True) as cache:
+    with _sound(cache_dir(path), readonly=True) as cache:
         return cache.stats()
 
 
@@ -35,18 +54,18 @@ def prune_cache(path: str | Path | None = None, *, older_than_days: float | None
     if limit is not None and limit < 0:
         raise InputError(f"must be 0 or more bytes, got {limit}", field="max-size")
     folder = cache_dir(path)
-    if not cache_file(folder).is_file():
+    if not cache_file(folder).is_file() and not cache_file(folder).is_symlink():
         return PruneResult(0, 0, 0, True)  # nothing to prune, and no cache is made for it
-    with ResponseCache(folder) as cache:
+    with _sound(folder) as cache:
         return prune(cache, older_than_days=older_than_days, max_bytes=limit)
 
 
 def clear_cache(path: str | Path | None = None) -> int:
     """Forget every entry (the file is compacted when no other process holds it); how many were removed."""
     folder = cache_dir(path)
-    if not cache_file(folder).is_file():
+    if not cache_file(folder).is_file() and not cache_file(folder).is_symlink():
         return 0
-    with ResponseCache(folder) as cache:
+    with _sound(folder) as cache:
         removed = cache.clear()
         cache.compact()
         return removed

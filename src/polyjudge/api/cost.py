@@ -17,6 +17,7 @@ from polyjudge.data.errors import InputError
 from polyjudge.rundir import RunDir
 from polyjudge.rundir.records import Manifest
 
+PRICE_UNKNOWN = "price unknown"
 # The model named on a row of an old manifest (format 0 or 1 without per-judge numbers) with several judges.
 ALL_JUDGES = "(all judges)"
 
@@ -32,11 +33,13 @@ class JudgeSpend:
     completion_tokens: int
     cost_usd: float
     price_source: str = ""
+    price_known: bool = True  # False: a paid judge without a price, whose $0 means "unknown", not "free"
 
     def to_dict(self) -> dict[str, Any]:
         return {"run": self.run, "backend": self.backend, "model": self.model, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "cost_usd": round(self.cost_usd, 6),
-                "price_source": self.price_source}
+                "completion_tokens": self.completion_tokens,
+                "cost_usd": round(self.cost_usd, 6) if self.price_known else None,
+                "price_source": self.price_source if self.price_known else PRICE_UNKNOWN}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +53,14 @@ class CostReport:
     def cost_usd(self) -> float:
         return sum(r.cost_usd for r in self.rows)
 
+    @property
+    def unpriced(self) -> list[str]:
+        """The models whose price is unknown: the total leaves them out."""
+        return list(dict.fromkeys(r.model for r in self.rows if not r.price_known))
+
     def to_dict(self) -> dict[str, Any]:
         return {"runs": [r.to_dict() for r in self.rows], "by_model": [r.to_dict() for r in self.totals],
-                "cost_usd": round(self.cost_usd, 6),
+                "cost_usd": round(self.cost_usd, 6), "price_unknown": self.unpriced,
                 "prompt_tokens": sum(r.prompt_tokens for r in self.rows),
                 "completion_tokens": sum(r.completion_tokens for r in self.rows)}
 
@@ -74,16 +82,23 @@ def _judge_rows(name: str, manifest: Manifest) -> list[JudgeSpend]:
     backends = {str(j.get("model")): str(j.get("backend") or "") for j in manifest.judges if isinstance(j, dict)}
     extra = manifest.unknown
     tokens, costs, sources = (_obj(extra.get(k)) for k in ("tokens_by_judge", "cost_by_judge", "price_sources"))
+    unknown = set(unpriced(manifest))
     if tokens or costs:
         models = list(dict.fromkeys([*backends, *tokens, *costs]))
         return [JudgeSpend(name, backends.get(m, ""), m, _int(_obj(tokens.get(m)).get("prompt")),
                            _int(_obj(tokens.get(m)).get("completion")), _number(costs.get(m)),
-                           str(sources.get(m) or "")) for m in models]
+                           str(sources.get(m) or ""), m not in unknown) for m in models]
     if not manifest.tokens and not manifest.cost_usd:
         return []
     model = next(iter(backends)) if len(backends) == 1 else ALL_JUDGES
     return [JudgeSpend(name, backends.get(model, ""), model, _int(manifest.tokens.get("prompt")),
                        _int(manifest.tokens.get("completion")), _number(manifest.cost_usd))]
+
+
+def unpriced(manifest: Manifest) -> list[str]:
+    """The paid judges of a run that had no price (their recorded $0 is unknown, not free)."""
+    found = manifest.unknown.get("price_unknown")
+    return [str(m) for m in found] if isinstance(found, list) else []
 
 
 def _totals(rows: Sequence[JudgeSpend]) -> tuple[JudgeSpend, ...]:
@@ -92,12 +107,13 @@ def _totals(rows: Sequence[JudgeSpend]) -> tuple[JudgeSpend, ...]:
         before = summed.get((r.backend, r.model))
         if before is None:
             summed[(r.backend, r.model)] = JudgeSpend("total", r.backend, r.model, r.prompt_tokens,
-                                                      r.completion_tokens, r.cost_usd)
+                                                      r.completion_tokens, r.cost_usd, price_known=r.price_known)
         else:
             summed[(r.backend, r.model)] = JudgeSpend("total", r.backend, r.model,
                                                       before.prompt_tokens + r.prompt_tokens,
                                                       before.completion_tokens + r.completion_tokens,
-                                                      before.cost_usd + r.cost_usd)
+                                                      before.cost_usd + r.cost_usd,
+                                                      price_known=before.price_known and r.price_known)
     return tuple(sorted(summed.values(), key=lambda r: (-r.cost_usd, r.backend, r.model)))
 
 
@@ -113,4 +129,4 @@ def run_costs(run_dirs: Sequence[str | Path]) -> CostReport:
     return CostReport(tuple(rows), _totals(rows))
 
 
-__all__ = ["ALL_JUDGES", "CostReport", "JudgeSpend", "run_costs"]
+__all__ = ["ALL_JUDGES", "PRICE_UNKNOWN", "CostReport", "JudgeSpend", "run_costs", "unpriced"]

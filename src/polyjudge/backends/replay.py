@@ -23,7 +23,7 @@ from polyjudge.backends.registry import (
 )
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl
-from polyjudge.data.secrets import redact
+from polyjudge.data.secrets import Redactor, mask_token_rows, redact
 
 
 def request_fingerprint(request: GenerateRequest | dict[str, Any]) -> str:
@@ -47,7 +47,8 @@ def _recorded(result: GenerateResult) -> dict[str, Any]:
         out["choices"] = list(result.choices)
         out["choice_finish_reasons"] = list(result.choice_finish_reasons)
     if result.logprobs:
-        out["logprobs"] = [[t.token, t.logprob, [list(a) for a in t.top]] for t in result.logprobs]
+        rows = [[t.token, t.logprob, [list(a) for a in t.top]] for t in result.logprobs]
+        out["logprobs"] = mask_token_rows(Redactor(patterns=False), rows)  # tokens joined never spell a key
     if result.reasoning is not None:
         out["reasoning"] = result.reasoning
     return out

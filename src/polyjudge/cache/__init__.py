@@ -7,7 +7,7 @@ keeps it bounded. The engine does both through :mod:`polyjudge.engine.caching`.
 
 from polyjudge.cache.location import ENV_VAR, cache_dir, default_cache_dir
 from polyjudge.cache.prune import PruneResult, parse_size, prune
-from polyjudge.cache.store import CachedAnswer, CacheStats, ModelCount, ResponseCache
+from polyjudge.cache.store import APPLICATION_ID, CachedAnswer, CacheStats, CacheUnavailable, ModelCount, ResponseCache
 
-__all__ = ["ENV_VAR", "CacheStats", "CachedAnswer", "ModelCount", "PruneResult", "ResponseCache", "cache_dir",
-           "default_cache_dir", "parse_size", "prune"]
+__all__ = ["APPLICATION_ID", "ENV_VAR", "CacheStats", "CacheUnavailable", "CachedAnswer", "ModelCount",
+           "PruneResult", "ResponseCache", "cache_dir", "default_cache_dir", "parse_size", "prune"]

@@ -41,8 +41,15 @@ def cache_dir(path: str | Path | None) -> Path:
     return Path(path).expanduser() if path else default_cache_dir()
 
 
+def inside(folder: Path, run_dir: Path) -> bool:
+    """Whether ``folder`` is ``run_dir`` or lies inside it (links resolved): a run directory is the run's
+    alone, so a cache there would make every resume refuse the directory as not polyjudge's."""
+    cache, run = folder.expanduser().resolve(), run_dir.expanduser().resolve()
+    return cache == run or run in cache.parents
+
+
 def cache_file(folder: Path) -> Path:
     return folder / CACHE_FILE
 
 
-__all__ = ["CACHE_FILE", "ENV_VAR", "cache_dir", "cache_file", "default_cache_dir", "user_cache_root"]
+__all__ = ["CACHE_FILE", "ENV_VAR", "cache_dir", "cache_file", "default_cache_dir", "inside", "user_cache_root"]

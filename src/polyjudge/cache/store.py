@@ -11,11 +11,22 @@ Several processes may read and fill the cache at once: the file is in WAL
 mode, each fill is one transaction (all of it or none of it, also after
 ``kill -9``), and a writer waits for another (busy timeout) instead of
 failing. Failures are never entries: the engine only offers answers.
+
+The file is polyjudge's or it is left alone: a cache carries SQLite's
+``application_id`` (:data:`APPLICATION_ID`) and ``user_version``, is made
+whole in a temporary file and linked into place (never seen half made), and
+any other file at its place (another program's database, a symbolic link, a
+zero-byte or damaged file) is refused before anything is written to it. A
+cache of an earlier version (no mark yet, but exactly this schema) is
+recognised and marked. A cache that cannot be opened at all (a read-only
+folder, a full volume) raises :class:`CacheUnavailable`: a run warns and
+goes on without it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import sqlite3
@@ -27,7 +38,7 @@ from pathlib import Path
 
 from polyjudge.cache.location import cache_file
 from polyjudge.data.errors import InputError
-from polyjudge.data.secrets import Redactor, redact
+from polyjudge.data.secrets import Redactor, mask_token_rows, redact
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -57,6 +68,7 @@ CREATE TABLE IF NOT EXISTS adaptations (
 );
 """
 SCHEMA_VERSION = 1
+APPLICATION_ID = 0x504A5243  # "PJRC": polyjudge response cache, in the SQLite header (PRAGMA application_id)
 BUSY_TIMEOUT_MS = 60_000  # another process filling the cache: wait for it rather than fail
 COMPACT_WAIT_MS = 2_000  # compacting is optional: never make a judging process wait long for it
 _SCHEMA_NAMES = frozenset(re.findall(r"CREATE (?:TABLE|INDEX) IF NOT EXISTS (\w+)", SCHEMA))  # what a made cache holds
@@ -109,6 +121,94 @@ class CacheStats:
     models: tuple[ModelCount, ...]
 
 
+class CacheUnavailable(InputError):
+    """The cache cannot be opened or made (no permission, a read-only or full volume): a run warns
+    and goes on without it; ``polyjudge cache`` commands report it like any bad input."""
+
+
+def _refused(path: Path, why: str) -> InputError:
+    return InputError(f"cannot use the response cache: it {why}; polyjudge leaves it as it is (give another "
+                      "--cache PATH, or --no-cache)",
+                      path=str(path), field="cache")
+
+
+def _layout(db: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
+    """The tables of a database and their columns, in order (SQLite's own tables left out)."""
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' "
+                                        "AND name NOT LIKE 'sqlite_%'")]
+    return {t: tuple(str(c[1]) for c in db.execute(f'PRAGMA table_info("{t}")')) for t in tables}
+
+
+def _schema_layout() -> dict[str, tuple[str, ...]]:
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.executescript(SCHEMA)
+        return _layout(mem)
+    finally:
+        mem.close()
+
+
+_LAYOUT = _schema_layout()  # the tables and columns a cache made by SCHEMA holds
+
+
+def _is_earlier_cache(db: sqlite3.Connection) -> bool:
+    """An unmarked file is an earlier polyjudge's cache when its tables are exactly this schema's
+    (the ``adaptations`` table came later and may be missing)."""
+    found = _layout(db)
+    return "answers" in found and all(_LAYOUT.get(t) == cols for t, cols in found.items())
+
+
+def _check_place(path: Path) -> bool:
+    """Whether a file is at ``path`` (refusing a symbolic link, a non-regular or a zero-byte file)."""
+    if path.is_symlink():
+        raise _refused(path, "is a symbolic link, not a response cache (a cache is never written through one)")
+    if not path.exists():
+        return False
+    if not path.is_file():
+        raise _refused(path, "is not a regular file, so not a response cache")
+    if path.stat().st_size == 0:
+        raise _refused(path, "is an empty file, not a response cache")
+    return True
+
+
+def _make(path: Path) -> None:
+    """A new cache at ``path``, whole: made in a temporary file beside it, then linked into place
+    (another process making it at the same moment wins, and its file is used)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{random.getrandbits(32):08x}.new")
+    try:
+        db = sqlite3.connect(str(tmp), isolation_level=None)
+        try:
+            db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+        finally:
+            db.close()
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links: the rename is all but atomic
+            if not path.exists() and not path.is_symlink():
+                os.replace(tmp, path)
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
+            leftover.unlink(missing_ok=True)
+
+
+def _masked_logprobs(mask: Redactor, stored: str | None) -> str | None:
+    """Token probabilities (JSON rows) with the secrets their joined tokens spell masked; rows that are
+    not the engine's shape are kept only when they hold no secret at all."""
+    if not stored or not mask.secrets:
+        return stored
+    try:
+        rows = json.loads(stored)
+        clean = mask_token_rows(mask, rows)
+    except (ValueError, TypeError, IndexError, KeyError):
+        return mask(stored)
+    return stored if clean == rows else json.dumps(clean, ensure_ascii=False)
+
+
 def _transient(exc: sqlite3.OperationalError) -> bool:
     """A lock another process holds for a moment, worth trying again (not a damaged or foreign file)."""
     text = str(exc).lower()
@@ -132,20 +232,23 @@ class ResponseCache:
         self._db: sqlite3.Connection | None = None
         try:
             self._open()
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, InputError) as exc:
             if self._db is not None:
                 self._db.close()
-            raise InputError(f"cannot use the response cache: {redact(str(exc))} (give another --cache PATH, "
-                             "or --no-cache)", path=str(self.path), field="cache") from None
+                self._db = None
+            if isinstance(exc, InputError):
+                raise
+            raise CacheUnavailable(f"cannot use the response cache: {redact(str(exc))} (give another --cache "
+                                   "PATH, or --no-cache)", path=str(self.path), field="cache") from None
 
     def _open(self) -> None:
         if self.readonly:
-            if not self.path.is_file():
+            if not _check_place(self.path):
                 return
-            self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
+            self._db = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None,
                                        check_same_thread=False)
             self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            self._db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # a damaged file fails here
+            self._identify()
             return
         if self.folder.exists() and not self.folder.is_dir():
             raise NotADirectoryError(f"{self.folder} is not a folder")
@@ -154,6 +257,9 @@ class ResponseCache:
         pause = 0.005
         while True:
             try:
+                if not _check_place(self.path):
+                    _make(self.path)  # then what is there: this cache, or another process's made at once
+                    _check_place(self.path)
                 self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
                 self._prepare()
                 return
@@ -173,6 +279,7 @@ class ResponseCache:
         deadlock, and :meth:`_open` tries again."""
         assert self._db is not None
         self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        self._identify()
         if str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
             self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # a commit survives the process being killed
@@ -184,6 +291,43 @@ class ResponseCache:
                 if statement.strip():
                     self._db.execute(statement)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _identify(self) -> None:
+        """Refuse a file that is not a polyjudge cache (before anything is written to it); mark an
+        earlier polyjudge's cache (writable opens only)."""
+        assert self._db is not None
+        try:
+            app = int(self._db.execute("PRAGMA application_id").fetchone()[0])
+            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+            earlier = app == 0 and _is_earlier_cache(self._db)
+        except sqlite3.OperationalError:  # a lock (tried again), no permission, a read-only or full volume
+            raise
+        except sqlite3.DatabaseError as exc:  # "file is not a database", "database disk image is malformed"
+            raise _refused(self.path, f"is damaged or not an SQLite database ({exc})") from None
+        if app == APPLICATION_ID and version > SCHEMA_VERSION:
+            raise _refused(self.path, f"was made by a newer polyjudge (cache version {version}, this one "
+                                      f"reads {SCHEMA_VERSION})")
+        if app != APPLICATION_ID and not earlier:
+            raise _refused(self.path, "is not a polyjudge response cache (another program's file?)")
+        problem = None if self.readonly else self.problem()  # about 0.1 s per 80 MB of cache
+        if problem is not None:  # never written to: a run goes on without it
+            raise CacheUnavailable(f"the response cache is damaged ({problem}); polyjudge leaves it as it is "
+                                   "(move it away to start a new cache)", path=str(self.path), field="cache")
+        if app != APPLICATION_ID and not self.readonly:
+            with self._transaction() as db:
+                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def problem(self) -> str | None:
+        """What SQLite's quick check finds wrong with the file (None when it is sound, or absent):
+        a cache with a damaged page may still answer some lookups and fail others."""
+        if self._db is None:
+            return None
+        try:
+            found = [str(r[0]) for r in self._db.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+        return None if found == ["ok"] else "; ".join(found)
 
     def close(self) -> None:
         if self._db is not None:
@@ -255,7 +399,7 @@ class ResponseCache:
         for a in answers:
             clean = CachedAnswer(a.key, mask(a.model), mask(a.text), mask(a.finish_reason), a.prompt_tokens,
                                  a.completion_tokens, a.cached_prompt_tokens, a.reasoning_tokens, a.latency_s,
-                                 mask(a.reasoning), a.logprobs, mask(a.usage_note))
+                                 mask(a.reasoning), _masked_logprobs(mask, a.logprobs), mask(a.usage_note))
             rows.append((scope, clean.key, clean.model, clean.text, clean.finish_reason, clean.prompt_tokens,
                          clean.completion_tokens, clean.cached_prompt_tokens, clean.reasoning_tokens,
                          clean.latency_s, clean.reasoning, clean.logprobs, clean.usage_note, clean.size(), now))
@@ -357,4 +501,4 @@ class ResponseCache:
         return _file_bytes(self.path)
 
 
-__all__ = ["CacheStats", "CachedAnswer", "ModelCount", "ResponseCache"]
+__all__ = ["APPLICATION_ID", "CacheStats", "CacheUnavailable", "CachedAnswer", "ModelCount", "ResponseCache"]

@@ -6,15 +6,15 @@ import json
 
 import click
 
-from polyjudge.api.cost import CostReport, JudgeSpend
+from polyjudge.api.cost import PRICE_UNKNOWN, CostReport, JudgeSpend
 from polyjudge.cli.options import emit, format_option, out_option
 
 _HEADER = ["run", "backend", "model", "prompt_tokens", "completion_tokens", "cost_usd", "price_source"]
 
 
 def _cells(r: JudgeSpend) -> list[str]:
-    return [r.run, r.backend, r.model, str(r.prompt_tokens), str(r.completion_tokens), f"{r.cost_usd:.6f}",
-            r.price_source]
+    return [r.run, r.backend, r.model, str(r.prompt_tokens), str(r.completion_tokens),
+            f"{r.cost_usd:.6f}" if r.price_known else PRICE_UNKNOWN, r.price_source]
 
 
 def render(report: CostReport, fmt: str) -> str:
@@ -31,7 +31,8 @@ def render(report: CostReport, fmt: str) -> str:
     total_in = sum(r.prompt_tokens for r in report.rows)
     total_out = sum(r.completion_tokens for r in report.rows)
     lines.append(f"{len(report.rows)} judge run(s): {total_in:,} prompt and {total_out:,} completion tokens, "
-                 f"${report.cost_usd:,.4f}")
+                 f"${report.cost_usd:,.4f}"
+                 + (f" ({PRICE_UNKNOWN}: {', '.join(report.unpriced)}, not counted)" if report.unpriced else ""))
     return "\n".join(lines) + "\n"
 
 

@@ -76,7 +76,7 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
                 if "ray_actors_left" in c else ""))
     cached = m.tokens.get("cached_prompt", 0)
     echo(f"tokens: {m.tokens['prompt']:,} prompt" + (f" ({cached:,} cached)" if cached else "")
-         + f" + {m.tokens['completion']:,} completion  cost: ${m.cost_usd:.4f}"
+         + f" + {m.tokens['completion']:,} completion  cost: ${m.cost_usd:.4f}" + _unpriced(m)
          + (f" of the ${result.max_cost:.4f} cap (${max(0.0, result.max_cost - m.cost_usd):.4f} left)"
             if result.max_cost is not None else "")
          + f"  wall time: {m.wall_time_s:.1f}s")
@@ -93,6 +93,14 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
     click.echo("system\tscore\tn_segments")
     for row in rows:
         click.echo(f"{row.system}\t{'' if row.score is None else f'{row.score:.4f}'}\t{row.n_segments}")
+
+
+def _unpriced(m: Any) -> str:
+    """The judges whose price is unknown, beside the cost (their $0 is not "free")."""
+    from polyjudge.api.cost import PRICE_UNKNOWN, unpriced
+
+    models = unpriced(m)
+    return f" ({PRICE_UNKNOWN}: {', '.join(models)})" if models else ""
 
 
 def _paying_less(result: RunResult) -> list[str]:

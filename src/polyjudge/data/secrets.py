@@ -25,8 +25,8 @@ import functools
 import json
 import os
 import re
-from collections.abc import Iterable
-from typing import overload
+from collections.abc import Iterable, Sequence
+from typing import Any, overload
 from urllib.parse import quote
 
 MASK = "[REDACTED]"
@@ -154,6 +154,49 @@ class Redactor:
         return text
 
 
+def secret_spans(mask: Redactor, text: str) -> list[tuple[int, int]]:
+    """Where in ``text`` the known secret values of ``mask`` are written (start, end), in any spelling."""
+    spans = []
+    for secret in mask.secrets:
+        for form in _spellings(secret):
+            at = text.find(form)
+            while at >= 0:
+                spans.append((at, at + len(form)))
+                at = text.find(form, at + 1)
+    return spans
+
+
+def mask_tokens(mask: Redactor, tokens: Sequence[str]) -> list[str]:
+    """``tokens`` (an answer's pieces, in order) with every secret masked over their joined text: the
+    first token a secret touches becomes ``[REDACTED]``, the others it touches become empty, so
+    joining the tokens again never gives the secret back, however the tokens cut it."""
+    joined = "".join(tokens)
+    spans = secret_spans(mask, joined) if mask.secrets and joined else []
+    if not spans:
+        return list(tokens)
+    out, start, masked_until = [], 0, -1
+    for tok in tokens:
+        end = start + len(tok)
+        hit = [b for a, b in spans if a < end and b > start] if tok else []
+        if hit:
+            out.append("" if start < masked_until else MASK)
+            masked_until = max(masked_until, *hit)
+        elif start < masked_until:
+            out.append("")
+        else:
+            out.append(tok)
+        start = end
+    return out
+
+
+def mask_token_rows(mask: Redactor, rows: Sequence[Sequence[Any]]) -> list[list[Any]]:
+    """Token probabilities as kept on disk (``[token, logprob, alternatives]`` rows) masked by
+    :func:`mask_tokens`; a masked position loses its alternatives too (they may spell the secret)."""
+    tokens = [str(r[0]) for r in rows]
+    masked = mask_tokens(mask, tokens)
+    return [[m, *r[1:]] if m == t else [m, r[1], []] for m, t, r in zip(masked, tokens, rows)]
+
+
 @overload
 def redact(text: str, extra: Iterable[str] = (), *, patterns: bool = True) -> str: ...
 @overload
@@ -185,4 +228,5 @@ def redact_url(url: str | None) -> str | None:
     return redact(url)
 
 
-__all__ = ["MASK", "MIN_SECRET_LEN", "Redactor", "env_secrets", "redact", "redact_url", "register_secret_env"]
+__all__ = ["MASK", "MIN_SECRET_LEN", "Redactor", "env_secrets", "mask_token_rows", "mask_tokens", "redact",
+           "redact_url", "register_secret_env", "secret_spans"]

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from polyjudge.backends.base import GenerateResult, Usage
-from polyjudge.cache import CachedAnswer, ResponseCache
+from polyjudge.cache import CachedAnswer, CacheUnavailable, ResponseCache
 from polyjudge.data.secrets import redact, redact_url
 from polyjudge.engine.plan import Plan
 from polyjudge.engine.store import Answerable, AnswerKey, Store, StoredResponse, logprobs_of
@@ -68,11 +68,16 @@ def scopes_of(judges: Sequence[str], info: Sequence[Mapping[str, Any]] | None,
 
 def open_cache(folder: Path | None, judges: Sequence[str], info: Sequence[Mapping[str, Any]] | None,
                free: Collection[str], *, read: bool = True, readonly: bool = False) -> CacheUse | None:
-    """The cache for a run (None without a folder or when no judge is served by it)."""
+    """The cache for a run (None without a folder or when no judge is served by it, and when it cannot
+    be opened: the cache is optional, so the run warns and goes on without it)."""
     scopes = scopes_of(judges, info, free)
     if folder is None or not scopes:
         return None
-    return CacheUse(ResponseCache(folder, readonly=readonly), scopes, read)
+    try:
+        return CacheUse(ResponseCache(folder, readonly=readonly), scopes, read)
+    except CacheUnavailable as exc:
+        log.warning("%s; the run goes on without the shared response cache", exc)
+        return None
 
 
 def item_answer_keys(plan: Plan, i: int) -> list[AnswerKey]:
@@ -194,6 +199,11 @@ def cache_lookup(use: CacheUse | None) -> Callable[[Sequence[tuple[str, str]]], 
     """What the dry run asks the cache: which of these (judge, key) pairs it would answer
     (None when the cache is not read or holds nothing for these judges)."""
     if use is None or not use.read:
+        return None
+    problem = use.cache.problem()  # a damaged page may hide answers the real run then pays for
+    if problem is not None:
+        log.warning("the shared response cache %s is damaged (%s): no answer is counted from it, every "
+                    "request is counted as to send", use.cache.path, problem)
         return None
     scopes = {judge: scope for judge, scope in use.scopes.items() if use.cache.holds_any(scope)}
     if not scopes:

@@ -163,5 +163,7 @@ def build_manifest(plan: Plan, spec: RunSpec, result: RunResult, session: Sessio
         created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         unknown={"wall_time_s_session": round(session.session_wall_s, 3), "tokens_by_judge": usage.by_judge,
                  "cost_by_judge": {k: round(v, 6) for k, v in usage.cost_by_judge.items()},
-                 "usage_anomalies": usage.anomalies, "price_sources": sources_of(table, judges)},
+                 "usage_anomalies": usage.anomalies, "price_sources": sources_of(table, judges),
+                 # Paid judges without a price: their $0 is unknown, not free (reports and `cost` say so).
+                 "price_unknown": [m for m in judges if m not in table and m not in spec.free_judges]},
     )

@@ -475,6 +475,16 @@ def _check_cache(config: JudgeConfig) -> None:
                          field="cache")
 
 
+def _check_cache_apart(config: JudgeConfig, out: Path | None) -> None:
+    """A cache folder equal to or inside the run directory is refused before anything is sent."""
+    from polyjudge.cache.location import inside
+
+    folder = _cache_folder(config)
+    if folder is not None and out is not None and inside(folder, out):
+        raise InputError(f"is inside the run directory {out}: give the response cache a folder of its own, "
+                         "or --no-cache", path=str(folder), field="cache")
+
+
 def _cache_folder(config: JudgeConfig) -> Path | None:
     """The shared response cache's folder for this run (None with --no-cache)."""
     from polyjudge.cache import cache_dir
@@ -557,6 +567,7 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | None = None,
     todo = _items(items)
     prep = _prepare(cfg)
     out_dir = Path(out) if out is not None else None
+    _check_cache_apart(cfg, out_dir)
     with ExitStack() as stack:
         if out_dir is not None:
             stack.enter_context(RunDirLock(out_dir))
@@ -579,6 +590,7 @@ def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | None = No
     todo = _items(items)
     prep = _prepare(cfg)
     out_dir = Path(out) if out is not None else None
+    _check_cache_apart(cfg, out_dir)
     result = asyncio.run(_run(todo, prep, out_dir, dry_run=True))
     assert isinstance(result, Estimate)
     return result

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from polyjudge.backends.base import GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.backends.reported import as_json_text
-from polyjudge.data.secrets import redact
+from polyjudge.data.secrets import Redactor, mask_token_rows, redact
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (
@@ -225,6 +225,12 @@ def logprob_json(tokens: Sequence[TokenLogprob]) -> str:
     return json.dumps([[t.token, t.logprob, [list(a) for a in t.top]] for t in tokens], ensure_ascii=False)
 
 
+def masked_tokens(mask: Redactor, tokens: Sequence[TokenLogprob]) -> list[TokenLogprob]:
+    """``tokens`` with the secrets their joined text holds masked (:func:`~polyjudge.data.secrets.mask_tokens`)."""
+    rows = mask_token_rows(mask, [[t.token, t.logprob, list(t.top)] for t in tokens])
+    return [t if r[0] == t.token else TokenLogprob(r[0], t.logprob, ()) for t, r in zip(tokens, rows)]
+
+
 def logprobs_of(stored: str | None) -> tuple[TokenLogprob, ...]:
     """The tokens :func:`logprob_json` stored (none for answers stored without probabilities)."""
     if not stored:
@@ -245,6 +251,7 @@ class Store:
         self.readonly = readonly
         self._known_prompts: set[str] = set()
         self._in_transaction = False
+        self._mask: Redactor | None = None
         if readonly:
             p = Path(path)
             idle = not p.with_name(p.name + "-wal").exists()
@@ -373,6 +380,13 @@ class Store:
                          (prompt_hash, json.dumps(canonical, ensure_ascii=False, sort_keys=True)))
         self._known_prompts.add(prompt_hash)
 
+    def _masker(self) -> Redactor:
+        """Known secret values only (environment, registered key variables): an answer stays byte-exact
+        unless it really holds one. One snapshot per store, taken at its first answer."""
+        if self._mask is None:
+            self._mask = Redactor(patterns=False)
+        return self._mask
+
     def put_result(self, task: Answerable, result: GenerateResult, attempts: int, *, text: str | None = None,
                    finish_reason: str | None = None, usage: Usage | None = None, channel: str = LIVE,
                    usage_note: str | None = None) -> None:
@@ -385,18 +399,20 @@ class Store:
         lost (and paid for again) because of its content."""
         key, prompt_hash, judge, run_index = task.key, task.prompt_hash, task.judge, task.run_index
         u = usage if usage is not None else result.usage
-        reasoning = result.reasoning if text is None else None
-        logprobs = logprob_json(result.logprobs) if text is None and result.logprobs else None
+        mask = self._masker()  # the one place answers enter storage: outputs and the cache read them from here
+        reasoning = mask(result.reasoning) if text is None else None
+        logprobs = logprob_json(masked_tokens(mask, result.logprobs)) if text is None and result.logprobs else None
+        text = mask(_text(result.text if text is None else text))
+        finish_reason = mask(_text(result.finish_reason if finish_reason is None else finish_reason))
         self._db.execute(
             "INSERT OR REPLACE INTO responses (key, prompt_hash, judge, run_index, status, text, finish_reason, "
             "prompt_tokens, completion_tokens, latency_s, error, attempts, created, cached_prompt_tokens, "
             "reasoning_tokens, channel, reasoning, logprobs, usage_note) "
             "VALUES (?,?,?,?,'done',?,?,?,?,?,NULL,?,?,?,?,?,?,?,?)",
-            (key, prompt_hash, judge, run_index, _text(result.text if text is None else text),
-             _text(result.finish_reason if finish_reason is None else finish_reason), _count(u.prompt_tokens),
+            (key, prompt_hash, judge, run_index, text, finish_reason, _count(u.prompt_tokens),
              _count(u.completion_tokens), _seconds(result.latency_s), attempts, time.time(),
              _count(u.cached_prompt_tokens), _count(u.reasoning_tokens), None if channel == LIVE else channel,
-             _text(reasoning), logprobs, usage_note))
+             mask(_text(reasoning)), logprobs, mask(usage_note)))
 
     def put_failure(self, key: str, prompt_hash: str, judge: str, run_index: int,
                     error: str, attempts: int) -> None:

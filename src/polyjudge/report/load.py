@@ -158,6 +158,11 @@ class RunData:
         scores: Floats = self.rundir.run_scores(judge).scores
         return scores
 
+    def unpriced(self) -> list[str]:
+        """The paid judges the run had no price for: their recorded $0 is unknown, not free."""
+        found = self.manifest.unknown.get("price_unknown") if self.recorded else None
+        return [str(m) for m in found] if isinstance(found, list) else []
+
     def judge_costs(self) -> dict[str, float] | None:
         """Each judge's cost at the prices recorded in the manifest.
 

@@ -119,6 +119,7 @@ def summary_section(run: RunData) -> Section:
     n_fail = len(j) - status.get("ok", 0)
     costs = run.judge_costs()
     cost = run.cost_usd
+    unpriced = run.unpriced()
     wall = run.wall_time_s
     lat = j.latency_s[np.isfinite(j.latency_s)]
     kv = [
@@ -131,7 +132,8 @@ def summary_section(run: RunData) -> Section:
         ("systems", str(len({s.system for s in run.segments}))),
         ("judgments", f"{len(j)} ({status.get('ok', 0)} ok, {n_fail} failed)"),
         ("tokens", "{} prompt + {} completion".format(*run.tokens())),
-        ("cost", usd(cost) if cost is not None else "not recorded"),
+        ("cost", (usd(cost) + (f" (price unknown: {', '.join(unpriced)})" if unpriced else ""))
+         if cost is not None else "not recorded"),
         ("wall time", seconds(wall) if wall is not None else "not recorded"),
         ("latency per request", f"mean {seconds(float(lat.mean()), digits=2)}, "
          f"p95 {seconds(float(np.quantile(lat, 0.95)), digits=2)}" if lat.size else "not recorded"),
@@ -148,7 +150,7 @@ def summary_section(run: RunData) -> Section:
         rows.append([judge, int(m.sum())] + [
             Cell(str(st.get(s, 0)), "bad" if s != "ok" and st.get(s, 0) else "") for s in STATUSES]
             + [*run.tokens(judge),
-               usd(costs[judge]) if costs else "n/a",
+               "price unknown" if judge in unpriced else usd(costs[judge]) if costs else "n/a",
                number(float(np.nanmean(j.latency_s[m]))) if np.isfinite(j.latency_s[m]).any() else "n/a"])
     blocks.append(Table(["judge", "judgments", *STATUSES, "prompt tokens", "completion tokens",
                          "cost", "mean latency (s)"], rows, "Per judge"))
