@@ -238,3 +238,25 @@ def test_an_unwritten_result_leaves_no_spool_behind(tmp_path):
     del kept
     gc.collect()
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".judgments")]
+
+
+def test_bulk_read_gives_missing_values_their_defaults(tmp_path):
+    """Store.get_many fills missing values in SQL (a million rows are read when a large run is summarised):
+    NULL counts and latency read as 0, an empty or NULL channel as 'live' (as a store written by an older
+    polyjudge holds them), and values that are there come back unchanged."""
+    from polyjudge.engine.store import LIVE, Store, StoredResponse
+
+    store = Store(tmp_path / "store.sqlite")
+    store._db.execute("INSERT INTO responses (key, prompt_hash, judge, run_index, status, text, finish_reason, "
+                      "prompt_tokens, completion_tokens, latency_s, error, attempts, created, channel) VALUES "
+                      "('a','h','',0,'done','x','stop',NULL,NULL,NULL,NULL,1,0,''),"
+                      "('b','h','j',1,'done','y','length',7,3,0.25,NULL,2,0,'batch'),"
+                      "('c','h','j',2,'failed',NULL,NULL,0,0,0,'boom',6,0,NULL)")
+    got = store.get_many(["a", "b", "c", "missing"])
+    store.close()
+    assert got == {
+        "a": StoredResponse("a", "done", "x", "stop", 0, 0, 0.0, None, 1, 0, 0, LIVE, ""),
+        "b": StoredResponse("b", "done", "y", "length", 7, 3, 0.25, None, 2, 0, 0, "batch", "j"),
+        "c": StoredResponse("c", "failed", None, None, 0, 0, 0.0, "boom", 6, 0, 0, LIVE, "j"),
+    }
+    assert isinstance(got["a"].latency_s, float)
