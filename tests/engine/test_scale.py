@@ -260,3 +260,22 @@ def test_bulk_read_gives_missing_values_their_defaults(tmp_path):
         "c": StoredResponse("c", "failed", None, None, 0, 0, 0.0, "boom", 6, 0, 0, LIVE, "j"),
     }
     assert isinstance(got["a"].latency_s, float)
+
+
+def test_commits_per_loop_turn_give_the_outputs_of_one_commit_per_answer(tmp_path, monkeypatch):
+    """The store's deferred commits (one per turn of the event loop, engine/store.py) against the reference
+    path (every row committed as written): the same judgments, tables, mtme files, counts and tokens."""
+    import contextlib
+
+    from polyjudge.engine.store import Store
+
+    items = documents() + duplicated_items()
+    with ScriptedServer(responder) as srv:
+        fast = judge(items, config(srv, runs=3, concurrency=8), out=tmp_path / "fast")
+    monkeypatch.setattr(Store, "deferring", lambda self: contextlib.nullcontext())
+    with ScriptedServer(responder) as srv:
+        reference = judge(items, config(srv, runs=3, concurrency=8), out=tmp_path / "reference")
+    same_outputs(tmp_path / "fast", tmp_path / "reference")
+    assert fast.manifest.counts == reference.manifest.counts
+    assert fast.manifest.tokens == reference.manifest.tokens
+    assert fast.manifest.counts["status_ok"] == 3 * len(items)
