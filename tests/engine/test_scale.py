@@ -241,7 +241,7 @@ def test_an_unwritten_result_leaves_no_spool_behind(tmp_path):
 
 
 def test_bulk_read_gives_missing_values_their_defaults(tmp_path):
-    """Store.get_many fills missing values in SQL (a million rows are read when a large run is summarised):
+    """Store.get_many (a million rows are read when a large run is summarised) gives missing values defaults:
     NULL counts and latency read as 0, an empty or NULL channel as 'live' (as a store written by an older
     polyjudge holds them), and values that are there come back unchanged."""
     from polyjudge.engine.store import LIVE, Store, StoredResponse

@@ -201,10 +201,6 @@ def _local_time(seconds: float) -> str:
 _RESPONSE_COLUMNS = ("key", "status", "text", "finish_reason", "prompt_tokens", "completion_tokens", "latency_s",
                      "error", "attempts", "cached_prompt_tokens", "reasoning_tokens", "channel", "judge",
                      "reasoning", "logprobs", "usage_note")
-# How get_many reads a column whose missing values (NULL; for channel also '') stand for a default.
-_READ_AS = {"prompt_tokens": "COALESCE({},0)", "completion_tokens": "COALESCE({},0)", "latency_s": "COALESCE({},0.0)",
-            "cached_prompt_tokens": "COALESCE({},0)", "reasoning_tokens": "COALESCE({},0)",
-            "channel": f"COALESCE(NULLIF({{}},''),'{LIVE}')", "judge": "COALESCE({},'')"}
 _BATCH_COLUMNS = ("submission", "provider", "judge", "endpoint", "key_env", "batch_id", "status", "total",
                   "completed", "failed", "created", "expires_at", "collected", "error")
 
@@ -423,15 +419,15 @@ class Store:
         out: dict[str, StoredResponse] = {}
         if self.readonly and not self._has_table("responses"):
             return out
-        # Missing values take their defaults in SQL (a million rows are read when a large run is summarised).
-        select = ",".join(_READ_AS.get(c, "{}").format(c if c in self._columns else "NULL") for c in _RESPONSE_COLUMNS)
+        select = ",".join(c if c in self._columns else "NULL" for c in _RESPONSE_COLUMNS)
         ordered = sorted(keys) if len(keys) > _CHUNK else list(keys)  # neighbouring keys share index pages
         for i in range(0, len(ordered), _CHUNK):
             chunk = ordered[i:i + _CHUNK]
             rows = self._db.execute(
                 f"SELECT {select} FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
             for r in rows:
-                out[r[0]] = StoredResponse(*r)
+                out[r[0]] = StoredResponse(r[0], r[1], r[2], r[3], r[4] or 0, r[5] or 0, r[6] or 0.0, r[7], r[8],
+                                           r[9] or 0, r[10] or 0, r[11] or LIVE, r[12] or "", r[13], r[14], r[15])
         return out
 
     def put_prompt(self, prompt_hash: str, request: GenerateRequest) -> None:
