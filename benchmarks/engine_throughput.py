@@ -296,7 +296,7 @@ def client_polyjudge(url: str, n: int, concurrency: int, extra: list[str] | None
                                      "system": "sys"}) + "\n")
         out = Path(tmp) / "run"
         form = "?reasoning=false,structured=json_schema" if os.environ.get("PJ_BENCH_FORM_GIVEN") else ""
-        code = run_cli(cli, ["judge", str(items), "-o", str(out), "-p", "da", "--judge", f"openai:bench@{url}{form}",
+        code = run_cli(cli, ["judge", str(items), "-o", str(out), "-p", "da", "--judge", f"openai:bench{form}@{url}",
                              "--runs", str(runs), "-c", str(concurrency), "-q", "--format", "json", *(extra or [])])
         if code != 0:
             raise SystemExit(f"polyjudge judge exited {code}")
