@@ -211,3 +211,27 @@ def test_the_gate_holds_at_most_the_hold_time_and_a_rejection_holds_again():
         assert await asyncio.wait_for(follower, 1.0) == "ok"  # released at once, not after the 5 s hold
 
     asyncio.run(leader_fails())
+
+
+@pytest.mark.parametrize("model, structured, held", [("o3-mini", "none", False), ("gpt-4o", "none", True),
+                                                      ("o3-mini", "auto", True)])
+def test_a_request_whose_form_is_known_waits_for_no_answer(model, structured, held):
+    """A known reasoning model sends max_completion_tokens and no temperature from the start; with no schema to
+    send (structured=none) nothing a 400 teaches could change its requests, so none of them waits for the first
+    one's answer (at 1 s / 256 the hold cost a run up to 0.5 s). A model that may still adapt is held."""
+    import asyncio
+    import dataclasses
+
+    async def scenario(srv):
+        backend = OpenAIBackend(model, srv.base_url, structured=structured)
+        request = dataclasses.replace(REQ, json_schema={"type": "object"})  # a protocol's schema
+        try:
+            await asyncio.gather(*(backend.generate(request) for _ in range(6)))
+        finally:
+            await backend.aclose()
+
+    with ScriptedServer(lambda body: json.dumps({"score": 1}), latency_s=0.4) as srv:
+        asyncio.run(scenario(srv))
+        arrivals = sorted(srv.arrivals)
+    assert len(arrivals) == 6
+    assert (arrivals[-1] - arrivals[0] > 0.3) == held, arrivals

@@ -95,3 +95,54 @@ def test_kill_minus_9_then_resume(tmp_path):
         proc2.kill()
     for name in ("segments.tsv", "systems.tsv", "mtme/polyjudge-da-src.seg.score"):
         assert (tmp_path / "run" / name).read_text() == (tmp_path / "clean" / name).read_text(), name
+
+
+def test_a_request_slot_never_holds_an_uncommitted_answer_and_a_request(tmp_path):
+    """Answers are committed once per turn of the event loop (engine/store.py: Store.deferring), and a worker
+    sends its next request only once its answer is committed. So at every moment the answers a kill -9 would
+    lose (received, not yet committed) and the requests in flight together fit in the request slots: a
+    killed run is never sent again more than what its slots held, as with one commit per answer."""
+    import asyncio
+
+    from polyjudge.backends.openai import OpenAIBackend
+    from polyjudge.data.records import Item
+    from polyjudge.engine import run
+    from polyjudge.protocols import get_protocol
+    from tests.helpers.openai_server import ScriptedServer
+
+    store_path, concurrency = tmp_path / "store.sqlite", 16
+    seen: list[tuple[int, int, int]] = []
+
+    class Watched(OpenAIBackend):
+        received = in_flight = 0
+
+        async def generate(self, request):  # type: ignore[no-untyped-def]
+            committed = 0
+            if store_path.exists():
+                db = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
+                try:
+                    committed = db.execute("SELECT COUNT(*) FROM responses WHERE status='done'").fetchone()[0]
+                except sqlite3.OperationalError:  # the schema is not there yet
+                    pass
+                db.close()
+            seen.append((self.received - committed, self.in_flight, committed))
+            self.in_flight += 1
+            try:
+                result = await super().generate(request)
+                await asyncio.sleep(0)  # answers arrive in the same turn of the loop, as under load
+            finally:
+                self.in_flight -= 1
+            self.received += 1
+            return result
+
+    items = [Item(src=f"s{i}", tgt=f"t{i}", src_lang="en", tgt_lang="de", seg_id=str(i), system="X")
+             for i in range(40)]
+    with ScriptedServer(lambda body: json.dumps({"score": 50})) as srv:
+        result = run(items, get_protocol("da"), [Watched("m", srv.base_url)], store_path=store_path, runs=4,
+                     concurrency=concurrency)
+    assert result.status_counts().get("ok") == 160
+    assert len(seen) == 160
+    # Uncommitted answers and requests in flight, seen as each request leaves (itself included).
+    worst = max(uncommitted + flying + 1 for uncommitted, flying, _ in seen)
+    assert worst <= concurrency, worst
+    assert max(c for _, _, c in seen) > 0  # the store was read while the run went on

@@ -238,3 +238,44 @@ def test_an_unwritten_result_leaves_no_spool_behind(tmp_path):
     del kept
     gc.collect()
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".judgments")]
+
+
+def test_bulk_read_gives_missing_values_their_defaults(tmp_path):
+    """Store.get_many (a million rows are read when a large run is summarised) gives missing values defaults:
+    NULL counts and latency read as 0, an empty or NULL channel as 'live' (as a store written by an older
+    polyjudge holds them), and values that are there come back unchanged."""
+    from polyjudge.engine.store import LIVE, Store, StoredResponse
+
+    store = Store(tmp_path / "store.sqlite")
+    store._db.execute("INSERT INTO responses (key, prompt_hash, judge, run_index, status, text, finish_reason, "
+                      "prompt_tokens, completion_tokens, latency_s, error, attempts, created, channel) VALUES "
+                      "('a','h','',0,'done','x','stop',NULL,NULL,NULL,NULL,1,0,''),"
+                      "('b','h','j',1,'done','y','length',7,3,0.25,NULL,2,0,'batch'),"
+                      "('c','h','j',2,'failed',NULL,NULL,0,0,0,'boom',6,0,NULL)")
+    got = store.get_many(["a", "b", "c", "missing"])
+    store.close()
+    assert got == {
+        "a": StoredResponse("a", "done", "x", "stop", 0, 0, 0.0, None, 1, 0, 0, LIVE, ""),
+        "b": StoredResponse("b", "done", "y", "length", 7, 3, 0.25, None, 2, 0, 0, "batch", "j"),
+        "c": StoredResponse("c", "failed", None, None, 0, 0, 0.0, "boom", 6, 0, 0, LIVE, "j"),
+    }
+    assert isinstance(got["a"].latency_s, float)
+
+
+def test_commits_per_loop_turn_give_the_outputs_of_one_commit_per_answer(tmp_path, monkeypatch):
+    """The store's deferred commits (one per turn of the event loop, engine/store.py) against the reference
+    path (every row committed as written): the same judgments, tables, mtme files, counts and tokens."""
+    import contextlib
+
+    from polyjudge.engine.store import Store
+
+    items = documents() + duplicated_items()
+    with ScriptedServer(responder) as srv:
+        fast = judge(items, config(srv, runs=3, concurrency=8), out=tmp_path / "fast")
+    monkeypatch.setattr(Store, "deferring", lambda self: contextlib.nullcontext())
+    with ScriptedServer(responder) as srv:
+        reference = judge(items, config(srv, runs=3, concurrency=8), out=tmp_path / "reference")
+    same_outputs(tmp_path / "fast", tmp_path / "reference")
+    assert fast.manifest.counts == reference.manifest.counts
+    assert fast.manifest.tokens == reference.manifest.tokens
+    assert fast.manifest.counts["status_ok"] == 3 * len(items)

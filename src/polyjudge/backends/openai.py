@@ -281,11 +281,18 @@ class OpenAIBackend(RegisteredBackend):
         if not self._slots.known:
             await self._slots.learn(self._http, self._headers())
         if self._slots.limit is None:
-            if self._gate.settled:  # the common case, without the gate's extra frame
+            if self._gate.settled or not self._may_adapt(request):  # the common case, without the gate's frame
                 return await self._generate(request)
             return await self._gate.run(lambda: self._generate(request))
         async with self._slots.held():
             return await self._gate.run(lambda: self._generate(request))
+
+    def _may_adapt(self, request: GenerateRequest) -> bool:
+        """False when no 400 could change how ``request`` is written (its form is known: a reasoning model's
+        request without a schema to send, say), so it waits for no other request's answer."""
+        if request.json_schema is not None and self.structured == "auto" and self._schema_supported is None:
+            return True  # response_format may be rejected
+        return self.reasoning is not False and (self._token_field == "max_tokens" or self._send_temperature)
 
     async def _generate(self, request: GenerateRequest) -> GenerateResult:
         url = f"{self.base_url}/chat/completions"

@@ -234,7 +234,8 @@ class _Sending:
         watcher = asyncio.ensure_future(self._watch(stop)) if stop is not None else None
         self.workers.extend(asyncio.ensure_future(self._worker()) for _ in range(max(1, self.controls.concurrency)))
         try:
-            outcomes = await asyncio.gather(*self.workers, return_exceptions=True)
+            with self.store.deferring():  # one commit per turn of the event loop; each answer awaits its own
+                outcomes = await asyncio.gather(*self.workers, return_exceptions=True)
         finally:
             if watcher is not None:
                 watcher.cancel()
@@ -346,7 +347,13 @@ class _Sending:
                 budget.learn(request, result.usage)
             budget.settle(reserved, budget.cost_of(first.judge, result.usage))
         answered = store_choices(self.store, group, result, attempt, usage_note=vetted.note)
-        stats.done += answered
+        # Kept once committed: the worker takes no other request before (a slot holds a request in flight
+        # or an answer not yet committed, never both: a kill -9 costs no more than the slots in flight).
+        # A worker cancelled while it waits (Ctrl-C) still has its answer committed when sending ends.
+        try:
+            await self.store.committed()
+        finally:
+            stats.done += answered
         if answered > 1:
             stats.multi_sample_requests += 1
         if answered < len(group):

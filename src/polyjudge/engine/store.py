@@ -1,9 +1,13 @@
 """Every request and answer, kept in SQLite in the run directory.
 
 The store is the resume cache: a task whose key is present with status
-``done`` is never sent again. Rows are committed one by one as answers
-arrive (WAL mode), so a run killed at any moment loses at most the requests
-that were in flight.
+``done`` is never sent again. Rows are committed as answers arrive (WAL
+mode), so a run killed at any moment loses at most the requests that were in
+flight. While live requests are sent (:meth:`Store.deferring`), the answers
+that arrive in one turn of the event loop are committed together at the end
+of it, and a worker takes its next request only once its answer is committed
+(:meth:`Store.committed`): each request slot holds either a request in flight
+or an answer not yet committed, never both, so the bound is the same.
 
 Batches submitted to a provider's Batch API are kept too (``batches`` and
 ``batch_lines``): which batch holds which task keys, so a run that was
@@ -12,6 +16,7 @@ killed re-attaches to its batches instead of paying for them twice.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import sqlite3
@@ -246,6 +251,14 @@ class Store:
     creates no ``-wal``/``-shm`` files); otherwise it is opened read-only and
     sees what the writer has committed."""
 
+    # Commits deferred to the end of the event loop's turn (see deferring()): whether answers are written
+    # that way now, the open transaction's future (resolved by its commit) and a commit that failed.
+    # Class defaults, so a subclass without a database (the Ray relay) has them too.
+    readonly = False
+    _deferring = False
+    _open_commit: asyncio.Future[None] | None = None
+    _failed_commit: BaseException | None = None
+
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = str(path)
         self.readonly = readonly
@@ -276,7 +289,61 @@ class Store:
         self._columns = self._response_columns()
 
     def close(self) -> None:
+        self.flush()
         self._db.close()
+
+    @contextmanager
+    def deferring(self) -> Iterator[None]:
+        """Inside a running event loop: answers, failures and prompts written in one turn of the loop are
+        committed together at its end (one commit instead of one per row); everything is committed on exit."""
+        self._deferring = not self.readonly
+        try:
+            yield
+        finally:
+            self._deferring = False
+            self.flush()
+
+    def _begin_deferred(self) -> None:
+        if not self._deferring or self._in_transaction or self._open_commit is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._db.execute("BEGIN IMMEDIATE")
+        self._open_commit = loop.create_future()
+        loop.call_soon(self._commit_pending)
+
+    def _commit_pending(self) -> None:
+        pending, self._open_commit = self._open_commit, None
+        if pending is None:
+            return
+        try:
+            self._db.execute("COMMIT")
+        except BaseException as exc:  # e.g. the disk is full: whoever waits for this commit fails with it
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            if not pending.done():
+                pending.set_exception(exc)
+                pending.exception()  # retrieved here too: an answer nobody waits for still raises on flush
+            self._failed_commit = exc
+            return
+        if not pending.done():
+            pending.set_result(None)
+
+    async def committed(self) -> None:
+        """Return once everything written so far is committed (at once when nothing waits)."""
+        pending = self._open_commit
+        if pending is not None:
+            await asyncio.shield(pending)
+        failed = self._failed_commit
+        if failed is not None:
+            raise failed
+
+    def flush(self) -> None:
+        """Commit what a deferred transaction holds now (see :meth:`deferring`)."""
+        self._commit_pending()
+        failed = self._failed_commit
+        if failed is not None:
+            self._failed_commit = None
+            raise failed
 
     def _response_columns(self) -> set[str]:
         return {str(r[1]) for r in self._db.execute("PRAGMA table_info(responses)")}
@@ -291,6 +358,7 @@ class Store:
         if self._in_transaction:
             yield
             return
+        self.flush()
         self._db.execute("BEGIN IMMEDIATE")
         self._in_transaction = True
         try:
@@ -376,6 +444,7 @@ class Store:
         canonical = request.canonical()
         canonical.pop("seed", None)
         canonical.pop("n", None)  # how many samples one request asked for is not part of the prompt
+        self._begin_deferred()
         self._db.execute("INSERT OR IGNORE INTO prompts VALUES (?, ?)",
                          (prompt_hash, json.dumps(canonical, ensure_ascii=False, sort_keys=True)))
         self._known_prompts.add(prompt_hash)
@@ -404,6 +473,7 @@ class Store:
         logprobs = logprob_json(masked_tokens(mask, result.logprobs)) if text is None and result.logprobs else None
         text = mask(_text(result.text if text is None else text))
         finish_reason = mask(_text(result.finish_reason if finish_reason is None else finish_reason))
+        self._begin_deferred()
         self._db.execute(
             "INSERT OR REPLACE INTO responses (key, prompt_hash, judge, run_index, status, text, finish_reason, "
             "prompt_tokens, completion_tokens, latency_s, error, attempts, created, cached_prompt_tokens, "
@@ -417,6 +487,7 @@ class Store:
     def put_failure(self, key: str, prompt_hash: str, judge: str, run_index: int,
                     error: str, attempts: int) -> None:
         # A later resume tries failed requests again; a 'done' row is never replaced by a failure.
+        self._begin_deferred()
         self._db.execute(
             "INSERT INTO responses (key, prompt_hash, judge, run_index, status, text, finish_reason, prompt_tokens, "
             "completion_tokens, latency_s, error, attempts, created) VALUES (?,?,?,?,'failed',NULL,NULL,0,0,0,?,?,?) "

@@ -103,6 +103,10 @@ def _manifest_mtme_name(path: Path) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
+# json.dumps(obj, ensure_ascii=False), without a new encoder for each of a million lines.
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+
+
 class JudgmentSpool:
     """``judgments.jsonl`` written line by line while a run is summarised, before the run
     directory is written: :func:`write_run` moves it into place instead of formatting
@@ -120,7 +124,7 @@ class JudgmentSpool:
     def add(self, record: JudgmentRecord | dict[str, Any]) -> None:
         """One judgment: its record, or the record's JSON object (:meth:`JudgmentRecord.to_json`)."""
         obj = record if isinstance(record, dict) else record.to_json()
-        self._fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self._fh.write(_ENCODE(obj) + "\n")
         self.count += 1
 
     @property
