@@ -45,6 +45,15 @@ def _say(text: str) -> None:
         pass
 
 
+def _show_cursor() -> None:
+    try:
+        if sys.stderr.isatty():
+            sys.stderr.write("\x1b[?25h")
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
 def _next_steps(signum: int, deadline_s: float | None, in_flight: int | None) -> str:
     """What the first signal starts: nothing new is sent, what is in flight, what is kept, how to stop now."""
     name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
@@ -114,6 +123,7 @@ class Interrupts:
             _say("polyjudge: the run's files are being written; they are complete in a moment")
         else:
             _say("polyjudge: stopped now; the answers already stored are kept: re-run the same command to resume")
+            _show_cursor()  # a progress bar hides it, and exiting now skips the bar's own clean-up
             os._exit(128 + signum)
         self.notify(signum, frame)
 
