@@ -151,7 +151,7 @@ def test_a_name_that_does_not_resolve_is_not_retried_like_a_dropped_connection()
 
     exc = asyncio.run(send())
     # today: "connection error: ConnectError: ..." retryable, sent six times before the run gives up
-    assert not exc.retryable and is_fatal(exc) and "no-such-host.invalid" in str(exc)
+    assert is_fatal(exc) and "no-such-host.invalid" in str(exc)
 
 
 def test_a_run_whose_host_stops_resolving_is_unreachable_after_one_request(tmp_path):
@@ -166,3 +166,17 @@ def test_a_run_whose_host_stops_resolving_is_unreachable_after_one_request(tmp_p
     # today: retried with backoff for 10.6 s before the streak rule gave up
     assert time.monotonic() - start < 3
     assert result.stop_kind == "unreachable" and "no-such-host.invalid" in (result.stop_reason or "")
+
+
+def test_a_pool_server_that_stops_resolving_hands_its_requests_to_the_others():
+    from polyjudge.backends import BackendSettings, JudgeSpec, build_judge
+    from polyjudge.data.records import Item
+    from polyjudge.engine import run
+    from polyjudge.protocols import get_protocol
+
+    items = [Item(src=f"s{i}", tgt="t", src_lang="en", tgt_lang="de", seg_id=str(i)) for i in range(6)]
+    with ScriptedServer(lambda body: SCORE) as srv:
+        pool = build_judge(JudgeSpec("openai", "m", f"http://no-such-host.invalid/v1,{srv.base_url}"),
+                           BackendSettings())
+        result = run(items, get_protocol("da"), [pool])
+    assert result.stop_kind is None and result.answered_count() == 6

@@ -255,9 +255,10 @@ def _classify(exc: BaseException, timeout: Timeout) -> BackendError:
         return _transport_error("ProxyError", exc)
     if isinstance(exc, aiohttp.ClientConnectorError):
         if _is_dns_failure(exc):
-            # A name that does not resolve is not a dropped connection: no retry can change it.
+            # A name that does not resolve is not a dropped connection: no retry can change it (fatal), though
+            # another server of a pool may still answer the request (retryable, so a pool sends it there).
             return BackendError(f"connection error: DNS: host '{exc.host}' does not resolve "
-                                f"({' '.join(str(exc.os_error).split())})", retryable=False, fatal=True)
+                                f"({' '.join(str(exc.os_error).split())})", retryable=True, fatal=True)
         return _transport_error("ConnectError", exc)
     if isinstance(exc, (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientResponseError)):
         return _transport_error("RemoteProtocolError", exc)
