@@ -83,3 +83,38 @@ def test_dry_run_reads_a_store_in_use_without_creating_files(items, tmp_path):
     assert sorted(os.listdir(tmp_path)) == before
     est = dry(items, ["j"], store_path=tmp_path / "missing.sqlite")
     assert est.requests_cached == 0 and not (tmp_path / "missing.sqlite").exists()
+
+
+# ----------------------------------------------------------------------------- how long a run would take
+
+def test_the_duration_of_api_requests_rests_on_concurrency_and_a_typical_latency():
+    from polyjudge.engine.estimate import TYPICAL_API_LATENCY_S, estimate_duration
+
+    d = estimate_duration(100, 50_000, concurrency=10)
+    assert d.seconds == pytest.approx(100 * TYPICAL_API_LATENCY_S / 10)
+    assert "10 in flight" in d.describe() and f"typical {TYPICAL_API_LATENCY_S:g}s" in d.describe()
+
+
+def test_a_rate_limit_that_binds_is_what_the_duration_rests_on():
+    from polyjudge.engine.estimate import estimate_duration
+
+    by_rpm = estimate_duration(600, 1_000, concurrency=64, rpm=60)
+    assert by_rpm.seconds == pytest.approx(600.0) and by_rpm.basis.startswith("600 requests at --rpm 60")
+    assert "10m00s" in by_rpm.describe()
+    by_tpm = estimate_duration(10, 600_000, concurrency=64, tpm=10_000)
+    assert by_tpm.seconds == pytest.approx(3600.0) and "--tpm" in by_tpm.basis.split(";")[0]
+
+
+def test_a_self_hosted_or_embedded_judge_says_its_duration_is_measured(tmp_path, capsys):
+    from tests.helpers.cli import cli
+
+    inp = tmp_path / "in.tsv"
+    inp.write_text("src\ttgt\tsystem\tseg_id\nThe dog runs.\tDer Hund rennt.\tA\t1\n")
+    assert cli("judge", inp, "--lp", "en-de", "--judge", "openai:m@http://127.0.0.1:9/v1", "--dry-run",
+               "--format", "json") == 0
+    import json
+
+    shown = json.loads(capsys.readouterr().out)
+    # today: no duration, no endpoint in the dry run
+    assert shown["duration"]["seconds"] is None and "ETA" in shown["duration"]["basis"]
+    assert shown["endpoints"] == ["openai:m http://127.0.0.1:9/v1"]

@@ -51,3 +51,26 @@ def test_the_meter_counts_what_it_prices():
     assert meter.spent == pytest.approx((1_500 * 100 + 20 * 200) / 1e6)
     assert spend_text(meter) == "1,510 in / 30 out tok  $0.1540" and spend_text(None) == ""
     assert spend_text(SpendMeter(2.0, {})) == "0 in / 0 out tok  $0.0000 of $2.00 cap"
+
+
+def test_a_resumed_runs_summary_gives_this_sessions_wall_time_and_the_total_labelled(tmp_path, capsys):
+    import json
+    import re
+
+    from tests.helpers.cli import cli
+    from tests.helpers.openai_server import ScriptedServer
+
+    inp = tmp_path / "in.tsv"
+    inp.write_text("src\ttgt\tsystem\tseg_id\n" + "".join(f"s{i}\tt{i}\tA\t{i}\n" for i in range(3)))
+    with ScriptedServer(lambda body: json.dumps({"score": 70}), latency_s=0.3) as srv:
+        args = ("judge", inp, "--lp", "en-de", "-o", tmp_path / "run", "--judge", f"openai:m@{srv.base_url}",
+                "-c", "1", "-q")
+        assert cli(*args) == 0
+        first = capsys.readouterr()
+        assert re.search(r"wall time: [\d.]+s$", first.out + first.err, re.M)  # one session: one figure
+        assert cli(*args) == 0  # resumes: nothing left to send
+    text = "".join(capsys.readouterr())
+    # today: "wall time: 1.0s", the first session's time shown as if it were this one's
+    m = re.search(r"wall time: ([\d.]+)s this session, ([\d.]+)s in all sessions", text)
+    assert m, text
+    assert float(m.group(1)) < 0.9 <= float(m.group(2))

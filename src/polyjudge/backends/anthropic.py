@@ -26,6 +26,7 @@ What differs from chat completions, and how this backend handles it:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -33,7 +34,15 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from polyjudge.backends.adaptation import FormGate, is_billing_error
-from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
+from polyjudge.backends.base import (
+    Backend,
+    BackendError,
+    GenerateRequest,
+    GenerateResult,
+    Usage,
+    check_endpoints,
+    endpoint_from_env,
+)
 from polyjudge.backends.http import (
     HttpClients,
     HttpResponse,
@@ -54,6 +63,8 @@ from polyjudge.backends.reported import NOT_TEXT, UNKNOWN, as_json_text, count, 
 from polyjudge.data.secrets import register_secret_env
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
+OFFICIAL_HOST = "api.anthropic.com"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"  # the endpoint Anthropic's own clients read
 API_VERSION = "2023-06-01"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 TOOL_NAME = "record_judgment"
@@ -95,6 +106,7 @@ class AnthropicBackend(RegisteredBackend):
     # The Messages API answers one choice per request and gives no token probabilities.
     capabilities: ClassVar[Capabilities] = Capabilities()
     url_after_at = True
+    default_endpoint: ClassVar[str | None] = DEFAULT_BASE_URL
     spec_options: ClassVar[dict[str, str]] = {
         "structured": "auto, tool, json_schema or none: how the protocol's JSON schema is sent",
         "key_env": f"environment variable holding this judge's API key (default {API_KEY_ENV})",
@@ -103,12 +115,24 @@ class AnthropicBackend(RegisteredBackend):
     }
 
     @classmethod
+    def preflight(cls, spec: JudgeSpec, settings: BackendSettings, *, network: bool = True) -> JudgeSpec:
+        """The key Anthropic's own endpoint needs (a self-hosted server may be keyless), each host resolves;
+        ``ANTHROPIC_BASE_URL`` fills in the endpoint when the spec names none (an ``@URL`` wins)."""
+        if spec.base_url is None and (from_env := endpoint_from_env(BASE_URL_ENV)) is not None:
+            spec = dataclasses.replace(spec, base_url=from_env)
+        key_env = spec.option("key_env") or settings.key_env_for(API_KEY_ENV)
+        check_endpoints(spec.servers or (DEFAULT_BASE_URL,), key_env=key_env, official_host=OFFICIAL_HOST,
+                        network=network)
+        return spec
+
+    @classmethod
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
         if not spec.model:
             raise ValueError("the anthropic backend needs a model: anthropic:MODEL")
         key_env = spec.option("key_env") or settings.key_env_for(API_KEY_ENV)
         register_secret_env(key_env)
-        return cls(spec.model, spec.base_url or DEFAULT_BASE_URL, api_key_env=key_env, timeout=settings.timeout,
+        base_url = spec.base_url or endpoint_from_env(BASE_URL_ENV) or DEFAULT_BASE_URL
+        return cls(spec.model, base_url, api_key_env=key_env, timeout=settings.timeout,
                    structured=spec.option("structured") or "auto", version=spec.option("version") or API_VERSION,
                    reasoning_effort=settings.reasoning_effort)
 

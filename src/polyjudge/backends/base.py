@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
-from polyjudge.data.secrets import redact
+from polyjudge.data.secrets import redact, redact_url
 
 Role = Literal["system", "user", "assistant"]
 
@@ -130,3 +130,71 @@ class Backend(Protocol):
     async def generate(self, request: GenerateRequest) -> GenerateResult: ...
 
     async def aclose(self) -> None: ...
+
+
+class PreflightError(ValueError):
+    """A judge that cannot work, found before any request is sent or any model loaded (no key for an
+    official endpoint, a host that does not resolve, a missing model file). One line, no secret."""
+
+
+# Seconds a preflight waits for a host name to resolve (a slow resolver is not a failure: the run tries).
+RESOLVE_TIMEOUT_S = 3.0
+
+
+def check_host_resolves(url: str, *, timeout: float = RESOLVE_TIMEOUT_S) -> None:
+    """Raise :class:`PreflightError` naming the host when ``url``'s host does not resolve.
+
+    Skipped when a proxy resolves names for this URL (``HTTPS_PROXY`` and friends) and when the
+    resolver does not answer within ``timeout`` seconds (then the run's own requests find out).
+    """
+    import concurrent.futures
+    import socket
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname
+    if not host or parts.scheme not in ("http", "https"):
+        return  # the transport says what is wrong with the URL itself
+    proxies = urllib.request.getproxies()
+    if (proxies.get(parts.scheme) or proxies.get("all")) and not urllib.request.proxy_bypass(host):
+        return
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    try:
+        pool.submit(socket.getaddrinfo, host, None, type=socket.SOCK_STREAM).result(timeout=timeout)
+    except socket.gaierror as exc:
+        raise PreflightError(f"host '{host}' of {redact_url(url)} does not resolve ({exc.strerror}); "
+                             "check the URL or the network") from None
+    except (concurrent.futures.TimeoutError, OSError, UnicodeError):
+        return
+    finally:
+        pool.shutdown(wait=False)
+
+
+def check_key(key_env: str, endpoint: str, *, official: bool) -> None:
+    """Refuse an official endpoint whose key variable is unset or empty (a self-hosted server may be keyless)."""
+    import os
+
+    if official and not os.environ.get(key_env):
+        raise PreflightError(f"{endpoint} needs an API key: set {key_env} (or name another variable with "
+                             "--api-key-env or the judge's key_env= option)")
+
+
+def check_endpoints(urls: tuple[str, ...], *, key_env: str, official_host: str, network: bool) -> None:
+    """The preflight of an HTTP judge: each server's host resolves (when ``network``), and a server on
+    ``official_host`` has its key in ``key_env``."""
+    from urllib.parse import urlsplit
+
+    for url in urls:
+        official = (urlsplit(url).hostname or "").lower() == official_host
+        check_key(key_env, redact_url(url), official=official)
+        if network:
+            check_host_resolves(url)
+
+
+def endpoint_from_env(variable: str) -> str | None:
+    """The base URL an official client reads from ``variable`` (unset or blank: None)."""
+    import os
+
+    value = os.environ.get(variable, "").strip()
+    return value or None

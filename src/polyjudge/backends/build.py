@@ -44,12 +44,41 @@ def build_backends(specs: Sequence[JudgeSpec], settings: BackendSettings, *,
         if isinstance(backend, PoolBackend):
             entry["servers"] = backend.servers
         info.append(entry)
+    check_distinct_names(specs, [b.model for b in built])
     if not record:
         return built, info
     from polyjudge.backends.replay import RecordingBackend
 
     recording: list[Backend] = [RecordingBackend(b, record) for b in built]
     return recording, info
+
+
+def preflight_judges(specs: Sequence[JudgeSpec], settings: BackendSettings, *,
+                     network: bool = True) -> list[JudgeSpec]:
+    """Each judge's :meth:`~polyjudge.backends.registry.RegisteredBackend.preflight`, once, before any request
+    is sent or model loaded: the specs the run uses (endpoints named by the environment filled in).
+    ``PreflightError`` (a ``ValueError``) for the first judge that cannot work."""
+    return [backend_class(spec.backend).preflight(spec, settings, network=network) for spec in specs]
+
+
+def _spec_text(spec: JudgeSpec) -> str:
+    entry = spec.describe()
+    url = f"@{entry['base_url']}" if entry["base_url"] else ""
+    return f"{spec.backend}:{spec.model or ''}{url}"
+
+
+def check_distinct_names(specs: Sequence[JudgeSpec], names: Sequence[str]) -> None:
+    """A panel's judges are told apart by their model names (keys, tables, signatures): two judges
+    answering as one name are refused (``ValueError``, one line saying how to name them)."""
+    first: dict[str, JudgeSpec] = {}
+    for spec, name in zip(specs, names, strict=True):
+        if name in first:
+            raise ValueError(
+                f"judges {_spec_text(first[name])} and {_spec_text(spec)} both answer as model '{name}'; a panel "
+                "needs distinct model names: to spread one model over several servers name them in one judge "
+                f"({spec.backend}:{name}@URL1,URL2), to compare servers serve the model under another name "
+                "or judge with each in its own run")
+        first[name] = spec
 
 
 def adaptations_of(backend: Backend) -> dict[str, str]:
@@ -97,4 +126,5 @@ def server_counts_of(backend: Backend) -> dict[str, int] | None:
     return counts() if callable(counts) else None
 
 
-__all__ = ["adaptations_of", "adopt_form_of", "build_backends", "form_settled_of", "server_counts_of"]
+__all__ = ["adaptations_of", "adopt_form_of", "build_backends", "check_distinct_names", "form_settled_of",
+           "preflight_judges", "server_counts_of"]

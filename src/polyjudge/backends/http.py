@@ -254,12 +254,29 @@ def _classify(exc: BaseException, timeout: Timeout) -> BackendError:
     if isinstance(exc, aiohttp.ClientProxyConnectionError):
         return _transport_error("ProxyError", exc)
     if isinstance(exc, aiohttp.ClientConnectorError):
+        if _is_dns_failure(exc):
+            # A name that does not resolve is not a dropped connection: no retry can change it (fatal), though
+            # another server of a pool may still answer the request (retryable, so a pool sends it there).
+            return BackendError(f"connection error: DNS: host '{exc.host}' does not resolve "
+                                f"({' '.join(str(exc.os_error).split())})", retryable=True, fatal=True)
         return _transport_error("ConnectError", exc)
     if isinstance(exc, (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientResponseError)):
         return _transport_error("RemoteProtocolError", exc)
     if isinstance(exc, aiohttp.InvalidURL):
         return BackendError(f"connection error: InvalidURL: {exc}", retryable=False)
     return _transport_error(type(exc).__name__, exc)
+
+
+def _is_dns_failure(exc: BaseException) -> bool:
+    """True for a host name that does not resolve (aiohttp's ClientConnectorDNSError, or a gaierror inside)."""
+    import socket
+
+    import aiohttp
+
+    dns_error = getattr(aiohttp, "ClientConnectorDNSError", None)  # aiohttp >= 3.10
+    if dns_error is not None and isinstance(exc, dns_error):
+        return True
+    return isinstance(getattr(exc, "os_error", None), socket.gaierror)
 
 
 class HttpClients:

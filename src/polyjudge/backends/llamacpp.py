@@ -17,7 +17,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, TokenLogprob, Usage
+from polyjudge.backends.base import (
+    Backend,
+    BackendError,
+    GenerateRequest,
+    GenerateResult,
+    PreflightError,
+    TokenLogprob,
+    Usage,
+)
 from polyjudge.backends.models import DEFAULT_MODEL, resolve_model_path
 from polyjudge.backends.reasoning import join_reasoning, split_reasoning
 from polyjudge.backends.registry import (
@@ -52,6 +60,21 @@ class LlamaCppBackend(RegisteredBackend):
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
         threads = spec.int_option("threads") or settings.n_threads
         return cls(spec.model, n_ctx=settings.n_ctx, n_threads=threads)
+
+    @classmethod
+    def preflight(cls, spec: JudgeSpec, settings: BackendSettings, *, network: bool = True) -> JudgeSpec:
+        """The model file exists (or the bundled model is installed) and the threads option is valid;
+        nothing is loaded."""
+        from polyjudge.backends.models import ModelUnavailable
+
+        spec.int_option("threads")
+        try:
+            resolve_model_path(spec.model)
+        except ModelUnavailable as exc:
+            hint = "" if spec.model is None or Path(spec.model).expanduser().is_file() else \
+                " (name a GGUF file, llamacpp:PATH.gguf, or write llamacpp alone for the bundled model)"
+            raise PreflightError(f"judge llamacpp:{spec.model or ''}: {exc}{hint}") from None
+        return spec
 
     @classmethod
     def deferred(cls, spec: JudgeSpec, settings: BackendSettings) -> dict[str, Any] | None:

@@ -31,7 +31,16 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from polyjudge.backends.adaptation import FormGate, is_billing_error
-from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, TokenLogprob, Usage
+from polyjudge.backends.base import (
+    Backend,
+    BackendError,
+    GenerateRequest,
+    GenerateResult,
+    TokenLogprob,
+    Usage,
+    check_endpoints,
+    endpoint_from_env,
+)
 from polyjudge.backends.http import (
     MAX_CONNECTIONS,
     ErrorInfo,
@@ -55,6 +64,10 @@ from polyjudge.backends.slots import ServerSlots
 from polyjudge.data.secrets import register_secret_env
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OFFICIAL_HOST = "api.openai.com"
+# What OpenAI's own clients read: the endpoint, and the organisation and project sent as headers.
+BASE_URL_ENV = "OPENAI_BASE_URL"
+ACCOUNT_HEADERS = {"OPENAI_ORG_ID": "OpenAI-Organization", "OPENAI_PROJECT_ID": "OpenAI-Project"}
 STRUCTURED_MODES = ("auto", "json_schema", "none")
 # Error codes OpenAI documents for a parameter a model does not take, or a value it does not allow.
 _REJECTED_CODES = frozenset({"unsupported_parameter", "unsupported_value"})
@@ -125,6 +138,7 @@ class OpenAIBackend(RegisteredBackend):
     capabilities: ClassVar[Capabilities] = Capabilities(batch_formats=("openai",), token_probabilities=True,
                                                         samples_per_request=True)
     url_after_at = True
+    default_endpoint: ClassVar[str | None] = DEFAULT_BASE_URL
     spec_options: ClassVar[dict[str, str]] = {
         "reasoning": "a reasoning model: max_completion_tokens, model-default temperature "
                      "(reasoning=false: never adapt to 400 answers)",
@@ -134,12 +148,24 @@ class OpenAIBackend(RegisteredBackend):
     }
 
     @classmethod
+    def preflight(cls, spec: JudgeSpec, settings: BackendSettings, *, network: bool = True) -> JudgeSpec:
+        """The key OpenAI's own endpoint needs (a self-hosted server may be keyless), each host resolves;
+        ``OPENAI_BASE_URL`` fills in the endpoint when the spec names none (an ``@URL`` wins)."""
+        if spec.base_url is None and (from_env := endpoint_from_env(BASE_URL_ENV)) is not None:
+            spec = dataclasses.replace(spec, base_url=from_env)
+        key_env = spec.option("key_env") or settings.key_env_for(DEFAULT_API_KEY_ENV)
+        check_endpoints(spec.servers or (DEFAULT_BASE_URL,), key_env=key_env, official_host=OFFICIAL_HOST,
+                        network=network)
+        return spec
+
+    @classmethod
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
         if not spec.model:
             raise ValueError("the openai backend needs --model")
         key_env = spec.option("key_env") or settings.key_env_for(DEFAULT_API_KEY_ENV)
         register_secret_env(key_env)
-        return cls(spec.model, spec.base_url or DEFAULT_BASE_URL, api_key_env=key_env, timeout=settings.timeout,
+        base_url = spec.base_url or endpoint_from_env(BASE_URL_ENV) or DEFAULT_BASE_URL
+        return cls(spec.model, base_url, api_key_env=key_env, timeout=settings.timeout,
                    structured=spec.option("structured") or "auto", reasoning=spec.flag("reasoning"),
                    reasoning_effort=settings.reasoning_effort,
                    per_server=spec.int_option("per_server") or settings.max_per_server)
@@ -156,6 +182,8 @@ class OpenAIBackend(RegisteredBackend):
         self.api_key_env = api_key_env
         self.structured = structured
         self.azure = azure
+        # The organisation and project OpenAI's clients send when their variables are set (not to Azure).
+        self._account = {} if azure else {h: v for e, h in ACCOUNT_HEADERS.items() if (v := os.environ.get(e, ""))}
         self.reasoning = reasoning
         # Sent with requests that set no reasoning_effort of their own (BackendSettings.reasoning_effort).
         self.reasoning_effort = reasoning_effort
@@ -226,8 +254,8 @@ class OpenAIBackend(RegisteredBackend):
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.api_key_env)
         if not key:
-            return {}
-        return {"api-key": key} if self.azure else {"Authorization": f"Bearer {key}"}
+            return dict(self._account)
+        return {"api-key": key} if self.azure else {"Authorization": f"Bearer {key}"} | self._account
 
     def _body(self, request: GenerateRequest) -> dict[str, Any]:
         if request.reasoning_effort is None and self.reasoning_effort is not None:

@@ -120,6 +120,8 @@ class RegisteredBackend(ABC):
 
     # True for HTTP backends: ``MODEL@BASE_URL`` names the endpoint after the first ``@``.
     url_after_at: ClassVar[bool] = False
+    # The endpoint used when the spec names none (an HTTP backend's official API), shown in the plan.
+    default_endpoint: ClassVar[str | None] = None
 
     @classmethod
     def parse_target(cls, rest: str) -> tuple[str | None, str | None]:
@@ -135,6 +137,14 @@ class RegisteredBackend(ABC):
     @abstractmethod
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
         """Build the backend; ``ValueError`` when the spec lacks something it needs."""
+
+    @classmethod
+    def preflight(cls, spec: JudgeSpec, settings: BackendSettings, *, network: bool = True) -> JudgeSpec:
+        """Check what can be checked without paying or loading a model (a key, a host, a model file),
+        before any request: ``PreflightError`` (a ``ValueError``, one line) for a judge that cannot work.
+        Returns the spec the run uses (e.g. with the endpoint an environment variable names filled in).
+        ``network`` False (batch files, nothing is sent): no host is resolved. Default: nothing to check."""
+        return spec
 
     @classmethod
     def deferred(cls, spec: JudgeSpec, settings: BackendSettings) -> dict[str, Any] | None:

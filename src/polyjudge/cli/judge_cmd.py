@@ -79,7 +79,7 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
          + f" + {m.tokens['completion']:,} completion  cost: ${m.cost_usd:.4f}" + _unpriced(m)
          + (f" of the ${result.max_cost:.4f} cap (${max(0.0, result.max_cost - m.cost_usd):.4f} left)"
             if result.max_cost is not None else "")
-         + f"  wall time: {m.wall_time_s:.1f}s")
+         + f"  {_wall_time(m.wall_time_s, m.unknown.get('wall_time_s_session'))}")
     if out is not None:
         echo(f"run directory: {out}")
     if not table:
@@ -101,6 +101,13 @@ def _unpriced(m: Any) -> str:
 
     models = unpriced(m)
     return f" ({PRICE_UNKNOWN}: {', '.join(models)})" if models else ""
+
+
+def _wall_time(total_s: float, session_s: Any) -> str:
+    """One session: ``wall time: 42.7s``; after a resume this session's and every session's, labelled."""
+    if not isinstance(session_s, (int, float)) or abs(total_s - session_s) < 0.05:
+        return f"wall time: {total_s:.1f}s"
+    return f"wall time: {session_s:.1f}s this session, {total_s:.1f}s in all sessions"
 
 
 def _paying_less(result: RunResult) -> list[str]:

@@ -72,6 +72,59 @@ class CostScenario:
                 "cost_usd_cached": self.cost_usd_cached}
 
 
+# What the duration estimate assumes one request of a hosted API takes (a short judgment answer, seconds).
+TYPICAL_API_LATENCY_S = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class DurationEstimate:
+    """How long sending a run's requests would take, and what that figure rests on.
+
+    ``seconds`` is None when nothing known bounds it (a self-hosted server or the embedded judge, whose
+    pace depends on the machine): then the progress bar's ETA, measured from the first answers, says.
+    """
+
+    seconds: float | None
+    basis: str
+
+    def describe(self) -> str:
+        if self.seconds is None:
+            return f"duration: unknown ({self.basis})"
+        return f"duration: about {_clock(self.seconds)} ({self.basis})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seconds": None if self.seconds is None else round(self.seconds, 1), "basis": self.basis}
+
+
+def _clock(seconds: float) -> str:
+    whole = max(1, round(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def estimate_duration(calls: int, tokens: int, *, concurrency: int, rpm: float | None = None,
+                      tpm: float | None = None, measured_judges: Sequence[str] = (),
+                      latency_s: float = TYPICAL_API_LATENCY_S) -> DurationEstimate:
+    """The time ``calls`` requests (``tokens`` prompt and completion tokens at most) take at ``concurrency``
+    in flight, ``latency_s`` each, within ``rpm``/``tpm`` per minute: the slowest of those bounds.
+    With ``measured_judges`` (self-hosted or embedded) the pace is not known before they answer."""
+    if measured_judges:
+        return DurationEstimate(None, f"the pace of {', '.join(measured_judges)} is this machine's or its "
+                                      "server's; the progress bar shows an ETA once the first answers arrive")
+    if calls == 0:
+        return DurationEstimate(0.0, "nothing to send")
+    bounds = [(calls * latency_s / max(1, concurrency),
+               f"{calls:,} requests, {concurrency} in flight at a typical {latency_s:g}s each")]
+    if rpm:
+        bounds.append((calls / rpm * 60.0, f"{calls:,} requests at --rpm {rpm:g}"))
+    if tpm:
+        bounds.append((tokens / tpm * 60.0, f"up to {tokens:,} tokens at --tpm {tpm:g}"))
+    seconds, why = max(bounds)
+    others = [w for b, w in bounds if w != why]
+    return DurationEstimate(seconds, why + (f"; also bounded by {'; '.join(others)}" if others else ""))
+
+
 @dataclass(frozen=True, slots=True)
 class Estimate:
     """What a run would cost before sending anything (``--dry-run``).
@@ -102,6 +155,9 @@ class Estimate:
     scenarios: tuple[CostScenario, ...] = ()
     # Distinct requests the machine's shared response cache answers (counted in requests_cached, free).
     from_shared_cache: int = 0
+    # Each judge's endpoint as the run would use it (credentials masked): "judge: URL" or "judge: embedded".
+    endpoints: tuple[str, ...] = ()
+    duration: DurationEstimate | None = None
 
     def describe(self) -> str:
         shared_cache = f", {self.from_shared_cache} of them in the shared cache" if self.from_shared_cache else ""
@@ -119,6 +175,10 @@ class Estimate:
             text += f"; no price known for {', '.join(self.unpriced)} (add one with --prices)"
         if self.oversized:
             text += f"; {len(self.oversized)} prompt(s) exceed the model's context (see the warnings)"
+        if self.duration is not None:
+            text += f"; {self.duration.describe()}"
+        if self.endpoints:
+            text += f"\nendpoints: {'; '.join(self.endpoints)}"
         priced = [s for s in self.scenarios if s.cost_usd is not None]
         if priced:
             text += "\nUSD by way of sending (at most; with likely prompt-cache hits):"
@@ -139,7 +199,9 @@ class Estimate:
                               for o in self.oversized],
                 "shared": self.shared, "calls": self.calls, "cached_prompt_tokens": self.cached_prompt_tokens,
                 "samples_per_request": self.samples_per_request, "batch": self.batch,
-                "from_shared_cache": self.from_shared_cache, "scenarios": [s.to_dict() for s in self.scenarios]}
+                "from_shared_cache": self.from_shared_cache, "scenarios": [s.to_dict() for s in self.scenarios],
+                "endpoints": list(self.endpoints),
+                "duration": None if self.duration is None else self.duration.to_dict()}
 
 
 def _prompt_bytes(task: Task) -> int:

@@ -18,6 +18,7 @@ from typing import Any
 
 from polyjudge.backends.base import Usage
 from polyjudge.engine.pricing import ModelPrice
+from polyjudge.engine.signals import show_status
 from polyjudge.engine.spend import Budget
 
 # Seconds between two updates of the bar's counts.
@@ -54,7 +55,7 @@ def spend_text(meter: SpendMeter | None) -> str:
 def progress_bar(total: int, *, enabled: bool, meter: SpendMeter | None = None) -> Iterator[Callable[[Any], None]]:
     """A bar on standard error (nothing when not ``enabled``); the callable it yields takes the stats."""
     if not enabled:
-        yield lambda stats: None
+        yield show_status  # what a Ctrl-C says counts the answers even without a bar
         return
     # rich is loaded only when a bar is shown (importing it costs ~40 ms of CPU per run).
     from rich.console import Console
@@ -85,6 +86,7 @@ def progress_bar(total: int, *, enabled: bool, meter: SpendMeter | None = None) 
             # Called once per answer: at a thousand answers a second the bar is updated ten times a
             # second (it is drawn four times a second), not on every call.
             last[0] = stats
+            show_status(stats)
             now = time.monotonic()
             if now - last[1] >= UPDATE_EVERY_S:
                 last[1] = now

@@ -211,6 +211,7 @@ def _prepare(config: JudgeConfig) -> _Prepared:
                                reasoning_effort=config.reasoning_effort,
                                max_per_server=config.per_server_concurrency)
     _check_spending(config, specs, prices)
+    specs = _preflight(specs, settings, config, network=False)
     executor = None
     cluster_only = sorted({s.backend for s in specs if _capabilities(s).gpu_cluster_only})
     if cluster_only and config.executor == "local":
@@ -228,6 +229,21 @@ def _prepare(config: JudgeConfig) -> _Prepared:
             gpus_per_actor=config.ray_gpus_per_actor, runtime_env=config.ray_runtime_env,
             connect_timeout_s=config.ray_connect_timeout_s, show_ray_logs=config.ray_logs))
     return _Prepared(config, protocol, specs, settings, prices, executor)
+
+
+def _preflight(specs: list[JudgeSpec], settings: BackendSettings, config: JudgeConfig, *,
+               network: bool) -> list[JudgeSpec]:
+    """Every judge's preflight (key, model file; with ``network`` each host resolves too), before the plan is
+    shown or anything is sent. Hosts are resolved last, once the run's other input is checked; batch files
+    (export or import) send nothing and need no key, so they are not checked."""
+    from polyjudge.backends.build import preflight_judges
+
+    if config.batch_export or config.batch_import:
+        return specs
+    try:
+        return preflight_judges(specs, settings, network=network)
+    except ValueError as exc:
+        raise InputError(str(exc), field="judge") from None
 
 
 def _check_range(flag: str, value: float | None, low: float, high: float, *, low_open: bool = False) -> None:
@@ -566,17 +582,21 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | None = None,
     cfg = config or JudgeConfig()
     todo = _items(items)
     prep = _prepare(cfg)
+    _preflight(prep.specs, prep.settings, cfg, network=True)
     out_dir = Path(out) if out is not None else None
     _check_cache_apart(cfg, out_dir)
     with ExitStack() as stack:
         if out_dir is not None:
             stack.enter_context(RunDirLock(out_dir))
-        interrupts = stack.enter_context(catching_interrupts())
+        # The requests' deadline, quoted by Ctrl-C's message (an embedded model's generation has none).
+        local = any(_capabilities(s).local for s in prep.specs)
+        interrupts = stack.enter_context(catching_interrupts(None if local else cfg.timeout, cfg.concurrency))
         result = asyncio.run(_run(todo, prep, out_dir, dry_run=False, interrupts=interrupts))
         assert isinstance(result, RunResult)
         if out_dir is not None:
-            result.write(out_dir)  # a signal arriving now waits until every file is written
-            remember_outputs(out_dir / STORE, out_dir, result)
+            with interrupts.writing():  # a signal arriving now waits until every file is written
+                result.write(out_dir)
+                remember_outputs(out_dir / STORE, out_dir, result)
         signum = interrupts.signum
     _raise_if_stopped(result, cfg, out_dir, signum)
     return result
@@ -593,7 +613,28 @@ def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | None = No
     _check_cache_apart(cfg, out_dir)
     result = asyncio.run(_run(todo, prep, out_dir, dry_run=True))
     assert isinstance(result, Estimate)
-    return result
+    _preflight(prep.specs, prep.settings, cfg, network=True)  # after the run's other input was checked
+    return _with_endpoints_and_duration(result, prep)
+
+
+def _with_endpoints_and_duration(found: Estimate, prep: _Prepared) -> Estimate:
+    """The estimate with each judge's endpoint (credentials masked) and how long sending would take."""
+    from polyjudge.backends.registry import backend_class, redact_servers
+    from polyjudge.engine.estimate import estimate_duration
+
+    endpoints, measured = [], []
+    for spec in prep.specs:
+        cls = backend_class(spec.backend)
+        name = f"{spec.backend}:{spec.model or ''}".rstrip(":")
+        url = spec.base_url or cls.default_endpoint
+        endpoints.append(f"{name} {redact_servers(url)}" if url else f"{name} (embedded, in this process)")
+        if cls.capabilities.local or (url is not None and url != cls.default_endpoint):
+            measured.append(name)  # its pace is this machine's or a self-hosted server's
+    config = prep.config
+    duration = estimate_duration(found.calls, found.prompt_tokens + found.max_completion_tokens,
+                                 concurrency=config.concurrency, rpm=config.rpm, tpm=config.tpm,
+                                 measured_judges=measured)
+    return dataclasses.replace(found, endpoints=tuple(endpoints), duration=duration)
 
 
 __all__ = ["DEFAULT_JUDGE", "BatchOptions", "BudgetExceeded", "EndpointFailed", "FailureRateExceeded", "JudgeConfig",

@@ -1,30 +1,96 @@
 """Ctrl-C and SIGTERM during a run: stop sending, keep what is done, write the files.
 
 While a run holds :func:`catching_interrupts`, SIGINT and SIGTERM no longer end
-the process: the first one calls the listeners (the engine stops sending and
-cancels what is in flight) and is remembered, so the run's files are written
-from the store before the session reports the interruption. A signal that
-arrives while the files are being written waits until they are complete.
+the process: the first one says at once on standard error what happens next
+(requests in flight, answers kept, a second signal stops now), calls the
+listeners (the engine stops sending and cancels what is in flight) and is
+remembered, so the run's files are written from the store before the session
+reports the interruption. A second signal ends the process within the moment
+(exit 128 + the signal's number): every answer already in the store is kept
+there (each is committed as it arrives) and the run resumes from it; the
+embedded judge's native generation, which cannot be cancelled, is not waited
+for. A signal that arrives while the files are being written
+(:meth:`Interrupts.writing`) waits until they are complete.
 Signals can only be caught in the main thread; elsewhere nothing changes.
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 CAUGHT = (signal.SIGINT, signal.SIGTERM)
 
 
-class Interrupts:
-    """The first stop signal received (``signum``) and who to tell when one comes."""
+# The latest counts of the run being judged (the engine's ExecStats), for what the first signal says.
+_STATUS: list[Any] = [None]
 
-    def __init__(self) -> None:
+
+def show_status(stats: Any) -> None:
+    """Remember the run's latest counts (called on every answer: one assignment)."""
+    _STATUS[0] = stats
+
+
+def _say(text: str) -> None:
+    try:
+        sys.stderr.write(f"\n{text}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed or broken standard error: the signal still works
+        pass
+
+
+def _show_cursor() -> None:
+    try:
+        if sys.stderr.isatty():
+            sys.stderr.write("\x1b[?25h")
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _next_steps(signum: int, deadline_s: float | None, in_flight: int | None) -> str:
+    """What the first signal starts: nothing new is sent, what is in flight, what is kept, how to stop now."""
+    name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+    stats = _STATUS[0]
+    done, failed = getattr(stats, "done", None), getattr(stats, "failed", None)
+    kept = "the answers so far are"
+    if isinstance(done, int) and isinstance(failed, int):
+        kept = f"the {done + failed} answer(s) of this session are"
+    flying = f"the requests in flight (at most {in_flight})" if in_flight else "the requests in flight"
+    within = f" within their {deadline_s:g}s deadline" if deadline_s else ""
+    return (f"polyjudge: {name}: stopping. No new request is sent; {flying} are given up (an embedded model "
+            f"first finishes the answer it is writing){within}; {kept} kept and the run's files written. "
+            f"A second {name} stops now (answers already stored are kept; re-run the same command to resume).")
+
+
+class Interrupts:
+    """The first stop signal received (``signum``) and who to tell when one comes.
+
+    ``deadline_s`` (the requests' timeout, when the session knows it) and ``in_flight`` (the most requests in
+    flight, ``--concurrency``) are quoted in what the first signal says.
+    """
+
+    def __init__(self, deadline_s: float | None = None, in_flight: int | None = None) -> None:
         self.signum: int | None = None
+        self.deadline_s, self.in_flight = deadline_s, in_flight
+        self.received = 0
+        self._writing = False
         self._listeners: list[Callable[[], None]] = []
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """While the run's files are written a second signal waits for them instead of ending the process."""
+        self._writing = True
+        try:
+            yield
+        finally:
+            self._writing = False
 
     @property
     def requested(self) -> bool:
@@ -47,17 +113,31 @@ class Interrupts:
         for callback in list(self._listeners):
             callback()
 
+    def handle(self, signum: int, frame: FrameType | None = None) -> None:
+        """The installed handler: say what happens next, then :meth:`notify`; a second signal ends the
+        process now, unless the run's files are being written."""
+        self.received += 1
+        if self.received == 1:
+            _say(_next_steps(signum, self.deadline_s, self.in_flight))
+        elif self._writing:
+            _say("polyjudge: the run's files are being written; they are complete in a moment")
+        else:
+            _say("polyjudge: stopped now; the answers already stored are kept: re-run the same command to resume")
+            _show_cursor()  # a progress bar hides it, and exiting now skips the bar's own clean-up
+            os._exit(128 + signum)
+        self.notify(signum, frame)
+
 
 @contextmanager
-def catching_interrupts() -> Iterator[Interrupts]:
+def catching_interrupts(deadline_s: float | None = None, in_flight: int | None = None) -> Iterator[Interrupts]:
     """Catch SIGINT/SIGTERM for the duration (main thread only), then restore the old handlers."""
-    interrupts = Interrupts()
+    interrupts = Interrupts(deadline_s, in_flight)
     if threading.current_thread() is not threading.main_thread():
         yield interrupts
         return
     previous = {s: signal.getsignal(s) for s in CAUGHT}
     for s in CAUGHT:
-        signal.signal(s, interrupts.notify)
+        signal.signal(s, interrupts.handle)
     try:
         yield interrupts
     finally:
@@ -65,4 +145,4 @@ def catching_interrupts() -> Iterator[Interrupts]:
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
 
 
-__all__ = ["Interrupts", "catching_interrupts"]
+__all__ = ["Interrupts", "catching_interrupts", "show_status"]
