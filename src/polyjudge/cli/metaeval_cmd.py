@@ -54,13 +54,15 @@ class MetaEvalFlags:
         "--with-stored-metrics", is_flag=True,
         help="With --mtme and RUN: also rank every metric stored in the test set's metric-scores/ (the "
              "metrics-task submissions) in the same table.")
-    human_format: str = option("--human-format", type=click.Choice(FORMATS), default="auto", show_default=True)
+    human_format: str = option("--human-format", type=click.Choice(FORMATS), default="auto", show_default=True,
+                               help="Format of --human (auto: from the extension, .csv/.tsv/.jsonl, or content).")
     metric_specs: tuple[str, ...] = option(
         "--metric", "metric_specs", multiple=True, metavar="[NAME=]PATH",
         help="Metric scores or polyjudge run directory; repeat for several. System scores only (a "
              ".sys.score file, a systems table, the output directory of `polyjudge pairwise`) get "
              "system-level statistics, segment ones shown as n/a.")
-    metric_format: str = option("--metric-format", type=click.Choice(FORMATS), default="auto", show_default=True)
+    metric_format: str = option("--metric-format", type=click.Choice(FORMATS), default="auto", show_default=True,
+                                help="Format of every --metric file (auto: from the extension or content).")
     human_lower_better: bool = option("--human-lower-better", is_flag=True,
                                       help="Negate human scores (e.g. raw MQM error points).")
     lower_better: tuple[str, ...] = option("--lower-better", "lower_better", multiple=True, metavar="NAME",
@@ -77,7 +79,8 @@ class MetaEvalFlags:
                              "mt-metrics-eval .sys.score files exist).")
     k: int = option("-k", "--k", "--permutations", "k", type=click.IntRange(min=0), default=1000,
                     show_default=True, help="Permutation draws per significance test (0 = none).")
-    seed: int = option("--seed", type=SEED, default=0, show_default=True)
+    seed: int = option("--seed", type=SEED, default=0, show_default=True,
+                       help="Seed of the permutation draws (the same seed gives the same p-values).")
     alpha: float = option("--alpha", type=share(), default=0.05, show_default=True,
                           help="p-value threshold for significance clusters.")
     missing_metric: str = option(

@@ -295,11 +295,12 @@ class _QuietChoice(click.Choice):  # type: ignore[type-arg]
 
 
 def format_option(default: str = "text", choices: Sequence[str] = OUTPUT_FORMATS,
-                  legacy_input: Sequence[str] = ()) -> Callable[[F], F]:
+                  legacy_input: Sequence[str] = (), legacy_default: str | None = None) -> Callable[[F], F]:
     """``--format text|tsv|json``: the output format.
 
     ``legacy_input`` lists the input formats 0.1.0 accepted under ``--format`` in this
-    command: such a value still works, as ``--input-format``, with a deprecation warning.
+    command: such a value still works, as ``--input-format``, with a deprecation warning, and the output
+    then takes ``legacy_default`` (0.1.0's default output format of the command) when given.
     """
 
     def deco(fn: F) -> F:
@@ -308,7 +309,7 @@ def format_option(default: str = "text", choices: Sequence[str] = OUTPUT_FORMATS
             if kw.get("fmt") in legacy_input:
                 warn(f"--format {kw['fmt']} (an input format) is deprecated; use --input-format {kw['fmt']}")
                 kw["input_format"] = kw.get("input_format") or kw["fmt"]
-                kw["fmt"] = default
+                kw["fmt"] = legacy_default or default
             return fn(*args, **kw)
 
         return click.option("--format", "fmt", type=_QuietChoice([*choices, *legacy_input], shown=choices),
@@ -351,8 +352,9 @@ def span_scoring_option(name: str) -> Any:
     from polyjudge.cli.specs import option
 
     if name in ("gold_format", "pred_format"):
+        which = "--gold" if name == "gold_format" else "--pred"
         return option("--" + name.replace("_", "-"), type=click.Choice(SPAN_FORMATS), default="auto",
-                      show_default=True)
+                      show_default=True, help=f"Span format of {which} (auto: from the file).")
     declarations: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
         "gold": (("--gold", "-g"), {"required": True, "type": click.Path(exists=True)}),
         "lp": (("--lp",), {"default": None, "metavar": "SRC-TGT"}),
