@@ -14,7 +14,7 @@ import click
 from polyjudge.api.formats import SCORE_FORMATS as FORMATS
 from polyjudge.api.metaeval import task_presets
 from polyjudge.api.runs import file_target, input_target
-from polyjudge.cli.options import SEED, emit, format_option, guard_outputs, out_option, share
+from polyjudge.cli.options import SEED, emit, format_option, guard_outputs, out_option, share, warn
 from polyjudge.cli.specs import argument, option, shared, takes
 from polyjudge.data.errors import InputError
 
@@ -141,4 +141,8 @@ def meta_eval(flags: MetaEvalFlags) -> None:
     metric_inputs += input_target("--human", flags.human if flags.mtme_dir is None else None)
     metric_inputs += [t for run in flags.runs for t in input_target("RUN", run)]
     guard_outputs({"out": file_target("-o/--out", flags.out)}, metric_inputs)  # before the work, not after
-    emit(evaluate(flags.config(metrics)).format(flags.fmt), flags.out, metric_inputs)
+    result = evaluate(flags.config(metrics))
+    if flags.fmt != "text":  # text tables carry their notes; TSV and JSON on stdout stay machine-readable
+        for note in result.notes:
+            warn(f"meta-eval: {note}")
+    emit(result.format(flags.fmt), flags.out, metric_inputs)

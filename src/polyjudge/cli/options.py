@@ -133,7 +133,13 @@ OPEN_SHARE = FiniteFloat(0.0, 1.0, min_open=True, max_open=True)
 
 # --------------------------------------------------------------------------- registry choices
 
-class RegistryChoice(click.ParamType[str, Any]):
+if TYPE_CHECKING:
+    _NameParam = click.ParamType[str, Any]
+else:  # click's ParamType takes type arguments only from 8.4 on; pyproject allows 8.1 (.ci/run, lowest versions)
+    _NameParam = click.ParamType
+
+
+class RegistryChoice(_NameParam):
     """A name from a registry: valid names come from the registry (plugins included),
     and an unknown one fails with the registry's own message (exit 2)."""
 

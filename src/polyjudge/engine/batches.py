@@ -22,7 +22,6 @@ import asyncio
 import json
 import logging
 import random
-import re
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,7 +29,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from polyjudge.backends.base import BackendError, GenerateResult
+from polyjudge.backends.base import BackendError
 from polyjudge.backends.batch import (
     BatchClient,
     BatchInfo,
@@ -519,17 +518,31 @@ def import_batch(path: str | Path, store: Store, tasks: Sequence[Task],
     """Load a batch output JSONL (OpenAI's or vLLM ``run_batch``'s) into the store.
 
     Every line is checked before anything is written: a line that is not an
-    output line, whose ``custom_id`` names no request of this run (from an
-    export of this run or a task key) or was already given by an earlier line,
-    or whose answer names another model than the judge's (a dated snapshot of
-    it is the judge's) raises :class:`InputError` naming the line. Usage is
-    vetted as a live answer's (:func:`spend.vet_usage` with the request the line
-    answers), so a file cannot report more than the request allows. The file's
+    output line, or whose ``custom_id`` names no request of this run (from an
+    export of this run or a task key), raises :class:`InputError`. The file's
     lines are read in the batch format of the run's first judge (``backends``
     as for :func:`export_batch`): one file answers one provider's batch.
     """
-    parsed = _parsed_lines(path, store, tasks, backends)
+    from polyjudge.data.readers import iter_jsonl
+
+    parse_output_line = _line_format(backends, 0).parse_output_line
+
+    if not Path(path).is_file():
+        raise InputError("batch output file not found", path=str(path))
     by_key = {t.key: t for t in tasks}
+    parsed: list[tuple[list[BatchLineRow], LineResult]] = []
+    for n, obj in iter_jsonl(path):
+        try:
+            outcome = parse_output_line(obj)
+        except ValueError as exc:
+            raise InputError(str(exc), path=str(path), line=n) from None
+        rows = store.lines_for_custom_id(outcome.custom_id)
+        if not rows and outcome.custom_id in by_key:
+            rows = _line_rows([by_key[outcome.custom_id]])
+        if not rows:
+            raise InputError(f"custom_id '{outcome.custom_id[:80]}' names no request of this run", path=str(path),
+                             line=n, field="custom_id")
+        parsed.append((rows, outcome))
     done = store.completed_keys()
     answered = failed = skipped = 0
     with store.transaction():
@@ -537,84 +550,25 @@ def import_batch(path: str | Path, store: Store, tasks: Sequence[Task],
             todo = [r for r in rows if r.key not in done]
             skipped += len(rows) - len(todo)
             if outcome.result is not None:
-                answered += _put_imported(store, rows, todo, outcome.result, by_key)
+                vetted = vet_usage(None, outcome.result)  # a file's numbers are server data too
+                result = with_usage(outcome.result, vetted.usage)
+                choices = result.choices or (result.text,)
+                usages = split_usage(result.usage, min(len(rows), len(choices)))
+                for r in todo:
+                    if r.choice >= len(choices):
+                        continue  # the server gave fewer choices: that run stays unanswered
+                    finish = (result.choice_finish_reasons[r.choice] if r.choice < len(result.choice_finish_reasons)
+                              else result.finish_reason)
+                    store.put_result(r, result, 1, text=choices[r.choice],
+                                     finish_reason=finish, usage=usages[r.choice], channel=BATCH,
+                                     usage_note=vetted.note if r.choice == 0 else None)
+                    answered += 1
                 continue
             error = outcome.error or BackendError("no answer", retryable=True)
             for r in todo:
                 store.put_failure(r.key, r.prompt_hash, r.judge, r.run_index, f"{redact(str(error))} (batch file)", 1)
             failed += len(todo)
     return ImportCounts(answered, failed, skipped)
-
-
-def _parsed_lines(path: str | Path, store: Store, tasks: Sequence[Task],
-                  backends: Sequence[str | None]) -> list[tuple[list[BatchLineRow], LineResult]]:
-    """Every line of a batch output file with the store rows it answers; InputError for a bad line."""
-    from polyjudge.data.readers import iter_jsonl
-
-    parse_output_line = _line_format(backends, 0).parse_output_line
-    if not Path(path).is_file():
-        raise InputError("batch output file not found", path=str(path))
-    by_key = {t.key: t for t in tasks}
-    parsed: list[tuple[list[BatchLineRow], LineResult]] = []
-    seen: dict[str, int] = {}
-    for n, obj in iter_jsonl(path):
-        try:
-            outcome = parse_output_line(obj)
-        except ValueError as exc:
-            raise InputError(str(exc), path=str(path), line=n) from None
-        if outcome.custom_id in seen:
-            raise InputError(f"custom_id '{outcome.custom_id[:80]}' is answered twice (first on line "
-                             f"{seen[outcome.custom_id]}): which answer is the batch's cannot be told",
-                             path=str(path), line=n, field="custom_id")
-        seen[outcome.custom_id] = n
-        rows = store.lines_for_custom_id(outcome.custom_id)
-        if not rows and outcome.custom_id in by_key:
-            rows = _line_rows([by_key[outcome.custom_id]])
-        if not rows:
-            raise InputError(f"custom_id '{outcome.custom_id[:80]}' names no request of this run", path=str(path),
-                             line=n, field="custom_id")
-        answered_by = outcome.result.model if outcome.result is not None else None
-        if answered_by is not None and not same_model(answered_by, rows[0].judge):
-            raise InputError(f"answered by model '{redact(answered_by)[:80]}', not by the judge "
-                             f"'{rows[0].judge}' of custom_id '{outcome.custom_id[:80]}'", path=str(path), line=n,
-                             field="model")
-        parsed.append((rows, outcome))
-    return parsed
-
-
-_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})")
-
-
-def same_model(answered_by: str, judge: str) -> bool:
-    """True when a body's ``model`` is the judge's: the same name, or a dated snapshot of it
-    (``gpt-4o-mini-2024-07-18`` for ``gpt-4o-mini``, ``claude-3-5-haiku-20241022`` for ``claude-3-5-haiku``)."""
-    if answered_by == judge:
-        return True
-    return answered_by.startswith(judge) and _SNAPSHOT.fullmatch(answered_by[len(judge):]) is not None
-
-
-def _put_imported(store: Store, rows: Sequence[BatchLineRow], todo: Sequence[BatchLineRow], result: GenerateResult,
-                  by_key: Mapping[str, Task]) -> int:
-    """An imported answer into the store for ``todo`` (its rows not answered yet), its usage vetted
-    against the request it answers (as a live answer's); how many tasks it answered."""
-    task = by_key.get(rows[0].key)
-    request = None
-    if task is not None:
-        request = task.request if len(rows) == 1 else replace(task.request, n=len(rows))
-    vetted = vet_usage(request, result)  # a file's numbers are server data too
-    result = with_usage(result, vetted.usage)
-    choices = result.choices or (result.text,)
-    usages = split_usage(result.usage, min(len(rows), len(choices)))
-    answered = 0
-    for r in todo:
-        if r.choice >= len(choices):
-            continue  # the server gave fewer choices: that run stays unanswered
-        finish = (result.choice_finish_reasons[r.choice] if r.choice < len(result.choice_finish_reasons)
-                  else result.finish_reason)
-        store.put_result(r, result, 1, text=choices[r.choice], finish_reason=finish, usage=usages[r.choice],
-                         channel=BATCH, usage_note=vetted.note if r.choice == 0 else None)
-        answered += 1
-    return answered
 
 
 # --------------------------------------------------------------------------- polyjudge batch status / cancel
