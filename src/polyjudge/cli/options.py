@@ -358,9 +358,9 @@ def span_scoring_option(name: str) -> Any:
     from polyjudge.cli.specs import option
 
     if name in ("gold_format", "pred_format"):
-        which = "--gold" if name == "gold_format" else "--pred"
         return option("--" + name.replace("_", "-"), type=click.Choice(SPAN_FORMATS), default="auto",
-                      show_default=True, help=f"Span format of {which} (auto: from the file).")
+                      show_default=True, help="Span format of the file the flag names (--gold-format: --gold, "
+                                              "--pred-format: --pred); auto: from the file.")
     declarations: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
         "gold": (("--gold", "-g"), {"required": True, "type": click.Path(exists=True)}),
         "lp": (("--lp",), {"default": None, "metavar": "SRC-TGT"}),
