@@ -102,3 +102,16 @@ def test_csv_and_jsonl_are_read_by_extension_and_a_failure_names_the_format(tmp_
     assert code == 2 and "read as TSV" in err and "human.csv:1" in err and "Traceback" not in err
     code, _, err = _meta_eval("--human", tsv, "--human-format", "csv", "--metric", metric, "-k", "0")
     assert code == 2 and "read as CSV" in err
+
+
+def test_system_scores_of_two_systems_give_no_correlation(tmp_path, _meta_eval):
+    human = _write(tmp_path / "human.tsv", _rows("AB", 5, 1))
+    metric = tmp_path / "m.sys.score"
+    metric.write_text("A\t0.9\nB\t0.1\n", encoding="utf-8")
+    code, out, err = _meta_eval("--human", human, "--metric", metric, "-k", "0", "--lp", "en-de", "--format", "json")
+    assert code == 0, err
+    stats = json.loads(out)["system_level_only"]["en-de"]["m"]
+    assert stats["n_systems"] == 2 and stats["sys_pearson"] is None and stats["sys_kendall"] is None
+    assert "fewer than 3 systems" in err
+    code, out, err = _meta_eval("--human", human, "--metric", metric, "-k", "0", "--lp", "en-de")
+    assert "correlations need at least 3 systems, else n/a" in out
