@@ -8,7 +8,7 @@ min and median; ratio = official time / polyjudge time):
 
 1. end to end, one new process each: ``python scoring_esa.py IN_DIR OUT_DIR``
    (``IN_DIR/ref/task2_refs.tsv``, ``IN_DIR/res/predictions.tsv`` -> ``scores.txt``)
-   against ``polyjudge span-f1 -g task2_refs.tsv --pred predictions.tsv -o scores.json``;
+   against ``polyjudge span-f1 -g task2_refs.tsv --pred predictions.tsv --format json -o scores.json``;
    every per-pair precision, recall and F1 printed by the official script (4
    significant digits) must equal polyjudge's rounded the same way;
 2. end to end in one process (no interpreter start-up or imports): the

@@ -169,7 +169,7 @@ def test_span_f1_matches_the_cli(tmp_path, capsys):
         {"system": "A", "doc_id": "d", "seg_id": "2", "lp": "en-de",
          "spans": [{"start": 2, "end": 6, "severity": "major"}]}]) + "\n")
     res = span_f1(SpanF1Config(gold=gold, pred=pred))
-    printed = json.loads(cli(capsys, "span-f1", "--gold", gold, "--pred", pred))
+    printed = json.loads(cli(capsys, "span-f1", "--gold", gold, "--pred", pred, "--format", "json"))
     assert printed == res.as_dict()
     # tp = 2 (exact) + 0.5 * 4 (right place, wrong severity); 8 gold and 6 predicted characters
     assert res.scores.per_lp["en-de"].recall == pytest.approx(4 / 8)

@@ -304,7 +304,7 @@ def test_plugin_formats_and_writer_are_choices_listed_and_used(tmp_path):
     assert names["score-formats"]["pipescores"] == "plugin (pj_plugin_demo)"
     assert names["span-formats"]["spanmarks"] == "plugin (pj_plugin_demo)"
     assert names["writers"]["pipes-out"] == "plugin (pj_plugin_demo)"
-    assert "tsv|jsonl|sys|pipescores]" in _polyjudge(env, "meta-eval", "--help").stdout
+    assert "tsv|csv|jsonl|sys|pipescores]" in _polyjudge(env, "meta-eval", "--help").stdout
     assert "run|spanmarks]" in _polyjudge(env, "span-f1", "--help").stdout
 
     rng = np.random.default_rng(3)

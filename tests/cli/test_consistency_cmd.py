@@ -127,7 +127,7 @@ def test_legacy_out_spelling_still_works_with_a_warning(tmp_path, monkeypatch):
     write_mgsm(tmp_path)
     with ScriptedServer(responder) as srv:
         args = ["--dataset", "mgsm", "--data-dir", str(tmp_path), "--languages", "en,te", "--limit", "2",
-                "--judge", f"openai:m1@{srv.base_url}", "-O", str(tmp_path / "old"), "-q"]
+                "--judge", f"openai:m1@{srv.base_url}", "-O", str(tmp_path / "old"), "-q", "--format", "tsv"]
         res = CliRunner().invoke(consistency, args, catch_exceptions=False)
     assert res.exit_code == 0, res.output
     assert "-O is deprecated" in res.stderr and "use -o/--out" in res.stderr

@@ -34,7 +34,7 @@ def test_jsonl_study_equals_the_mgsm_study_and_writes_factor_tables(tmp_path, mo
     data = mgsm_as_jsonl(tmp_path)
     with ScriptedServer(responder) as srv:
         judges = [x for m in ("m1", "m3") for x in ("--judge", f"openai:{m}@{srv.base_url}")]
-        common = ["--scale", "binary", "--scale", "grade", "-q", *judges]
+        common = ["--scale", "binary", "--scale", "grade", "-q", "--format", "tsv", *judges]
         res = CliRunner().invoke(consistency, ["--data-file", str(data), "-o", str(tmp_path / "j"), "--factors",
                                                *common], catch_exceptions=False)
         assert res.exit_code == 0, res.output

@@ -40,7 +40,8 @@ def test_agreement_per_temperature(tmp_path, monkeypatch):
     with ScriptedServer(responder) as srv:
         res = CliRunner().invoke(probe, [str(items), "--judge", f"openai:m@{srv.base_url}", "-q",
                                          "--kind", "temperature", "--temperatures", "0,0.5,1",
-                                         "--human", str(ratings), "--bins", "50,90", "-o", str(tmp_path / "t")])
+                                         "--human", str(ratings), "--bins", "50,90", "-o", str(tmp_path / "t"),
+                                         "--format", "tsv"])
     assert res.exit_code == 0, res.output
     rows = {r["temperature"]: r for r in
             csv.DictReader(io.StringIO((tmp_path / "t" / "agreement.tsv").read_text()), delimiter="\t")}

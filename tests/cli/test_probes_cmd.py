@@ -54,7 +54,8 @@ def table(text):
 
 def run(tmp_path, srv, *args):
     res = CliRunner().invoke(probe, [str(tmp_path / "in.jsonl"), "--backend", "openai", "-m", "m",
-                                     "--base-url", srv.base_url, "-q", *args])
+                                     "--base-url", srv.base_url, "-q",
+                                     *(() if "--format" in args else ("--format", "tsv")), *args])
     assert res.exit_code == 0, res.output
     return res.output
 

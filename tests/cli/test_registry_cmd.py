@@ -65,3 +65,32 @@ def test_tsv_has_one_row_per_option_and_text_names_defaults():
 def test_a_bad_format_is_refused_with_exit_2():
     code, out = _run("statistics", "--format", "xml")
     assert code == 2 and "xml" in out
+
+
+@pytest.mark.parametrize("judges", [("openai:m@http://127.0.0.1:9/v1",), None], ids=["api judge", "embedded judge"])
+def test_protocol_listing_states_the_option_values_runs_use(judges):
+    """`polyjudge protocols` said da's score_mode default is `sample` while runs with the default (embedded)
+    judge record `expected`: the listing now states both, from the table the engine applies."""
+    from polyjudge.api import JudgeConfig
+    from polyjudge.data.errors import InputError
+    from polyjudge.engine.session import build_protocol
+
+    code, out = _run("protocols", "--format", "json")
+    assert code == 0
+    for entry in json.loads(out):
+        config = JudgeConfig(protocol=entry["name"]) if judges is None else \
+            JudgeConfig(protocol=entry["name"], judges=judges)
+        try:
+            used = build_protocol(config)
+        except InputError:  # a protocol that needs an option of the user's (a task file)
+            continue
+        for option in entry["options"]:
+            value = getattr(used, option["name"], None)
+            if not isinstance(value, (str, int, float)):  # scalars: composite options render their own way
+                continue
+            shown = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            note = "default with the embedded judge, the default --judge: "
+            if judges is None and note in option["help"]:
+                assert option["help"].split(note)[1].rstrip(")") == shown, (entry["name"], option)
+            else:
+                assert option["default"] == shown, (entry["name"], option, shown)

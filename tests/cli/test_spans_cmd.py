@@ -14,6 +14,9 @@ TED_ZHEN = DATA / "wmt-mqm" / "ted" / "zhen" / "mqm_ted_zhen.tsv"
 
 
 def run(argv, capsys):
+    """span-f1's output as these tests parse it: JSON unless they ask for another format (text is the default)."""
+    if "--format" not in argv:
+        argv = [*argv, "--format", "json"]
     with pytest.raises(SystemExit) as exc:
         main(argv)
     out = capsys.readouterr()

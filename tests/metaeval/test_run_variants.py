@@ -156,7 +156,8 @@ def test_cli_table_and_errors(scripted, tmp_path, capsys):
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].split()[:2] == ["Metric", "Avg"] and "seg (acc-t)" in lines[1]
-    names = [ln.split()[0] for ln in lines[3:3 + 13]]
+    assert lines[2].split()[:2] == ["rank", "value"]  # the value columns are named (a third header row)
+    names = [ln.split()[0] for ln in lines[4:4 + 13]]
     assert set(names[:3]) == {"judge@rrwa", "judge@geo+1", "judge@max"}
     assert names[3:] == [f"judge@run{r}" for r in range(1, 11)]
     code, out, err = _main(base + ["--single-runs", "--format", "json"], capsys)

@@ -80,4 +80,4 @@ def test_a_registered_format_is_detected_after_the_builtins_and_read(tmp_path, s
 def test_unknown_format_lists_the_registered_ones(tmp_path):
     with pytest.raises(InputError) as exc:
         read_score_table(tmp_path / "x.tsv", "xml")
-    assert str(exc.value).endswith("unknown score format 'xml' (auto, run, mtme, mqm, tsv, jsonl, sys)")
+    assert str(exc.value).endswith("unknown score format 'xml' (auto, run, mtme, mqm, tsv, csv, jsonl, sys)")

@@ -88,11 +88,12 @@ def test_spans_tsv_holds_the_merged_spans(run_dir):
 
 def test_span_f1_scores_the_missing_prediction_as_empty(run_dir):
     out, gold, _ = run_dir
-    res = CliRunner().invoke(cli, ["span-f1", "--gold", str(gold), "--pred", str(out)])
+    res = CliRunner().invoke(cli, ["span-f1", "--gold", str(gold), "--pred", str(out), "--format", "json"])
     assert res.exit_code == 0, res.output
     got = json.loads(res.output)["de-en"]
     # tp 6 ("Monday"); gold 6 + 3 ("Her", whose prediction is missing and scored as empty)
     assert (got["precision"], got["recall"]) == (1.0, pytest.approx(6 / 9))
     assert got["f1"] == pytest.approx(0.8) and got["missing_predictions"] == 1
-    res = CliRunner().invoke(cli, ["span-f1", "--gold", str(gold), "--pred", str(out), "--missing", "skip"])
+    res = CliRunner().invoke(cli, ["span-f1", "--gold", str(gold), "--pred", str(out), "--missing", "skip",
+                                   "--format", "json"])
     assert json.loads(res.output)["de-en"]["f1"] == 1.0

@@ -55,12 +55,13 @@ def test_tsa_judge_then_span_f1(tmp_path, monkeypatch):
                               for it, sp in zip(ITEMS, [[{"start": 14, "end": 20, "severity": "major"}],
                                                         [{"start": 13, "end": 16, "severity": "minor"}],
                                                         []])) + "\n")
-    res = CliRunner().invoke(cli, ["span-f1", "--gold", str(gold), "--pred", str(out), "--missing", "skip"])
+    res = CliRunner().invoke(cli, ["span-f1", "--gold", str(gold), "--pred", str(out), "--missing", "skip",
+                                   "--format", "json"])
     assert res.exit_code == 0, res.output
     got = json.loads(res.output)
     assert got["de-en"]["f1"] == 1.0 and got["de-en"]["missing_predictions"] == 1
     # by default the failed item counts as predicting no errors (the official scorer's rule):
     # its 3 gold characters are missed, R = 6/9, F1 = 0.8
-    res = CliRunner().invoke(cli, ["span-f1", "--gold", str(gold), "--pred", str(out)])
+    res = CliRunner().invoke(cli, ["span-f1", "--gold", str(gold), "--pred", str(out), "--format", "json"])
     got = json.loads(res.output)
     assert got["de-en"]["f1"] == pytest.approx(0.8) and got["de-en"]["missing_predictions"] == 1

@@ -10,6 +10,7 @@ from typing import Any
 from polyjudge.data.errors import InputError, check_choices
 from polyjudge.metaeval import readers, tasks
 from polyjudge.metaeval.mtme import parse_metric_spec
+from polyjudge.metaeval.stats import MIN_CORRELATION_POINTS
 from polyjudge.metaeval.system_level import Stats, SystemScores, format_system_level, system_level_stats
 from polyjudge.studies.tables import data_frame
 
@@ -105,6 +106,15 @@ class MetaEvalResult:
     def ranking(self) -> list[str]:
         return self.evaluation.ranking() if self.evaluation is not None else []
 
+    @property
+    def notes(self) -> list[str]:
+        """Caveats of the tables: metrics scored on different segments, too few systems for a correlation."""
+        notes = list(self.evaluation.notes) if self.evaluation is not None else []
+        few = {lp for lp, by in self.system_level.items() if any(s.get("sys_pearson") is None for s in by.values())}
+        notes += [f"{tasks.display_lp(lp)}: fewer than {MIN_CORRELATION_POINTS} systems shared with the humans: "
+                  "system-level correlations are undefined (n/a)" for lp in sorted(few)]
+        return notes
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = (self.evaluation.to_dict() if self.evaluation is not None else
                                {"task": self.config.task, "permutations": self.config.k, "seed": self.config.seed,
@@ -185,7 +195,7 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
     lower = set(config.lower_better)
     metrics = {name: m.negated() if name in lower or expanded.base[name] in lower else m
                for name, m in zip(expanded.sources, read, strict=True)}
-    return [tasks.LanguagePair(config.lps[0] if config.lps else "lp", h, metrics,
+    return [tasks.LanguagePair(config.lps[0] if config.lps else tasks.UNNAMED_LP, h, metrics,
                                exclude_systems=config.exclude_systems, missing_metric=config.missing_metric)]
 
 
@@ -223,7 +233,7 @@ def _human_system_scores(config: MetaEvalConfig, pairs: list[tasks.LanguagePair]
         hm = h.drop_systems(())
         scores = {s: sign * v for s, v in zip(hm.systems, hm.system_means().tolist(), strict=True) if v == v}
     drop = set(config.exclude_systems)
-    return {config.lps[0] if config.lps else "lp": {s: v for s, v in scores.items() if s not in drop}}
+    return {config.lps[0] if config.lps else tasks.UNNAMED_LP: {s: v for s, v in scores.items() if s not in drop}}
 
 
 def _segment_metrics_as_systems(config: MetaEvalConfig, metrics: Mapping[str, str | Path]) -> dict[str, SystemScores]:

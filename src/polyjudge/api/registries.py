@@ -66,11 +66,23 @@ def _default_text(field: dataclasses.Field[Any]) -> str:
 
 
 def protocol_options(cls: type[Any]) -> tuple[OptionInfo, ...]:
-    """A protocol's ``--protocol-option`` keys, from its options dataclass."""
+    """A protocol's ``--protocol-option`` keys, from its options dataclass; a default the embedded judge
+    replaces (its measured best, read from the same table the run applies) is shown next to the protocol's."""
     options_type = cls.options_type
     types = {name: kind for name, kind, _ in describe_options(options_type)}
-    return tuple(OptionInfo(f.name, types[f.name], _default_text(f), str(f.metadata.get("help", "")).strip())
-                 for f in option_fields(options_type))
+    embedded = embedded_option_defaults(str(getattr(cls, "name", "")))
+    return tuple(OptionInfo(f.name, types[f.name], _default_text(f), str(f.metadata.get("help", "")).strip() + (
+        f" (default with the embedded judge, the default --judge: {embedded[f.name]})" if f.name in embedded
+        else "")) for f in option_fields(options_type))
+
+
+def embedded_option_defaults(protocol: str) -> dict[str, str]:
+    """The protocol options a run with the embedded judge (and no options or template of the user's) uses
+    instead of the protocol's defaults: ``backends.models``' measured defaults, which the engine applies."""
+    from polyjudge.backends.models import DEFAULT_MODEL
+
+    best = DEFAULT_MODEL.defaults
+    return dict(best.protocol_options) if protocol == best.protocol else {}
 
 
 def backend_options(cls: type[Any]) -> tuple[OptionInfo, ...]:
@@ -227,7 +239,7 @@ def entries(kind: str) -> list[EntryInfo]:
             for name, obj in registry.items()]
 
 
-__all__ = ["AGGREGATORS", "BACKENDS", "LISTINGS", "PROTOCOLS", "REASONING_EFFORTS", "EntryInfo", "Listing",
-           "OptionInfo", "backend_options", "entries", "input_formats", "protocol_options", "protocols_with_option",
-           "reader_options", "score_format_options", "score_formats", "segment_score_formats", "span_format_options",
-           "span_formats", "statistic_options", "writer_options"]
+__all__ = ["AGGREGATORS", "BACKENDS", "EntryInfo", "LISTINGS", "Listing", "OptionInfo", "PROTOCOLS",
+           "REASONING_EFFORTS", "backend_options", "embedded_option_defaults", "entries", "input_formats",
+           "protocol_options", "protocols_with_option", "reader_options", "score_format_options", "score_formats",
+           "segment_score_formats", "span_format_options", "span_formats", "statistic_options", "writer_options"]

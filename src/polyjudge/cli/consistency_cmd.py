@@ -98,7 +98,7 @@ class ConsistencyFlags:
                                     help="Actors in the pool.")
     out: str | None = shared(out_option("Folder for the tables and one run directory per criterion (required).",
                                         legacy_decls=("-O",)))
-    fmt: str = shared(format_option(default="tsv"))
+    fmt: str = shared(format_option())
     show_factors: bool = option(
         "--factors", "show_factors", is_flag=True,
         help="Also print the factor tables (resource class, script, family; Yes/No vs grade gap).")

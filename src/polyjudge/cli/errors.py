@@ -26,8 +26,9 @@ import sys
 
 import click
 
-from polyjudge.api.runs import RunInterrupted, RunStopped, redact
 from polyjudge.data.errors import InputError
+
+# polyjudge.api.runs (the engine, scipy) is imported only when an error is reported: ``--help`` stays light.
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -48,6 +49,8 @@ def error_line(message: str) -> None:
 
 
 def _one_line(text: str) -> str:
+    from polyjudge.api.runs import redact
+
     return " ".join((redact(text) or "").split("\n"))
 
 
@@ -102,6 +105,8 @@ def _silence_stdout() -> None:
 
 def _known_error(error: BaseException) -> int:
     """The exit code of an exception the CLI knows (its line printed); anything else is re-raised."""
+    from polyjudge.api.runs import RunInterrupted, RunStopped
+
     try:
         raise error
     except InputError as exc:

@@ -213,8 +213,8 @@ def _judge_items(items: list[Item], config: JudgeConfig, out: str | None, fmt: s
               help="Hypotheses, one per line; repeat for several systems (each named by its file's stem), as "
                    "comet-score takes them.")
 @click.option("-r", "--references", default=None, type=click.Path(dir_okay=False), help="References, one per line.")
-@click.option("--src-lang", required=True)
-@click.option("--tgt-lang", required=True)
+@click.option("--src-lang", required=True, help="Source language code of the files.")
+@click.option("--tgt-lang", required=True, help="Target language code of the files.")
 @out_option("Keep a run directory (and resume from it).", legacy_decls=("-O",))
 @format_option()
 @click.option("--to-json", type=click.Path(dir_okay=False), default=None,

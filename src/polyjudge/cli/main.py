@@ -7,44 +7,45 @@ so ``polyjudge --version`` and ``--help`` stay fast.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 
 import click
 
 from polyjudge._version import __version__
 
-# command name -> "module:attribute" of a click.Command
-COMMANDS: dict[str, str] = {
-    "judge": "polyjudge.cli.judge_cmd:judge",
-    "batch": "polyjudge.cli.batch_cmd:batch",
-    "cache": "polyjudge.cli.cache_cmd:cache",
-    "cost": "polyjudge.cli.cost_cmd:cost",
-    "score": "polyjudge.cli.judge_cmd:score",
-    "demo": "polyjudge.cli.judge_cmd:demo",
-    "human-mqm": "polyjudge.cli.mqm_cmd:human_mqm",
-    "variability": "polyjudge.cli.mqm_cmd:variability",
-    "span-f1": "polyjudge.cli.spans_cmd:span_f1",
-    "compare-formats": "polyjudge.cli.compare_cmd:compare_formats",
-    "meta-eval": "polyjudge.cli.metaeval_cmd:meta_eval",
-    "compare-systems": "polyjudge.cli.systems_cmd:compare_systems",
-    "export": "polyjudge.cli.export_cmd:export",
-    "consistency": "polyjudge.cli.consistency_cmd:consistency",
-    "agreement": "polyjudge.cli.agreement_cmd:agreement",
-    "probe": "polyjudge.cli.probes_cmd:probe",
-    "pairwise": "polyjudge.cli.pairwise_cmd:pairwise",
-    "validate": "polyjudge.cli.validate_cmd:validate",
-    "simulate": "polyjudge.cli.validate_cmd:simulate",
-    "report": "polyjudge.cli.report_cmd:report",
-    "protocols": "polyjudge.cli.registry_cmd:protocols",
-    "backends": "polyjudge.cli.registry_cmd:backends",
-    "statistics": "polyjudge.cli.registry_cmd:statistics",
-    "aggregators": "polyjudge.cli.registry_cmd:aggregators",
-    "presets": "polyjudge.cli.registry_cmd:presets",
-    "readers": "polyjudge.cli.registry_cmd:readers",
-    "score-formats": "polyjudge.cli.registry_cmd:score_formats",
-    "span-formats": "polyjudge.cli.registry_cmd:span_formats",
-    "writers": "polyjudge.cli.registry_cmd:writers",
+# The one table of commands: name -> ("module:attribute" of a click.Command, the line ``polyjudge --help``
+# shows for it). ``--help`` lists the commands from this table alone, without importing any command module
+# (they pull in the engine, scipy and the report); the line is also the loaded command's ``short_help``.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "judge": ("polyjudge.cli.judge_cmd:judge", "Judge every item of INPUT and write a run directory."),
+    "batch": ("polyjudge.cli.batch_cmd:batch", "Batches of a run sent through a Batch API: status, cancel."),
+    "cache": ("polyjudge.cli.cache_cmd:cache", "The response cache every run shares: stats, prune, clear."),
+    "cost": ("polyjudge.cli.cost_cmd:cost", "Tokens and USD that RUN_DIR... spent, per judge and model."),
+    "score": ("polyjudge.cli.judge_cmd:score", "Score parallel text files like comet-score."),
+    "demo": ("polyjudge.cli.judge_cmd:demo", "Judge the bundled example with the embedded judge."),
+    "human-mqm": ("polyjudge.cli.mqm_cmd:human_mqm", "MQM error points per system from a WMT MQM TSV."),
+    "variability": ("polyjudge.cli.mqm_cmd:variability", "Run-to-run spread of a judged run directory."),
+    "span-f1": ("polyjudge.cli.spans_cmd:span_f1", "Character-level span P/R/F1 (WMT25 task 2)."),
+    "compare-formats": ("polyjudge.cli.compare_cmd:compare_formats", "Span formats side by side."),
+    "meta-eval": ("polyjudge.cli.metaeval_cmd:meta_eval", "Meta-evaluate metrics against human scores."),
+    "compare-systems": ("polyjudge.cli.systems_cmd:compare_systems", "Compare every pair of systems of RUN."),
+    "export": ("polyjudge.cli.export_cmd:export", "Write RUN's scores in a format the field's tools read."),
+    "consistency": ("polyjudge.cli.consistency_cmd:consistency", "Cross-language consistency study."),
+    "agreement": ("polyjudge.cli.agreement_cmd:agreement", "Agreement of judges with human ratings."),
+    "probe": ("polyjudge.cli.probes_cmd:probe", "Probe a judge's robustness on INPUT."),
+    "pairwise": ("polyjudge.cli.pairwise_cmd:pairwise", "Compare the systems of INPUT pairwise."),
+    "validate": ("polyjudge.cli.validate_cmd:validate", "Compare judges with human ratings many ways."),
+    "simulate": ("polyjudge.cli.validate_cmd:simulate", "Synthetic judge-selection experiment."),
+    "report": ("polyjudge.cli.report_cmd:report", "Write an HTML report of runs and study outputs."),
+    "protocols": ("polyjudge.cli.registry_cmd:protocols", "List the protocols with their options."),
+    "backends": ("polyjudge.cli.registry_cmd:backends", "List the backends with their options."),
+    "statistics": ("polyjudge.cli.registry_cmd:statistics", "List the statistics with their options."),
+    "aggregators": ("polyjudge.cli.registry_cmd:aggregators", "List the aggregators with their options."),
+    "presets": ("polyjudge.cli.registry_cmd:presets", "List the presets with their options."),
+    "readers": ("polyjudge.cli.registry_cmd:readers", "List the input readers with their options."),
+    "score-formats": ("polyjudge.cli.registry_cmd:score_formats", "List the score formats."),
+    "span-formats": ("polyjudge.cli.registry_cmd:span_formats", "List the span formats."),
+    "writers": ("polyjudge.cli.registry_cmd:writers", "List the output writers with their options."),
 }
 
 
@@ -59,18 +60,21 @@ class LazyGroup(click.Group):
             raise OutputClosed() from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [n for n, t in COMMANDS.items()
-                if importlib.util.find_spec(t.split(":")[0]) is not None]
+        return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
             return None
-        module, attr = target.split(":")
-        if importlib.util.find_spec(module) is None:
-            return None
+        module, attr = entry[0].split(":")
         command: click.Command = getattr(importlib.import_module(module), attr)
+        command.short_help = entry[1]
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from the table alone: no command module is imported to print it."""
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, short) for name, (_, short) in COMMANDS.items()])
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -14,7 +14,7 @@ import click
 from polyjudge.api.formats import SCORE_FORMATS as FORMATS
 from polyjudge.api.metaeval import task_presets
 from polyjudge.api.runs import file_target, input_target
-from polyjudge.cli.options import SEED, emit, format_option, guard_outputs, out_option, share
+from polyjudge.cli.options import SEED, emit, format_option, guard_outputs, out_option, share, warn
 from polyjudge.cli.specs import argument, option, shared, takes
 from polyjudge.data.errors import InputError
 
@@ -54,13 +54,15 @@ class MetaEvalFlags:
         "--with-stored-metrics", is_flag=True,
         help="With --mtme and RUN: also rank every metric stored in the test set's metric-scores/ (the "
              "metrics-task submissions) in the same table.")
-    human_format: str = option("--human-format", type=click.Choice(FORMATS), default="auto", show_default=True)
+    human_format: str = option("--human-format", type=click.Choice(FORMATS), default="auto", show_default=True,
+                               help="Format of --human (auto: from the extension, .csv/.tsv/.jsonl, or content).")
     metric_specs: tuple[str, ...] = option(
         "--metric", "metric_specs", multiple=True, metavar="[NAME=]PATH",
         help="Metric scores or polyjudge run directory; repeat for several. System scores only (a "
              ".sys.score file, a systems table, the output directory of `polyjudge pairwise`) get "
              "system-level statistics, segment ones shown as n/a.")
-    metric_format: str = option("--metric-format", type=click.Choice(FORMATS), default="auto", show_default=True)
+    metric_format: str = option("--metric-format", type=click.Choice(FORMATS), default="auto", show_default=True,
+                                help="Format of every --metric file (auto: from the extension or content).")
     human_lower_better: bool = option("--human-lower-better", is_flag=True,
                                       help="Negate human scores (e.g. raw MQM error points).")
     lower_better: tuple[str, ...] = option("--lower-better", "lower_better", multiple=True, metavar="NAME",
@@ -77,7 +79,8 @@ class MetaEvalFlags:
                              "mt-metrics-eval .sys.score files exist).")
     k: int = option("-k", "--k", "--permutations", "k", type=click.IntRange(min=0), default=1000,
                     show_default=True, help="Permutation draws per significance test (0 = none).")
-    seed: int = option("--seed", type=SEED, default=0, show_default=True)
+    seed: int = option("--seed", type=SEED, default=0, show_default=True,
+                       help="Seed of the permutation draws (the same seed gives the same p-values).")
     alpha: float = option("--alpha", type=share(), default=0.05, show_default=True,
                           help="p-value threshold for significance clusters.")
     missing_metric: str = option(
@@ -138,4 +141,8 @@ def meta_eval(flags: MetaEvalFlags) -> None:
     metric_inputs += input_target("--human", flags.human if flags.mtme_dir is None else None)
     metric_inputs += [t for run in flags.runs for t in input_target("RUN", run)]
     guard_outputs({"out": file_target("-o/--out", flags.out)}, metric_inputs)  # before the work, not after
-    emit(evaluate(flags.config(metrics)).format(flags.fmt), flags.out, metric_inputs)
+    result = evaluate(flags.config(metrics))
+    if flags.fmt != "text":  # text tables carry their notes; TSV and JSON on stdout stay machine-readable
+        for note in result.notes:
+            warn(f"meta-eval: {note}")
+    emit(result.format(flags.fmt), flags.out, metric_inputs)

@@ -94,8 +94,7 @@ def human_mqm(tsv: str, out: str | None, fmt: str, classic: bool, quirks: bool) 
 @click.argument("run_dir", type=click.Path(file_okay=False))
 @click.option("--aggregator", default="rrwa", show_default=True,
               help="Aggregate the single runs are compared with.")
-@click.option("--out", "-O", "out", type=click.Path(dir_okay=False), default=None,
-              help="Write per-item delta / distinct / aggregates as TSV.")
+@out_option("Write per-item delta / distinct / aggregates as TSV to this file.", legacy_decls=("-O",))
 @click.option("--expected", "expected_dir", type=click.Path(file_okay=False), default=None, metavar="RUN_DIR",
               help="A run of the same judge and items judged with --score-mode expected: compare its one "
                    "request per item with RUN_DIR's runs under every aggregator (ties, ranking stability).")
@@ -105,8 +104,7 @@ def human_mqm(tsv: str, out: str | None, fmt: str, classic: bool, quirks: bool) 
               show_default=True, help="Format of --human.")
 @click.option("--item-key", type=click.Choice(["auto", "seg", "doc-seg"]), default="auto", show_default=True,
               help="How segments are matched with --human: seg_id, or doc_id + seg_id.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Format of the --expected comparison.")
+@format_option()
 def variability(run_dir: str, aggregator: str, out: str | None, expected_dir: str | None, human: str | None,
                 human_format: str, item_key: str, fmt: str) -> None:
     """Run-to-run spread of a judged run directory (delta, ties, ranking stability)."""
@@ -121,6 +119,12 @@ def variability(run_dir: str, aggregator: str, out: str | None, expected_dir: st
         if fmt == "json":
             click.echo(json.dumps([c.to_json() for c in found], indent=1))
             return
+        if fmt == "tsv":
+            fields = next((list(c.to_json()["ways"][0]) for c in found if c.ways), [])
+            click.echo("\t".join(["judge", "n_items", "n_sampled_runs", "n_systems", *fields]))
+            for c in found:
+                click.echo("\n".join(c.tsv_rows()))
+            return
         for c in found:
             click.echo(c.to_text())
     elif human is not None:
@@ -129,7 +133,7 @@ def variability(run_dir: str, aggregator: str, out: str | None, expected_dir: st
     from polyjudge.api.mqm import COMPARISON, aggregate_table, distinct_counts, segment_deltas, variability_report
     from polyjudge.api.runs import RunDir
 
-    guard_outputs({"out": file_target("-O/--out", out)})
+    guard_outputs({"out": file_target("-o/--out", out)})
     mats = RunDir.open(run_dir).run_score_matrices()
     lines: list[str] = []
     for judge, m in mats.items():

@@ -133,7 +133,13 @@ OPEN_SHARE = FiniteFloat(0.0, 1.0, min_open=True, max_open=True)
 
 # --------------------------------------------------------------------------- registry choices
 
-class RegistryChoice(click.ParamType[str, Any]):
+if TYPE_CHECKING:
+    _NameParam = click.ParamType[str, Any]
+else:  # click's ParamType takes type arguments only from 8.4 on; pyproject allows 8.1 (.ci/run, lowest versions)
+    _NameParam = click.ParamType
+
+
+class RegistryChoice(_NameParam):
     """A name from a registry: valid names come from the registry (plugins included),
     and an unknown one fails with the registry's own message (exit 2)."""
 
@@ -295,11 +301,12 @@ class _QuietChoice(click.Choice):  # type: ignore[type-arg]
 
 
 def format_option(default: str = "text", choices: Sequence[str] = OUTPUT_FORMATS,
-                  legacy_input: Sequence[str] = ()) -> Callable[[F], F]:
+                  legacy_input: Sequence[str] = (), legacy_default: str | None = None) -> Callable[[F], F]:
     """``--format text|tsv|json``: the output format.
 
     ``legacy_input`` lists the input formats 0.1.0 accepted under ``--format`` in this
-    command: such a value still works, as ``--input-format``, with a deprecation warning.
+    command: such a value still works, as ``--input-format``, with a deprecation warning, and the output
+    then takes ``legacy_default`` (0.1.0's default output format of the command) when given.
     """
 
     def deco(fn: F) -> F:
@@ -308,7 +315,7 @@ def format_option(default: str = "text", choices: Sequence[str] = OUTPUT_FORMATS
             if kw.get("fmt") in legacy_input:
                 warn(f"--format {kw['fmt']} (an input format) is deprecated; use --input-format {kw['fmt']}")
                 kw["input_format"] = kw.get("input_format") or kw["fmt"]
-                kw["fmt"] = default
+                kw["fmt"] = legacy_default or default
             return fn(*args, **kw)
 
         return click.option("--format", "fmt", type=_QuietChoice([*choices, *legacy_input], shown=choices),
@@ -352,7 +359,8 @@ def span_scoring_option(name: str) -> Any:
 
     if name in ("gold_format", "pred_format"):
         return option("--" + name.replace("_", "-"), type=click.Choice(SPAN_FORMATS), default="auto",
-                      show_default=True)
+                      show_default=True, help="Span format of the file the flag names (--gold-format: --gold, "
+                                              "--pred-format: --pred); auto: from the file.")
     declarations: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
         "gold": (("--gold", "-g"), {"required": True, "type": click.Path(exists=True)}),
         "lp": (("--lp",), {"default": None, "metavar": "SRC-TGT"}),

@@ -56,7 +56,7 @@ class PairwiseFlags:
     human: str | None = option("--human", default=None, metavar="FILE",
                                help="Human scores (any file meta-eval reads) to compare the ranking with.")
     human_format: str = option("--human-format", type=click.Choice(SCORE_FORMATS), default="auto",
-                               show_default=True)
+                               show_default=True, help="Format of --human (auto: from the extension or content).")
     human_lower_better: bool = option("--human-lower-better", is_flag=True,
                                       help="Negate human scores (e.g. MQM error points).")
     judge: JudgeConfig = group(judge_options, judge_config)

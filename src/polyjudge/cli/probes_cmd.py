@@ -55,7 +55,7 @@ class ProbeFlags:
                              required=True, help="Which probe to run.")
     out: str | None = shared(out_option("Folder for the table and one run directory per condition (required).",
                                         legacy_decls=("-O",)))
-    fmt: str = shared(format_option(default="tsv", legacy_input=("jsonl", "csv")))
+    fmt: str = shared(format_option(legacy_input=("jsonl", "csv"), legacy_default="tsv"))
     input_format: str | None = shared(input_format_option(INPUT_FORMATS))
     src_lang: str | None = option("--src-lang", default=None, help="Source language code for items that lack one.")
     tgt_lang: str | None = option("--tgt-lang", default=None, help="Target language code for items that lack one.")

@@ -54,7 +54,7 @@ class SpanF1Flags:
     vote_threshold: float = span_scoring_option("vote_threshold")
     write_tsv: str | None = option("--write-tsv", type=click.Path(dir_okay=False), default=None,
                                    help="Also write the predictions as a task-2 TSV.")
-    fmt: str = shared(format_option(default="json"))
+    fmt: str = shared(format_option())
     out: str | None = shared(out_option("Write the scores to this file instead of standard output."))
 
     def config(self) -> SpanF1Config:

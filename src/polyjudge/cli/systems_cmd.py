@@ -44,7 +44,8 @@ class CompareSystemsFlags:
                          help="Bootstrap resamples of the segments (interval of delta, paired bootstrap p).")
     k: int = option("-k", "--permutations", "k", type=click.IntRange(min=1), default=1000, show_default=True,
                     help="Approximate randomization draws per pair.")
-    seed: int = option("--seed", type=SEED, default=0, show_default=True)
+    seed: int = option("--seed", type=SEED, default=0, show_default=True,
+                       help="Seed of the bootstrap and randomization draws.")
     alpha: float = option("--alpha", type=OPEN_SHARE, default=0.05, show_default=True,
                           help="p-value threshold of significance and clusters; intervals are 1 - alpha.")
     correction: str = option("--correction", type=click.Choice(CORRECTIONS), default="none", show_default=True,

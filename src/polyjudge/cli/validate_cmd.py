@@ -68,11 +68,12 @@ class ValidateFlags:
         help="JSON |Q| x |O| human reverse forced-choice matrix; replaces the beta template.")
     downstream: str = option("--downstream", type=click.Choice(["srs", "soft"]), default="srs", show_default=True,
                              help="Vectors thresholded for decisions: multi-label (srs) or forced-choice (soft).")
-    ppi_alpha: float = option("--ppi-alpha", type=OPEN_SHARE, default=0.1, show_default=True)
+    ppi_alpha: float = option("--ppi-alpha", type=OPEN_SHARE, default=0.1, show_default=True,
+                              help="Level of the PPI++ confidence intervals (coverage 1 - alpha).")
     ppi_fraction: float = option(
         "--ppi-fraction", type=OPEN_SHARE, default=0.2, show_default=True,
         help="Human-labelled share used for the PPI++ demonstration when judges rated no extra items.")
-    seed: int = option("--seed", type=SEED, default=0, show_default=True)
+    seed: int = option("--seed", type=SEED, default=0, show_default=True, help="Seed of the random draws.")
     fmt: str = shared(format_option())
     out: str | None = shared(out_option("Write the report to this file instead of standard output."))
 
@@ -123,8 +124,10 @@ class SimulateFlags:
     n_options: int = option("--options", "n_options", type=int, default=3, show_default=True, help="|O|")
     n_sets: int | None = option("--sets", "n_sets", type=int, default=None,
                                 help="|Q| (default: all non-empty subsets)")
-    n_items: int = option("--items", "n_items", type=int, default=100, show_default=True)
-    n_judges: int = option("--judges", "n_judges", type=int, default=50, show_default=True)
+    n_items: int = option("--items", "n_items", type=int, default=100, show_default=True,
+                          help="Simulated items per experiment.")
+    n_judges: int = option("--judges", "n_judges", type=int, default=50, show_default=True,
+                           help="Simulated candidate judges.")
     gamma_human: float = option("--gamma-human", type=FINITE, default=1.0, show_default=True,
                                 help="Human selection-effect strength γ.")
     gamma_judge: float = option("--gamma-judge", type=FINITE, default=1.0, show_default=True,

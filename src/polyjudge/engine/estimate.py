@@ -179,8 +179,10 @@ class Estimate:
             text += f"; {self.duration.describe()}"
         if self.endpoints:
             text += f"\nendpoints: {'; '.join(self.endpoints)}"
-        priced = [s for s in self.scenarios if s.cost_usd is not None]
-        if priced:
+        # One row per way (a local judge's "several samples" way is its one-per-run way), none when every way
+        # is free (a local model: no price, no batch API to compare).
+        priced = list({s.label: s for s in self.scenarios if s.cost_usd is not None}.values())
+        if any(s.cost_usd for s in priced):
             text += "\nUSD by way of sending (at most; with likely prompt-cache hits):"
             width = max(len(s.label) for s in priced)
             for s in priced:

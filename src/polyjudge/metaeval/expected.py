@@ -73,6 +73,15 @@ class ExpectedComparison:
                 "n_systems": self.n_systems, "human": self.human, "reference": REFERENCE,
                 "ways": [{k: clean(v) for k, v in asdict(w).items()} for w in self.ways]}
 
+    def tsv_rows(self) -> list[str]:
+        """One row per way (``variability --expected --format tsv``); empty cells for NaN."""
+        rows = []
+        for way in self.to_json()["ways"]:
+            cells = [self.judge, str(self.n_items), str(self.n_sampled_runs), str(self.n_systems)]
+            cells += ["" if v is None else str(v) for v in way.values()]
+            rows.append("\t".join(cells))
+        return rows
+
     def to_text(self) -> str:
         lines = [f"expected score (1 request per item) vs {self.n_sampled_runs} sampled runs, judge {self.judge}: "
                  f"{self.n_items} items, {self.n_systems} systems; ranking reference: {REFERENCE} of the "

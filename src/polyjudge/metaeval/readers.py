@@ -289,15 +289,39 @@ def _jsonl_table(p: Path) -> ScoreTable:
 
 
 def _tsv_table(p: Path) -> ScoreTable:
+    """Tab-separated (whitespace when a line has no tab), with a header row."""
+    def split(line: str, width: int) -> list[str]:
+        parts = line.split("\t")
+        return line.split() if len(parts) < width else parts
+
+    return _delimited_table(p, "TSV", split, lambda head: head.split("\t") if "\t" in head else head.split())
+
+
+def _csv_table(p: Path) -> ScoreTable:
+    """Comma-separated with a header row (RFC 4180 quoting)."""
+    import csv
+
+    def split(line: str, width: int) -> list[str]:
+        return next(csv.reader([line]), [])
+
+    return _delimited_table(p, "CSV", split, lambda head: split(head, 0))
+
+
+def _delimited_table(p: Path, kind: str, split: Callable[[str, int], list[str]],
+                     split_header: Callable[[str], list[str]]) -> ScoreTable:
+    """A table with system, seg_id and a score column (doc_id optional); messages say it was read as ``kind``
+    (a comma-separated file read as TSV would otherwise only report a missing column)."""
     lines = iter_lines(p)
     first = next(lines, None)
     if first is None:
-        raise InputError("empty file", path=str(p))
+        raise InputError(f"empty file (read as {kind})", path=str(p))
     _, head = first
-    header = [h.strip() for h in (head.split("\t") if "\t" in head else head.split())]
+    header = [h.strip() for h in split_header(head)]
     for f in ("system", "seg_id"):
         if f not in header:
-            raise InputError(f"missing column (columns: {_columns(header)})", path=str(p), line=1, field=f)
+            raise InputError(f"missing column (read as {kind}; columns: {_columns(header)}); give "
+                             f"--human-format/--metric-format if it is another format", path=str(p), line=1,
+                             field=f)
     col = _score_column(header, p)
     ix = {h: k for k, h in enumerate(header)}
     rows: list[Row] = []
@@ -305,11 +329,10 @@ def _tsv_table(p: Path) -> ScoreTable:
     for n, line in lines:
         if not line.strip():
             continue
-        parts = line.split("\t")
+        parts = split(line, len(header))
         if len(parts) < len(header):
-            parts = line.split()
-        if len(parts) < len(header):
-            raise InputError(f"expected {len(header)} fields, got {len(parts)}", path=str(p), line=n)
+            raise InputError(f"expected {len(header)} fields, got {len(parts)} (read as {kind})", path=str(p),
+                             line=n)
         doc = parts[ix["doc_id"]] if "doc_id" in ix else None
         has_doc = has_doc or bool(doc)
         rows.append((parts[ix["system"]], doc, parts[ix["seg_id"]],
@@ -325,7 +348,8 @@ def read_table(path: str | Path, *, use_doc_id: bool = False) -> ScoreMatrix:
     p = Path(path)
     if p.is_dir():
         return read_run_dir(p)
-    table = _jsonl_table(p) if p.suffix in (".jsonl", ".json") else _tsv_table(p)
+    table = (_jsonl_table(p) if p.suffix in (".jsonl", ".json") else _csv_table(p) if p.suffix.lower() == ".csv"
+             else _tsv_table(p))
     return table.matrix("doc-seg" if use_doc_id else "seg")
 
 
@@ -584,6 +608,17 @@ def _read_tsv_format(path: Path, choice: RunChoice) -> ScoreTable:
     if path.is_dir():
         return _run_table(path)
     return _jsonl_table(path) if path.suffix in (".jsonl", ".json") else _tsv_table(path)
+
+
+def _is_csv_file(probe: SourceProbe) -> bool:
+    """a file named *.csv"""
+    return not probe.is_dir and probe.name.lower().endswith(".csv")
+
+
+@register_score_format("csv", detect=_is_csv_file)
+def _read_csv_format(path: Path, choice: RunChoice) -> ScoreTable:
+    """Comma-separated values with system, seg_id and a score column (doc_id optional)."""
+    return _csv_table(path)
 
 
 @register_score_format("jsonl", detect=_is_jsonl_file)

@@ -31,8 +31,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import scipy.stats
 from numpy.typing import ArrayLike
+
+# Fewer points than this and a correlation is not shown: over two systems Pearson and Kendall are +-1 whatever
+# the scores, which a table would print like any other value.
+MIN_CORRELATION_POINTS = 3
 
 Grouping = Literal["none", "item", "sys"]
 GROUPINGS = ("none", "item", "sys")
@@ -105,6 +108,8 @@ def _row_pearson(h: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 def _row_ranks(x: np.ndarray) -> np.ndarray:
+    import scipy.stats  # on first use: importing it costs ~0.8 s, and `meta-eval --help` needs none of it
+
     return np.asarray(scipy.stats.rankdata(x, axis=1, nan_policy="omit"), dtype=float)
 
 
@@ -115,6 +120,8 @@ def _pair_index(width: int) -> tuple[np.ndarray, np.ndarray]:
 def _row_kendall(h: np.ndarray, m: np.ndarray, variant: str) -> np.ndarray:
     out = np.full(h.shape[0], np.nan)
     if h.shape[1] > _NARROW:
+        import scipy.stats
+
         for g in range(h.shape[0]):
             ok = ~np.isnan(h[g])
             if ok.sum() < 2:

@@ -65,8 +65,10 @@ def system_level_stats(human: Mapping[str, float], metric: SystemScores, *, lp: 
                          path=metric.source, field="system")
     hs = np.array([human[s] for s in keep], dtype=float)
     ms = np.array([metric.scores[s] for s in keep], dtype=float)
-    out: Stats = {"sys_pairwise_accuracy": stats.pairwise_accuracy(hs, ms), "sys_pearson": stats.pearson(hs, ms),
-                  "sys_kendall": stats.kendall(hs, ms)}
+    few = len(keep) < stats.MIN_CORRELATION_POINTS  # a correlation of two points is +-1 whatever they are
+    out: Stats = {"sys_pairwise_accuracy": stats.pairwise_accuracy(hs, ms),
+                  "sys_pearson": None if few else stats.pearson(hs, ms),
+                  "sys_kendall": None if few else stats.kendall(hs, ms)}
     out.update({k: None for k in not_applicable()})
     out["n_systems"] = len(keep)
     return out
@@ -75,12 +77,16 @@ def system_level_stats(human: Mapping[str, float], metric: SystemScores, *, lp: 
 def format_system_level(results: Mapping[str, Mapping[str, Stats]], fmt: str = "text") -> str:
     """The system-level-only table: one row per language pair and metric ("n/a" where not applicable)."""
     keys = [*SYSTEM_STATS, "n_systems", *not_applicable()]
-    rows = [[lp, m] + [_cell(v.get(k), fmt) for k in keys] for lp, by in results.items() for m, v in by.items()]
+    from polyjudge.metaeval.tasks import display_lp
+
+    rows = [[display_lp(lp) if fmt == "text" else lp, m] + [_cell(v.get(k), fmt) for k in keys]
+            for lp, by in results.items() for m, v in by.items()]
     if fmt == "tsv":
         return "".join("\t".join(r) + "\n" for r in [["lp", "metric", *keys], *rows])
     head = ["lp", "metric", *keys]
     widths = [max(len(r[c]) for r in [head, *rows]) for c in range(len(head))]
-    lines = ["System-level-only metrics (segment statistics not applicable):",
+    lines = ["System-level-only metrics (segment statistics not applicable; correlations need at least "
+             f"{stats.MIN_CORRELATION_POINTS} systems, else n/a):",
              "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip(),
              "  ".join("-" * w for w in widths)]
     lines += ["  ".join(x.ljust(w) if c < 2 else x.rjust(w) for c, (x, w) in enumerate(zip(r, widths))).rstrip()

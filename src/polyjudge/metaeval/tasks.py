@@ -169,11 +169,12 @@ def standard_stats(p: Prepared, name: str, seed: int = SPA_SEED) -> dict[str, fl
     h, m = p.human, p.metric_seg[name]
     hs, ms = p.human_scores(name).sys, p.metric_sys[name]
     tc = stats.tie_calibration(h, m, "item")
+    few = len(p.systems) < stats.MIN_CORRELATION_POINTS  # undefined (NaN, shown n/a), not a bare +-1
     return {
         "sys_pairwise_accuracy": stats.pairwise_accuracy(hs, ms),
         "sys_spa": stats.soft_pairwise_accuracy(h, m, SPA_PERMUTATIONS, seed),
-        "sys_pearson": stats.pearson(hs, ms),
-        "sys_kendall": stats.kendall(hs, ms),
+        "sys_pearson": float("nan") if few else stats.pearson(hs, ms),
+        "sys_kendall": float("nan") if few else stats.kendall(hs, ms),
         "seg_pearson": stats.pearson(h, m, "none"),
         "seg_kendall_item": stats.kendall(h, m, "item", "b"),
         "seg_acc_t": tc.value,
@@ -346,6 +347,7 @@ class MetaEvalResult:
     average_cluster: dict[str, int]
     k: int
     seed: int
+    notes: list[str] = field(default_factory=list)
 
     def ranking(self) -> list[str]:
         return sorted(self.metrics, key=lambda m: (-self.average.get(m, -np.inf), m))
@@ -362,7 +364,7 @@ class MetaEvalResult:
                             for r in self.tasks],
             })
         return {"task": self.preset, "permutations": self.k, "seed": self.seed,
-                "language_pairs": self.per_lp, "ranking": rows}
+                "language_pairs": self.per_lp, "ranking": rows, "notes": self.notes}
 
 
 def evaluate(pairs: Sequence[LanguagePair], preset: str | None = "wmt24", k: int = 1000,
@@ -392,7 +394,39 @@ def evaluate(pairs: Sequence[LanguagePair], preset: str | None = "wmt24", k: int
         todo = []
     results = [_run_task(ti, t, data, metrics, k, seed, alpha) for ti, t in enumerate(todo)]
     average, clusters = _average(results, metrics, k, alpha)
-    return MetaEvalResult(preset, metrics, per_lp, results, average, clusters, k, seed)
+    return MetaEvalResult(preset, metrics, per_lp, results, average, clusters, k, seed,
+                          caveats(per_lp, [r.task for r in results]))
+
+
+def caveats(per_lp: dict[str, dict[str, dict[str, float | int]]], tasks: Sequence[Task]) -> list[str]:
+    """What a reader of the tables must know: metrics scored on different cells (``missing_metric="drop"``)
+    and language pairs with too few systems for a system-level correlation. Printed under the text table,
+    kept under ``notes`` in JSON (the command line says them on stderr for TSV)."""
+    notes = []
+    for lp, by_metric in per_lp.items():
+        cells = {m: int(v["n_scored_cells"]) for m, v in by_metric.items()}
+        if len(set(cells.values())) > 1:
+            shown = ", ".join(f"{m} {n}" for m, n in sorted(cells.items(), key=lambda kv: -kv[1]))
+            notes.append(f"{display_lp(lp)}: the metrics were scored on different numbers of segments ({shown}); "
+                         "each is compared with the humans on its own segments, so their values are not on "
+                         "the same data (column 'cells'; --missing-metric error refuses such metrics)")
+        n_sys = min((int(v["n_systems"]) for v in by_metric.values()), default=0)
+        if 0 < n_sys < stats.MIN_CORRELATION_POINTS:
+            sys_tasks = [t.label for t in tasks if t.level == "sys" and lp in t.lps]
+            notes.append(f"{display_lp(lp)}: only {n_sys} systems: system-level correlations are undefined "
+                         "(n/a)" + (f"; the ranking's system-level columns ({', '.join(sys_tasks)}) rest on "
+                                    f"{n_sys * (n_sys - 1) // 2} system pair(s) and are unreliable"
+                                    if sys_tasks else ""))
+    return notes
+
+
+# The language pair of scores given without --lp: kept as this key in results, labelled in the tables.
+UNNAMED_LP = "lp"
+
+
+def display_lp(lp: str) -> str:
+    """A language pair as tables show it: an unnamed one says so."""
+    return "unnamed pair (no --lp)" if lp == UNNAMED_LP else lp
 
 
 def _average(tasks: list[TaskResult], metrics: list[str], k: int,
@@ -432,18 +466,19 @@ def format_result(res: MetaEvalResult, fmt: str = "text") -> str:
         raise InputError(f"unknown format {fmt!r} (text, tsv, json)", field="format")
     out = io.StringIO()
     if res.tasks:
-        lp_row = ["Metric", "Avg", ""] + sum(([r.task.lp_label, ""] for r in res.tasks), [])
+        lp_row = ["Metric", "Avg", ""] + sum(([display_lp(r.task.lp_label), ""] for r in res.tasks), [])
         st_row = ["", "", ""] + sum(([r.task.label, ""] for r in res.tasks), [])
+        col_row = ["", "rank", "value"] + ["rank", "value"] * len(res.tasks)
         rows = []
         for pos, m in enumerate(res.ranking(), 1):
             row = [m, str(pos), f"{res.average[m]:.3f}"]
             for r in res.tasks:
                 row += [str(r.position(m)), f"{r.value(m):.3f}"]
             rows.append(row)
-        _emit(out, [lp_row, st_row], rows, fmt)
+        _emit(out, [lp_row, st_row, col_row], rows, fmt)
         if res.k > 0:
             out.write("\n" if fmt == "text" else "")
-            cl_head = [["Metric", "avg"] + [f"{r.task.lp_label} {r.task.label}" for r in res.tasks]]
+            cl_head = [["Metric", "avg"] + [f"{display_lp(r.task.lp_label)} {r.task.label}" for r in res.tasks]]
             cl_rows = [[m, str(res.average_cluster[m])] + [str(r.cluster(m)) for r in res.tasks]
                        for m in res.ranking()]
             if fmt == "text":
@@ -455,11 +490,12 @@ def format_result(res: MetaEvalResult, fmt: str = "text") -> str:
     if fmt == "text":
         keys = [*STANDARD_COLUMNS, *(key for key, _, _ in registered_columns())]
         for lp, by_metric in res.per_lp.items():
-            out.write(f"{lp}:\n")
-            head = [["Metric"] + keys]
-            rows = [[m] + [f"{v[k]:.4f}" if k != "seg_acc_t_epsilon" else f"{v[k]:.4g}" for k in keys]
+            out.write(f"{display_lp(lp)}:\n")
+            head = [["Metric", "systems", "cells", *keys]]
+            rows = [[m, str(v["n_systems"]), str(v["n_scored_cells"])] + [_number(v[k], k) for k in keys]
                     for m, v in by_metric.items()]
             _emit(out, head, rows, fmt)
+        out.write("".join(f"note: {n}\n" for n in res.notes))
     elif not res.tasks:
         keys = list(next(iter(next(iter(res.per_lp.values())).values())))
         out.write("\t".join(["lp", "metric"] + keys) + "\n")
@@ -467,6 +503,12 @@ def format_result(res: MetaEvalResult, fmt: str = "text") -> str:
             for m, v in by_metric.items():
                 out.write("\t".join([lp, m] + [f"{v[k]:.6g}" for k in keys]) + "\n")
     return out.getvalue()
+
+
+def _number(v: float | int, key: str) -> str:
+    if v != v:  # NaN: undefined (e.g. a correlation over fewer than 3 systems)
+        return "n/a"
+    return f"{v:.4g}" if key == "seg_acc_t_epsilon" else f"{v:.4f}"
 
 
 def _emit(out: io.StringIO, headers: list[list[str]], rows: list[list[str]], fmt: str) -> None:
