@@ -72,6 +72,10 @@ def parse_columns(text: str | Sequence[str] | None) -> ColumnMap:
             raise InputError(f"unknown field '{name}' (fields: {', '.join(MAPPABLE)})", field=FLAG)
         if name in pairs:
             raise InputError(f"field '{name}' is mapped twice", field=FLAG)
+        twice = next((other for other, col in pairs.items() if col == column), None)
+        if twice is not None:
+            raise InputError(f"column '{column}' is mapped to two fields ({twice} and {name}); a column holds one",
+                             field=FLAG)
         pairs[name] = column
     return ColumnMap(tuple(pairs.items()))
 

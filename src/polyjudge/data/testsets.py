@@ -29,7 +29,9 @@ back in the file's column order).
 
 from __future__ import annotations
 
+import errno
 import json
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,9 +165,30 @@ _JSONL_FIELDS = {"source": "source", "reference": "target", "translation": "hypo
 _SUFFIXES = (".txt", ".jsonl")
 
 
+def _regular_file(path: Path) -> Path:
+    """``path`` if it is a regular file (through a symlink); anything else is refused before it is
+    opened: a dangling link or a loop cannot be read, a folder is not a file, a pipe would hang."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        why = "a symlink loop" if exc.errno == errno.ELOOP else "a dangling symlink" if path.is_symlink() \
+            else exc.strerror or "cannot be read"
+        raise InputError(f"cannot be read ({why}); give a file", path=str(path)) from None
+    if not stat.S_ISREG(mode):
+        raise InputError("is not a regular file (a folder, pipe or device); give a file", path=str(path))
+    return path
+
+
 def _with_suffixes(folder: Path, pattern: str) -> list[Path]:
-    """Files ``pattern.txt`` and ``pattern.jsonl`` in ``folder``, by name."""
-    return sorted(p for suffix in _SUFFIXES for p in folder.glob(pattern + suffix))
+    """Files ``pattern.txt`` and ``pattern.jsonl`` in ``folder``, by name; one name with both
+    suffixes is refused (neither would be chosen silently)."""
+    found = sorted(p for suffix in _SUFFIXES for p in folder.glob(pattern + suffix))
+    seen: dict[str, Path] = {}
+    for path in found:
+        other = seen.setdefault(path.with_suffix("").name, path)
+        if other is not path:
+            raise InputError(f"both {other.name} and {path.name} are present; keep one", path=str(folder))
+    return found
 
 
 def _language_pairs(root: Path) -> list[str]:
@@ -173,7 +196,8 @@ def _language_pairs(root: Path) -> list[str]:
 
 
 def _source_file(root: Path, lp: str) -> Path:
-    return next(p for p in (root / "sources" / f"{lp}{s}" for s in _SUFFIXES) if p.is_file())
+    # _choose_lp saw it among the pairs (a broken link too: it is refused when read)
+    return next(p for p in (root / "sources" / f"{lp}{s}" for s in _SUFFIXES) if p.is_symlink() or p.exists())
 
 
 def _choose_lp(root: Path, lp: str | None) -> str:
@@ -207,6 +231,7 @@ def _jsonl_texts(path: Path, what: str) -> list[str]:
 
 def _read_segments(path: Path, n: int | None, what: str) -> list[str | None]:
     """A line-aligned file; ``None`` for mt-metrics-eval's no-translation marker."""
+    _regular_file(path)
     lines = _jsonl_texts(path, what) if path.suffix == ".jsonl" else textio.read_lines(path)
     if n is not None and len(lines) != n:
         raise InputError(f"{what} has {len(lines)} lines but the source has {n}", path=str(path),
