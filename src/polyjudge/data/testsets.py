@@ -205,11 +205,11 @@ def _choose_lp(root: Path, lp: str | None) -> str:
     if lp is None:
         if len(pairs) == 1:
             return pairs[0]
-        raise InputError(f"name a language pair with --lp ({', '.join(pairs) or 'none in sources/'})",
-                         path=str(root), field="--lp")
+        raise InputError(f"name the language pair to read ({', '.join(pairs) or 'none in sources/'})",
+                         path=str(root), field="lp", setting=True)
     if lp not in pairs:
         raise InputError(f"no sources/{lp}.txt or .jsonl (language pairs: {', '.join(pairs) or 'none'})",
-                         path=str(root), field="--lp")
+                         path=str(root), field="lp", setting=True)
     return lp
 
 
@@ -276,7 +276,7 @@ def _references(root: Path, lp: str) -> dict[str, Path]:
 def _systems(root: Path, lp: str) -> dict[str, Path]:
     folder = root / "system-outputs" / lp
     if not folder.is_dir():
-        raise InputError(f"no system-outputs/{lp}/ folder", path=str(root), field="--lp")
+        raise InputError(f"no system-outputs/{lp}/ folder", path=str(root), field="lp", setting=True)
     found = {p.stem: p for p in _with_suffixes(folder, "*")}
     if not found:
         raise InputError("no system outputs (SYSTEM.txt or SYSTEM.jsonl files)", path=str(folder))
@@ -288,7 +288,7 @@ def _pick_reference(root: Path, lp: str, refs: Mapping[str, Path], wanted: TestS
     if wanted.ref is not None:
         if wanted.ref not in refs:
             raise InputError(f"no reference '{wanted.ref}' (references: {', '.join(refs) or 'none'})",
-                             path=str(root / "references"), field="--ref")
+                             path=str(root / "references"), field="ref", setting=True)
         return wanted.ref
     standard = standard_reference(root.name, lp)
     if standard in refs:
@@ -296,8 +296,8 @@ def _pick_reference(root: Path, lp: str, refs: Mapping[str, Path], wanted: TestS
     if len(refs) == 1:
         return next(iter(refs))
     if wanted.with_reference:
-        raise InputError(f"no standard reference known for {root.name} {lp}: name one with --ref "
-                         f"({', '.join(refs) or 'no references/ files'})", path=str(root), field="--ref")
+        raise InputError(f"no standard reference known for {root.name} {lp}: name one with ref "
+                         f"({', '.join(refs) or 'no references/ files'})", path=str(root), field="ref", setting=True)
     return None
 
 
@@ -305,13 +305,13 @@ def _pick_systems(found: Sequence[str], wanted: TestSetSelection, ref: str | Non
     for name in (*wanted.systems, *wanted.exclude_systems):
         if name not in found:
             raise InputError(f"no system '{name}' (systems: {textio.short(', '.join(found))})", path=str(root),
-                             field="--systems" if name in wanted.systems else "--exclude-systems")
+                             field="systems" if name in wanted.systems else "exclude_systems", setting=True)
     chosen = [s for s in found if (not wanted.systems or s in wanted.systems) and s not in wanted.exclude_systems]
     if wanted.with_reference and ref is not None:
         chosen = [s for s in chosen if s != ref]
     if not chosen:
-        raise InputError("no system left to judge after --systems/--exclude-systems", path=str(root),
-                         field="--systems")
+        raise InputError("no system left to judge after systems/exclude_systems", path=str(root),
+                         field="systems", setting=True)
     return tuple(chosen)
 
 
