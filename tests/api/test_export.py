@@ -160,3 +160,29 @@ def test_comet_json_has_comets_keys(ted):
 def test_an_unknown_format_is_an_input_error(ted, tmp_path):
     with pytest.raises(InputError, match="unknown export format"):
         export(ExportConfig(ted[1], "nope", tmp_path / "out"))
+
+
+def test_the_mtme_example_of_export_help_works_on_a_test_set_as_it_is(ted, tmp_path, monkeypatch):
+    """export --help's mtme example, run as written (the run and test set copied where it names them):
+    the test set's metric-scores/en-de already holds other metrics' files, which an -o folder would refuse."""
+    ts, run = ted
+    help_text = CliRunner().invoke(cli, ["export", "--help"]).output
+    lines = [ln.strip() for ln in help_text.splitlines()]
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("polyjudge export") and "--to mtme" in ln)
+    export_args = lines[start].split()[2:]
+    copy_line = lines[start + 1]
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(run, Path(export_args[0]))
+    shutil.copytree(ts.root, Path("wmt23"))
+    target = Path("wmt23/metric-scores") / LP
+    before = {p.name for p in target.iterdir()}
+    assert before, "the test set should hold other metrics' scores"
+    with pytest.raises(SystemExit) as stop:
+        main(["export", *export_args])
+    assert stop.value.code == 0
+    assert copy_line.startswith("cp ") and copy_line.endswith(f"wmt23/metric-scores/{LP}/")
+    pattern, dest = copy_line.split()[1:]
+    for p in Path().glob(pattern):
+        shutil.copy(p, Path(dest) / p.name)
+    assert {p.name for p in target.iterdir()} > before
+    assert "polyjudge-da-src" in scan_mtme(Path("wmt23"), LP).metrics

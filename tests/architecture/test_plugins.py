@@ -44,6 +44,9 @@ class LengthRatio(JudgeProtocol):
     name = "length-ratio"
     options_type = LengthOptions
 
+    def missing_languages(self, item):
+        return ()  # a length ratio names no language: items need none
+
     def messages(self, item, context):
         return [Message("user", f"Rate: {item.tgt}")]
 

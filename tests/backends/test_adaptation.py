@@ -40,7 +40,8 @@ class Counting:
 
 def _items(tmp_path, n):
     path = tmp_path / "in.jsonl"
-    path.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i)}) + "\n"
+    path.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                        "src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i)}) + "\n"
                             for i in range(n)), encoding="utf-8")
     return path
 

@@ -302,7 +302,8 @@ def test_a_run_against_a_hostile_server_ends_in_recorded_failures_and_scores_not
     from tests.backends.test_http_transport import RawServer
 
     items = tmp_path / "in.jsonl"
-    items.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i)}) + "\n"
+    items.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                         "src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i)}) + "\n"
                              for i in range(4)), encoding="utf-8")
     negative = BROKEN_FRAMING["negative chunk size"]
     srv = RawServer(lambda c, r, n: c.sendall(negative))

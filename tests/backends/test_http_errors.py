@@ -57,7 +57,8 @@ def test_anthropic_billing_error_is_fatal():
 
 def test_a_402_stops_the_run_at_once_with_outputs_written(tmp_path):
     items = tmp_path / "in.jsonl"
-    items.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i)}) + "\n"
+    items.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                         "src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i)}) + "\n"
                              for i in range(30)), encoding="utf-8")
     with ScriptedServer(lambda b: Reply(status=402)) as srv:
         with pytest.raises(EndpointFailed) as exc:

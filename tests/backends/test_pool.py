@@ -191,8 +191,8 @@ def test_the_engine_runs_a_judge_on_a_pool_with_a_dead_server(tmp_path):
     path.write_text("".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
     with ScriptedServer(lambda b: '{"score": 60}') as live:
         dead = dead_url()
-        result = judge(path, JudgeConfig(judges=(f"openai:m@{dead},{live.base_url}",), concurrency=4, retry=FAST),
-                       out=tmp_path / "run")
+        result = judge(path, JudgeConfig(judges=(f"openai:m@{dead},{live.base_url}",), concurrency=4, retry=FAST,
+                                         src_lang="en", tgt_lang="de"), out=tmp_path / "run")
     assert result.status_counts() == {"ok": 12}
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["judges"][0]["servers"] == [dead, live.base_url]
@@ -200,7 +200,8 @@ def test_the_engine_runs_a_judge_on_a_pool_with_a_dead_server(tmp_path):
 
 def test_the_engine_gives_up_on_a_pool_whose_servers_are_all_dead(tmp_path):
     path = tmp_path / "in.jsonl"
-    path.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}"}) + "\n" for i in range(30)),
+    path.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                        "src": f"s{i}", "tgt": f"t{i}"}) + "\n" for i in range(30)),
                     encoding="utf-8")
     with pytest.raises(EndpointFailed) as exc:
         judge(path, JudgeConfig(judges=(f"openai:m@{dead_url()},{dead_url()}",), concurrency=2, retry=FAST),

@@ -31,7 +31,8 @@ def answer(body):
 
 
 def write_items(path, n=6):
-    path.write_text("".join(json.dumps({"src": f"s{i % 4}", "tgt": f"t{i % 4}", "seg_id": str(i),
+    path.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                        "src": f"s{i % 4}", "tgt": f"t{i % 4}", "seg_id": str(i),
                                         "system": f"S{i % 2}"})
                             + "\n" for i in range(n)), encoding="utf-8")
     return path

@@ -22,7 +22,8 @@ from tests.helpers.openai_server import ScriptedServer
 @pytest.fixture
 def items(tmp_path):
     p = tmp_path / "in.jsonl"
-    p.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i)}) + "\n" for i in range(3)),
+    p.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                     "src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i)}) + "\n" for i in range(3)),
                  encoding="utf-8")
     return p
 
@@ -98,7 +99,7 @@ def test_other_commands(capsys, flags, name):
 def test_api_config_is_validated_in_the_same_place(change, name):
     cfg = JudgeConfig(judges=("openai:m@http://127.0.0.1:9/v1",), **change)
     with pytest.raises(InputError) as exc:
-        estimate([Item(src="a", tgt="b")], cfg)
+        estimate([Item(src_lang="en", tgt_lang="de", src="a", tgt="b")], cfg)
     assert exc.value.field == name
 
 

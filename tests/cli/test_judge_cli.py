@@ -19,14 +19,14 @@ def test_bad_input_exits_2_naming_file_line_field(tmp_path, capsys):
     assert cli("judge", p, "--out", tmp_path / "run", "--backend", "openai", "--model", "m") == 2
     err = capsys.readouterr().err
     assert f"{p}:2" in err and "invalid JSON" in err
-    p.write_text('{"src": "a", "tgt": "b"}\n{"tgt": "x"}\n')
+    p.write_text('{"src_lang": "en", "tgt_lang": "de", "src": "a", "tgt": "b"}\n{"tgt": "x"}\n')
     assert cli("judge", p, "--out", tmp_path / "run", "--backend", "openai", "--model", "m") == 2
     assert f"{p}:2, field 'src'" in capsys.readouterr().err
 
 
 def test_unknown_protocol_and_bad_option_exit_2(tmp_path, capsys):
     p = tmp_path / "in.jsonl"
-    p.write_text('{"src": "a", "tgt": "b"}\n')
+    p.write_text('{"src_lang": "en", "tgt_lang": "de", "src": "a", "tgt": "b"}\n')
     assert cli("judge", p, "--out", tmp_path / "r", "--protocol", "nope", "--backend", "openai", "-m", "m") == 2
     assert "unknown protocol 'nope'" in capsys.readouterr().err
     assert cli("judge", p, "--out", tmp_path / "r", "-o", "novalue", "--backend", "openai", "-m", "m") == 2
@@ -37,7 +37,7 @@ def test_judge_dry_run_then_real_then_resume(tmp_path, capsys):
     p.write_text("src\ttgt\tsystem\tseg_id\n" + "".join(f"s{i}\tt{i}\tS{i % 2}\t{i}\n" for i in range(6)))
     with ScriptedServer(lambda b: json.dumps({"score": 70 + b["seed"]})) as srv:
         args = ["judge", p, "--out", tmp_path / "run", "--backend", "openai", "-m", "m",
-                "--base-url", srv.base_url, "--runs", "2", "-q"]
+                "--base-url", srv.base_url, "--runs", "2", "-q", "--lp", "en-de"]
         assert cli(*args, "--dry-run") == 0
         assert "12 requests to send" in capsys.readouterr().out and not srv.requests
         assert cli(*args, "--limit", "4") == 0
@@ -70,7 +70,8 @@ def test_score_like_comet(tmp_path, capsys):
 
 def write_items(path, n=6, texts=None):
     texts = texts or [f"t{i}" for i in range(n)]
-    path.write_text("".join(json.dumps({"src": f"s{i}", "tgt": t, "seg_id": str(i), "system": f"S{i % 2}"}) + "\n"
+    path.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                        "src": f"s{i}", "tgt": t, "seg_id": str(i), "system": f"S{i % 2}"}) + "\n"
                             for i, t in enumerate(texts)), encoding="utf-8")
     return path
 

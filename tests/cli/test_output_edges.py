@@ -24,7 +24,8 @@ MQM_HEADER = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseve
 
 
 def items_file(path: Path, n: int = 4) -> Path:
-    path.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i // 2), "system": f"S{i % 2}"})
+    path.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                        "src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i // 2), "system": f"S{i % 2}"})
                             + "\n" for i in range(n)), encoding="utf-8")
     return path
 

@@ -56,7 +56,8 @@ def ted_run(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("OPENAI_API_KEY", "k")
     with ScriptedServer(responder) as srv:
-        judge(src, JudgeConfig(protocol="da", judges=(f"openai:m@{srv.base_url}",), progress=False), out=root / "run")
+        judge(src, JudgeConfig(protocol="da", judges=(f"openai:m@{srv.base_url}",), progress=False, src_lang="en",
+                               tgt_lang="de"), out=root / "run")
     mp.undo()
     return root / "run"
 

@@ -49,12 +49,12 @@ def test_bad_mappings_name_the_flag_and_the_column(tmp_path):
     path.write_text("src,mt\na,b\n", encoding="utf-8")
     with pytest.raises(InputError, match="maps tgt to column 'hyp', which is not there") as exc:
         read_items(path, how=mapped("tgt=hyp"))
-    assert (exc.value.field, exc.value.path, exc.value.line) == ("--columns", str(path), 1)
+    assert (exc.value.field, exc.value.path, exc.value.line) == ("columns", str(path), 1)
     for bad, message in (("tgt", "expected FIELD=COLUMN"), ("target=mt", "unknown field 'target'"),
                          ("tgt=mt,tgt=x", "mapped twice")):
         with pytest.raises(InputError, match=message) as exc:
             parse_columns(bad)
-        assert exc.value.field == "--columns"
+        assert exc.value.field == "columns"
     jsonl = tmp_path / "t.jsonl"
     jsonl.write_text(json.dumps({"src": "a", "mt": "b"}) + "\n" + json.dumps({"src": "a", "hyp": "b"}) + "\n")
     with pytest.raises(InputError, match="column 'mt'") as exc:

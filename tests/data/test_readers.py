@@ -199,7 +199,8 @@ def test_wmt_mqm_languages_from_flags_name_or_error(tmp_path):
     anonymous.write_text(MQM_HEADER + MQM_ROW, encoding="utf-8")
     with pytest.raises(InputError) as exc:
         read_items(anonymous)
-    assert "--src-lang" in str(exc.value) and "--tgt-lang" in str(exc.value) and exc.value.path == str(anonymous)
+    assert "src_lang" in str(exc.value) and "tgt_lang" in str(exc.value) and exc.value.field == "lp"
+    assert exc.value.path == str(anonymous)
     with pytest.raises(InputError):
         read_items(anonymous, src_lang="en")
     got = read_items(anonymous, src_lang="en", tgt_lang="de")[0]

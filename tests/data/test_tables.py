@@ -66,7 +66,7 @@ def test_parquet_file_and_folder(tmp_path):
     assert fields(read_items(folder, how=MAPPED)) == expected()  # a folder of parquet files is detected
     with pytest.raises(InputError, match="maps ref to column 'reference'") as exc:
         read_items(folder, how=ItemDefaults(columns=parse_columns("tgt=mt,ref=reference")))
-    assert (exc.value.field, exc.value.line) == ("--columns", 1)
+    assert (exc.value.field, exc.value.line) == ("columns", 1)
     (tmp_path / "bad.parquet").write_text("not parquet")
     with pytest.raises(InputError, match="not a readable parquet file"):
         read_items(tmp_path / "bad.parquet")

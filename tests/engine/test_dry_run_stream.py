@@ -26,8 +26,9 @@ def items(n_docs: int, segments: int, systems: int, *, repeat: bool) -> list[Ite
             for k in range(segments):
                 src = f"Sentence {k} of document {d}, long enough to matter in a prompt. " * 3
                 tgt = "same translation" if repeat and k % 3 == 0 else f"Übersetzung {s}/{k} von {d}"
-                out.append(Item(src=src, tgt=tgt, system=f"sys{s}", doc_id=f"doc{d}", seg_id=str(k)))
-    out.append(Item(src="lonely", tgt="allein", system="sys0", seg_id="x"))
+                out.append(Item(src_lang="en", tgt_lang="de",
+                                src=src, tgt=tgt, system=f"sys{s}", doc_id=f"doc{d}", seg_id=str(k)))
+    out.append(Item(src_lang="en", tgt_lang="de", src="lonely", tgt="allein", system="sys0", seg_id="x"))
     return out
 
 
@@ -74,7 +75,8 @@ def long_items(n_docs: int, segments: int) -> list[Item]:
     for d in range(n_docs):
         for k in range(segments):
             src = f"Satz {k} \"des\" Dokuments {d}\\ mit\tTab und é — lang genug. " * 3
-            out.append(Item(src=src, tgt=f"Sentence {k} of {d}", system="sys0", doc_id=f"doc{d}", seg_id=str(k)))
+            out.append(Item(src_lang="en", tgt_lang="de",
+                            src=src, tgt=f"Sentence {k} of {d}", system="sys0", doc_id=f"doc{d}", seg_id=str(k)))
     return out
 
 

@@ -52,7 +52,7 @@ def test_cost_is_an_upper_bound_per_priced_judge(items):
 
 
 def test_prompts_over_the_context_are_listed_and_warned(items, caplog):
-    long = Item(src="x", tgt="word " * 400, seg_id="9", system="Z", origin="in.jsonl:7")
+    long = Item(src_lang="en", tgt_lang="de", src="x", tgt="word " * 400, seg_id="9", system="Z", origin="in.jsonl:7")
     with caplog.at_level(logging.WARNING, logger="polyjudge"):
         est = dry([*items, long], ["small"], runs=3, context_sizes={"small": 200})
     assert [(o.item_index, o.judge, o.context_tokens) for o in est.oversized] == [(6, "small", 200)]

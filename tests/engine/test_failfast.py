@@ -18,7 +18,8 @@ FAST = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=0.02, give_up_
 
 def items_file(tmp_path, n=20):
     p = tmp_path / "in.jsonl"
-    p.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X"}) + "\n"
+    p.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                     "src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X"}) + "\n"
                          for i in range(n)), encoding="utf-8")
     return p
 

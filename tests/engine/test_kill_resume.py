@@ -58,7 +58,8 @@ def logged(log):
 
 def test_kill_minus_9_then_resume(tmp_path):
     inp = tmp_path / "in.jsonl"
-    inp.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X"}) + "\n"
+    inp.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                       "src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X"}) + "\n"
                            for i in range(60)), encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     proc, port, log = start_server(tmp_path, "killed")

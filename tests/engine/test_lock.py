@@ -105,7 +105,8 @@ def test_clear_run_removes_outputs_and_store_only(tmp_path):
 def test_two_processes_on_one_directory(tmp_path):
     """The second `judge` exits 2 at once naming the first one's pid; every request is sent once."""
     inp = tmp_path / "in.jsonl"
-    inp.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X"}) + "\n"
+    inp.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X",
+                                       "src_lang": "en", "tgt_lang": "de"}) + "\n"
                            for i in range(20)), encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     port, log, gate = free_port(), tmp_path / "server.log", tmp_path / "gate"

@@ -95,7 +95,8 @@ def test_dry_run_prints_usd_for_current_models(tmp_path, capsys, model):
     from polyjudge.cli.main import main
 
     inp = tmp_path / "in.jsonl"
-    inp.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i)}) + "\n" for i in range(3)))
+    inp.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "lp": "en-de"}) + "\n"
+                           for i in range(3)))
     with pytest.raises(SystemExit) as done:
         main(["judge", str(inp), "--judge", f"openai:{model}@http://127.0.0.1:9/v1", "--dry-run", "--format", "json"])
     assert done.value.code == 0
@@ -110,7 +111,7 @@ def test_dry_run_prices_a_long_prompt_at_its_tier(tmp_path, capsys):
 
     inp = tmp_path / "in.jsonl"
     long_src = "word " * 220_000  # ~275,000 tokens by bytes/4: above gemini-2.5-pro's 200,000 threshold
-    inp.write_text(json.dumps({"src": long_src, "tgt": "t", "seg_id": "1"}) + "\n")
+    inp.write_text(json.dumps({"src": long_src, "tgt": "t", "seg_id": "1", "lp": "en-de"}) + "\n")
     with pytest.raises(SystemExit):
         main(["judge", str(inp), "--judge", "openai:gemini-2.5-pro@http://127.0.0.1:9/v1", "--dry-run",
               "--format", "json"])

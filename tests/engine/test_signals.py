@@ -78,7 +78,8 @@ def check_outputs_match_store(run, n_done, n_failed):
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_mid_run_then_resume(tmp_path, sig):
     inp = tmp_path / "in.jsonl"
-    inp.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X"}) + "\n"
+    inp.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                       "src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X"}) + "\n"
                            for i in range(N_ITEMS)), encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     port, log = free_port(), tmp_path / "server.log"
@@ -121,7 +122,8 @@ def test_signal_mid_run_then_resume(tmp_path, sig):
 
 def items_file(tmp_path, n=12):
     p = tmp_path / "in.jsonl"
-    p.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X"}) + "\n"
+    p.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                     "src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X"}) + "\n"
                          for i in range(n)), encoding="utf-8")
     return p
 

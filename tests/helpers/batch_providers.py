@@ -196,7 +196,8 @@ def logged(log: Path) -> list[dict[str, Any]]:
 
 
 def write_items(path: Path, n: int = 20) -> None:
-    path.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X"}) + "\n"
+    path.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "seg_id": str(i), "system": "X",
+                                        "src_lang": "en", "tgt_lang": "de"}) + "\n"
                             for i in range(n)), encoding="utf-8")
 
 

@@ -84,7 +84,8 @@ def _write_run(out, table, *, runs, expected):
     from polyjudge.rundir import OK, Manifest, RunConfig
     from tests.helpers.judgments import judgment_at
 
-    items = [Item(src="s", tgt=f"t{s}{k}", system=s, doc_id="d", seg_id=seg) for s in SYSTEMS
+    items = [Item(src_lang="en", tgt_lang="de",
+                  src="s", tgt=f"t{s}{k}", system=s, doc_id="d", seg_id=seg) for s in SYSTEMS
              for k, seg in enumerate(SEGS)]
     options = {"score_mode": "expected"} if expected else {}
     judgments = [judgment_at(items, i, r, "judge", OK, None, "", {"score": 0},

@@ -219,7 +219,7 @@ def test_run_directories_key_by_doc_id_too(tmp_path):
 
     human = _per_doc(tmp_path, "h.tsv")
     rows = [line.split("\t") for line in human.read_text().splitlines()[1:]]
-    items = [Item(src="s", tgt="t", system=s, doc_id=d, seg_id=g) for s, d, g, _ in rows]
+    items = [Item(src_lang="en", tgt_lang="de", src="s", tgt="t", system=s, doc_id=d, seg_id=g) for s, d, g, _ in rows]
     judgments = [judgment_at(items, i, 0, "m", OK, None, "", {"score": float(r[3])}, float(r[3]))
                  for i, r in enumerate(rows)]
     run = tmp_path / "run"

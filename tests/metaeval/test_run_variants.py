@@ -56,7 +56,7 @@ def over_annotated(run: int) -> range:
 
 def write_scripted_run(out: Path, *, seg_ids: list[str] | None = None, doc_id: str | None = "d") -> Path:
     ids = seg_ids or [str(i + 1) for i in range(SEGMENTS)]
-    items = [Item(src=f"s{i}", tgt=f"t{i}", system=system, doc_id=doc_id, seg_id=ids[i])
+    items = [Item(src_lang="en", tgt_lang="de", src=f"s{i}", tgt=f"t{i}", system=system, doc_id=doc_id, seg_id=ids[i])
              for system in HUMAN for i in range(SEGMENTS)]
     judgments = []
     for k, it in enumerate(items):

@@ -15,7 +15,8 @@ SYSTEMS = {"A": 80.0, "B": 70.0, "C": 60.0}
 
 
 def write(out, *, runs, expected):
-    items = [Item(src=f"s{i}", tgt=f"t{i}", system=s, doc_id="d", seg_id=str(i)) for s in SYSTEMS for i in range(5)]
+    items = [Item(src_lang="en", tgt_lang="de",
+                  src=f"s{i}", tgt=f"t{i}", system=s, doc_id="d", seg_id=str(i)) for s in SYSTEMS for i in range(5)]
     options = {"score_mode": "expected"} if expected else {}
     judgments = []
     for k, it in enumerate(items):

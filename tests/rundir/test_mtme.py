@@ -64,7 +64,8 @@ def _judge(inp: Path, run: Path) -> None:
 def test_a_rerun_of_an_older_run_dir_removes_its_old_named_files_only(tmp_path, monkeypatch, recorded):
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     inp = tmp_path / "in.jsonl"
-    inp.write_text("".join(json.dumps({"src": f"s{g}", "tgt": f"{s}{g}", "seg_id": g, "system": s}) + "\n"
+    inp.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                       "src": f"s{g}", "tgt": f"{s}{g}", "seg_id": g, "system": s}) + "\n"
                            for s in "AB" for g in "12"))
     run = tmp_path / "run"
     _judge(inp, run)

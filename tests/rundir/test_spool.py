@@ -23,7 +23,8 @@ def record(i, reasoning=None):
 
 
 def contents(judgments):
-    items = [Item(src=f"s{i}", tgt=f"t{i}", system="A", doc_id="d", seg_id=str(i)) for i in range(2)]
+    items = [Item(src_lang="en", tgt_lang="de",
+                  src=f"s{i}", tgt=f"t{i}", system="A", doc_id="d", seg_id=str(i)) for i in range(2)]
     segments = [SegmentRow("A", "d", str(i), None, None, 5.0, 1, 0, {"m": 5.0}) for i in range(2)]
     return RunContents(manifest=Manifest(), items=items, judges=["m"], judgments=judgments, segments=segments,
                        systems=[], mtme_name="x-src")

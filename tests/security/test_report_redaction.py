@@ -17,7 +17,7 @@ def test_report_masks_secrets_found_in_run_data(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     items = tmp_path / "in.jsonl"
     rows = [{"src": f"Quelle {i} {KEY}", "tgt": f"target http://u:secretpass@h/{i}", "system": f"S{i % 2}",
-             "seg_id": str(i)} for i in range(4)]
+             "seg_id": str(i), "src_lang": "de", "tgt_lang": "en"} for i in range(4)]
     items.write_text("".join(json.dumps(r) + "\n" for r in rows))
     answer = json.dumps({"errors": [{"span": "target", "severity": "minor", "category": "fluency/grammar"}]})
     with ScriptedServer(lambda b: answer) as srv:

@@ -22,7 +22,8 @@ KEY = "sk-proj-e2e7Q9w8E7r6T5y4U3i2O1pAsDfGhJkL"
 
 def write_items(tmp_path: Path, n: int = 3) -> Path:
     p = tmp_path / "in.jsonl"
-    p.write_text("".join(json.dumps({"src": f"Hallo {i}", "tgt": f"Hello {i}", "system": "S", "seg_id": str(i)})
+    p.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                     "src": f"Hallo {i}", "tgt": f"Hello {i}", "system": "S", "seg_id": str(i)})
                          + "\n" for i in range(n)))
     return p
 

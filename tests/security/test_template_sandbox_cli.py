@@ -29,7 +29,8 @@ def files_under(root: Path) -> list[Path]:
 def test_escape_exits_2_and_leaks_nothing(escape, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     items = tmp_path / "in.jsonl"
-    items.write_text(json.dumps({"src": "Hallo", "tgt": "Hello", "system": "S", "seg_id": "1"}) + "\n")
+    items.write_text(json.dumps({"src_lang": "en", "tgt_lang": "de",
+                                 "src": "Hallo", "tgt": "Hello", "system": "S", "seg_id": "1"}) + "\n")
     template = tmp_path / "evil.jinja"
     template.write_text(f"<|user|>\nRate {{{{ tgt }}}}.\n{escape}\n")
     out = tmp_path / "run"
@@ -50,7 +51,7 @@ def test_escape_exits_2_and_leaks_nothing(escape, tmp_path, capsys, monkeypatch)
 def test_dry_run_refuses_the_template_too(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     items = tmp_path / "in.jsonl"
-    items.write_text(json.dumps({"src": "Hallo", "tgt": "Hello"}) + "\n")
+    items.write_text(json.dumps({"src_lang": "en", "tgt_lang": "de", "src": "Hallo", "tgt": "Hello"}) + "\n")
     template = tmp_path / "evil.jinja"
     template.write_text("<|user|>\n{{ lipsum.__globals__['os'].environ['OPENAI_API_KEY'] }}\n")
     code = cli("judge", items, "--dry-run", "--backend", "openai", "-m", "m", "--prompt-template", template)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.ratings.calibration import Bins, CalibrationRow, DistributionCell, JudgeSource
 from polyjudge.rundir.ownership import OwnedDir, claim_study
 from polyjudge.studies.tables import aligned, data_frame
@@ -29,6 +30,9 @@ class AgreementConfig:
     """A long ratings table (one rating per line: item_id, language, task, metric,
     rater, kind=human|judge, rating); ``pool`` lists keys the class distribution
     is pooled over."""
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
 
     ratings: str | Path
     input_format: str | None = None  # default: from the extension (anything else is TSV)

@@ -22,6 +22,7 @@ from typing import Any
 from polyjudge.api.formats import SPAN_FORMATS
 from polyjudge.api.spans import MISSING_POLICIES, RATER_CHOICES, SpanF1Config, span_f1
 from polyjudge.data.errors import InputError, check_choices
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.rundir import OK, PENDING, RunDir
 from polyjudge.studies.tables import aligned, data_frame
 
@@ -36,6 +37,9 @@ class CompareFormatsConfig:
     ``gold`` and the scoring options mean what they mean for
     :class:`~polyjudge.api.SpanF1Config`; every run is scored the same way.
     """
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
 
     runs: tuple[str | Path, ...]
     gold: str | Path

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from polyjudge.analysis.runs import available_run_aggregators
 from polyjudge.data.errors import InputError
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.metaeval.expected import ExpectedComparison, compare_expected
 from polyjudge.metaeval.readers import read_score_table, resolve_item_key
 from polyjudge.rundir import RunDir
@@ -23,6 +24,9 @@ from polyjudge.rundir import RunDir
 @dataclass(frozen=True, slots=True)
 class ExpectedConfig:
     """What to compare: ``sampled`` (N runs) and ``expected`` (score_mode=expected) run directories."""
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
 
     sampled: str | Path
     expected: str | Path

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.rundir import RunDir
 from polyjudge.rundir.writers import COMET_SCORE_KEY, WRITERS, comet_json, derived_keys
 
@@ -29,6 +30,9 @@ def export_formats() -> list[str]:
 @dataclass(frozen=True, slots=True)
 class ExportConfig:
     """Which run to export, in which registered format (``to``), into which folder (``out``)."""
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
 
     run: str | Path
     to: str

@@ -20,6 +20,7 @@ from polyjudge.data.columns import parse_columns, split_pair
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import ItemDefaults, read_items, read_parallel
 from polyjudge.data.records import Item
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.data.testsets import MTME, TestSetInfo, TestSetSelection, origin_testset
 from polyjudge.engine.session import JudgeConfig
 
@@ -40,6 +41,9 @@ class InputSpec:
     reference out of the judged systems. ``limit`` keeps the first N items.
     """
 
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
+
     path: str
     fmt: str | None = None
     src_lang: str | None = None
@@ -56,7 +60,7 @@ class InputSpec:
 def _languages(spec: InputSpec) -> tuple[str | None, str | None]:
     if spec.lp is None:
         return spec.src_lang, spec.tgt_lang
-    src, tgt = split_pair(spec.lp, path=None, line=None, field="--lp")
+    src, tgt = split_pair(spec.lp, path=None, line=None, field="lp")
     return spec.src_lang or src, spec.tgt_lang or tgt
 
 
@@ -72,13 +76,13 @@ def item_defaults(spec: InputSpec) -> ItemDefaults:
 def read_input(spec: InputSpec) -> list[Item]:
     """The items of ``spec.path`` (InputError naming file, line and field when it cannot be read)."""
     if spec.ref is not None and not spec.ref.replace("_", "").isalnum():
-        raise InputError(f"reference names are letters, digits or '_', got {spec.ref!r}", field="--ref")
+        raise InputError(f"reference names are letters, digits or '_', got {spec.ref!r}", field="ref", setting=True)
     items = read_items(spec.path, fmt=spec.fmt, how=item_defaults(spec))
     info = origin_testset(items)
     if info is None or info.format != MTME:  # an mt-metrics-eval folder was chosen from as it was read
         if spec.ref is not None:
             raise InputError("names a reference of an mt-metrics-eval test set; this input is not one "
-                             "(its items carry their own 'ref')", path=spec.path, field="--ref")
+                             "(its items carry their own 'ref')", path=spec.path, field="ref", setting=True)
         items = _choose_systems(items, spec)
     return items[:spec.limit] if spec.limit is not None else items
 
@@ -88,15 +92,16 @@ def _choose_systems(items: list[Item], spec: InputSpec) -> list[Item]:
     if not spec.systems and not spec.exclude_systems:
         return items
     found = list(dict.fromkeys(it.system for it in items if it.system is not None))
-    for name, flag in [*((n, "--systems") for n in spec.systems), *((n, "--exclude-systems")
+    for name, flag in [*((n, "systems") for n in spec.systems), *((n, "exclude_systems")
                                                                    for n in spec.exclude_systems)]:
         if name not in found:
             raise InputError(f"no system '{name}' in the input (systems: {', '.join(found)[:300]})",
-                             path=spec.path, field=flag)
+                             path=spec.path, field=flag, setting=True)
     kept = [it for it in items if (not spec.systems or it.system in spec.systems)
             and it.system not in spec.exclude_systems]
     if not kept:
-        raise InputError("no item left after --systems/--exclude-systems", path=spec.path, field="--systems")
+        raise InputError("no item left after systems/exclude_systems", path=spec.path, field="systems",
+                         setting=True)
     return kept
 
 
@@ -113,8 +118,8 @@ def with_testset_reference(config: JudgeConfig, items: Sequence[Item], ref: str 
         return config
     given = config.protocol_options.get("ref_name")
     if given is not None and given != info.ref:
-        flag = "--ref" if ref is not None else "the test set's standard reference"
-        raise InputError(f"--protocol-option ref_name={given} contradicts {flag} ({info.ref})", field="ref_name")
+        named = "ref" if ref is not None else "the test set's standard reference"
+        raise InputError(f"protocol option ref_name={given} contradicts {named} ({info.ref})", field="ref_name")
     options = {**config.protocol_options, "ref_name": info.ref}
     return dataclasses.replace(config, protocol_options=options)
 

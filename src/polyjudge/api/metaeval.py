@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.data.errors import InputError, check_choices
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.metaeval import readers, tasks
 from polyjudge.metaeval.mtme import parse_metric_spec
 from polyjudge.metaeval.stats import MIN_CORRELATION_POINTS
@@ -52,6 +53,9 @@ class MetaEvalConfig:
     segment statistics are not applicable and it is left out of the ranking
     table. Human scores given at system level make every metric system-level.
     """
+
+    def __post_init__(self) -> None:
+        normalise_fields(self, {"metrics": parse_metric_spec})  # Python shapes; TypeError names a field
 
     human: str | Path | None = None
     metrics: Mapping[str, str | Path] = field(default_factory=dict)

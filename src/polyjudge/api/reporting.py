@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from polyjudge.api.metaeval import MetaEvalResult
 from polyjudge.data.errors import InputError
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.studies.consistency import ConsistencyResult
 from polyjudge.validation.selection import SelectionReport
 
@@ -27,6 +28,9 @@ class ReportConfig:
     or ``--out`` folder of ``polyjudge consistency``, ``polyjudge validate
     --format json``) or the result object of the API call.
     """
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
 
     out: str | Path = DEFAULT_REPORT
     metaeval: str | Path | MetaEvalResult | None = None

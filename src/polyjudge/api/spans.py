@@ -14,6 +14,7 @@ from typing import Any
 
 from polyjudge import spanf1 as span_scores
 from polyjudge.data.errors import InputError, check_choices
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.data.spans import SpanSegment
 from polyjudge.spanf1 import SpanProtocols, vote_merger
 from polyjudge.spanf1.readers import SPAN_FORMATS  # the one list, beside the span readers
@@ -36,6 +37,9 @@ class SpanF1Config:
     ``raters``: WMT MQM gold with several raters per segment: the ``first`` or ``all`` pooled.
     ``vote_threshold``: share of a run directory's runs that must mark a character.
     """
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
 
     gold: str | Path
     pred: str | Path

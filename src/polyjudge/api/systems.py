@@ -17,6 +17,7 @@ from typing import Any
 from polyjudge.analysis.systems import CORRECTIONS, TESTS, CompareSettings, PairComparison, SystemComparison
 from polyjudge.analysis.systems import compare_systems as compare_matrix
 from polyjudge.data.errors import InputError
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.metaeval.readers import ScoreSource, read_score_tables
 
 __all__ = ["CORRECTIONS", "TESTS", "CompareSettings", "CompareSystemsConfig", "CompareSystemsResult",
@@ -32,6 +33,9 @@ PAIR_FIELDS = ("system_a", "system_b", "n", "mean_a", "mean_b", "delta", "ci_low
 class CompareSystemsConfig:
     """Human scores to set beside the judge's (any segment format meta-eval reads), how items
     are matched (``auto``, ``seg``, ``doc-seg`` as in meta-eval), and the tests' settings."""
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
 
     human: str | Path | None = None
     human_format: str = "auto"

@@ -22,6 +22,7 @@ import numpy as np
 from polyjudge.data import textio
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import json_type, parse_json
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.validation.experiments import (
     DEFAULT_AMBIGUITY,
     DEFAULT_BUDGET_ITEMS,
@@ -51,6 +52,9 @@ class ValidateConfig:
     matter (label or letter; default the first). ``reverse_matrix`` (a JSON file
     or a ``|Q| x |O|`` array) replaces the beta template.
     """
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
 
     task: str | Path
     human: str | Path

@@ -110,7 +110,7 @@ def _known_error(error: BaseException) -> int:
     try:
         raise error
     except InputError as exc:
-        error_line(str(exc))
+        error_line(str(exc.with_flags(lambda name: "--" + name.replace("_", "-"))))
         return EXIT_BAD_INPUT
     except RunInterrupted as exc:
         click.echo(_one_line(str(exc)), err=True)

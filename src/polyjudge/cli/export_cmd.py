@@ -23,8 +23,11 @@ from polyjudge.cli.options import out_option
 def export(run: Path, to: str, out: str) -> None:
     """Write RUN's scores in a format the field's tools read.
 
+    An -o folder is polyjudge's own: export beside a test set, then copy the files in.
+
     \b
-    polyjudge export runs/mqm --to mtme -o wmt23/metric-scores/en-de
+    polyjudge export runs/mqm --to mtme -o exports/en-de
+    cp exports/en-de/*.score wmt23/metric-scores/en-de/
     polyjudge export runs/mqm --to wmt25 -o submission/
     """
     from polyjudge.api.export import ExportConfig

@@ -19,7 +19,7 @@ from typing import Any
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import CORE_FIELDS
 
-FLAG = "--columns"
+FLAG = "columns"  # the API setting (the command line shows it as --columns)
 # Fields a column may be mapped to: the item's own fields and a language pair to split.
 MAPPABLE = (*CORE_FIELDS, "lp")
 # Columns holding "SRC-TGT", in the order they are looked for.
@@ -41,8 +41,8 @@ class ColumnMap:
         for name, column in self.pairs:
             if column not in header:
                 shown = ", ".join(header[:20]) + (", ..." if len(header) > 20 else "")
-                raise InputError(f"{FLAG} maps {name} to column '{column}', which is not there "
-                                 f"(columns: {shown})", path=path, line=line, field=FLAG)
+                raise InputError(f"the column mapping maps {name} to column '{column}', which is not there "
+                                 f"(columns: {shown})", path=path, line=line, field=FLAG, setting=True)
 
     def apply(self, row: Mapping[str, Any]) -> dict[str, Any]:
         """The row with mapped columns renamed to their fields; other columns stay as they are."""
@@ -67,11 +67,15 @@ def parse_columns(text: str | Sequence[str] | None) -> ColumnMap:
             continue
         name, sep, column = (s.strip() for s in chunk.partition("="))
         if not sep or not name or not column:
-            raise InputError(f"expected FIELD=COLUMN, got '{chunk}'", field=FLAG)
+            raise InputError(f"expected FIELD=COLUMN, got '{chunk}'", field=FLAG, setting=True)
         if name not in MAPPABLE:
-            raise InputError(f"unknown field '{name}' (fields: {', '.join(MAPPABLE)})", field=FLAG)
+            raise InputError(f"unknown field '{name}' (fields: {', '.join(MAPPABLE)})", field=FLAG, setting=True)
         if name in pairs:
-            raise InputError(f"field '{name}' is mapped twice", field=FLAG)
+            raise InputError(f"field '{name}' is mapped twice", field=FLAG, setting=True)
+        twice = next((other for other, col in pairs.items() if col == column), None)
+        if twice is not None:
+            raise InputError(f"column '{column}' is mapped to two fields ({twice} and {name}); a column holds one",
+                             field=FLAG, setting=True)
         pairs[name] = column
     return ColumnMap(tuple(pairs.items()))
 
@@ -82,7 +86,8 @@ def split_pair(value: Any, *, path: str | None, line: int | None, field: str) ->
         src, sep, tgt = value.strip().partition("-")
         if sep and src and tgt:
             return src, tgt
-    raise InputError(f"expected a language pair like en-de, got {value!r}", path=path, line=line, field=field)
+    raise InputError(f"expected a language pair like en-de, got {value!r}", path=path, line=line, field=field,
+                     setting=path is None)  # without a file, the pair is a setting (lp)
 
 
 def normalise_row(row: dict[str, Any], *, path: str, line: int | None) -> dict[str, Any]:

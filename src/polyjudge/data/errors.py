@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 # Longest message kept: a value quoted from a huge line never floods the terminal.
 MAX_MESSAGE = 500
@@ -22,17 +22,26 @@ class InputError(ValueError):
     """
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
-                 field: str | None = None) -> None:
+                 field: str | None = None, setting: bool = False) -> None:
         message = _one_line(message, MAX_MESSAGE)
         path = None if path is None else _one_line(str(path), MAX_PART)
         field = None if field is None else _one_line(str(field), MAX_PART)
         self.path, self.line, self.field, self.reason = path, line, field, message
+        self.setting = setting  # ``field`` names a setting of the API (``lp``), not a column of a file
         where = []
         if path is not None:
             where.append(f"{path}:{line}" if line is not None else str(path))
         if field is not None:
             where.append(f"field '{field}'")
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+    def with_flags(self, flag: Callable[[str], str]) -> InputError:
+        """This error as a front end shows it: the API setting it names (``lp``, ``exclude_systems``)
+        turned into the front end's own name by ``flag`` (the command line's ``--lp``); an error about
+        a file's field is returned as it is."""
+        if not self.setting or self.field is None:
+            return self
+        return InputError(self.reason, path=self.path, line=self.line, field=flag(self.field))
 
 
 def check_choices(*choices: tuple[str, object, Sequence[str]]) -> None:

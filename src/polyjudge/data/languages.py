@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.records import Item
 
 # ISO 639-1 (and a few ISO 639-3 codes used by WMT) -> English name.
 LANGUAGE_NAMES: dict[str, str] = {
@@ -163,3 +165,72 @@ def language_info(code: str | None) -> LanguageInfo | None:
 
 __all__ = ["LANGUAGE_NAMES", "LanguageInfo", "language_code", "language_info", "language_name", "language_table",
            "parse_language_table"]
+
+
+# The ways an input gives its items languages, as API field names (the CLI shows them as its flags).
+LANGUAGE_SOURCES = ("src_lang", "tgt_lang", "lp", "columns")
+_SHOWN_ROWS = 5
+
+
+class MissingLanguages(InputError):
+    """Items whose prompt would lose a language: names the file, the first rows, their count and the
+    ways to give the languages (:data:`LANGUAGE_SOURCES`; ``flag`` turns a field name into what the
+    caller calls it, e.g. a command-line flag)."""
+
+    def __init__(self, path: str | None, rows: list[str], count: int, total: int, missing: list[str]) -> None:
+        self.rows, self.count, self.total, self.missing = rows, count, total, missing
+        super().__init__(self._reason(lambda name: name), path=path, field=missing[0])
+
+    def _reason(self, flag: Callable[[str], str]) -> str:
+        what = " and ".join({"src_lang": "source", "tgt_lang": "target"}.get(m, m) for m in self.missing)
+        kinds = {row.split(" ")[0] for row in self.rows}
+        shown = ", ".join(self.rows) if len(kinds) > 1 else \
+            f"{kinds.pop()}{'s' if len(self.rows) > 1 else ''} " + ", ".join(r.split(" ")[1] for r in self.rows)
+        more = ", …" if self.count > len(self.rows) else ""
+        src, tgt, lp, columns = (flag(name) for name in LANGUAGE_SOURCES)
+        return (f"{self.count} of {self.total} items have no {what} language ({shown}{more}); "
+                f"a prompt never goes without them: give {lp} (e.g. en-de) or {src}/{tgt} for the whole input, "
+                f"src_lang/tgt_lang columns (or map yours with {columns}), or a test set that names its pair")
+
+    def with_flags(self, flag: Callable[[str], str]) -> InputError:
+        """The same error, its ways to give the languages named by ``flag``."""
+        return InputError(self._reason(flag), path=self.path, field=self.missing[0])
+
+
+def _where(origin: str | None, index: int) -> tuple[str | None, str]:
+    """(file, "row N") of an item's ``origin`` (``file.csv:12``); items made in code are "item N"."""
+    if origin:
+        path, _, line = origin.rpartition(":")
+        if path and line.isdigit():
+            return path, f"row {line}"
+        return origin, f"item {index}"
+    return None, f"item {index}"
+
+
+def check_languages(items: Sequence[Item], missing: Callable[[Item], Sequence[str]]) -> None:
+    """Refuse items a protocol would prompt without a language: ``missing(item)`` names the language
+    fields the item lacks for that protocol (none when it needs none). Raises
+    :class:`MissingLanguages` for the first file with such items. An item with both languages has
+    all a prompt can name, so ``missing`` is only asked about the others (a million items: ~0.1 s)."""
+    lacking_any = [i for i, it in enumerate(items) if not (it.src_lang and it.tgt_lang)]
+    if not lacking_any:
+        return
+    bad: dict[str | None, list[str]] = {}
+    lacking: dict[str, None] = {}
+    counts: dict[str | None, int] = {}
+    for index in lacking_any:
+        item = items[index]
+        names = missing(item)
+        if not names:
+            continue
+        path, row = _where(item.origin, index + 1)
+        rows = bad.setdefault(path, [])
+        counts[path] = counts.get(path, 0) + 1
+        if len(rows) < _SHOWN_ROWS:
+            rows.append(row)
+        lacking.update(dict.fromkeys(names))
+    if bad:
+        path, rows = next(iter(bad.items()))
+        order = [name for name in ("src_lang", "tgt_lang") if name in lacking] + \
+            [name for name in lacking if name not in ("src_lang", "tgt_lang")]
+        raise MissingLanguages(path, rows, counts[path], len(items), order)

@@ -89,7 +89,7 @@ def _checked_item(row: dict[str, Any], path: str, line: int, defaults: dict[str,
         if v is not None and not isinstance(v, str):
             if isinstance(v, bool) or not isinstance(v, int | float):
                 raise InputError(f"expected a string, got {type(v).__name__}", path=path, line=line, field=name)
-            v = str(v)
+            v = _number_text(v, path, line, name)
         if v is not None:
             check_value(v, path=path, line=line, field=name)
         values[name] = v
@@ -100,6 +100,17 @@ def _checked_item(row: dict[str, Any], path: str, line: int, defaults: dict[str,
         check_text(str(key), path=path, line=line, field="a column name")
         check_value(value, path=path, line=line, field=str(key))
     return Item(**values, extra=extra, origin=f"{path}:{line}")
+
+
+def _number_text(value: int | float, path: str, line: int, name: str) -> str:
+    """A number given for a text field, as text; a segment id must be a whole number (``3.0`` is 3),
+    never NaN, an infinity or a fraction (a parquet column with a gap holds NaN)."""
+    if name == "seg_id" and isinstance(value, float):
+        if not value.is_integer():
+            raise InputError(f"a segment id must be a whole number, got {value!r}", path=path, line=line,
+                             field=name)
+        return str(int(value))
+    return str(value)
 
 
 def _row_item(row: dict[str, Any], path: str, line: int, defaults: ItemDefaults) -> Item:
@@ -237,6 +248,9 @@ def read_table(path: str | Path, delimiter: str, defaults: ItemDefaults) -> list
             continue
         if len(row) != len(header):
             raise InputError(f"expected {len(header)} columns, found {len(row)}", path=str(path), line=line)
+        if [c.strip() for c in row] == header:
+            raise InputError(f"the header row again (as on line {first[0]}; files joined together?): remove it",
+                             path=str(path), line=line)
         items.append(_row_item(dict(zip(header, row)), str(path), line, defaults))
     return items
 

@@ -29,7 +29,9 @@ back in the file's column order).
 
 from __future__ import annotations
 
+import errno
 import json
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,9 +165,30 @@ _JSONL_FIELDS = {"source": "source", "reference": "target", "translation": "hypo
 _SUFFIXES = (".txt", ".jsonl")
 
 
+def _regular_file(path: Path) -> Path:
+    """``path`` if it is a regular file (through a symlink); anything else is refused before it is
+    opened: a dangling link or a loop cannot be read, a folder is not a file, a pipe would hang."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        why = "a symlink loop" if exc.errno == errno.ELOOP else "a dangling symlink" if path.is_symlink() \
+            else exc.strerror or "cannot be read"
+        raise InputError(f"cannot be read ({why}); give a file", path=str(path)) from None
+    if not stat.S_ISREG(mode):
+        raise InputError("is not a regular file (a folder, pipe or device); give a file", path=str(path))
+    return path
+
+
 def _with_suffixes(folder: Path, pattern: str) -> list[Path]:
-    """Files ``pattern.txt`` and ``pattern.jsonl`` in ``folder``, by name."""
-    return sorted(p for suffix in _SUFFIXES for p in folder.glob(pattern + suffix))
+    """Files ``pattern.txt`` and ``pattern.jsonl`` in ``folder``, by name; one name with both
+    suffixes is refused (neither would be chosen silently)."""
+    found = sorted(p for suffix in _SUFFIXES for p in folder.glob(pattern + suffix))
+    seen: dict[str, Path] = {}
+    for path in found:
+        other = seen.setdefault(path.with_suffix("").name, path)
+        if other is not path:
+            raise InputError(f"both {other.name} and {path.name} are present; keep one", path=str(folder))
+    return found
 
 
 def _language_pairs(root: Path) -> list[str]:
@@ -173,7 +196,8 @@ def _language_pairs(root: Path) -> list[str]:
 
 
 def _source_file(root: Path, lp: str) -> Path:
-    return next(p for p in (root / "sources" / f"{lp}{s}" for s in _SUFFIXES) if p.is_file())
+    # _choose_lp saw it among the pairs (a broken link too: it is refused when read)
+    return next(p for p in (root / "sources" / f"{lp}{s}" for s in _SUFFIXES) if p.is_symlink() or p.exists())
 
 
 def _choose_lp(root: Path, lp: str | None) -> str:
@@ -181,11 +205,11 @@ def _choose_lp(root: Path, lp: str | None) -> str:
     if lp is None:
         if len(pairs) == 1:
             return pairs[0]
-        raise InputError(f"name a language pair with --lp ({', '.join(pairs) or 'none in sources/'})",
-                         path=str(root), field="--lp")
+        raise InputError(f"name the language pair to read ({', '.join(pairs) or 'none in sources/'})",
+                         path=str(root), field="lp", setting=True)
     if lp not in pairs:
         raise InputError(f"no sources/{lp}.txt or .jsonl (language pairs: {', '.join(pairs) or 'none'})",
-                         path=str(root), field="--lp")
+                         path=str(root), field="lp", setting=True)
     return lp
 
 
@@ -207,6 +231,7 @@ def _jsonl_texts(path: Path, what: str) -> list[str]:
 
 def _read_segments(path: Path, n: int | None, what: str) -> list[str | None]:
     """A line-aligned file; ``None`` for mt-metrics-eval's no-translation marker."""
+    _regular_file(path)
     lines = _jsonl_texts(path, what) if path.suffix == ".jsonl" else textio.read_lines(path)
     if n is not None and len(lines) != n:
         raise InputError(f"{what} has {len(lines)} lines but the source has {n}", path=str(path),
@@ -251,7 +276,7 @@ def _references(root: Path, lp: str) -> dict[str, Path]:
 def _systems(root: Path, lp: str) -> dict[str, Path]:
     folder = root / "system-outputs" / lp
     if not folder.is_dir():
-        raise InputError(f"no system-outputs/{lp}/ folder", path=str(root), field="--lp")
+        raise InputError(f"no system-outputs/{lp}/ folder", path=str(root), field="lp", setting=True)
     found = {p.stem: p for p in _with_suffixes(folder, "*")}
     if not found:
         raise InputError("no system outputs (SYSTEM.txt or SYSTEM.jsonl files)", path=str(folder))
@@ -263,7 +288,7 @@ def _pick_reference(root: Path, lp: str, refs: Mapping[str, Path], wanted: TestS
     if wanted.ref is not None:
         if wanted.ref not in refs:
             raise InputError(f"no reference '{wanted.ref}' (references: {', '.join(refs) or 'none'})",
-                             path=str(root / "references"), field="--ref")
+                             path=str(root / "references"), field="ref", setting=True)
         return wanted.ref
     standard = standard_reference(root.name, lp)
     if standard in refs:
@@ -271,8 +296,8 @@ def _pick_reference(root: Path, lp: str, refs: Mapping[str, Path], wanted: TestS
     if len(refs) == 1:
         return next(iter(refs))
     if wanted.with_reference:
-        raise InputError(f"no standard reference known for {root.name} {lp}: name one with --ref "
-                         f"({', '.join(refs) or 'no references/ files'})", path=str(root), field="--ref")
+        raise InputError(f"no standard reference known for {root.name} {lp}: name one with ref "
+                         f"({', '.join(refs) or 'no references/ files'})", path=str(root), field="ref", setting=True)
     return None
 
 
@@ -280,13 +305,13 @@ def _pick_systems(found: Sequence[str], wanted: TestSetSelection, ref: str | Non
     for name in (*wanted.systems, *wanted.exclude_systems):
         if name not in found:
             raise InputError(f"no system '{name}' (systems: {textio.short(', '.join(found))})", path=str(root),
-                             field="--systems" if name in wanted.systems else "--exclude-systems")
+                             field="systems" if name in wanted.systems else "exclude_systems", setting=True)
     chosen = [s for s in found if (not wanted.systems or s in wanted.systems) and s not in wanted.exclude_systems]
     if wanted.with_reference and ref is not None:
         chosen = [s for s in chosen if s != ref]
     if not chosen:
-        raise InputError("no system left to judge after --systems/--exclude-systems", path=str(root),
-                         field="--systems")
+        raise InputError("no system left to judge after systems/exclude_systems", path=str(root),
+                         field="systems", setting=True)
     return tuple(chosen)
 
 

@@ -324,7 +324,8 @@ def wmt_mqm_languages(path: str | Path, src_lang: str | None = None,
         src_lang, tgt_lang = src_lang or guess[0], tgt_lang or guess[1]
     if not src_lang or not tgt_lang:
         raise InputError("a WMT MQM TSV has no language columns and this file name does not name the pair "
-                         "(e.g. mqm_ted_ende.tsv): give --src-lang and --tgt-lang", path=str(path))
+                         "(e.g. mqm_ted_ende.tsv): give the pair (lp, e.g. en-de) or src_lang and tgt_lang",
+                         path=str(path), field="lp", setting=True)
     return src_lang, tgt_lang
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.batches import BatchOptions
 from polyjudge.engine.core import Estimate, run_async
 from polyjudge.engine.errors import BudgetExceeded, EndpointFailed, FailureRateExceeded, RunInterrupted
@@ -80,6 +81,9 @@ class JudgeConfig:
     ``rpm``/``tpm`` limit each judge's requests and tokens per minute.
     """
 
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
+
     protocol: str = "da"
     judges: tuple[str, ...] = (DEFAULT_JUDGE,)
     protocol_options: Mapping[str, Any] = field(default_factory=dict)
@@ -127,6 +131,9 @@ class JudgeConfig:
     # answer. cache_path None: POLYJUDGE_CACHE, else the user cache folder (polyjudge.cache.location).
     use_cache: bool = True
     cache_path: str | None = None
+    # Languages of items that carry none (an item's own win); the prompt must name both.
+    src_lang: str | None = None
+    tgt_lang: str | None = None
 
     def replace(self, **changes: Any) -> JudgeConfig:
         """A copy with some fields changed (studies vary runs, temperature, protocol options)."""
@@ -169,16 +176,25 @@ def _prices(config: JudgeConfig) -> PriceTable:
         raise InputError(f"bad price table: {exc}", field="prices") from None
 
 
-def _items(items: Sequence[Item] | str | Path) -> list[Item]:
-    """Items read from a file (checked there) or given in code (checked here, by the same rules)."""
+def _items(items: Sequence[Item] | str | Path, config: JudgeConfig) -> list[Item]:
+    """Items read from a file (checked there) or given in code (checked here, by the same rules), the
+    config's languages given to those without theirs; none may lack a language its prompt names."""
+    from polyjudge.data.languages import check_languages
+
+    src, tgt = config.src_lang, config.tgt_lang
     if isinstance(items, str | Path):
         from polyjudge.data.readers import read_items
-        return read_items(items)
-    from polyjudge.data.fields import check_items
-    from polyjudge.data.records import CORE_FIELDS
+        given = read_items(items, src_lang=src, tgt_lang=tgt)
+    else:
+        from polyjudge.data.fields import check_items
+        from polyjudge.data.records import CORE_FIELDS
 
-    given = list(items)
-    check_items(given, CORE_FIELDS)
+        given = list(items)
+        check_items(given, CORE_FIELDS)
+        if src or tgt:
+            given = [it if (it.src_lang or not src) and (it.tgt_lang or not tgt) else dataclasses.replace(
+                it, src_lang=it.src_lang or src, tgt_lang=it.tgt_lang or tgt) for it in given]
+    check_languages(given, build_protocol(config).missing_languages)
     return given
 
 
@@ -580,7 +596,7 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | None = None,
     from polyjudge.rundir import STORE, RunDirLock
 
     cfg = config or JudgeConfig()
-    todo = _items(items)
+    todo = _items(items, cfg)
     prep = _prepare(cfg)
     _preflight(prep.specs, prep.settings, cfg, network=True)
     out_dir = Path(out) if out is not None else None
@@ -607,7 +623,7 @@ def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | None = No
     """What :func:`judge` would send (requests, tokens, an upper bound of the cost), counting
     what ``out``'s store already has. Nothing is written: no directory, store or lock is created."""
     cfg = config or JudgeConfig()
-    todo = _items(items)
+    todo = _items(items, cfg)
     prep = _prepare(cfg)
     out_dir = Path(out) if out is not None else None
     _check_cache_apart(cfg, out_dir)

@@ -142,6 +142,11 @@ class MtmeSelection:
     stored_metrics: bool = True
 
 
+def _human_files(found: readers.MtmeSet) -> str:
+    """The human scores there are, with their levels ("mqm at sys, wmt-raw at seg")."""
+    return ", ".join(f"{name} at {'/'.join(sorted(levels))}" for name, levels in sorted(found.human.items()))
+
+
 def _human_name(root: Path, found: readers.MtmeSet, lp: str, sel: MtmeSelection) -> str:
     """The human scores to compare with: the one named, else the test set's standard gold at the level
     (mt-metrics-eval's meta information), else ``mqm`` when present, else the only one."""
@@ -150,12 +155,15 @@ def _human_name(root: Path, found: readers.MtmeSet, lp: str, sel: MtmeSelection)
     if human is None:
         gold = standard_gold(Path(root).resolve().name, lp, sel.level)
         human = gold if gold in names else "mqm" if "mqm" in names else (names[0] if len(names) == 1 else None)
+        if human is None and not names:
+            raise InputError(f"{lp}: no {sel.level}-level human scores (human-scores/{lp}.NAME.{sel.level}.score); "
+                             f"found {_human_files(found) or 'none'}", path=str(root), field="human")
         if human is None:
             raise InputError(f"{lp}: several human scores ({', '.join(names)}); pick one with --human-name",
                              path=str(root), field="human")
     if human not in found.human or sel.level not in found.human[human]:
         raise InputError(f"{lp}: no human scores '{human}' at level {sel.level} "
-                         f"(found: {', '.join(names) or 'none'})", path=str(root), field="human")
+                         f"(found: {_human_files(found) or 'none'})", path=str(root), field="human")
     return human
 
 

@@ -73,6 +73,12 @@ class JudgeProtocol(ABC):
         # Subclasses narrow the type with a class-level ``settings: TheirOptions``.
         self.settings: object = parse_protocol_options(type(self), self.options.extra)
 
+    def missing_languages(self, item: Item) -> tuple[str, ...]:
+        """The language fields ``item`` lacks that this protocol's prompt names; the engine refuses
+        such items before anything is sent. Translation protocols need both; a protocol that
+        judges one text in one language (or none) overrides this."""
+        return tuple(name for name in ("src_lang", "tgt_lang") if not getattr(item, name))
+
     @classmethod
     def option_help(cls) -> list[tuple[str, str, str]]:
         """``(name, type, "help (default: ...)")`` for each option, for ``--help``."""

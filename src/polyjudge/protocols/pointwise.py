@@ -87,6 +87,19 @@ def language_name(code: str | None) -> str:
     return _language_name(code) or "the language of the text"
 
 
+def missing_languages(task: str, override: str | None, item: Item) -> tuple[str, ...]:
+    """What a pointwise or rubric prompt would lose: the judged text's language (the ``language``
+    option, else the item's target language; outside translation also its source language or an
+    extra ``language``) and, for a translation, the source language."""
+    missing = []
+    if task == "translation" and not item.src_lang:
+        missing.append("src_lang")
+    own = item.tgt_lang if task == "translation" else item.tgt_lang or item.src_lang or item.extra.get("language")
+    if not (override or own):
+        missing.append("tgt_lang")
+    return tuple(missing)
+
+
 def normalise_task(task: str) -> str:
     t = task.strip().lower()
     t = _TASK_ALIASES.get(t, t)
@@ -241,6 +254,9 @@ class Pointwise(JudgeProtocol):
         self.scale = self.settings.scale
         self.language_override = self.settings.language
         self.template = load_template(self.options.template, f"pointwise/{self.task}.jinja")
+
+    def missing_languages(self, item: Item) -> tuple[str, ...]:
+        return missing_languages(self.task, self.language_override, item)
 
     def variables(self, item: Item) -> dict[str, Any]:
         """Template variables for one item (documented in the module docstring)."""

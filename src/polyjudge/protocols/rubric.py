@@ -56,7 +56,7 @@ from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.expected import Locator, ScoreMode, regex_locator, score_mode_field
 from polyjudge.protocols.options import option
-from polyjudge.protocols.pointwise import language_name, load_template
+from polyjudge.protocols.pointwise import language_name, load_template, missing_languages
 from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.templates import PromptTemplate
 
@@ -287,6 +287,9 @@ class Rubric(JudgeProtocol):
             return (f"Source ({language_name(item.src_lang)}):\n{item.src}\n\n"
                     f"Translation ({lang}):\n{item.tgt}")
         return f"Input:\n{item.src}\n\nOutput:\n{item.tgt}"
+
+    def missing_languages(self, item: Item) -> tuple[str, ...]:
+        return missing_languages(self.task, self.language_override, item)
 
     def _language(self, item: Item) -> str:
         return self.language_override or language_name(

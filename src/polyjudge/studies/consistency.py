@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from polyjudge.aggregate.panel import Method, TieRule
 from polyjudge.data.errors import InputError
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.session import JudgeConfig, judge
 from polyjudge.ratings.consistency import (
@@ -65,6 +66,9 @@ class ConsistencyConfig:
     several judges make a panel. ``seed`` pairs questions with wrong answers;
     the judges' sampling seed is ``judge.seed``.
     """
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
 
     dataset: str
     data_dir: str | Path | None = None  # default ../shared/data/DATASET

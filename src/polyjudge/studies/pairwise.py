@@ -57,6 +57,7 @@ from polyjudge.analysis.pairwise import (
 )
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.session import JudgeConfig, judge
 from polyjudge.metaeval.matrices import ScoreMatrix
@@ -85,6 +86,9 @@ class PairwiseConfig:
     read from a file; ``human``, ``human_format`` and ``human_lower_better``
     give human scores to compare the ranking with.
     """
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
 
     judge: JudgeConfig = field(default_factory=lambda: JudgeConfig(protocol="pairwise"))
     pairs: int | None = None

@@ -26,6 +26,7 @@ from typing import Any
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.session import JudgeConfig, judge
 from polyjudge.ratings.calibration import CalibrationRow, JudgeSource
@@ -43,6 +44,9 @@ class ProbeConfig:
     ``input_format``, ``src_lang``, ``tgt_lang`` and ``limit`` apply when the
     items are read from a file.
     """
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
 
     kind: str
     judge: JudgeConfig = field(default_factory=JudgeConfig)

@@ -38,6 +38,7 @@ import numpy as np
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.rating_task import all_subsets
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.validation import metrics as M
 from polyjudge.validation.rank import kendall_tau_b, spearman_rho
 from polyjudge.validation.rating_model import Decomposition, decompose, recover_theta
@@ -88,6 +89,9 @@ class SimConfig:
             raise InputError("error_rate must be in [0, 1)")
         if self.human_ratings < 1 or self.n_items < 2 or self.n_judges < 2:
             raise InputError("need >= 1 human rating per item, >= 2 items and >= 2 judges")
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # Python shapes; TypeError names a field
 
 
 @dataclass
