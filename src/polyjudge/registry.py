@@ -6,7 +6,8 @@ attribute ``name`` or the name given to the decorator); built-in entries are
 registered by their module's decorators when the registry first needs them
 (a registry given a ``package`` imports every module of it, in name order, before a
 listing, so a new built-in is a new module and nothing else; looking one name up
-imports only the modules that can hold it, see :meth:`Registry.get`), and third-party packages add entries through an entry-point group
+imports only the modules that can hold it, see :meth:`Registry.get`), and
+third-party packages add entries through an entry-point group
 (``polyjudge.protocols``, ``polyjudge.backends``, ...), so a plugin appears in
 ``--help`` and works everywhere a built-in does, without a line changed here.
 """
