@@ -28,11 +28,3 @@ def test_every_public_name_of_the_api_resolves_and_pairwise_is_the_function():
                            "from polyjudge.api import pairwise\n"
                            "assert callable(pairwise) and not hasattr(pairwise, '__path__'), pairwise")
     assert "polyjudge.api.pairwise_study" in loaded
-
-
-def test_a_judge_backend_resolves_without_importing_every_backend_module():
-    loaded = _loaded_after("from polyjudge.backends.registry import BACKENDS, JudgeSpec\n"
-                           "assert JudgeSpec.parse('openai:m@http://127.0.0.1:9/v1').backend == 'openai'\n"
-                           "assert not BACKENDS._loaded")
-    assert "polyjudge.backends.openai" in loaded
-    assert not {"polyjudge.backends.llamacpp", "polyjudge.backends.vllm", "polyjudge.backends.anthropic_batch"} & loaded
