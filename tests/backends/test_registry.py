@@ -138,9 +138,6 @@ def test_listing_the_backends_loads_neither_aiohttp_nor_llama_cpp():
 
 def test_a_judge_backend_resolves_without_importing_every_backend_module():
     # Looking a backend up imports the modules that can register its name, not every module of the package.
-    import subprocess
-    import sys
-
     code = ("import sys\nfrom polyjudge.backends.registry import BACKENDS, JudgeSpec\n"
             "assert JudgeSpec.parse('openai:m@http://127.0.0.1:9/v1').backend == 'openai'\n"
             "assert not BACKENDS._loaded\nprint('\\n'.join(sys.modules))")
