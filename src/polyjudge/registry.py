@@ -4,8 +4,10 @@ Protocols, backends, run aggregators and meta-evaluation statistics each have
 one :class:`Registry`. The name lives on the registered object (a class
 attribute ``name`` or the name given to the decorator); built-in entries are
 registered by their module's decorators when the registry first needs them
-(a registry given a ``package`` imports every module of it, in name order, so
-a new built-in is a new module and nothing else), and third-party packages add entries through an entry-point group
+(a registry given a ``package`` imports every module of it, in name order, before a
+listing, so a new built-in is a new module and nothing else; looking one name up
+imports only the modules that can hold it, see :meth:`Registry.get`), and
+third-party packages add entries through an entry-point group
 (``polyjudge.protocols``, ``polyjudge.backends``, ...), so a plugin appears in
 ``--help`` and works everywhere a built-in does, without a line changed here.
 """
@@ -112,7 +114,47 @@ class Registry(Generic[T]):
                            if not info.name.startswith("_"))
         return tuple(found) + tuple(m for m in self._modules if m not in found)
 
+    def _find_builtin(self, name: str) -> None:
+        """Import only the built-in modules that can register ``name``, before the full load.
+
+        A module whose file is called after the name goes first, then every module whose source holds
+        the name as a string literal (the decorator's or the class attribute's); the search stops at the
+        first module that registers it. A name registered in no such module is left to the full load,
+        so this only ever saves imports: what ``get`` returns is what it returned after a full load
+        (built-in names are unique, and a plugin never replaces a built-in)."""
+        for module in self._candidate_modules(name):
+            importlib.import_module(module)
+            if name in self._entries:
+                return
+
+    def _candidate_modules(self, name: str) -> list[str]:
+        if self._package is None:
+            return []
+        package = importlib.import_module(self._package)
+        quoted = (f'"{name}"'.encode(), f"'{name}'".encode())
+        by_file: list[str] = []
+        by_text: list[str] = []
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+            if info.name.startswith("_") or info.ispkg:
+                continue
+            module = f"{self._package}.{info.name}"
+            if info.name == name.replace("-", "_"):
+                by_file.append(module)
+                continue
+            path = getattr(info.module_finder, "path", None)
+            try:
+                source = open(f"{path}/{info.name}.py", "rb").read() if path else b""
+            except OSError:
+                source = b""
+            if any(q in source for q in quoted):
+                by_text.append(module)
+        return by_file + by_text
+
     def get(self, name: str) -> T:
+        if not self._loaded and name not in self._entries:
+            self._find_builtin(name)
+        if not self._loaded and name in self._entries:
+            return self._entries[name]
         self._load()
         try:
             return self._entries[name]
@@ -123,6 +165,10 @@ class Registry(Generic[T]):
                                    f"{', '.join(self.names())}") from None
 
     def __contains__(self, name: object) -> bool:
+        if isinstance(name, str) and not self._loaded and name not in self._entries:
+            self._find_builtin(name)
+        if isinstance(name, str) and name in self._entries:
+            return True
         self._load()
         return name in self._entries
 

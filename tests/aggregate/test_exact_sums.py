@@ -96,3 +96,23 @@ def test_panel_mean_is_exact_and_order_free():
     value = aggregate_panel(votes, method="mean").value
     assert value[:6].tolist() == [float(Fraction(1, 3))] * 6
     assert value[6] == float((Fraction(0.1) + Fraction(0.2)) / 2) and np.isnan(value[7])
+
+
+any_finite = st.floats(allow_nan=False, allow_infinity=False)  # subnormals and the largest floats too
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(any_finite, st.integers(min_value=1, max_value=10**6)), min_size=1, max_size=12))
+def test_integer_path_gives_the_rational_value_over_every_float(pairs):
+    # The weighted mean and the mean are computed in integers (each float is n / 2**k); the reference
+    # is Fraction arithmetic, to the bit, across the whole float range (where fsum is not exact).
+    xs, ws = [x for x, _ in pairs], [w for _, w in pairs]
+    exact = sum((Fraction(x) * w for x, w in pairs), Fraction(0)) / sum(ws)
+    assert exact_weighted_mean(xs, ws) == float(exact)
+    assert exact_mean(xs) == float(sum((Fraction(x) for x in xs), Fraction(0)) / len(xs))
+
+
+def test_integer_path_where_fsum_is_not_exact():
+    xs = [5e-324, 1.0, 1e308, -1e308, 0.1]
+    assert exact_mean(xs) == float(sum(map(Fraction, xs), Fraction(0)) / 5)
+    assert reciprocal_rank_mean(xs) == rational_rrwa(xs)

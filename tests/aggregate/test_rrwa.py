@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from polyjudge.aggregate.rrwa import aggregate_all, outlier_mask, remove_outliers, rrwa_weights
+from polyjudge.aggregate.exact import exact_mean, reciprocal_rank_mean
+from polyjudge.aggregate.rrwa import (
+    aggregate_all,
+    kept_runs,
+    mean_all,
+    mean_without_outliers,
+    outlier_mask,
+    remove_outliers,
+    rrwa,
+    rrwa_weights,
+)
 from polyjudge.aggregate.runs import available_aggregators, get_aggregator
 
 # Table 1 of GEMBA-MQM V2: ten runs of one segment (negated MQM points).
@@ -143,3 +155,27 @@ def test_geo_plus_one_against_scipy():
         s = -rng.integers(0, 40, size=10).astype(float)
         kept = remove_outliers(s)
         assert get_aggregator("geo+1")(s) == pytest.approx(-(stats.gmean(1 - kept) - 1))
+
+
+_scores = st.floats(min_value=-1e9, max_value=1e9, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_scores, st.sampled_from([0.0, -0.0, -1.0, -5.0, -0.1, -25.0, -5.1])),
+                min_size=1, max_size=12))
+def test_list_path_keeps_the_runs_the_numpy_reference_keeps(xs):
+    # The aggregators filter outliers on lists (kept_runs); outlier_mask is the numpy reference.
+    a = np.asarray(xs, dtype=np.float64)
+    reference = a[outlier_mask(a)]
+    assert kept_runs(xs) == reference.tolist()
+    assert [math.copysign(1, x) for x in kept_runs(xs)] == [math.copysign(1, x) for x in reference.tolist()]
+    assert rrwa(xs) == reciprocal_rank_mean(np.sort(reference)[::-1].tolist())
+    assert mean_without_outliers(xs) == exact_mean(reference.tolist())
+
+
+def test_list_path_rejects_what_the_array_path_rejects():
+    for bad in ([], [1.0, math.nan], [math.inf], [[1.0, 2.0]]):
+        with pytest.raises(ValueError):
+            rrwa(bad)
+        with pytest.raises(ValueError):
+            mean_all(bad)

@@ -134,3 +134,14 @@ def test_listing_the_backends_loads_neither_aiohttp_nor_llama_cpp():
             "print(sorted(m for m in ('aiohttp', 'httpx', 'xllamacpp') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_judge_backend_resolves_without_importing_every_backend_module():
+    # Looking a backend up imports the modules that can register its name, not every module of the package.
+    code = ("import sys\nfrom polyjudge.backends.registry import BACKENDS, JudgeSpec\n"
+            "assert JudgeSpec.parse('openai:m@http://127.0.0.1:9/v1').backend == 'openai'\n"
+            "assert not BACKENDS._loaded\nprint('\\n'.join(sys.modules))")
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                check=True).stdout.split())
+    assert "polyjudge.backends.openai" in loaded
+    assert not {"polyjudge.backends.llamacpp", "polyjudge.backends.vllm", "polyjudge.backends.anthropic_batch"} & loaded

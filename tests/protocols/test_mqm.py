@@ -7,10 +7,12 @@ import re
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from polyjudge.data.records import Item, document_contexts
 from polyjudge.protocols import ParseFailure, ProtocolOptions, get_protocol
-from polyjudge.protocols.mqm import ERROR_TYPES, GembaMQM, parse_mqm_answer
+from polyjudge.protocols.mqm import ERROR_TYPES, GembaMQM, normalise_type, parse_mqm_answer
 
 DOC = [
     Item("The cat sleeps.", "Die Katze schläft.", src_lang="en", tgt_lang="de", doc_id="d1", seg_id="1", system="A"),
@@ -160,3 +162,15 @@ def test_user_template_replaces_prompt(tmp_path):
     msgs = p.messages(DOC[0], CTX[0])
     assert msgs[0].content == "Judge German."
     assert p.template_hash != GembaMQM().template_hash
+
+
+def _normalise_reference(value: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"\s*/\s*", "/", value.strip().lower()))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aZ/ -_é") + [chr(c) for c in (9, 10, 11, 12, 13, 28, 29, 30, 31, 0x85,
+                                                                           0xA0, 0x2003)])))
+def test_error_type_normalisation_skips_the_regexes_only_when_they_change_nothing(text):
+    assert normalise_type(text) == _normalise_reference(text)
+    assert normalise_type(f"Fluency{text}Punctuation") == _normalise_reference(f"Fluency{text}Punctuation")

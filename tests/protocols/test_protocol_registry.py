@@ -146,3 +146,27 @@ def test_a_protocol_registered_elsewhere_is_found_by_name(scratch_registry):
                                   ("points", "float", "score of every answer (default: 1.0)")]
     with pytest.raises(InputError, match="valid options: label, points"):
         get_protocol("test-echo", ProtocolOptions(extra={"lable": "x"}))
+
+
+def test_a_builtin_name_resolves_without_importing_every_protocol_module():
+    # A lookup imports only the modules that can hold the name (the one named after it, then those whose
+    # source quotes it); listing still imports them all, and every built-in resolves in a fresh interpreter.
+    code = ("import sys\nfrom polyjudge.protocols.registry import PROTOCOLS, get_protocol\n"
+            "assert 'da' in PROTOCOLS and get_protocol('da').name == 'da'\n"
+            "assert PROTOCOLS.get('gemba-esa').__module__ == 'polyjudge.protocols.esa'\n"
+            "print(','.join(sorted(m for m in sys.modules if m.startswith('polyjudge.protocols.'))))\n"
+            "print(','.join(PROTOCOLS.names()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    loaded = set(out[0].split(","))
+    assert {"polyjudge.protocols.da", "polyjudge.protocols.esa"} <= loaded
+    assert not {"polyjudge.protocols.mqm", "polyjudge.protocols.rubric", "polyjudge.protocols.pairwise"} & loaded
+    assert out[1] == ",".join(BUILTINS)
+    for name in BUILTINS:
+        check = (f"from polyjudge.protocols.registry import PROTOCOLS as P\nc = P.get({name!r})\n"
+                 f"assert not P._loaded and c.name == {name!r}, (P._loaded, c)")
+        subprocess.run([sys.executable, "-c", check], check=True)
+
+
+def test_a_name_no_module_quotes_still_falls_back_to_every_module(scratch_registry):
+    with pytest.raises(UnknownNameError, match="available: .*da"):
+        get_protocol("no-such-protocol-anywhere")

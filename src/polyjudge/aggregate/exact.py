@@ -10,7 +10,8 @@ the same float, on every machine.
 
 The common case (scores that are small integers or short decimals) takes a
 fast path through :func:`math.fsum`, whose sum is exact whenever it can be;
-anything else is computed with :class:`fractions.Fraction`.
+anything else is computed exactly in integers (each float is an integer over a
+power of two), which is what :class:`fractions.Fraction` would give, faster.
 """
 
 from __future__ import annotations
@@ -49,7 +50,20 @@ def exact_mean(values: Sequence[float]) -> float:
     total = exact_sum(xs)
     if _fsum_is_exact(xs, total):
         return total / len(xs)  # one IEEE division of exact operands: correctly rounded
-    return float(sum((Fraction(x) for x in xs), Fraction(0)) / len(xs))
+    return _scaled_ratio(xs, [1] * len(xs))
+
+
+def _scaled_ratio(xs: Sequence[float], weights: Sequence[int]) -> float:
+    """``sum(w * x) / sum(w)`` of finite floats, correctly rounded, in integers.
+
+    Every finite float is ``n / 2**k`` exactly, so scaling each numerator to the largest power-of-two
+    denominator ``q`` gives the exact sum as one integer over ``q``; Python's int / int is correctly
+    rounded, so this is the value :class:`fractions.Fraction` gives, without a gcd at every addition
+    (an int / int too large for a float raises OverflowError, as ``float(Fraction)`` does)."""
+    ratios = [x.as_integer_ratio() for x in xs]
+    q = max(d for _, d in ratios)
+    numerator = sum(n * (q // d) * w for (n, d), w in zip(ratios, weights))
+    return numerator / (q * sum(weights))
 
 
 def exact_weighted_mean(values: Sequence[float], weights: Sequence[int]) -> float:
@@ -60,8 +74,7 @@ def exact_weighted_mean(values: Sequence[float], weights: Sequence[int]) -> floa
         raise ValueError("weights must be positive integers")
     if not all(math.isfinite(float(x)) for x in values):
         return math.fsum(float(x) * w for x, w in zip(values, weights)) / sum(weights)
-    numerator = sum((Fraction(float(x)) * w for x, w in zip(values, weights)), Fraction(0))
-    return float(numerator / sum(weights))
+    return _scaled_ratio([float(x) for x in values], [int(w) for w in weights])
 
 
 @cache

@@ -75,10 +75,34 @@ def outlier_mask(scores: Sequence[float] | Floats, k: float = OUTLIER_SIGMAS) ->
     return kept
 
 
+def _floats(scores: Sequence[float] | Floats) -> list[float]:
+    """``scores`` as a list of finite floats; the errors of :func:`_array` otherwise."""
+    try:
+        xs = [float(x) for x in scores]
+    except TypeError:
+        xs = []  # not one number each (a nested sequence): _array names the problem
+    if not xs or not all(math.isfinite(x) for x in xs):
+        _array(scores)  # raises the ValueError of an empty, nested or non-finite input
+    return xs
+
+
+def kept_runs(scores: Sequence[float] | Floats, k: float = OUTLIER_SIGMAS) -> list[float]:
+    """The runs within ``k`` standard deviations of the mean, in input order, as floats.
+
+    The same floating-point operations as :func:`outlier_mask` (elementwise IEEE arithmetic, the same
+    correctly rounded sums), on a list: aggregating short rows of runs is dominated by numpy's per-call
+    cost, so the aggregators use this; a test holds the two to the same runs bit for bit."""
+    xs = _floats(scores)
+    mean = exact_mean(xs)
+    deviations = [x - mean for x in xs]
+    sd = math.sqrt(exact_sum([d * d for d in deviations]) / len(xs))
+    limit = k * sd + 1e-9 * max(1.0, max(abs(x) for x in xs))
+    return [x for x, d in zip(xs, deviations) if abs(d) <= limit]
+
+
 def remove_outliers(scores: Sequence[float] | Floats, k: float = OUTLIER_SIGMAS) -> Floats:
     """The runs within ``k`` standard deviations of the mean, in input order."""
-    a = _array(scores)
-    return a[outlier_mask(a, k)]
+    return np.array(kept_runs(scores, k), dtype=np.float64)
 
 
 def rrwa_weights(n: int) -> Floats:
@@ -91,21 +115,20 @@ def rrwa_weights(n: int) -> Floats:
 @register_aggregator("rrwa")
 def rrwa(scores: Sequence[float]) -> float:
     """Reciprocal-rank weighted average after 2σ outlier removal (GEMBA-MQM V2)."""
-    kept = np.sort(remove_outliers(scores))[::-1]  # best (highest) first
-    return reciprocal_rank_mean(kept.tolist())
+    return reciprocal_rank_mean(sorted(kept_runs(scores), reverse=True))  # best (highest) first
 
 
 @register_aggregator("mean")
 @register_aggregator("mean-2s")
 def mean_without_outliers(scores: Sequence[float]) -> float:
     """Mean after 2σ outlier removal (GEMBA-MQM V2's "mean"; mean = mean-2s)."""
-    return exact_mean(remove_outliers(scores).tolist())
+    return exact_mean(kept_runs(scores))
 
 
 @register_aggregator("mean-all")
 def mean_all(scores: Sequence[float]) -> float:
     """Plain mean of every successful run (no outlier removal)."""
-    return exact_mean(_array(scores).tolist())
+    return exact_mean(_floats(scores))
 
 
 @register_aggregator("max")
@@ -201,5 +224,5 @@ def aggregate_all(scores: Sequence[float], names: Sequence[str] = COMPARISON) ->
 
 
 __all__ = ["COMPARISON", "OUTLIER_SIGMAS", "aggregate_all", "geometric", "geometric_shifted", "majority", "maximum",
-           "mean_all", "mean_without_outliers", "minimum", "outlier_mask", "remove_outliers",
+           "mean_all", "mean_without_outliers", "minimum", "kept_runs", "outlier_mask", "remove_outliers",
            "rrwa", "rrwa_weights", "trimmed_mean"]

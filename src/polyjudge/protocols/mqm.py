@@ -106,8 +106,16 @@ _TYPES_LONGEST_FIRST = sorted(ERROR_TYPES, key=len, reverse=True)
 
 def normalise_type(value: str) -> str:
     """``" Fluency / Punctuation "`` -> ``"fluency/punctuation"``."""
-    t = re.sub(r"\s*/\s*", "/", value.strip().lower())
+    t = value.strip().lower()
+    if t.isascii() and not _NOT_PLAIN.search(t):
+        return t  # already one ASCII space between words and none around a slash: the regexes change nothing
+    t = re.sub(r"\s*/\s*", "/", t)
     return re.sub(r"\s+", " ", t)
+
+
+# What the two substitutions of normalise_type act on in ASCII text: whitespace other than one space, runs
+# of spaces, a space beside a slash.
+_NOT_PLAIN = re.compile(r"[\t\n\x0b\x0c\r\x1c-\x1f]|  | /|/ ")
 
 
 def _error_from_string(text: str) -> dict[str, str]:

@@ -1,8 +1,9 @@
 """The protocol registry: every judging protocol, built-in or plugin, by name.
 
 A protocol class registers itself with ``@register_protocol()`` (its name is
-the class attribute ``name``). Built-in modules are imported on the first
-lookup (every module of the package, in name order); third-party packages add
+the class attribute ``name``). Built-in modules are imported when first needed
+(a lookup imports the modules that can hold the name, a listing every module of
+the package, in name order); third-party packages add
 protocols through the ``polyjudge.protocols`` entry-point group.
 """
 
