@@ -58,7 +58,8 @@ def test_report_manifest_summary_and_store_agree_over_two_sessions(tmp_path, cap
     # wall time: both sessions
     assert m["wall_time_s"] == pytest.approx(first["wall_time_s_session"] + m["wall_time_s_session"], abs=0.002)
     assert m["wall_time_s"] > m["wall_time_s_session"]
-    assert f"wall time: {m['wall_time_s']:.1f}s" in summary
+    assert (f"wall time: {m['wall_time_s_session']:.1f}s this session, {m['wall_time_s']:.1f}s in all sessions"
+            in summary)
 
     html = tmp_path / "report.html"
     with pytest.raises(SystemExit) as exc:

@@ -31,7 +31,7 @@ def test_consistency_study_writes_what_the_cli_writes(tmp_path, monkeypatch):
         seen = []
         res = run_consistency(config, tmp_path / "api", on_condition=seen.append)
         args = ["--dataset", "mgsm", "--data-dir", str(tmp_path), "--languages", "en,de,sw,te", "-o",
-                str(tmp_path / "cli"), "-q"] + [x for j in judges for x in ("--judge", j)]
+                str(tmp_path / "cli"), "-q", "--format", "tsv"] + [x for j in judges for x in ("--judge", j)]
         cli = CliRunner().invoke(consistency_cli, args, catch_exceptions=False)
         assert cli.exit_code == 0, cli.output
     for name in TABLES:
@@ -94,7 +94,8 @@ def test_probe_from_python_matches_the_cli(tmp_path, monkeypatch):
         config = ProbeConfig(kind="sensitivity", judge=JudgeConfig(judges=(spec,)), fraction=0.3)
         res = run_probe(items, config)  # no output folder: nothing written
         cli = CliRunner().invoke(probe_cli, [str(tmp_path / "in.jsonl"), "--kind", "sensitivity", "--fraction",
-                                             "0.3", "--judge", spec, "-o", str(tmp_path / "p"), "-q"])
+                                             "0.3", "--judge", spec, "-o", str(tmp_path / "p"), "-q",
+                                             "--format", "tsv"])
         assert cli.exit_code == 0, cli.output
     assert res.to_tsv() == cli.stdout == (tmp_path / "p" / "probe.tsv").read_text()
     (row,) = res.rows
