@@ -22,7 +22,7 @@ import json
 import logging
 import sqlite3
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -45,6 +45,7 @@ class CacheUse:
     cache: ResponseCache
     scopes: Mapping[str, str]
     read: bool = True
+    imported: set[str] = field(default_factory=set)  # keys adopted whose cached answer came from a batch file
 
     def close(self) -> None:
         self.cache.close()
@@ -109,6 +110,8 @@ def adopt(use: CacheUse | None, store: Store, wanted: Sequence[Answerable]) -> s
                 if answer is not None and t.key not in copied:
                     _store_answer(store, t, answer)
                     copied.add(t.key)
+                    if answer.source is not None:
+                        use.imported.add(t.key)
     return copied
 
 
@@ -136,9 +139,10 @@ def _entry(s: StoredResponse) -> CachedAnswer:
                         s.usage_note)
 
 
-def keep(use: CacheUse | None, store: Store, keys: Iterable[str]) -> int:
+def keep(use: CacheUse | None, store: Store, keys: Iterable[str], *, imported_from: str | Path | None = None) -> int:
     """Keep in the cache the answers the store holds for ``keys`` (failures and answers that came
-    from the cache are left out); how many entries were new."""
+    from the cache are left out); how many entries were new. ``imported_from``: the answers came
+    from this batch output file, not from the endpoint, and their new entries are marked so."""
     if use is None:
         return 0
     rows = store.get_many(list(dict.fromkeys(keys)))
@@ -147,7 +151,7 @@ def keep(use: CacheUse | None, store: Store, keys: Iterable[str]) -> int:
         if s.status == "done" and s.channel != CACHE and s.judge in use.scopes:
             by_scope.setdefault(use.scopes[s.judge], []).append(_entry(s))
     try:
-        return sum(use.cache.put_many(scope, answers) for scope, answers in by_scope.items())
+        return sum(use.cache.put_many(scope, answers, source=imported_from) for scope, answers in by_scope.items())
     except sqlite3.Error as exc:  # the run's store has them: the run goes on, only later runs pay again
         log.warning("the shared response cache %s could not keep %d answer(s) (%s); the run directory keeps "
                     "them", use.cache.path, len(rows), exc)
