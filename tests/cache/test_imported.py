@@ -194,3 +194,26 @@ def test_the_mark_names_no_folder_and_no_secret(tmp_path, monkeypatch):
         sources = sorted(a.source or "" for a in cache.get_many("s", ["k0", "k1"]).values())
     assert sources == ["answers.jsonl", "out-[REDACTED].jsonl"]
     assert b"zz-not-a-real-key-4711" not in (tmp_path / "c" / "responses.sqlite").read_bytes()
+
+
+def test_an_import_made_without_the_cache_is_marked_when_offered_later(items, tmp_path):
+    """--batch-import with --no-cache, then the same run directory with the cache: the store's answers
+    are offered to the cache (backfill), the imported ones marked."""
+    with ScriptedServer(da) as srv:
+        cfg, answered = exported_and_answered(items, tmp_path, srv)
+        judge(items, dataclasses.replace(cfg, batch_import=str(answered), use_cache=False), out=tmp_path / "run")
+        assert rows("SELECT COUNT(*) FROM answers") == [(0,)]
+        judge(items, cfg, out=tmp_path / "run")  # nothing to send: the store's answers fill the cache
+        assert rows("SELECT COUNT(*) FROM answers") == [(6,)]
+        later = judge(items, cfg, out=tmp_path / "later")
+        assert srv.requests == []
+    assert {s for (s,) in rows("SELECT source FROM imported")} == {"answers.jsonl"}
+    assert later.manifest.counts["from_cache_imported"] == 6
+
+
+def test_answers_a_sent_batch_brought_are_never_marked(items, tmp_path):
+    with ScriptedServer(da) as srv:
+        judge(items, OPENAI.batched(srv, runs=1, use_cache=False), out=tmp_path / "quiet")  # through the Batch API
+        assert not cache_file(cache_dir(None)).exists()
+        judge(items, OPENAI.batched(srv, runs=1), out=tmp_path / "quiet")  # the store's answers fill the cache
+    assert rows("SELECT COUNT(*) FROM answers") == [(6,)] and rows("SELECT COUNT(*) FROM imported") == [(0,)]
