@@ -29,11 +29,13 @@ def test_stats_in_every_format(filled, capsys, monkeypatch, tmp_path):
     stats = json.loads(capsys.readouterr().out)
     answer_bytes = len(json.dumps({"score": 60})) * 4 + len(json.dumps({"score": 61})) * 4
     assert stats["entries"] == 8 and stats["answer_bytes"] == answer_bytes
-    assert stats["models"] == [{"scope": filled, "model": "m", "entries": 8, "answer_bytes": answer_bytes}]
+    assert stats["models"] == [{"scope": filled, "model": "m", "entries": 8, "answer_bytes": answer_bytes,
+                                "imported": 0}]
+    assert stats["imported"] == 0  # answered by the endpoint, none imported from a batch file
     assert stats["file_bytes"] > 0 and stats["oldest"] and stats["path"].endswith("responses.sqlite")
     assert cli("cache", "stats", "--format", "tsv") == 0
-    assert capsys.readouterr().out.splitlines() == ["scope\tmodel\tentries\tanswer_bytes",
-                                                    f"{filled}\tm\t8\t{answer_bytes}"]
+    assert capsys.readouterr().out.splitlines() == ["scope\tmodel\tentries\tanswer_bytes\timported",
+                                                    f"{filled}\tm\t8\t{answer_bytes}\t0"]
     assert cli("cache", "stats") == 0
     assert "entries: 8  answers: 104 B" in capsys.readouterr().out
     assert cli("cache", "stats", "--format", "tsv", "-o", tmp_path / "stats.tsv") == 0

@@ -35,7 +35,9 @@ def _sound(folder: Path, *, readonly: bool = False) -> Iterator[ResponseCache]:
 
 
 def cache_stats(path: str | Path | None = None) -> CacheStats:
-    """Entries, bytes and ages of the cache, per backend and model (a cache not yet made reads as empty)."""
+    """Entries, bytes and ages of the cache, per backend and model, and how many of them were imported
+    from a batch output file (``imported``) rather than answered by the endpoint (a cache not yet made
+    reads as empty)."""
     with _sound(cache_dir(path), readonly=True) as cache:
         return cache.stats()
 

@@ -5,7 +5,11 @@ parameters, seed and run index, see :func:`polyjudge.engine.plan.task_key`)
 under the *scope* it came from (the backend and its endpoint, credentials
 masked), so two servers that both call their model ``default`` never answer
 for each other. Entries are written once and never replaced: the first
-answer paid for is the one every later run gets.
+answer paid for is the one every later run gets. An entry made from a
+``--batch-import`` file rather than by the endpoint is marked as imported
+(table ``imported``, with the file's base name), so a later run and
+``polyjudge cache stats`` can tell it; a cache made before the marks gets
+the table when a writer opens it (its entries were never imported).
 
 Several processes may read and fill the cache at once: the file is in WAL
 mode, each fill is one transaction (all of it or none of it, also after
@@ -66,6 +70,13 @@ CREATE TABLE IF NOT EXISTS adaptations (
     changes TEXT NOT NULL,             -- JSON {parameter: what the backend sent instead}, as run manifests show it
     PRIMARY KEY (scope, model)
 );
+CREATE TABLE IF NOT EXISTS imported (
+    scope TEXT NOT NULL,               -- an entry of answers that came from a --batch-import file, not from the
+    key TEXT NOT NULL,                 -- endpoint itself (same scope and key as the entry)
+    source TEXT NOT NULL,              -- the file's base name (never its folder: that names users and projects)
+    created REAL NOT NULL,             -- the entry's own created: a mark outliving its entry never marks another
+    PRIMARY KEY (scope, key)
+);
 """
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x504A5243  # "PJRC": polyjudge response cache, in the SQLite header (PRAGMA application_id)
@@ -75,6 +86,10 @@ _SCHEMA_NAMES = frozenset(re.findall(r"CREATE (?:TABLE|INDEX) IF NOT EXISTS (\w+
 _CHUNK = 500  # keys per IN (...) query, well under SQLite's variable limit
 _COLUMNS = ("key", "model", "text", "finish_reason", "prompt_tokens", "completion_tokens", "cached_prompt_tokens",
             "reasoning_tokens", "latency_s", "reasoning", "logprobs", "usage_note", "created")
+_MARKED = "i.scope = a.scope AND i.key = a.key AND i.created = a.created"  # an imported mark of its own entry
+_ORPHANS = ("DELETE FROM imported WHERE NOT EXISTS (SELECT 1 FROM answers a WHERE a.scope = imported.scope "
+            "AND a.key = imported.key AND a.created = imported.created)")
+SOURCE_CHARS = 200  # the longest file name an imported mark keeps
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +109,7 @@ class CachedAnswer:
     logprobs: str | None = None
     usage_note: str | None = None
     created: float = 0.0
+    source: str | None = None  # the batch file's name when the answer was imported from one (read back only)
 
     def size(self) -> int:
         return sum(len(t.encode("utf-8", "surrogatepass"))
@@ -106,6 +122,7 @@ class ModelCount:
     model: str
     entries: int
     answer_bytes: int
+    imported: int = 0  # of ``entries``, those imported from a batch output file
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +136,7 @@ class CacheStats:
     oldest: float | None
     newest: float | None
     models: tuple[ModelCount, ...]
+    imported: int = 0  # of ``entries``, those imported from a batch output file (``--batch-import``)
 
 
 class CacheUnavailable(InputError):
@@ -153,7 +171,7 @@ _LAYOUT = _schema_layout()  # the tables and columns a cache made by SCHEMA hold
 
 def _is_earlier_cache(db: sqlite3.Connection) -> bool:
     """An unmarked file is an earlier polyjudge's cache when its tables are exactly this schema's
-    (the ``adaptations`` table came later and may be missing)."""
+    (the ``adaptations`` and ``imported`` tables came later and may be missing)."""
     found = _layout(db)
     return "answers" in found and all(_LAYOUT.get(t) == cols for t, cols in found.items())
 
@@ -213,6 +231,14 @@ def _transient(exc: sqlite3.OperationalError) -> bool:
     """A lock another process holds for a moment, worth trying again (not a damaged or foreign file)."""
     text = str(exc).lower()
     return "locked" in text or "busy" in text
+
+
+def source_name(path: str | Path) -> str:
+    """What an imported mark says of the file the answers came from: its base name, secrets masked.
+    Never the folder: the cache is shared by every run of the machine and its folders name users,
+    clients and projects; the name is enough to tell which of a run's files it was."""
+    name = re.split(r"[\\/]", str(path))[-1]  # a Windows path's folders too, on any system
+    return redact(name)[:SOURCE_CHARS] or "?"
 
 
 def _file_bytes(db: Path) -> int:
@@ -359,11 +385,14 @@ class ResponseCache:
         out: dict[str, CachedAnswer] = {}
         if self._db is None:
             return out
+        marked = self._has_imported()  # a cache of an earlier version opened read-only has no marks
+        source, marks = ("i.source", f"LEFT JOIN imported i ON {_MARKED}") if marked else ("NULL", "")
         ordered = sorted(set(keys))
         for i in range(0, len(ordered), _CHUNK):
             chunk = ordered[i:i + _CHUNK]
-            rows = self._db.execute(f"SELECT {','.join(_COLUMNS)} FROM answers WHERE scope=? AND key IN "
-                                    f"({','.join('?' * len(chunk))})", (scope, *chunk))
+            rows = self._db.execute(f"SELECT {','.join('a.' + c for c in _COLUMNS)}, {source} FROM answers a "
+                                    f"{marks} WHERE a.scope=? AND a.key IN ({','.join('?' * len(chunk))})",
+                                    (scope, *chunk))
             for r in rows:
                 out[r[0]] = CachedAnswer(*r)
         return out
@@ -387,9 +416,11 @@ class ResponseCache:
                 (scope, *chunk)))
         return out
 
-    def put_many(self, scope: str, answers: Sequence[CachedAnswer]) -> int:
+    def put_many(self, scope: str, answers: Sequence[CachedAnswer], *, source: str | Path | None = None) -> int:
         """Keep ``answers`` (in one transaction); entries already there are kept as they are.
-        Every text is masked of the environment's secrets first. Returns how many were new."""
+        Every text is masked of the environment's secrets first. With ``source`` (the batch output
+        file they were imported from) the new entries are marked as imported, with the file's base
+        name (:func:`source_name`). Returns how many were new."""
         if not answers or self.readonly or self._db is None:
             return 0
         mask = Redactor(patterns=False)  # known secret values only: an answer stays byte-exact otherwise
@@ -408,7 +439,12 @@ class ResponseCache:
             db.executemany("INSERT OR IGNORE INTO answers (scope, key, model, text, finish_reason, prompt_tokens, "
                            "completion_tokens, cached_prompt_tokens, reasoning_tokens, latency_s, reasoning, "
                            "logprobs, usage_note, size, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-            return db.total_changes - before
+            added = db.total_changes - before
+            if source is not None and added:  # only entries made now: one already there keeps what it is
+                db.executemany("INSERT OR REPLACE INTO imported (scope, key, source, created) SELECT scope, key, ?, "
+                               "created FROM answers WHERE scope=? AND key=? AND created=?",
+                               [(source_name(source), scope, r[1], now) for r in rows])
+            return added
 
     def adaptations(self, scope: str, model: str) -> dict[str, str]:
         """What the backend changed in requests to ``model`` at ``scope`` (reasoning models: the token
@@ -437,6 +473,12 @@ class ResponseCache:
         assert self._db is not None
         return self._db.execute("SELECT 1 FROM sqlite_master WHERE name='adaptations'").fetchone() is not None
 
+    def _has_imported(self) -> bool:
+        """Whether the file has the imported marks' table (a cache of an earlier version opened
+        read-only may not: nothing in it was marked)."""
+        assert self._db is not None
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE name='imported'").fetchone() is not None
+
     # ------------------------------------------------------------------------------ keeping it bounded
 
     def stats(self) -> CacheStats:
@@ -445,17 +487,22 @@ class ResponseCache:
             return CacheStats(self.path, 0, 0, 0, None, None, ())
         n, size, oldest, newest = self._db.execute(
             "SELECT COUNT(*), COALESCE(SUM(size), 0), MIN(created), MAX(created) FROM answers").fetchone()
-        models = tuple(ModelCount(str(s), str(m), int(c), int(b)) for s, m, c, b in self._db.execute(
-            "SELECT scope, model, COUNT(*), COALESCE(SUM(size), 0) FROM answers GROUP BY scope, model "
-            "ORDER BY scope, model"))
-        return CacheStats(self.path, int(n), int(size), _file_bytes(self.path), oldest, newest, models)
+        marked, marks = ("i.key IS NOT NULL", f"LEFT JOIN imported i ON {_MARKED}") if self._has_imported() \
+            else ("0", "")
+        models = tuple(ModelCount(str(s), str(m), int(c), int(b), int(k)) for s, m, c, b, k in self._db.execute(
+            f"SELECT a.scope, a.model, COUNT(*), COALESCE(SUM(a.size), 0), COALESCE(SUM({marked}), 0) FROM answers a "
+            f"{marks} GROUP BY a.scope, a.model ORDER BY a.scope, a.model"))
+        return CacheStats(self.path, int(n), int(size), _file_bytes(self.path), oldest, newest, models,
+                          sum(m.imported for m in models))
 
     def remove_older_than(self, seconds: float) -> int:
         """Forget entries stored more than ``seconds`` ago."""
         if self._db is None:
             return 0
         with self._transaction() as db:
-            return db.execute("DELETE FROM answers WHERE created < ?", (time.time() - seconds,)).rowcount
+            removed = db.execute("DELETE FROM answers WHERE created < ?", (time.time() - seconds,)).rowcount
+            self._drop_orphan_marks()
+            return removed
 
     def remove_oldest(self, answer_bytes: int) -> int:
         """Forget the oldest entries until at least ``answer_bytes`` of answers are gone (one at least)."""
@@ -470,8 +517,10 @@ class ResponseCache:
             if cut is None:
                 return 0
             created = db.execute("SELECT created FROM answers WHERE rowid=?", (cut[0],)).fetchone()[0]
-            return db.execute("DELETE FROM answers WHERE created < ? OR (created = ? AND rowid <= ?)",
-                              (created, created, cut[0])).rowcount
+            removed = db.execute("DELETE FROM answers WHERE created < ? OR (created = ? AND rowid <= ?)",
+                                 (created, created, cut[0])).rowcount
+            self._drop_orphan_marks()
+            return removed
 
     def clear(self) -> int:
         """Forget every entry."""
@@ -480,7 +529,16 @@ class ResponseCache:
         with self._transaction() as db:
             if self._has_adaptations():
                 db.execute("DELETE FROM adaptations")
-            return db.execute("DELETE FROM answers").rowcount
+            removed = db.execute("DELETE FROM answers").rowcount
+            self._drop_orphan_marks()
+            return removed
+
+    def _drop_orphan_marks(self) -> None:
+        """Forget the imported marks whose entry is gone (inside the caller's transaction); an earlier
+        polyjudge that removed entries left theirs, and they go at the next removal."""
+        assert self._db is not None
+        if self._has_imported():
+            self._db.execute(_ORPHANS)
 
     def compact(self) -> bool:
         """Give the freed pages back to the file system; False when another process holds the cache
@@ -501,4 +559,5 @@ class ResponseCache:
         return _file_bytes(self.path)
 
 
-__all__ = ["APPLICATION_ID", "CacheStats", "CacheUnavailable", "CachedAnswer", "ModelCount", "ResponseCache"]
+__all__ = ["APPLICATION_ID", "CacheStats", "CacheUnavailable", "CachedAnswer", "ModelCount", "ResponseCache",
+           "source_name"]

@@ -24,20 +24,24 @@ def _bytes(n: int) -> str:
 
 
 def render_stats(s: CacheStats, fmt: str) -> str:
-    """The cache's totals and its entries per backend and model, as text, TSV or JSON."""
+    """The cache's totals and its entries per backend and model, as text, TSV or JSON (``imported``:
+    entries that came from a --batch-import file, not from the endpoint)."""
     if fmt == "json":
-        return json.dumps({"path": str(s.path), "entries": s.entries, "answer_bytes": s.answer_bytes,
-                           "file_bytes": s.file_bytes, "oldest": _when(s.oldest) or None,
-                           "newest": _when(s.newest) or None,
+        return json.dumps({"path": str(s.path), "entries": s.entries, "imported": s.imported,
+                           "answer_bytes": s.answer_bytes, "file_bytes": s.file_bytes,
+                           "oldest": _when(s.oldest) or None, "newest": _when(s.newest) or None,
                            "models": [{"scope": m.scope, "model": m.model, "entries": m.entries,
-                                       "answer_bytes": m.answer_bytes} for m in s.models]}, indent=2) + "\n"
-    rows = [[m.scope, m.model, str(m.entries), str(m.answer_bytes)] for m in s.models]
+                                       "answer_bytes": m.answer_bytes, "imported": m.imported}
+                                      for m in s.models]}, indent=2) + "\n"
+    rows = [[m.scope, m.model, str(m.entries), str(m.answer_bytes), str(m.imported)] for m in s.models]
     if fmt == "tsv":
-        return "".join("\t".join(r) + "\n" for r in [["scope", "model", "entries", "answer_bytes"], *rows])
+        return "".join("\t".join(r) + "\n" for r in [["scope", "model", "entries", "answer_bytes", "imported"], *rows])
     lines = [f"cache: {s.path}", f"entries: {s.entries:,}  answers: {_bytes(s.answer_bytes)}  "
              f"on disk: {_bytes(s.file_bytes)}"
-             + (f"  oldest: {_when(s.oldest)}  newest: {_when(s.newest)}" if s.entries else "")]
-    lines += [f"  {m.model}  ({m.scope})  {m.entries:,} entries, {_bytes(m.answer_bytes)}" for m in s.models]
+             + (f"  oldest: {_when(s.oldest)}  newest: {_when(s.newest)}" if s.entries else "")
+             + (f"  imported from batch files: {s.imported:,}" if s.imported else "")]
+    lines += [f"  {m.model}  ({m.scope})  {m.entries:,} entries, {_bytes(m.answer_bytes)}"
+              + (f", {m.imported:,} imported" if m.imported else "") for m in s.models]
     return "\n".join(lines) + "\n"
 
 
@@ -56,7 +60,7 @@ def cache() -> None:
 @format_option()
 @out_option("Write the table to this file instead of standard output.")
 def stats(cache: str | None, fmt: str, out: str | None) -> None:
-    """Entries, size and ages of the cache, per backend and model."""
+    """Entries, size and ages of the cache, per backend and model, and how many were imported from batch files."""
     emit(render_stats(cache_stats(cache), fmt), out)
 
 

@@ -42,8 +42,10 @@ from polyjudge.backends.batch import (
     batch_custom_id,
     line_format_for,
 )
+from polyjudge.cache.store import source_name
 from polyjudge.data.errors import InputError
 from polyjudge.data.secrets import redact
+from polyjudge.engine.caching import IMPORTED_META
 from polyjudge.engine.plan import Task, sample_groups
 from polyjudge.engine.runner import (
     BUDGET,
@@ -610,6 +612,7 @@ def import_batch(path: str | Path, store: Store, tasks: Sequence[Task],
             for r in todo:
                 store.put_failure(r.key, r.prompt_hash, r.judge, r.run_index, f"{redact(str(error))} (batch file)", 1)
             failed += len(todo)
+        store.set_meta(IMPORTED_META, source_name(path))  # the shared cache marks these answers with it
     return ImportCounts(answered, failed, skipped)
 
 

@@ -22,7 +22,7 @@ import json
 import logging
 import sqlite3
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -30,12 +30,13 @@ from polyjudge.backends.base import GenerateResult, Usage
 from polyjudge.cache import CachedAnswer, CacheUnavailable, ResponseCache
 from polyjudge.data.secrets import redact, redact_url
 from polyjudge.engine.plan import Plan
-from polyjudge.engine.store import Answerable, AnswerKey, Store, StoredResponse, logprobs_of
+from polyjudge.engine.store import BATCH, EXPORT, Answerable, AnswerKey, Store, StoredResponse, logprobs_of
 
 log = logging.getLogger("polyjudge")
 
 CACHE = "cache"  # the store channel of answers copied from the shared cache (cost nothing new)
 SYNC_META = "shared_cache_synced"  # the cache and store state last filled from this store
+IMPORTED_META = "batch_imported_from"  # the base name of the last --batch-import file loaded into the store
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,7 @@ class CacheUse:
     cache: ResponseCache
     scopes: Mapping[str, str]
     read: bool = True
+    imported: set[str] = field(default_factory=set)  # keys adopted whose cached answer came from a batch file
 
     def close(self) -> None:
         self.cache.close()
@@ -109,6 +111,8 @@ def adopt(use: CacheUse | None, store: Store, wanted: Sequence[Answerable]) -> s
                 if answer is not None and t.key not in copied:
                     _store_answer(store, t, answer)
                     copied.add(t.key)
+                    if answer.source is not None:
+                        use.imported.add(t.key)
     return copied
 
 
@@ -136,22 +140,39 @@ def _entry(s: StoredResponse) -> CachedAnswer:
                         s.usage_note)
 
 
-def keep(use: CacheUse | None, store: Store, keys: Iterable[str]) -> int:
+def keep(use: CacheUse | None, store: Store, keys: Iterable[str], *, imported_from: str | Path | None = None) -> int:
     """Keep in the cache the answers the store holds for ``keys`` (failures and answers that came
-    from the cache are left out); how many entries were new."""
+    from the cache are left out); how many entries were new. ``imported_from``: the answers came
+    from this batch output file, not from the endpoint, and their new entries are marked so."""
     if use is None:
         return 0
     rows = store.get_many(list(dict.fromkeys(keys)))
-    by_scope: dict[str, list[CachedAnswer]] = {}
+    by_scope: dict[tuple[str, str | None], list[CachedAnswer]] = {}
+    source = _imports_of(store, rows.values(), imported_from)
     for s in rows.values():
         if s.status == "done" and s.channel != CACHE and s.judge in use.scopes:
-            by_scope.setdefault(use.scopes[s.judge], []).append(_entry(s))
+            by_scope.setdefault((use.scopes[s.judge], source(s)), []).append(_entry(s))
     try:
-        return sum(use.cache.put_many(scope, answers) for scope, answers in by_scope.items())
+        return sum(use.cache.put_many(scope, answers, source=where) for (scope, where), answers in by_scope.items())
     except sqlite3.Error as exc:  # the run's store has them: the run goes on, only later runs pay again
         log.warning("the shared response cache %s could not keep %d answer(s) (%s); the run directory keeps "
                     "them", use.cache.path, len(rows), exc)
         return 0
+
+
+def _imports_of(store: Store, rows: Iterable[StoredResponse],
+                imported_from: str | Path | None) -> Callable[[StoredResponse], str | None]:
+    """Which batch file each answer was imported from (None: the endpoint answered it). Without
+    ``imported_from`` (answers offered again from the store: a session killed before it filled the
+    cache, an import made with --no-cache), a batch answer no batch this run sent asked for came from
+    a file, named by the store's note of the last import."""
+    if imported_from is not None:
+        return lambda s: str(imported_from) if s.channel == BATCH else None
+    if not any(s.channel == BATCH for s in rows):
+        return lambda s: None
+    sent = {line.key for b in store.batches() if b.provider != EXPORT for line in store.batch_lines(b.submission)}
+    name = store.get_meta(IMPORTED_META) or "?"
+    return lambda s: name if s.channel == BATCH and s.key not in sent else None
 
 
 def cached_adaptations(use: CacheUse | None) -> dict[str, dict[str, str]]:

@@ -209,6 +209,8 @@ async def _judge(ctx: _Context, interrupts: Interrupts | None) -> RunResult:
     _note_stop(result, stats, usage, spec.max_cost)
     session = Session(stats, sent.from_store, usage, adapted, wall, session_wall, sent.from_cache)
     result.manifest = build_manifest(ctx.plan, spec, result, session, ctx.table)
+    if use is not None and use.imported:  # of from_cache: answers a --batch-import file gave an earlier run
+        result.manifest.counts["from_cache_imported"] = len(use.imported)
     return result
 
 
@@ -435,7 +437,7 @@ async def _send_materialised(ctx: _Context, store: Store, stop: asyncio.Event, u
     elif todo and spec.batch_clients is not None:
         spent = cost_of(store.get_many(keys).values(), ctx.table) if spec.max_cost is not None else 0.0
         stats = await _send_batches(ctx, store, stop, todo, spent)
-    keep(use, store, [t.key for t in todo])
+    keep(use, store, [t.key for t in todo], imported_from=spec.batch_import)
     from_cache = sum(1 for t in tasks if t.key in adopted)
     return _Sent(stats, len(tasks) - len(todo_all) - from_cache, from_cache, True)
 
