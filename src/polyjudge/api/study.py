@@ -121,10 +121,12 @@ class StudyPlan:
         total: dict[str, object] = {"judging": "total"}
         for key in ("requests_total", "requests_to_send", "prompt_tokens", "max_completion_tokens", "tokens"):
             total[key] = sum(int(str(r[key])) for r in rows)
-        for key in ("cost_usd", "duration_s"):
-            values = [r[key] for r in rows]
-            known = [float(str(v)) for v in values if v is not None]
-            total[key] = round(sum(known), 6) if known or not values else None
+        # The cost covers the judges with a price (None when none has one), as each estimate does; the
+        # judgings run one after the other, so the duration is their sum, unknown when one is unknown.
+        costs = [float(str(r["cost_usd"])) for r in rows if r["cost_usd"] is not None]
+        total["cost_usd"] = round(sum(costs), 6) if costs or not rows else None
+        durations = [r["duration_s"] for r in rows]
+        total["duration_s"] = None if None in durations else round(sum(float(str(d)) for d in durations), 1)
         return [*rows, total]
 
 
