@@ -165,7 +165,7 @@ def convert(src: Source, where: tuple[str, int], key: str, param: click.Option, 
     try:
         return param.type_cast_value(ctx, values if many else values[0])
     except click.BadParameter as exc:
-        raise fail(exc.format_message()) from None
+        raise fail(exc.message) from None
     except InputError as exc:
         raise fail(exc.reason) from None
 
@@ -336,7 +336,8 @@ def _param_schema(param: click.Option) -> dict[str, Any]:
         for bound, open_, name in ((t.min, t.min_open, "minimum"), (t.max, t.max_open, "maximum")):
             if bound is not None:
                 item["exclusive" + name.capitalize() if open_ else name] = bound
-    help_text = " ".join((param.help or "").split())
+    record = param.get_help_record(click.Context(click.Command("study")))  # as --help shows it, defaults too
+    help_text = " ".join((record[1] if record else "").split())
     if param.multiple or param.nargs == -1:
         return {"type": "array", "items": item, "description": help_text}
     return {**item, "description": help_text}
