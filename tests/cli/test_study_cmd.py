@@ -77,6 +77,7 @@ BAD = [
      "unknown key"),
     (GOOD + '\n[[meta_eval]]\nhuman = "human.tsv"\nruns = ["a"]\ntask = "wmt99"\n', 9, "task", "'wmt99' is not one"),
     (GOOD + '\n[[meta_eval]]\nhuman = "human.tsv"\nruns = "a"\n', 8, "runs", "expected a list of strings"),
+    (GOOD + '\n[[meta_eval]]\nruns = ["a"]\nhuman = "nohuman.tsv"\n', 8, "human", "does not exist"),
     (GOOD + '\n[report]\nruns = ["b"]\n', 7, "runs", "'b' names no [[judging]]"),
     (GOOD + '\n[report]\nbootstrap = 5\n', 7, "bootstrap", "5 is not in the range"),
     (GOOD + '\n[report]\noutput = "r.html"\n', 7, "output", "unknown key"),
@@ -95,6 +96,19 @@ def test_a_bad_study_exits_2_naming_file_line_and_key(folder, capsys, text, line
     assert err.startswith(f"polyjudge: error: s.toml:{line}" + (f", field '{key}'" if key else ":")), err
     assert words in err
     assert not (folder / "out").exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize(("setting", "line", "key", "words"), [
+    ('judge = ["nope:m"]', 5, "judge", "unknown backend 'nope'"),
+    ('judge = ["openai:m"]\nprotocol_option = ["bogus=1"]', 1, "bogus", "unknown option 'bogus' for protocol 'da'"),
+])
+def test_a_setting_refused_when_the_judging_is_prepared_is_said_at_its_line(folder, capsys, setting, line, key,
+                                                                             words):
+    (folder / "s.toml").write_text(GOOD + setting + "\n", encoding="utf-8")
+    for sub in ("plan", "run"):
+        code, out, err = run(capsys, "study", sub, "s.toml", "-o", "out")
+        assert code == 2, err
+        assert err.startswith(f"polyjudge: error: s.toml:{line}, field '{key}': ") and words in err, err
 
 
 def test_paths_are_relative_to_the_study_file(folder, capsys, monkeypatch):

@@ -230,3 +230,35 @@ def test_plan_totals_add_durations_and_costs_and_an_unknown_duration_makes_the_t
                         "max_completion_tokens": 10, "tokens": 110, "cost_usd": 0.5, "duration_s": 120.0}
     rows = StudyPlan({"a": est(4, None, 30.0), "b": est(6, None, None)}).rows()
     assert (rows[-1]["cost_usd"], rows[-1]["duration_s"]) == (None, None)
+
+
+def test_the_python_api_runs_a_typed_study(tmp_path, monkeypatch):
+    """``run_study`` takes frozen objects (no file): the judgings, then a meta-evaluation of them."""
+    from polyjudge.api import (
+        InputError,
+        InputSpec,
+        JudgeConfig,
+        JudgingSpec,
+        MetaEvalConfig,
+        Study,
+        StudyJudging,
+        StudyMetaEval,
+        plan_study,
+        run_study,
+    )
+
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    items, human = _items(tmp_path), _human(tmp_path)
+    with ScriptedServer(responder) as srv:
+        judgings = tuple(StudyJudging(f"da-{m}", JudgingSpec(
+            InputSpec(str(items), lp="de-en"),
+            JudgeConfig(protocol="da", judges=(f"openai:{m}@{srv.base_url}",), progress=False))) for m in ("m1", "m2"))
+        study = Study(judgings, (StudyMetaEval("h", ("da-m1", "da-m2"), str(human), MetaEvalConfig(task=None, k=0)),))
+        assert plan_study(study, tmp_path / "out").rows()[-1]["requests_to_send"] == 36
+        result = run_study(study, tmp_path / "out")
+        assert len(srv.requests) == 36 and set(result.runs) == {"da-m1", "da-m2"}
+        assert result.meta_evals["h"].format("json") == (tmp_path / "out" / "meta_eval" / "h.json").read_text()
+        assert result.report is None and not (tmp_path / "out" / "report.html").exists()
+        with pytest.raises(InputError, match="'zz' names no"):
+            run_study(Study(judgings, (StudyMetaEval("h", ("zz",), str(human), MetaEvalConfig()),)), tmp_path / "o2")
+        assert not (tmp_path / "o2").exists()

@@ -18,7 +18,8 @@ again resumes each judging from its run directory, so a finished study sends not
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -37,6 +38,28 @@ STUDY_KIND = "study"
 JUDGING_DIR = "judging"
 META_EVAL_DIR = "meta_eval"
 REPORT_FILE = "report.html"
+
+
+class StudyInputError(InputError):
+    """Bad input found while a table of the study ran: ``table`` (``judging``, ``meta_eval``, ``report``)
+    and ``index`` say which, so the command line can name the table's line in the study file."""
+
+    def __init__(self, message: str, *, path: str | None, field: str | None, table: str, index: int) -> None:
+        super().__init__(message, path=path, field=field)
+        self.table, self.index = table, index
+
+
+@contextmanager
+def _table(study: Study, table: str, index: int) -> Iterator[None]:
+    """An InputError of the table's own settings (one naming no file) as a :class:`StudyInputError`."""
+    try:
+        yield
+    except StudyInputError:
+        raise
+    except InputError as exc:
+        if exc.path is not None:  # names its own file (an input's line): said as it is
+            raise
+        raise StudyInputError(exc.reason, path=study.path, field=exc.field, table=table, index=index) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,10 +198,11 @@ def plan_study(study: Study, out: str | Path) -> StudyPlan:
     check_study(study)
     check_out_path(out)
     estimates = {}
-    for j in study.judgings:
-        items, config = _items(j.spec)
-        run_dir = study.judging_dir(out, j.name)
-        estimates[j.name] = estimate(items, config, out=run_dir if run_dir.is_dir() else None)
+    for i, j in enumerate(study.judgings):
+        with _table(study, "judging", i):
+            items, config = _items(j.spec)
+            run_dir = study.judging_dir(out, j.name)
+            estimates[j.name] = estimate(items, config, out=run_dir if run_dir.is_dir() else None)
     return StudyPlan(estimates)
 
 
@@ -231,11 +255,18 @@ def run_study(study: Study, out: str | Path) -> StudyResult:
     owned.record(study.outputs())
     judging = _subfolder(owned, JUDGING_DIR)
     runs: dict[str, RunResult] = {}
-    for j in study.judgings:
-        items, config = _items(j.spec)
-        runs[j.name] = judge(items, config, out=judging / j.name)
-    evaluations = {m.name: _meta_eval(m, study, owned) for m in study.meta_evals}
-    written = _report(study, root, evaluations) if study.report is not None else None
+    for i, j in enumerate(study.judgings):
+        with _table(study, "judging", i):
+            items, config = _items(j.spec)
+            runs[j.name] = judge(items, config, out=judging / j.name)
+    evaluations = {}
+    for i, m in enumerate(study.meta_evals):
+        with _table(study, "meta_eval", i):
+            evaluations[m.name] = _meta_eval(m, study, owned)
+    written = None
+    if study.report is not None:
+        with _table(study, "report", 0):
+            written = _report(study, root, evaluations)
     return StudyResult(runs, evaluations, written)
 
 
@@ -267,5 +298,5 @@ def _report(study: Study, root: Path, evaluations: dict[str, MetaEvalResult]) ->
     return target
 
 
-__all__ = ["JudgingSpec", "Study", "StudyJudging", "StudyMetaEval", "StudyPlan", "StudyReport", "StudyResult",
-           "check_study", "plan_study", "run_study"]
+__all__ = ["JudgingSpec", "Study", "StudyInputError", "StudyJudging", "StudyMetaEval", "StudyPlan", "StudyReport",
+           "StudyResult", "check_study", "plan_study", "run_study"]

@@ -12,7 +12,8 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -242,8 +243,10 @@ def _meta_eval(src: Source, index: int, found: Mapping[str, Any]) -> StudyMetaEv
         config = flags.config(metrics)
     except InputError as exc:
         raise src.error(exc.reason, "meta_eval", index, None) from None
-    return StudyMetaEval(own.get("name", f"meta_eval{index + 1}"), tuple(own["runs"]), src.path_of(own["human"]),
-                         config)
+    human = src.path_of(own["human"])
+    if not os.path.exists(human):  # found now, not after the judgings were paid for
+        raise src.error(f"{human} does not exist", "meta_eval", index, "human")
+    return StudyMetaEval(own.get("name", f"meta_eval{index + 1}"), tuple(own["runs"]), human, config)
 
 
 def _report(src: Source, found: Mapping[str, Any], judgings: list[str], evaluations: list[str]) -> StudyReport:
@@ -309,6 +312,23 @@ def _check_names(src: Source, table: str, names: list[str]) -> None:
             raise src.error(exc.reason, table, i, "name") from None
         if name in names[:i]:
             raise src.error(f"{table} name {name!r} is given twice", table, i, "name")
+
+
+@contextmanager
+def located(path: str) -> Iterator[None]:
+    """A study table's bad setting found while it ran, said at the table's line in the study file
+    (the key's line when the error names one of the table's keys)."""
+    from polyjudge.api.study import StudyInputError
+
+    try:
+        yield
+    except StudyInputError as exc:
+        src = Source(path, Path(path).read_text(encoding="utf-8"))
+        key = (exc.field or "").lstrip("-").replace("-", "_") or None
+        line = src.line(exc.table, exc.index, key)
+        if key is not None and line == src.line(exc.table, exc.index):  # not a key of the table
+            key = exc.field
+        raise InputError(exc.reason, path=path, line=line, field=key) from None
 
 
 def load_study(path: str, *, progress: bool = True) -> Study:
@@ -407,7 +427,9 @@ def plan(study_file: str, out: str, fmt: str) -> None:
     when no judge of the judging has a price); duration is unknown for self-hosted servers."""
     from polyjudge.api import plan_study
 
-    click.echo(_plan_table(plan_study(load_study(study_file, progress=False), out), fmt), nl=False)
+    with located(study_file):
+        found = plan_study(load_study(study_file, progress=False), out)
+    click.echo(_plan_table(found, fmt), nl=False)
 
 
 @study.command("run")
@@ -421,7 +443,8 @@ def run(study_file: str, out: str, fmt: str) -> None:
     Running it again resumes: what the run directories hold is not sent again."""
     from polyjudge.api import run_study
 
-    result = run_study(load_study(study_file), out)
+    with located(study_file):
+        result = run_study(load_study(study_file), out)
     rows = [{"judging": name, "judgments": r.manifest.counts["judgments"],
              "ok": r.manifest.counts.get("status_ok", 0), "sent_now": r.manifest.counts["sent_this_session"],
              "cost_usd": round(r.manifest.cost_usd, 6)} for name, r in result.runs.items()]
