@@ -294,8 +294,8 @@ def parse_study(path: str, text: str, *, progress: bool = True) -> Study:
     _check_names(src, "meta_eval", [m.name for m in evaluations])
     reports = [_report(src, t, [j.name for j in judgings], [m.name for m in evaluations])
                for t in _tables(src, data, "report")]
-    for table, runs in [("meta_eval", m.runs) for m in evaluations] + [("report", r.runs) for r in reports]:
-        index = next(i for i, m in enumerate(evaluations) if m.runs is runs) if table == "meta_eval" else 0
+    uses = [("meta_eval", i, m.runs) for i, m in enumerate(evaluations)] + [("report", 0, r.runs) for r in reports]
+    for table, index, runs in uses:
         for run in runs:
             if run not in {j.name for j in judgings}:
                 raise src.error(f"{run!r} names no [[judging]] of the study", table, index, "runs")
