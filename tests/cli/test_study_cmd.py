@@ -228,3 +228,13 @@ def test_print_spec_leaves_defaults_out_and_keeps_the_legacy_option_spelling(fol
     assert code == 0, err
     assert out == ('[[judging]]\nname = "items"\ninput = "items.jsonl"\nlp = "de-en"\njudge = ["openai:m"]\n'
                    'protocol_option = ["score_mode=expected"]\n')
+
+
+def test_print_spec_never_prints_a_secret(folder, capsys, monkeypatch):
+    monkeypatch.setenv("MY_KEY", "sk-live-0123456789abcdefghij")
+    code, out, err = run(capsys, "judge", "items.jsonl", "--lp", "de-en", "--judge",
+                         "openai:m@http://bob:hunter2@127.0.0.1:9/v1", "--api-key-env", "MY_KEY", "--print-spec")
+    assert code == 0, err
+    assert "hunter2" not in out + err and "sk-live" not in out + err
+    assert 'judge = ["openai:m@http://[REDACTED]@127.0.0.1:9/v1"]' in out and 'api_key_env = "MY_KEY"' in out
+    assert "masked" in err

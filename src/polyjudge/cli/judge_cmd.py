@@ -183,8 +183,14 @@ def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, 
     from polyjudge.api.inputs import read_input, uses_reference, with_testset_reference
 
     if print_spec:
+        from polyjudge.api.runs import redact
+        from polyjudge.cli.options import warn
+
         given = {**click.get_current_context().params, **kw, "input_format": input_format, "limit": limit}
-        click.echo(_judging_table(click.get_current_context(), given, input_path, out), nl=False)
+        table = _judging_table(click.get_current_context(), given, input_path, out)
+        if redact(table) != table:  # a study file is kept and shared: keys stay in their environment variable
+            warn("--print-spec masked the secrets of the options ([REDACTED]); give keys with --api-key-env")
+        click.echo(redact(table), nl=False)
         return
     if out is None and not dry_run:
         raise click.UsageError("Missing option '-o' / '--out'.")
