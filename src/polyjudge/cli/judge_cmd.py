@@ -28,6 +28,7 @@ from polyjudge.cli.options import (
     judge_options,
     out_option,
 )
+from polyjudge.cli.specs import STUDY_LEAVES_OUT, study_key, toml_value
 from polyjudge.data.errors import InputError
 
 INPUT_FORMATS = tuple(input_formats())  # the registered readers (plugins' included)
@@ -168,9 +169,12 @@ def judge_and_summarise(items: list[Item], config: JudgeConfig, out: str, fmt: s
 @click.option("--dry-run", is_flag=True,
               help="Print the requests, tokens and an upper bound of the cost the run would take, and warn "
                    "about prompts over a model's context; sends and writes nothing.")
+@click.option("--print-spec", is_flag=True,
+              help="Print this judging as a study file's [[judging]] table (the options given that differ from "
+                   "their defaults; paths as given) and exit without judging.")
 @judge_options
 def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, limit: int | None,
-          dry_run: bool, **kw: Any) -> None:
+          dry_run: bool, print_spec: bool, **kw: Any) -> None:
     """Judge every item of INPUT and write a run directory (re-running resumes).
 
     INPUT is a JSONL/CSV/TSV/parquet file, an mt-metrics-eval test-set folder
@@ -178,6 +182,16 @@ def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, 
     """
     from polyjudge.api.inputs import read_input, uses_reference, with_testset_reference
 
+    if print_spec:
+        from polyjudge.api.runs import redact
+        from polyjudge.cli.options import warn
+
+        given = {**click.get_current_context().params, **kw, "input_format": input_format, "limit": limit}
+        table = _judging_table(click.get_current_context(), given, input_path, out)
+        if redact(table) != table:  # a study file is kept and shared: keys stay in their environment variable
+            warn("--print-spec masked the secrets of the options ([REDACTED]); give keys with --api-key-env")
+        click.echo(redact(table), nl=False)
+        return
     if out is None and not dry_run:
         raise click.UsageError("Missing option '-o' / '--out'.")
     if not dry_run:
@@ -193,6 +207,23 @@ def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, 
         _judge_items(items, with_testset_reference(config, items, spec.ref), out, fmt, dry_run)
     finally:
         gc.unfreeze()
+
+
+def _judging_table(ctx: click.Context, given: dict[str, Any], input_path: str, out: str | None) -> str:
+    """The judging of this command line as a study's ``[[judging]]`` table: a name (the run directory's),
+    the input and every study key whose value differs from its default."""
+    lines = ["[[judging]]", f"name = {toml_value(Path(out).name if out else Path(input_path).stem)}",
+             f"input = {toml_value(input_path)}"]
+    defaults = ctx.command.make_context(ctx.info_name, [input_path], parent=ctx.parent).params
+    for param in ctx.command.params:
+        key, name = study_key(param), param.name or ""
+        if key is None or getattr(param, "hidden", False) or not param.expose_value \
+                or name in STUDY_LEAVES_OUT["judge"]:
+            continue
+        value = given.get(name)
+        if value != defaults.get(name) and value is not None:
+            lines.append(f"{key} = {toml_value(value)}")
+    return "\n".join(lines) + "\n"
 
 
 def _judge_items(items: list[Item], config: JudgeConfig, out: str | None, fmt: str, dry_run: bool) -> None:

@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("polyjudge.cli.validate_cmd:validate", "Compare judges with human ratings many ways."),
     "simulate": ("polyjudge.cli.validate_cmd:simulate", "Synthetic judge-selection experiment."),
     "report": ("polyjudge.cli.report_cmd:report", "Write an HTML report of runs and study outputs."),
+    "study": ("polyjudge.cli.study_cmd:study", "Run or plan a study file: judgings, meta-evals, a report."),
     "protocols": ("polyjudge.cli.registry_cmd:protocols", "List the protocols with their options."),
     "backends": ("polyjudge.cli.registry_cmd:backends", "List the backends with their options."),
     "statistics": ("polyjudge.cli.registry_cmd:statistics", "List the statistics with their options."),

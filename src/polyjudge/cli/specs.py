@@ -37,6 +37,7 @@ else:
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 _KEY = "polyjudge.cli.specs"  # where a field's parsing is kept in its metadata
+_SPEC_ATTR = "polyjudge_flags"  # the flags dataclass of a command declared with :func:`takes`
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -129,6 +130,8 @@ def takes(spec: type[S]) -> Callable[[Callable[[S], None]], Callable[..., None]]
         def call(**parsed: Any) -> None:
             command(build_spec(spec, parsed))
 
+        call.__dict__[_SPEC_ATTR] = spec  # kept by the wrappers of the shared flags (functools.wraps)
+
         declared: Callable[..., Any] = call
         for _, parsing in reversed(fields):
             declared = parsing.declare(declared)
@@ -137,4 +140,56 @@ def takes(spec: type[S]) -> Callable[[Callable[[S], None]], Callable[..., None]]
     return deco
 
 
-__all__ = ["Parsing", "argument", "build_spec", "group", "option", "parsing_of", "shared", "takes"]
+def flags_of(command: click.Command) -> type[Any] | None:
+    """The flags dataclass of a command declared with :func:`takes` (None for another command)."""
+    spec = getattr(command.callback, _SPEC_ATTR, None)
+    return spec if isinstance(spec, type) else None
+
+
+# --------------------------------------------------------------------------- study files
+
+# What a study file's tables take: the long options of these commands (dashes as underscores), but for
+# the parameters (click dests) below, which the study decides itself (where outputs go, what is printed).
+STUDY_LEAVES_OUT: dict[str, frozenset[str]] = {
+    "judge": frozenset({"out", "fmt", "dry_run", "print_spec"}),
+    "meta-eval": frozenset({"out", "fmt", "human", "mtme_dir"}),
+    "report": frozenset({"out"}),
+}
+
+
+def study_key(param: click.Parameter) -> str | None:
+    """A parameter's key in a study file: its first long option without the dashes, ``-`` as ``_``
+    (``--no-cache`` -> ``no_cache``); None for an argument or an option without a long name."""
+    if not isinstance(param, click.Option):
+        return None
+    long = next((o for o in param.opts if o.startswith("--")), None)
+    return None if long is None else long[2:].replace("-", "_")
+
+
+def study_keys(command: click.Command, leave_out: frozenset[str]) -> dict[str, click.Option]:
+    """The study keys of ``command``'s visible options (hidden 0.1.0 spellings and ``leave_out`` dests aside)."""
+    keys: dict[str, click.Option] = {}
+    for param in command.params:
+        key = study_key(param)
+        if key is not None and isinstance(param, click.Option) and not param.hidden and param.expose_value \
+                and param.name not in leave_out:
+            keys[key] = param
+    return keys
+
+
+def toml_value(value: Any) -> str:
+    """``value`` (text, number, bool, path or a list of them) as a TOML value."""
+    import json
+    import os
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(os.fspath(value), ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+__all__ = ["STUDY_LEAVES_OUT", "Parsing", "argument", "build_spec", "flags_of", "group", "option", "parsing_of",
+           "shared", "study_key", "study_keys", "takes", "toml_value"]
