@@ -49,8 +49,18 @@ def test_the_meter_counts_what_it_prices():
     meter.settle(0.0, meter.cost_of("unpriced", Usage(10, 10)))
     assert (meter.prompt_tokens, meter.completion_tokens) == (1_510, 30)
     assert meter.spent == pytest.approx((1_500 * 100 + 20 * 200) / 1e6)
-    assert spend_text(meter) == "1,510 in / 30 out tok  $0.1540" and spend_text(None) == ""
+    # the unpriced judge's answer is not counted as free: the bar names it (issue 34: unknown prices are unknown)
+    assert spend_text(meter) == "1,510 in / 30 out tok  $0.1540 (price unknown: unpriced)" and spend_text(None) == ""
     assert spend_text(SpendMeter(2.0, {})) == "0 in / 0 out tok  $0.0000 of $2.00 cap"
+
+
+def test_the_meter_counts_a_free_judge_as_free_and_names_only_unpriced_ones():
+    meter = SpendMeter(None, {"m": PRICE}, free=("local",))
+    meter.settle(0.0, meter.cost_of("local", Usage(100, 10)))
+    meter.settle(0.0, meter.cost_of("m", Usage(1_500, 20)))
+    assert spend_text(meter) == "1,600 in / 30 out tok  $0.1540"
+    meter.settle(0.0, meter.cost_of("gpt-unknown", Usage(1, 1)))
+    assert spend_text(meter).endswith("$0.1540 (price unknown: gpt-unknown)")
 
 
 def test_a_resumed_runs_summary_gives_this_sessions_wall_time_and_the_total_labelled(tmp_path, capsys):

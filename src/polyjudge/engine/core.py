@@ -337,7 +337,7 @@ def _spending(ctx: _Context, spent: float) -> tuple[list[RateLimiter | None], Bu
     limiters: list[RateLimiter | None] = [RateLimiter(spec.rpm, spec.tpm) for _ in spec.backends] \
         if (spec.rpm or spec.tpm) else []
     # Shown on the progress bar (tokens and USD so far): a meter is kept without a cap when the bar is shown.
-    budget: Budget | None = SpendMeter(spec.max_cost, ctx.table, spent=spent) \
+    budget: Budget | None = SpendMeter(spec.max_cost, ctx.table, spent=spent, free=spec.free_judges) \
         if spec.max_cost is not None or spec.progress else None
     return limiters, budget
 

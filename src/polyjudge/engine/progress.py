@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from polyjudge.backends.base import Usage
-from polyjudge.engine.pricing import ModelPrice
+from polyjudge.engine.pricing import PRICE_UNKNOWN, ModelPrice
 from polyjudge.engine.signals import show_status
 from polyjudge.engine.spend import Budget
 
@@ -28,10 +28,13 @@ UPDATE_EVERY_S = 0.1
 class SpendMeter(Budget):
     """A budget that also counts the tokens of the answers it prices, for the progress bar."""
 
-    def __init__(self, cap: float | None, prices: Mapping[str, ModelPrice], spent: float = 0.0) -> None:
+    def __init__(self, cap: float | None, prices: Mapping[str, ModelPrice], spent: float = 0.0, *,
+                 free: Collection[str] = ()) -> None:
         super().__init__(math.inf if cap is None else cap, prices, spent)
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.free = frozenset(free)
+        self.unpriced: set[str] = set()  # paid judges answering without a price: their $0 is unknown, not free
 
     @property
     def capped(self) -> bool:
@@ -40,14 +43,19 @@ class SpendMeter(Budget):
     def cost_of(self, judge: str, usage: Usage, *, batch: bool = False) -> float:
         self.prompt_tokens += max(0, usage.prompt_tokens)
         self.completion_tokens += max(0, usage.completion_tokens)
+        if judge not in self.prices and judge not in self.free:
+            self.unpriced.add(judge)
         return super().cost_of(judge, usage, batch=batch)
 
 
 def spend_text(meter: SpendMeter | None) -> str:
-    """``12,345 in / 800 out tok  $0.0123 of $5.00 cap``; empty without a meter."""
+    """``12,345 in / 800 out tok  $0.0123 of $5.00 cap``; empty without a meter. Judges answering without
+    a known price are named (``$0.0000 (price unknown: m)``): their answers are not counted as free."""
     if meter is None:
         return ""
     text = f"{meter.prompt_tokens:,} in / {meter.completion_tokens:,} out tok  ${meter.spent:,.4f}"
+    if meter.unpriced:
+        text += f" ({PRICE_UNKNOWN}: {', '.join(sorted(meter.unpriced))})"
     return f"{text} of ${meter.cap:,.2f} cap" if meter.capped else text
 
 
