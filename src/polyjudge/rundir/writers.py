@@ -42,7 +42,8 @@ from polyjudge.rundir.mtme import (
     testset_record,
 )
 from polyjudge.rundir.ownership import claim
-from polyjudge.rundir.records import SegmentRow, format_cell, format_mtme, tsv_text
+from polyjudge.rundir.records import SegmentRow, format_mtme, tsv_text
+from polyjudge.rundir.render import segment_lines
 
 EXPORT_KIND = "export"
 
@@ -191,21 +192,11 @@ def render_task2(run: RunDir) -> RunFiles:
     return {SPANS: body}
 
 
-def _segment_header(rows: list[SegmentRow]) -> list[str]:
-    return [*SegmentRow.HEADER, *(f"score:{j}" for j in rows[0].judge_scores)]
-
-
 @register_writer("segments-tsv", writes=SEGMENTS)
 def render_segments_tsv(run: RunDir) -> RunFiles:
     """The run's segment table as TSV: ids, languages, final score, runs ok and failed (+ score:JUDGE)."""
     rows = _segment_rows(run)
-    judges = list(rows[0].judge_scores)
-    lines = ["\t".join(_segment_header(rows)) + "\n"]
-    for r in rows:
-        cells = [tsv_text(r.system), tsv_text(r.doc_id), tsv_text(r.seg_id), tsv_text(r.src_lang),
-                 tsv_text(r.tgt_lang), format_cell(r.score), str(r.runs_ok), str(r.runs_failed)]
-        lines.append("\t".join(cells + [format_cell(r.judge_scores.get(j)) for j in judges]) + "\n")
-    return {SEGMENTS: lines_body(lines)}
+    return {SEGMENTS: lines_body(segment_lines(rows, list(rows[0].judge_scores)))}
 
 
 @register_writer("segments-jsonl", writes="segments.jsonl")
