@@ -151,3 +151,17 @@ def test_the_standard_columns_name_registered_statistics():
     keys = {c.key for c in COLUMNS}
     assert set(STANDARD_COLUMNS) | set(SYSTEM_STATS) | set(NOT_APPLICABLE) == keys
     assert {key for key, _, _ in METAEVAL_STANDARD} <= keys
+
+
+def test_every_listing_is_one_command_and_every_listing_command_a_listing():
+    """A registry listed by ``polyjudge KIND`` is declared once in ``api.registries.LISTINGS``; the command
+    table names it and registry_cmd builds its command from the listing (no list of its own)."""
+    from polyjudge.api.registries import LISTINGS
+    from polyjudge.cli import registry_cmd
+    from polyjudge.cli.main import COMMANDS
+
+    listed = [name for name, (target, _) in COMMANDS.items() if target.startswith("polyjudge.cli.registry_cmd:")]
+    assert listed == list(LISTINGS)
+    for name in listed:
+        attribute = COMMANDS[name][0].split(":")[1]
+        assert getattr(registry_cmd, attribute).name == name
