@@ -535,6 +535,10 @@ class RunDir:
                 table[n].append(np.nan if v is None else v)
         return {j: {n: np.asarray(v, dtype=float) for n, v in t.items()} for j, t in out.items()}
 
+    def aggregate_tables(self) -> dict[str, dict[str, np.ndarray]]:
+        """``aggregates.tsv``: judge -> aggregator -> one score per item (NaN where unscored); empty when absent."""
+        return self._aggregates
+
     def aggregate_names(self) -> list[str]:
         """Aggregators stored side by side in ``aggregates.tsv`` (empty for single-run runs)."""
         tables = self._aggregates
