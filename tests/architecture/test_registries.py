@@ -36,6 +36,12 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("report/adapters.py", "kendall"): "a key of pairwise.json's agreement object (a file's field), not the statistic",
     ("studies/pairwise.py", "kendall"): "a key of pairwise.json's agreement object (a file's field), not the statistic",
 }
+# (file, name of a module-level table): why the table may hold names of a registry. Not checked for
+# staleness: the study files' table (issue 36 item 2) lands beside this test at merge time.
+EXEMPT_TABLES: dict[tuple[str, str], str] = {
+    ("cli/specs.py", "STUDY_LEAVES_OUT"): "per-command data of study files (which options a study decides), "
+                                          "keyed by the commands a study runs, not a list of commands",
+}
 # Command names are common words ("judge", "report", "export" are API functions and JSON keys too):
 # lists of them are looked for where commands are wired, the command line's modules.
 SCOPE = {"command": "cli/"}
@@ -78,7 +84,13 @@ def offences(path: Path, names: dict[str, dict[str, str]]) -> Iterator[str]:
     def foreign(kind: str, value: str) -> bool:
         return names[kind].get(value, module) != module and (rel, value) not in EXEMPT
 
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    exempt_tables = {id(node.value) for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)
+                     for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                     if isinstance(target, ast.Name) and (rel, target.id) in EXEMPT_TABLES}
+    for node in ast.walk(tree):
+        if id(node) in exempt_tables:
+            continue
         if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict):
             values = _strings(list(node.keys) if isinstance(node, ast.Dict) else list(node.elts))
             for kind in names:
