@@ -18,6 +18,7 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Callable, Iterable
+from fnmatch import fnmatch
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -37,7 +38,8 @@ class UnknownNameError(KeyError):
 class Registry(Generic[T]):
     """Named entries of one kind.
 
-    ``package``'s modules (found with :mod:`pkgutil`, in name order) and
+    ``package``'s modules (found with :mod:`pkgutil`, in name order; only those whose name matches
+    ``pattern``, an :mod:`fnmatch` pattern, when the package holds other things too) and
     ``modules`` are imported (once) before the first lookup or listing, so that
     their ``@register`` decorators run; ``entry_point_group`` names the
     entry-point group read for plugins. An entry point may load a registered
@@ -45,9 +47,10 @@ class Registry(Generic[T]):
     registered under the entry point's name.
     """
 
-    def __init__(self, kind: str, *, package: str | None = None, modules: Iterable[str] = (),
+    def __init__(self, kind: str, *, package: str | None = None, pattern: str = "*", modules: Iterable[str] = (),
                  entry_point_group: str | None = None) -> None:
         self.kind = kind
+        self._pattern = pattern
         self.entry_point_group = entry_point_group
         self._package = package
         self._modules = tuple(modules)
@@ -111,7 +114,7 @@ class Registry(Generic[T]):
         if self._package is not None:
             package = importlib.import_module(self._package)
             found = sorted(f"{self._package}.{info.name}" for info in pkgutil.iter_modules(package.__path__)
-                           if not info.name.startswith("_"))
+                           if not info.name.startswith("_") and fnmatch(info.name, self._pattern))
         return tuple(found) + tuple(m for m in self._modules if m not in found)
 
     def _find_builtin(self, name: str) -> None:
@@ -135,7 +138,7 @@ class Registry(Generic[T]):
         by_file: list[str] = []
         by_text: list[str] = []
         for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-            if info.name.startswith("_") or info.ispkg:
+            if info.name.startswith("_") or info.ispkg or not fnmatch(info.name, self._pattern):
                 continue
             module = f"{self._package}.{info.name}"
             if info.name == name.replace("-", "_"):

@@ -17,59 +17,89 @@ tabular results have ``to_pandas()`` (needs ``pip install 'polyjudge[pandas]'``)
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # what type checkers see; __all__ below makes these the public names
-    from polyjudge.api.calibration import AgreementConfig, AgreementResult, agreement
-    from polyjudge.api.compare import CompareFormatsConfig, CompareFormatsResult, FormatRow, compare_formats
-    from polyjudge.api.inputs import InputSpec, TestSetInfo, origin_testset, read_input
-    from polyjudge.api.metaeval import MetaEvalConfig, MetaEvalResult, meta_eval
-    from polyjudge.api.pairwise_study import PairwiseConfig, PairwiseResult, pairwise
-    from polyjudge.api.reporting import ReportConfig, report
-    from polyjudge.api.spans import SpanF1Config, SpanF1Result, span_f1
-    from polyjudge.api.studies import (
-        ConditionSummary,
-        ConsistencyConfig,
-        ConsistencyResult,
-        FactorTables,
-        ProbeConfig,
-        ProbeResult,
-        consistency,
-        probe,
-    )
-    from polyjudge.api.study import (
-        JudgingSpec,
-        Study,
-        StudyJudging,
-        StudyMetaEval,
-        StudyPlan,
-        StudyReport,
-        StudyResult,
-        plan_study,
-        run_study,
-    )
-    from polyjudge.api.validation import (
-        AmbiguityLevels,
-        BudgetGrid,
-        SimulationResult,
-        ValidateConfig,
-        simulate,
-        validate,
-        write_simulation_report,
-    )
-    from polyjudge.data.errors import InputError
-    from polyjudge.engine.batches import BatchOptions, BatchRecord, batch_status, cancel_batches
-    from polyjudge.engine.core import Estimate
-    from polyjudge.engine.errors import BudgetExceeded
-    from polyjudge.engine.pricing import ModelPrice
-    from polyjudge.engine.result import RunResult
-    from polyjudge.engine.session import JudgeConfig, build_protocol, estimate, judge
-    from polyjudge.validation.selection import SelectionReport
-    from polyjudge.validation.simulate import SimConfig, default_grid
+if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/architecture/test_registries.py)
+    from polyjudge.api.cache import cache_stats as cache_stats
+    from polyjudge.api.cache import clear_cache as clear_cache
+    from polyjudge.api.cache import prune_cache as prune_cache
+    from polyjudge.api.calibration import AgreementConfig as AgreementConfig
+    from polyjudge.api.calibration import AgreementResult as AgreementResult
+    from polyjudge.api.calibration import agreement as agreement
+    from polyjudge.api.compare import CompareFormatsConfig as CompareFormatsConfig
+    from polyjudge.api.compare import CompareFormatsResult as CompareFormatsResult
+    from polyjudge.api.compare import FormatRow as FormatRow
+    from polyjudge.api.compare import compare_formats as compare_formats
+    from polyjudge.api.cost import CostReport as CostReport
+    from polyjudge.api.cost import run_costs as run_costs
+    from polyjudge.api.export import ExportConfig as ExportConfig
+    from polyjudge.api.export import ExportResult as ExportResult
+    from polyjudge.api.export import export as export
+    from polyjudge.api.inputs import InputSpec as InputSpec
+    from polyjudge.api.inputs import TestSetInfo as TestSetInfo
+    from polyjudge.api.inputs import origin_testset as origin_testset
+    from polyjudge.api.inputs import read_input as read_input
+    from polyjudge.api.metaeval import MetaEvalConfig as MetaEvalConfig
+    from polyjudge.api.metaeval import MetaEvalResult as MetaEvalResult
+    from polyjudge.api.metaeval import meta_eval as meta_eval
+    from polyjudge.api.pairwise_study import PairwiseConfig as PairwiseConfig
+    from polyjudge.api.pairwise_study import PairwiseResult as PairwiseResult
+    from polyjudge.api.pairwise_study import pairwise as pairwise
+    from polyjudge.api.study import JudgingSpec as JudgingSpec
+    from polyjudge.api.study import Study as Study
+    from polyjudge.api.study import StudyJudging as StudyJudging
+    from polyjudge.api.study import StudyMetaEval as StudyMetaEval
+    from polyjudge.api.study import StudyPlan as StudyPlan
+    from polyjudge.api.study import StudyReport as StudyReport
+    from polyjudge.api.study import StudyResult as StudyResult
+    from polyjudge.api.study import plan_study as plan_study
+    from polyjudge.api.study import run_study as run_study
+    from polyjudge.api.reporting import ReportConfig as ReportConfig
+    from polyjudge.api.reporting import report as report
+    from polyjudge.api.spans import SpanF1Config as SpanF1Config
+    from polyjudge.api.spans import SpanF1Result as SpanF1Result
+    from polyjudge.api.spans import span_f1 as span_f1
+    from polyjudge.api.studies import ConditionSummary as ConditionSummary
+    from polyjudge.api.studies import ConsistencyConfig as ConsistencyConfig
+    from polyjudge.api.studies import ConsistencyResult as ConsistencyResult
+    from polyjudge.api.studies import FactorTables as FactorTables
+    from polyjudge.api.studies import ProbeConfig as ProbeConfig
+    from polyjudge.api.studies import ProbeResult as ProbeResult
+    from polyjudge.api.studies import consistency as consistency
+    from polyjudge.api.studies import probe as probe
+    from polyjudge.api.systems import CompareSystemsConfig as CompareSystemsConfig
+    from polyjudge.api.systems import CompareSystemsResult as CompareSystemsResult
+    from polyjudge.api.systems import compare_systems as compare_systems
+    from polyjudge.api.validation import AmbiguityLevels as AmbiguityLevels
+    from polyjudge.api.validation import BudgetGrid as BudgetGrid
+    from polyjudge.api.validation import SimulationResult as SimulationResult
+    from polyjudge.api.validation import ValidateConfig as ValidateConfig
+    from polyjudge.api.validation import simulate as simulate
+    from polyjudge.api.validation import validate as validate
+    from polyjudge.api.validation import write_simulation_report as write_simulation_report
+    from polyjudge.data.errors import InputError as InputError
+    from polyjudge.engine.batches import BatchOptions as BatchOptions
+    from polyjudge.engine.batches import BatchRecord as BatchRecord
+    from polyjudge.engine.batches import batch_status as batch_status
+    from polyjudge.engine.batches import cancel_batches as cancel_batches
+    from polyjudge.engine.core import Estimate as Estimate
+    from polyjudge.engine.errors import BudgetExceeded as BudgetExceeded
+    from polyjudge.engine.pricing import ModelPrice as ModelPrice
+    from polyjudge.engine.result import RunResult as RunResult
+    from polyjudge.engine.session import JudgeConfig as JudgeConfig
+    from polyjudge.engine.session import build_protocol as build_protocol
+    from polyjudge.engine.session import estimate as estimate
+    from polyjudge.engine.session import judge as judge
+    from polyjudge.validation.selection import SelectionReport as SelectionReport
+    from polyjudge.validation.simulate import SimConfig as SimConfig
+    from polyjudge.validation.simulate import default_grid as default_grid
 
-# Where each public name lives. Names load on first use, so `polyjudge judge` does not pay for
-# scipy, the studies and the report at start-up (about 0.75 s of CPU per command).
+# The API's public names, one per line, and where each lives: the one list (``__all__``, the lazy
+# ``__getattr__`` and the TYPE_CHECKING block above follow it). Names load on first use, so
+# `polyjudge judge` does not pay for scipy, the studies and the report at start-up (about 0.75 s of CPU per command).
 _HOMES: dict[str, str] = {
     "CompareSystemsConfig": "polyjudge.api.systems",
     "CompareSystemsResult": "polyjudge.api.systems",
@@ -99,11 +129,6 @@ _HOMES: dict[str, str] = {
     "PairwiseConfig": "polyjudge.api.pairwise_study",
     "PairwiseResult": "polyjudge.api.pairwise_study",
     "pairwise": "polyjudge.api.pairwise_study",
-    "ReportConfig": "polyjudge.api.reporting",
-    "report": "polyjudge.api.reporting",
-    "SpanF1Config": "polyjudge.api.spans",
-    "SpanF1Result": "polyjudge.api.spans",
-    "span_f1": "polyjudge.api.spans",
     "JudgingSpec": "polyjudge.api.study",
     "Study": "polyjudge.api.study",
     "StudyJudging": "polyjudge.api.study",
@@ -113,6 +138,11 @@ _HOMES: dict[str, str] = {
     "StudyResult": "polyjudge.api.study",
     "plan_study": "polyjudge.api.study",
     "run_study": "polyjudge.api.study",
+    "ReportConfig": "polyjudge.api.reporting",
+    "report": "polyjudge.api.reporting",
+    "SpanF1Config": "polyjudge.api.spans",
+    "SpanF1Result": "polyjudge.api.spans",
+    "span_f1": "polyjudge.api.spans",
     "ConditionSummary": "polyjudge.api.studies",
     "ConsistencyConfig": "polyjudge.api.studies",
     "ConsistencyResult": "polyjudge.api.studies",
@@ -160,16 +190,18 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_HOMES))
 
 
-__all__ = [
-    "AgreementConfig", "AgreementResult", "AmbiguityLevels", "BatchOptions", "BatchRecord", "BudgetExceeded",
-    "BudgetGrid", "CompareFormatsConfig", "CompareFormatsResult", "CompareSystemsConfig", "CompareSystemsResult",
-    "ConditionSummary", "ConsistencyConfig", "ConsistencyResult", "CostReport", "Estimate", "ExportConfig",
-    "ExportResult", "FactorTables", "FormatRow", "InputError", "InputSpec", "JudgeConfig", "JudgingSpec",
-    "MetaEvalConfig", "MetaEvalResult", "ModelPrice", "PairwiseConfig", "PairwiseResult", "ProbeConfig",
-    "ProbeResult", "ReportConfig", "RunResult", "SelectionReport", "SimConfig", "SimulationResult", "SpanF1Config",
-    "SpanF1Result", "Study", "StudyJudging", "StudyMetaEval", "StudyPlan", "StudyReport", "StudyResult",
-    "TestSetInfo", "ValidateConfig", "agreement", "batch_status", "build_protocol", "cache_stats", "cancel_batches",
-    "clear_cache", "compare_formats", "compare_systems", "consistency", "default_grid", "estimate", "export", "judge",
-    "meta_eval", "origin_testset", "pairwise", "plan_study", "probe", "prune_cache", "read_input", "report",
-    "run_costs", "run_study", "simulate", "span_f1", "validate", "write_simulation_report",
-]
+class _Api(ModuleType):
+    """This package: importing a submodule named like a public name (``polyjudge.api.export``) binds the
+    submodule on the package, which would hide the function ``export`` from ``from polyjudge.api import
+    export``; the public name wins (the submodule stays importable by its full name)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _HOMES and isinstance(value, ModuleType) and value.__name__ == f"{__name__}.{name}":
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Api
+
+
+__all__ = list(_HOMES)  # noqa: PLE0605 (one table: _HOMES)

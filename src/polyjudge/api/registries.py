@@ -20,6 +20,7 @@ from polyjudge.aggregate.runs import AGGREGATORS
 from polyjudge.backends.registry import BACKENDS, REASONING_EFFORTS
 from polyjudge.data.formats import rule_text
 from polyjudge.data.readers import READERS, InputReader
+from polyjudge.engine.executor import EXECUTORS
 from polyjudge.protocols.options import describe_options, option_fields
 from polyjudge.protocols.registry import PROTOCOLS
 from polyjudge.registry import Registry
@@ -239,7 +240,7 @@ def entries(kind: str) -> list[EntryInfo]:
             for name, obj in registry.items()]
 
 
-__all__ = ["AGGREGATORS", "BACKENDS", "EntryInfo", "LISTINGS", "Listing", "OptionInfo", "PROTOCOLS",
+__all__ = ["AGGREGATORS", "BACKENDS", "EXECUTORS", "EntryInfo", "LISTINGS", "Listing", "OptionInfo", "PROTOCOLS",
            "REASONING_EFFORTS", "backend_options", "embedded_option_defaults", "entries", "input_formats",
            "protocol_options", "protocols_with_option", "reader_options", "score_format_options", "score_formats",
            "segment_score_formats", "span_format_options", "span_formats", "statistic_options", "writer_options"]

@@ -175,8 +175,7 @@ class RegisteredBatchClient(ABC):
 
 
 BATCH_CLIENTS: Registry[type[RegisteredBatchClient]] = Registry(
-    "batch client", modules=["polyjudge.backends.openai_batch", "polyjudge.backends.anthropic_batch"],
-    entry_point_group="polyjudge.batch_clients")
+    "batch client", package="polyjudge.backends", pattern="*_batch", entry_point_group="polyjudge.batch_clients")
 register_batch_client = BATCH_CLIENTS.register
 
 
@@ -197,7 +196,8 @@ class BatchLineFormat(ABC):
 
 
 BATCH_LINE_FORMATS: Registry[type[BatchLineFormat]] = Registry(
-    "batch line format", modules=["polyjudge.backends.openai_batch"], entry_point_group="polyjudge.batch_formats")
+    "batch line format", package="polyjudge.backends", pattern="*_batch",
+    entry_point_group="polyjudge.batch_formats")
 register_batch_format = BATCH_LINE_FORMATS.register
 # The format of a judge whose backend declares none: OpenAI's lines, which self-hosted servers
 # (vLLM's run_batch) also read and write, so any judge's requests can be exported for them.

@@ -542,8 +542,10 @@ def _sending_options() -> list[Decorator]:
 
 def _executor_options() -> list[Decorator]:
     """Who sends (this process or Ray actors), and progress."""
+    from polyjudge.api.registries import EXECUTORS
+
     return [
-        click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+        click.option("--executor", type=click.Choice(list(EXECUTORS)), default="local", show_default=True,
                      help="Who sends the requests: this process, or a pool of Ray actors "
                           "(pip install 'polyjudge[ray]')."),
         click.option("--ray-address", default=None, metavar="ADDR",

@@ -53,12 +53,12 @@ def _listing_command(kind: str) -> click.Command:
 
 
 COMMANDS: dict[str, click.Command] = {kind: _listing_command(kind) for kind in LISTINGS}
-protocols = COMMANDS["protocols"]
-backends = COMMANDS["backends"]
-statistics = COMMANDS["statistics"]
-aggregators = COMMANDS["aggregators"]
-presets = COMMANDS["presets"]
-readers = COMMANDS["readers"]
-score_formats = COMMANDS["score-formats"]
-span_formats = COMMANDS["span-formats"]
-writers = COMMANDS["writers"]
+
+
+def __getattr__(name: str) -> click.Command:
+    """``polyjudge.cli.registry_cmd:score_formats`` (how cli/main.py names a command): the listing
+    command of ``score-formats``; one command per listing, no second list of them here."""
+    command = COMMANDS.get(name.replace("_", "-"))
+    if command is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return command

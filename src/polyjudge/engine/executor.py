@@ -25,7 +25,11 @@ if TYPE_CHECKING:
     from polyjudge.engine.ray_executor import RayOptions
 
 LOCAL, RAY = "local", "ray"
-EXECUTORS = (LOCAL, RAY)
+# The executors, each with its one-line summary: the one list (``--executor``'s choices read it).
+EXECUTORS: dict[str, str] = {
+    LOCAL: "this process sends the requests",
+    RAY: "a pool of Ray actors sends them (pip install 'polyjudge[ray]')",
+}
 
 
 class Executor(Protocol):

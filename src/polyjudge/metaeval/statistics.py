@@ -242,6 +242,38 @@ def spa(level: str, human: Sequence[Scores], metric: Sequence[Scores]) -> float:
     return stats.soft_pairwise_accuracy(_one(human).seg, _one(metric).seg, SPA_PERMUTATIONS, SPA_SEED)
 
 
-__all__ = ["LEVELS", "SPA_PERMUTATIONS", "SPA_SEED", "STATISTICS", "Level", "Scores", "Statistic",
+# --------------------------------------------------------------------------- the standard columns
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A standard column of meta-eval's per-LP results: the key it is stored under, the registered
+    statistic it reports and at which level; ``title``: the report's heading when the report shows it
+    without a task preset (None: not shown there); ``printed``: in the text table of ``meta-eval``;
+    ``from_system_scores``: computable from system scores alone (``meta-eval`` on system-level-only
+    metrics)."""
+
+    key: str
+    statistic: str
+    level: Level
+    title: str | None
+    printed: bool = True
+    from_system_scores: bool = False
+
+
+# The one table of the standard columns, in print order: meta-eval, system-level meta-eval and the
+# report read their columns from it (registered statistics with per_lp_column follow them).
+COLUMNS = (
+    Column("sys_pairwise_accuracy", "accuracy", "sys", None, from_system_scores=True),
+    Column("sys_spa", "spa", "sys", "SPA"),
+    Column("sys_pearson", "pearson", "sys", "pearson", from_system_scores=True),
+    Column("sys_kendall", "kendall", "sys", None, printed=False, from_system_scores=True),
+    Column("seg_pearson", "pearson", "seg", "pearson"),
+    Column("seg_kendall_item", "kendall", "seg", None),
+    Column("seg_acc_t", "acc_t", "seg", "acc-t"),
+    Column("seg_acc_t_epsilon", "acc_t", "seg", None),
+)
+
+
+__all__ = ["COLUMNS", "LEVELS", "Column", "SPA_PERMUTATIONS", "SPA_SEED", "STATISTICS", "Level", "Scores", "Statistic",
            "TestFunction", "ValueFunction", "get_statistic", "perm_both", "register_statistic",
            "statistic_titles"]

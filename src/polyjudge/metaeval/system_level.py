@@ -24,11 +24,11 @@ import numpy as np
 
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval import stats
-from polyjudge.metaeval.statistics import STATISTICS
+from polyjudge.metaeval.statistics import COLUMNS, STATISTICS
 
-SYSTEM_STATS = ("sys_pairwise_accuracy", "sys_pearson", "sys_kendall")
+SYSTEM_STATS = tuple(c.key for c in COLUMNS if c.from_system_scores)
 # What the standard per-LP table holds that system scores cannot give.
-NOT_APPLICABLE = ("sys_spa", "seg_pearson", "seg_kendall_item", "seg_acc_t", "seg_acc_t_epsilon")
+NOT_APPLICABLE = tuple(c.key for c in COLUMNS if c.printed and not c.from_system_scores)
 
 Stats = dict[str, float | int | None]
 

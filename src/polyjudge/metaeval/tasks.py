@@ -28,6 +28,7 @@ from polyjudge.metaeval import significance as sig
 from polyjudge.metaeval import stats
 from polyjudge.metaeval.matrices import ScoreMatrix, align, row_means
 from polyjudge.metaeval.statistics import (
+    COLUMNS,
     SPA_PERMUTATIONS,
     SPA_SEED,
     STATISTICS,
@@ -148,8 +149,7 @@ class Prepared:
 # --------------------------------------------------------------------------- standard stats
 
 # The per-LP table's standard columns, in print order (registered statistics follow).
-STANDARD_COLUMNS = ("sys_pairwise_accuracy", "sys_spa", "sys_pearson", "seg_pearson",
-                    "seg_kendall_item", "seg_acc_t", "seg_acc_t_epsilon")
+STANDARD_COLUMNS = tuple(c.key for c in COLUMNS if c.printed)
 
 
 def registered_columns() -> list[tuple[str, Statistic, Level]]:

@@ -54,6 +54,8 @@ class JudgeProtocol(ABC):
     options_type: ClassVar[type[Any]] = NoOptions
     # True when annotations hold located error spans (the engine then writes spans.tsv).
     produces_spans: ClassVar[bool] = False
+    # True when a judgment compares two candidates of one source (the report then shows pairwise.json).
+    compares_pairs: ClassVar[bool] = False
     # Published defaults; the CLI's --runs / --temperature override them.
     default_runs: ClassVar[int] = 1
     default_temperature: ClassVar[float] = 0.0

@@ -84,6 +84,7 @@ class PairwiseJudge(JudgeProtocol):
     """Pairwise: which of two translations (A or B) of one source is better, or a tie."""
 
     name = "pairwise"
+    compares_pairs = True
     options_type = PairwiseOptions
     settings: PairwiseOptions
     template: PromptTemplate

@@ -19,14 +19,13 @@ from typing import Any
 from polyjudge.data import textio
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import json_type, parse_json, plain
-from polyjudge.metaeval.statistics import statistic_titles
+from polyjudge.metaeval.statistics import COLUMNS, statistic_titles
 from polyjudge.metaeval.tasks import registered_columns
 from polyjudge.report.format import general
 
 # Per-LP standard statistics shown when the meta-eval ran without a task preset
 # (every registered statistic's per-LP column follows them: see metaeval_columns).
-METAEVAL_STANDARD = (("sys_spa", "sys", "SPA"), ("sys_pearson", "sys", "pearson"),
-                     ("seg_pearson", "seg", "pearson"), ("seg_acc_t", "seg", "acc-t"))
+METAEVAL_STANDARD = tuple((c.key, str(c.level), c.title) for c in COLUMNS if c.title is not None)
 
 
 def metaeval_columns() -> list[tuple[str, str, str]]:

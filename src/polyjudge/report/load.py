@@ -32,6 +32,7 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.readers import parse_json
 from polyjudge.data.spans import Span
 from polyjudge.data.textio import short
+from polyjudge.protocols.registry import PROTOCOLS
 from polyjudge.report.adapters import check_study, pairwise_verdict_shares
 from polyjudge.rundir import MANIFEST, OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED, Manifest, RunDir
 
@@ -335,7 +336,8 @@ def _pairwise_study(rd: RunDir, n_items: int) -> dict[str, Any] | None:
     """The ``pairwise.json`` of a pairwise study, in the run directory or next to it (the study
     writes ``OUT/run`` and its tables into ``OUT``), with the verdict shares of the
     ``pairwise.tsv`` beside it. Only for runs of the ``pairwise`` protocol."""
-    if rd.manifest.protocol != "pairwise":
+    protocol = rd.manifest.protocol
+    if protocol not in PROTOCOLS or not PROTOCOLS.get(protocol).compares_pairs:
         return None
     for folder in (rd.path, rd.path.parent):
         path = folder / PAIRWISE_JSON

@@ -36,9 +36,8 @@ from polyjudge.rundir.records import (
     MergedRow,
     SegmentRow,
     SystemRow,
-    format_cell,
-    tsv_text,
 )
+from polyjudge.rundir.render import aggregate_lines, merged_lines, segment_lines, system_lines
 
 MANIFEST = "manifest.json"
 JUDGMENTS = "judgments.jsonl"
@@ -233,14 +232,12 @@ def write_run(path: str | Path, contents: RunContents) -> None:
     # The judged texts, so reports can show spans in context without the input file.
     _atomic_write(out / ITEMS, (json.dumps({"item_index": i, **it.to_dict()}, ensure_ascii=False) + "\n"
                                 for i, it in enumerate(contents.items)))
-    _atomic_write(out / SEGMENTS, _segment_lines(contents))
+    _atomic_write(out / SEGMENTS, segment_lines(contents.segments, contents.judges if len(contents.judges) > 1 else ()))
     if contents.merged:
-        _atomic_write(out / MERGED, (
-            json.dumps({"item_index": m.item_index, "judge": m.judge, "system": m.system, "seg_id": m.seg_id,
-                        "annotation": m.annotation}, ensure_ascii=False) + "\n" for m in contents.merged))
+        _atomic_write(out / MERGED, merged_lines(contents.merged))
         written.add(MERGED)
     if contents.aggregates is not None:
-        _atomic_write(out / AGGREGATES, _aggregate_lines(contents.items, contents.aggregates))
+        _atomic_write(out / AGGREGATES, aggregate_lines(contents.items, contents.aggregates))
         written.add(AGGREGATES)
     if contents.spans is not None:
         _write_spans(out / SPANS, contents.spans)
@@ -248,8 +245,7 @@ def write_run(path: str | Path, contents: RunContents) -> None:
     stale = [n for n in OPTIONAL_OUTPUTS if n not in written]
     for optional in stale:
         owned.remove(optional)
-    _atomic_write(out / SYSTEMS, ["system\tscore\tn_segments\tn_unscored\n"] + [
-        f"{tsv_text(s.system)}\t{format_cell(s.score)}\t{s.n_segments}\t{s.n_unscored}\n" for s in contents.systems])
+    _atomic_write(out / SYSTEMS, system_lines(contents.systems))
     for file_name, lines in mtme_bodies.items():  # mt-metrics-eval's layout (rundir.mtme), complete or none
         _atomic_write(out / MTME_DIR / file_name, lines)
     # an earlier run's scores (another protocol, an older name, or now incomplete): polyjudge's only,
@@ -290,30 +286,6 @@ def _write_spans(target: Path, spans: Sequence[SpanSegment]) -> None:
         os.replace(tmp, target)
     finally:
         Path(tmp).unlink(missing_ok=True)
-
-
-def _segment_lines(contents: RunContents) -> Iterator[str]:
-    multi = len(contents.judges) > 1
-    header = list(SegmentRow.HEADER)
-    if multi:
-        header += [f"score:{j}" for j in contents.judges]
-    yield "\t".join(header) + "\n"
-    for s in contents.segments:
-        row = [tsv_text(s.system), tsv_text(s.doc_id), tsv_text(s.seg_id), tsv_text(s.src_lang),
-               tsv_text(s.tgt_lang), format_cell(s.score), str(s.runs_ok), str(s.runs_failed)]
-        if multi:
-            row += [format_cell(s.judge_scores.get(j)) for j in contents.judges]
-        yield "\t".join(row) + "\n"
-
-
-def _aggregate_lines(items: Sequence[Item], tables: Mapping[str, Mapping[str, np.ndarray]]) -> Iterator[str]:
-    names = list(next(iter(tables.values())))
-    yield "\t".join(["judge", "system", "doc_id", "seg_id", *names]) + "\n"
-    for judge, table in tables.items():
-        for i, it in enumerate(items):
-            vals = [float(table[n][i]) for n in names]
-            yield "\t".join([judge, tsv_text(it.system), tsv_text(it.doc_id), tsv_text(it.seg_id),
-                             *(format_cell(None if math.isnan(v) else v) for v in vals)]) + "\n"
 
 
 # --------------------------------------------------------------------------- reading
@@ -562,6 +534,10 @@ class RunDir:
                 v = _float_cell(r.get(n))
                 table[n].append(np.nan if v is None else v)
         return {j: {n: np.asarray(v, dtype=float) for n, v in t.items()} for j, t in out.items()}
+
+    def aggregate_tables(self) -> dict[str, dict[str, np.ndarray]]:
+        """``aggregates.tsv``: judge -> aggregator -> one score per item (NaN where unscored); empty when absent."""
+        return self._aggregates
 
     def aggregate_names(self) -> list[str]:
         """Aggregators stored side by side in ``aggregates.tsv`` (empty for single-run runs)."""

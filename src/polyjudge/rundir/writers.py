@@ -30,7 +30,7 @@ from polyjudge.data.spans import write_task2_tsv
 from polyjudge.data.textio import short
 from polyjudge.registry import Registry
 from polyjudge.rundir.clash import Target, refuse_clashes, run_dir_target
-from polyjudge.rundir.directory import MANIFEST, MTME_DIR, SEGMENTS, SPANS, RunDir
+from polyjudge.rundir.directory import AGGREGATES, MANIFEST, MERGED, MTME_DIR, SEGMENTS, SPANS, SYSTEMS, RunDir
 from polyjudge.rundir.mtme import (
     DOMAIN_KEY,
     MtmeGrid,
@@ -42,7 +42,8 @@ from polyjudge.rundir.mtme import (
     testset_record,
 )
 from polyjudge.rundir.ownership import claim
-from polyjudge.rundir.records import SegmentRow, format_cell, format_mtme, tsv_text
+from polyjudge.rundir.records import SegmentRow, format_mtme, tsv_text
+from polyjudge.rundir.render import aggregate_lines, merged_lines, segment_lines, system_lines
 
 EXPORT_KIND = "export"
 
@@ -191,21 +192,40 @@ def render_task2(run: RunDir) -> RunFiles:
     return {SPANS: body}
 
 
-def _segment_header(rows: list[SegmentRow]) -> list[str]:
-    return [*SegmentRow.HEADER, *(f"score:{j}" for j in rows[0].judge_scores)]
-
-
 @register_writer("segments-tsv", writes=SEGMENTS)
 def render_segments_tsv(run: RunDir) -> RunFiles:
     """The run's segment table as TSV: ids, languages, final score, runs ok and failed (+ score:JUDGE)."""
     rows = _segment_rows(run)
-    judges = list(rows[0].judge_scores)
-    lines = ["\t".join(_segment_header(rows)) + "\n"]
-    for r in rows:
-        cells = [tsv_text(r.system), tsv_text(r.doc_id), tsv_text(r.seg_id), tsv_text(r.src_lang),
-                 tsv_text(r.tgt_lang), format_cell(r.score), str(r.runs_ok), str(r.runs_failed)]
-        lines.append("\t".join(cells + [format_cell(r.judge_scores.get(j)) for j in judges]) + "\n")
-    return {SEGMENTS: lines_body(lines)}
+    return {SEGMENTS: lines_body(segment_lines(rows, list(rows[0].judge_scores)))}
+
+
+@register_writer("systems-tsv", writes=SYSTEMS)
+def render_systems_tsv(run: RunDir) -> RunFiles:
+    """The run's system table as TSV: each system's mean final score, segments scored and unscored."""
+    rows = run.system_rows()
+    if not rows:
+        raise InputError(f"no system scores in the run directory ({SYSTEMS} missing or empty)", path=str(run.path))
+    return {SYSTEMS: lines_body(system_lines(rows))}
+
+
+@register_writer("aggregates-tsv", writes=AGGREGATES)
+def render_aggregates_tsv(run: RunDir) -> RunFiles:
+    """Each judge's per-item score under every run aggregator, side by side (runs of several runs)."""
+    tables = run.aggregate_tables()
+    if not tables:
+        raise InputError(f"no aggregator scores in the run directory ({AGGREGATES} missing: a run of one run "
+                         "or of a categorical protocol has none)", path=str(run.path))
+    return {AGGREGATES: lines_body(aggregate_lines(run.items, tables))}
+
+
+@register_writer("merged-jsonl", writes=MERGED)
+def render_merged_jsonl(run: RunDir) -> RunFiles:
+    """Each judge's annotation of an item merged over its runs, as JSON lines."""
+    rows = run.merged_rows()
+    if not rows:
+        raise InputError(f"no merged annotations in the run directory ({MERGED} missing or empty)",
+                         path=str(run.path))
+    return {MERGED: lines_body(merged_lines(rows))}
 
 
 @register_writer("segments-jsonl", writes="segments.jsonl")
