@@ -48,15 +48,6 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.pairwise_study import PairwiseConfig as PairwiseConfig
     from polyjudge.api.pairwise_study import PairwiseResult as PairwiseResult
     from polyjudge.api.pairwise_study import pairwise as pairwise
-    from polyjudge.api.study import JudgingSpec as JudgingSpec
-    from polyjudge.api.study import Study as Study
-    from polyjudge.api.study import StudyJudging as StudyJudging
-    from polyjudge.api.study import StudyMetaEval as StudyMetaEval
-    from polyjudge.api.study import StudyPlan as StudyPlan
-    from polyjudge.api.study import StudyReport as StudyReport
-    from polyjudge.api.study import StudyResult as StudyResult
-    from polyjudge.api.study import plan_study as plan_study
-    from polyjudge.api.study import run_study as run_study
     from polyjudge.api.reporting import ReportConfig as ReportConfig
     from polyjudge.api.reporting import report as report
     from polyjudge.api.spans import SpanF1Config as SpanF1Config
@@ -70,6 +61,15 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.studies import ProbeResult as ProbeResult
     from polyjudge.api.studies import consistency as consistency
     from polyjudge.api.studies import probe as probe
+    from polyjudge.api.study import JudgingSpec as JudgingSpec
+    from polyjudge.api.study import Study as Study
+    from polyjudge.api.study import StudyJudging as StudyJudging
+    from polyjudge.api.study import StudyMetaEval as StudyMetaEval
+    from polyjudge.api.study import StudyPlan as StudyPlan
+    from polyjudge.api.study import StudyReport as StudyReport
+    from polyjudge.api.study import StudyResult as StudyResult
+    from polyjudge.api.study import plan_study as plan_study
+    from polyjudge.api.study import run_study as run_study
     from polyjudge.api.systems import CompareSystemsConfig as CompareSystemsConfig
     from polyjudge.api.systems import CompareSystemsResult as CompareSystemsResult
     from polyjudge.api.systems import compare_systems as compare_systems

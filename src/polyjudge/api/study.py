@@ -28,6 +28,7 @@ from polyjudge.api.metaeval import MetaEvalConfig, MetaEvalResult, meta_eval
 from polyjudge.api.reporting import ReportConfig, report
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.estimate import Estimate
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.session import JudgeConfig, estimate, judge
@@ -70,6 +71,13 @@ class JudgingSpec:
     input: InputSpec
     config: JudgeConfig
     out: str | None = None
+
+    def __post_init__(self) -> None:
+        for name, kind in (("input", InputSpec), ("config", JudgeConfig)):
+            if not isinstance(getattr(self, name), kind):
+                raise TypeError(f"JudgingSpec.{name} takes a {kind.__name__}, got "
+                                f"{type(getattr(self, name)).__name__}")
+        normalise_fields(self)  # out: a path; TypeError names the field
 
 
 @dataclass(frozen=True, slots=True)
