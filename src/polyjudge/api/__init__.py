@@ -47,13 +47,20 @@ if TYPE_CHECKING:  # what type checkers see; __all__ below makes these the publi
         validate,
         write_simulation_report,
     )
+    from polyjudge.backends.registry import JudgeSpec
+    from polyjudge.backends.spec import JudgesSpec
+    from polyjudge.cache.spec import CacheSpec
     from polyjudge.data.errors import InputError
+    from polyjudge.data.spec import DataSpec
     from polyjudge.engine.batches import BatchOptions, BatchRecord, batch_status, cancel_batches
     from polyjudge.engine.core import Estimate
     from polyjudge.engine.errors import BudgetExceeded
     from polyjudge.engine.pricing import ModelPrice
     from polyjudge.engine.result import RunResult
     from polyjudge.engine.session import JudgeConfig, build_protocol, estimate, judge
+    from polyjudge.engine.spec import BudgetSpec, ExecutionSpec, GenerationSpec, JudgingSpec
+    from polyjudge.protocols.spec import ProtocolSpec
+    from polyjudge.rundir.spec import OutputSpec
     from polyjudge.validation.selection import SelectionReport
     from polyjudge.validation.simulate import SimConfig, default_grid
 
@@ -78,7 +85,7 @@ _HOMES: dict[str, str] = {
     "CompareFormatsResult": "polyjudge.api.compare",
     "FormatRow": "polyjudge.api.compare",
     "compare_formats": "polyjudge.api.compare",
-    "InputSpec": "polyjudge.api.inputs",
+    "InputSpec": "polyjudge.data.spec",
     "TestSetInfo": "polyjudge.api.inputs",
     "read_input": "polyjudge.api.inputs",
     "origin_testset": "polyjudge.api.inputs",
@@ -122,6 +129,17 @@ _HOMES: dict[str, str] = {
     "estimate": "polyjudge.engine.session",
     "judge": "polyjudge.engine.session",
     "SelectionReport": "polyjudge.validation.selection",
+    # A judging's specification, one group per concern (each with the package it configures).
+    "JudgingSpec": "polyjudge.engine.spec",
+    "GenerationSpec": "polyjudge.engine.spec",
+    "BudgetSpec": "polyjudge.engine.spec",
+    "ExecutionSpec": "polyjudge.engine.spec",
+    "JudgesSpec": "polyjudge.backends.spec",
+    "JudgeSpec": "polyjudge.backends.registry",
+    "CacheSpec": "polyjudge.cache.spec",
+    "DataSpec": "polyjudge.data.spec",
+    "ProtocolSpec": "polyjudge.protocols.spec",
+    "OutputSpec": "polyjudge.rundir.spec",
     "SimConfig": "polyjudge.validation.simulate",
     "default_grid": "polyjudge.validation.simulate",
 }
@@ -151,4 +169,6 @@ __all__ = [
     "compare_formats", "compare_systems", "consistency", "default_grid", "estimate", "export", "judge", "meta_eval",
     "origin_testset", "pairwise", "probe", "prune_cache", "read_input", "report", "run_costs", "simulate", "span_f1",
     "validate", "write_simulation_report",
+    "BudgetSpec", "CacheSpec", "DataSpec", "ExecutionSpec", "GenerationSpec", "JudgeSpec", "JudgesSpec", "JudgingSpec",
+    "OutputSpec", "ProtocolSpec",
 ]

@@ -145,8 +145,9 @@ def build_manifest(plan: Plan, spec: RunSpec, result: RunResult, session: Sessio
     return Manifest(
         signature=signature(protocol, judges, runs, aggregator, temperature, session.adapted, spec.reasoning_effort),
         protocol=protocol.name,
-        config=RunConfig(runs=runs, temperature=temperature, aggregator=aggregator, concurrency=spec.concurrency,
-                         seed=spec.seed, min_runs=spec.min_runs, max_tokens=protocol.max_tokens,
+        config=RunConfig(runs=runs, temperature=temperature, aggregator=aggregator,
+                         concurrency=spec.execution.concurrency, seed=spec.generation.seed,
+                         min_runs=spec.generation.min_runs, max_tokens=protocol.max_tokens,
                          use_context=protocol.options.use_context, prompt_template=protocol.options.template,
                          protocol_options=protocol.options.extra),
         template_hash=protocol.template_hash,
