@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # what type checkers see; __all__ below makes these the publi
         write_simulation_report,
     )
     from polyjudge.backends.registry import JudgeSpec
-    from polyjudge.backends.spec import JudgesSpec
+    from polyjudge.backends.spec import JudgesSpec, parse_judge
     from polyjudge.cache.spec import CacheSpec
     from polyjudge.data.errors import InputError
     from polyjudge.data.spec import DataSpec
@@ -135,6 +135,7 @@ _HOMES: dict[str, str] = {
     "BudgetSpec": "polyjudge.engine.spec",
     "ExecutionSpec": "polyjudge.engine.spec",
     "JudgesSpec": "polyjudge.backends.spec",
+    "parse_judge": "polyjudge.backends.spec",
     "JudgeSpec": "polyjudge.backends.registry",
     "CacheSpec": "polyjudge.cache.spec",
     "DataSpec": "polyjudge.data.spec",
@@ -170,5 +171,5 @@ __all__ = [
     "origin_testset", "pairwise", "probe", "prune_cache", "read_input", "report", "run_costs", "simulate", "span_f1",
     "validate", "write_simulation_report",
     "BudgetSpec", "CacheSpec", "DataSpec", "ExecutionSpec", "GenerationSpec", "JudgeSpec", "JudgesSpec", "JudgingSpec",
-    "OutputSpec", "ProtocolSpec",
+    "OutputSpec", "ProtocolSpec", "parse_judge",
 ]

@@ -35,12 +35,7 @@ from polyjudge.data.errors import InputError
 from polyjudge.registry import Registry, UnknownNameError
 
 if TYPE_CHECKING:
-    from polyjudge.backends.registry import JudgeSpec
-    from polyjudge.backends.spec import JudgesSpec
-    from polyjudge.cache.spec import CacheSpec
-    from polyjudge.data.spec import InputSpec
-    from polyjudge.engine.spec import JudgingSpec
-    from polyjudge.protocols.spec import ProtocolSpec
+    from polyjudge.api import CacheSpec, InputSpec, JudgeSpec, JudgesSpec, JudgingSpec, ProtocolSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 OUTPUT_FORMATS = ("text", "tsv", "json")
@@ -207,8 +202,8 @@ class ProtocolListHelpOption(click.Option):
     protocol (a plugin's too) that gains the option is named without editing the help.
     """
 
-    def __init__(self, *args: Any, key: str, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *args: Any, key: str, **attrs: Any) -> None:
+        super().__init__(*args, **attrs)
         self.protocol_key = key
         self.help_template = self.help or ""
 
@@ -236,27 +231,27 @@ def legacy(*decls: str, dest: str, use: str, multiple: bool = False, is_flag: bo
             ctx.meta[key] = value
             return value
 
-        kwargs: dict[str, Any] = {"hidden": True, "expose_value": False, "callback": remember}
+        attrs: dict[str, Any] = {"hidden": True, "expose_value": False, "callback": remember}
         if is_flag:
-            kwargs["is_flag"] = True
+            attrs["is_flag"] = True
         else:
-            kwargs["multiple"] = multiple
+            attrs["multiple"] = multiple
             if type is not None:
-                kwargs["type"] = type
+                attrs["type"] = type
 
         @functools.wraps(fn)
-        def wrapper(*args: Any, **kw: Any) -> Any:
+        def wrapper(*args: Any, **params: Any) -> Any:
             ctx = click.get_current_context()
             if key in ctx.meta:
                 old = ctx.meta[key]
-                cur = kw.get(dest)
+                cur = params.get(dest)
                 if multiple:
-                    kw[dest] = tuple(cur or ()) + tuple(old)
+                    params[dest] = tuple(cur or ()) + tuple(old)
                 elif cur is None or cur is False or cur == ():
-                    kw[dest] = old
-            return fn(*args, **kw)
+                    params[dest] = old
+            return fn(*args, **params)
 
-        return click.option(*decls, key, **kwargs)(wrapper)  # type: ignore[return-value]
+        return click.option(*decls, key, **attrs)(wrapper)  # type: ignore[return-value]
 
     return deco
 
@@ -281,10 +276,10 @@ def out_option(help: str, *, required: bool = False, default: str | None = None,
         if required and default is None:
             # Checked after the deprecated spellings had their say (click would check before).
             @functools.wraps(command)
-            def check(*args: Any, **kw: Any) -> Any:
-                if kw.get("out") is None:
+            def check(*args: Any, **params: Any) -> Any:
+                if params.get("out") is None:
                     raise click.UsageError("Missing option '-o' / '--out'.")
-                return command(*args, **kw)
+                return command(*args, **params)
 
             fn = check  # type: ignore[assignment]
         for d in legacy_decls:
@@ -318,12 +313,12 @@ def format_option(default: str = "text", choices: Sequence[str] = OUTPUT_FORMATS
 
     def deco(fn: F) -> F:
         @functools.wraps(fn)
-        def wrapper(*args: Any, **kw: Any) -> Any:
-            if kw.get("fmt") in legacy_input:
-                warn(f"--format {kw['fmt']} (an input format) is deprecated; use --input-format {kw['fmt']}")
-                kw["input_format"] = kw.get("input_format") or kw["fmt"]
-                kw["fmt"] = legacy_default or default
-            return fn(*args, **kw)
+        def wrapper(*args: Any, **params: Any) -> Any:
+            if params.get("fmt") in legacy_input:
+                warn(f"--format {params['fmt']} (an input format) is deprecated; use --input-format {params['fmt']}")
+                params["input_format"] = params.get("input_format") or params["fmt"]
+                params["fmt"] = legacy_default or default
+            return fn(*args, **params)
 
         return click.option("--format", "fmt", type=_QuietChoice([*choices, *legacy_input], shown=choices),
                             default=default,
@@ -599,14 +594,14 @@ class JudgeSpecType(_JudgeParam):
     name = "SPEC"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> JudgeSpec:
-        from polyjudge.backends.spec import parse_judge
+        from polyjudge.api import parse_judge
 
         return parse_judge(value)
 
 
 def _single_judge(params: Mapping[str, Any]) -> tuple[JudgeSpec, ...] | None:
     """The judge of ``--backend/--model/--base-url`` (None when none is given)."""
-    from polyjudge.backends.registry import JudgeSpec
+    from polyjudge.api import JudgeSpec
 
     backend, model, base_url = params.get("backend"), params.get("model"), params.get("base_url")
     if not (backend or model or base_url):
@@ -615,7 +610,7 @@ def _single_judge(params: Mapping[str, Any]) -> tuple[JudgeSpec, ...] | None:
 
 
 def _judges_group(params: Mapping[str, Any]) -> JudgesSpec:
-    from polyjudge.backends.spec import JudgesSpec
+    from polyjudge.api import JudgesSpec
 
     given, single = tuple(params.get("judges") or ()), _single_judge(params)
     if given and single:
@@ -630,7 +625,7 @@ def _judges_group(params: Mapping[str, Any]) -> JudgesSpec:
 def _protocol_group(params: Mapping[str, Any]) -> ProtocolSpec:
     """--protocol, --protocol-option and their shorthands (--score-mode, --with-reference), --prompt-template
     and --no-context; a shorthand contradicting a --protocol-option is refused."""
-    from polyjudge.protocols.spec import ProtocolSpec
+    from polyjudge.api import ProtocolSpec
 
     protocol_options = parse_protocol_options(params.get("protocol_options") or ())
     score_mode = params.get("score_mode")
@@ -650,7 +645,7 @@ def _protocol_group(params: Mapping[str, Any]) -> ProtocolSpec:
 
 def _data_group(params: Mapping[str, Any], protocol: ProtocolSpec) -> InputSpec:
     """The input's flags (those the command has; ``input_path`` None: the command reads its own)."""
-    from polyjudge.data.spec import InputSpec
+    from polyjudge.api import InputSpec
 
     return InputSpec(path=params.get("input_path"), fmt=params.get("input_format"), src_lang=params.get("src_lang"),
                      tgt_lang=params.get("tgt_lang"), lp=params.get("lp"), columns=params.get("columns") or None,
@@ -660,7 +655,7 @@ def _data_group(params: Mapping[str, Any], protocol: ProtocolSpec) -> InputSpec:
 
 
 def _cache_group(params: Mapping[str, Any]) -> CacheSpec:
-    from polyjudge.cache.spec import CacheSpec
+    from polyjudge.api import CacheSpec
 
     path, off = params.get("cache"), params.get("no_cache", False)
     if off and path:
@@ -675,8 +670,7 @@ def judging_spec(params: Mapping[str, Any], *, progress: bool = True) -> Judging
     own (``fmt``, ``dry_run``) are not read; the input's flags are read when the command has them."""
     import sys
 
-    from polyjudge.engine.spec import BudgetSpec, ExecutionSpec, GenerationSpec, JudgingSpec
-    from polyjudge.rundir.spec import OutputSpec
+    from polyjudge.api import BudgetSpec, ExecutionSpec, GenerationSpec, JudgingSpec, OutputSpec
 
     p = params
     protocol = _protocol_group(p)

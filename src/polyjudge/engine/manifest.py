@@ -166,5 +166,7 @@ def build_manifest(plan: Plan, spec: RunSpec, result: RunResult, session: Sessio
                  "cost_by_judge": {k: round(v, 6) for k, v in usage.cost_by_judge.items()},
                  "usage_anomalies": usage.anomalies, "price_sources": sources_of(table, judges),
                  # Paid judges without a price: their $0 is unknown, not free (reports and `cost` say so).
-                 "price_unknown": [m for m in judges if m not in table and m not in spec.free_judges]},
+                 "price_unknown": [m for m in judges if m not in table and m not in spec.free_judges],
+                 # The judging's specification, group by group (judges with credentials masked, key names only).
+                 **({"spec": spec.spec.record()} if spec.spec is not None else {})},
     )
