@@ -8,12 +8,10 @@ import shlex
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from polyjudge.api import Estimate, JudgingSpec, RunResult, estimate
-from polyjudge.api import judge as api_judge
 from polyjudge.api.registries import input_formats
 from polyjudge.api.runs import PENDING, BudgetExceeded, Item, RunInterrupted, RunStopped, file_target, run_dir_target
 from polyjudge.cli.errors import error_line
@@ -28,6 +26,9 @@ from polyjudge.cli.options import (
     takes_judging,
 )
 from polyjudge.data.errors import InputError
+
+if TYPE_CHECKING:
+    from polyjudge.api import Estimate, JudgingSpec, RunResult
 
 INPUT_FORMATS = tuple(input_formats())  # the registered readers (plugins' included)
 
@@ -143,6 +144,8 @@ def judge_and_summarise(items: list[Item], spec: JudgingSpec, fmt: str) -> RunRe
     given up, too many failed requests) still prints its counts before its error line (exit 3)."""
     out, rate = spec.output.out, spec.budget.max_failure_rate
     assert out is not None
+    from polyjudge.api import judge as api_judge
+
     try:
         result = api_judge(items, spec)
     except RunInterrupted:
@@ -208,6 +211,8 @@ def judge(call: JudgeCall) -> None:
 
 def _judge_items(items: list[Item], spec: JudgingSpec, fmt: str, dry_run: bool) -> None:
     if dry_run:
+        from polyjudge.api import estimate
+
         est: Estimate = estimate(items, spec)
         click.echo(json.dumps(est.to_dict()) if fmt == "json" else est.describe())
         return
@@ -247,6 +252,7 @@ class ScoreCall:
 @takes_judging(ScoreCall)
 def score(call: ScoreCall) -> None:
     """Score parallel text files like comet-score: one line per segment, then the system score."""
+    from polyjudge.api import judge as api_judge
     from polyjudge.api.inputs import read_systems
 
     spec, to_json, translations, fmt = call.spec, call.to_json, call.translations, call.fmt

@@ -21,11 +21,8 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.batches import BatchOptions
-from polyjudge.engine.core import Estimate, run_async
 from polyjudge.engine.errors import BudgetExceeded, EndpointFailed, FailureRateExceeded, RunInterrupted
-from polyjudge.engine.executor import Executor
 from polyjudge.engine.pricing import ModelPrice, PriceTable
-from polyjudge.engine.result import RunResult
 from polyjudge.engine.runner import BUDGET, INTERRUPTED, RetryPolicy
 from polyjudge.engine.signals import Interrupts, catching_interrupts
 from polyjudge.engine.spec import BudgetSpec, RunSpec
@@ -36,6 +33,9 @@ if TYPE_CHECKING:
     from polyjudge.backends.batch import BatchClient
     from polyjudge.backends.form import RequestForm
     from polyjudge.backends.registry import Capabilities
+    from polyjudge.engine.core import Estimate
+    from polyjudge.engine.executor import Executor
+    from polyjudge.engine.result import RunResult
 
 from polyjudge.engine.spec import (  # the bounds: re-exported for the CLI's flag types
     MAX_CONCURRENCY,
@@ -482,6 +482,8 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
             raise
     execution = dataclasses.replace(spec.execution, batch_export=None, batch_import=None) if dry_run \
         else spec.execution
+    from polyjudge.engine.core import run_async
+
     return await run_async(items, RunSpec(
         protocol=prep.protocol, backends=tuple(backends), generation=spec.generation, budget=spec.budget,
         execution=execution, reasoning_effort=spec.judges.reasoning_effort, samples_per_request=samples,
@@ -589,6 +591,7 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec 
     has been written from the store.
     """
     from polyjudge.engine.core import remember_outputs
+    from polyjudge.engine.result import RunResult
     from polyjudge.rundir import STORE, RunDirLock
 
     spec = as_spec(config, out)
@@ -619,6 +622,8 @@ def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSp
              out: str | Path | None = None) -> Estimate:
     """What :func:`judge` would send (requests, tokens, an upper bound of the cost), counting
     what ``out``'s store already has. Nothing is written: no directory, store or lock is created."""
+    from polyjudge.engine.core import Estimate
+
     spec = as_spec(config, out)
     todo = _items(items, spec)
     prep = _prepare(spec)
