@@ -33,6 +33,13 @@ if TYPE_CHECKING:
 INPUT_FORMATS = tuple(input_formats())  # the registered readers (plugins' included)
 
 
+def api_judge(items: list[Item], spec: JudgingSpec) -> RunResult:
+    """:func:`polyjudge.api.judge`, loaded when a command judges (``--help`` does not load the engine)."""
+    from polyjudge.api import judge
+
+    return judge(items, spec)
+
+
 class SpendingCapReached(click.ClickException):
     """The spending cap stopped the run: ``polyjudge: error: ...`` and exit 4 (README, "Exit codes")."""
 
@@ -144,8 +151,6 @@ def judge_and_summarise(items: list[Item], spec: JudgingSpec, fmt: str) -> RunRe
     given up, too many failed requests) still prints its counts before its error line (exit 3)."""
     out, rate = spec.output.out, spec.budget.max_failure_rate
     assert out is not None
-    from polyjudge.api import judge as api_judge
-
     try:
         result = api_judge(items, spec)
     except RunInterrupted:
@@ -252,7 +257,6 @@ class ScoreCall:
 @takes_judging(ScoreCall)
 def score(call: ScoreCall) -> None:
     """Score parallel text files like comet-score: one line per segment, then the system score."""
-    from polyjudge.api import judge as api_judge
     from polyjudge.api.inputs import read_systems
 
     spec, to_json, translations, fmt = call.spec, call.to_json, call.translations, call.fmt
