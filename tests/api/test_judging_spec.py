@@ -66,6 +66,8 @@ def test_shapes_of_groups_are_checked_when_made():
         OutputSpec(out=3)
     with pytest.raises(TypeError, match="InputSpec.systems"):
         InputSpec("x.jsonl", systems="A")
+    with pytest.raises(TypeError, match="JudgingSpec.generation takes a GenerationSpec, got BudgetSpec"):
+        JudgingSpec(generation=BudgetSpec())
 
 
 def test_judges_are_parsed_once_into_judge_specs():

@@ -154,6 +154,13 @@ class JudgingSpec:
     cache: CacheSpec = CacheSpec()
     output: OutputSpec = OutputSpec()
 
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            kind = type(f.default)
+            if not isinstance(getattr(self, f.name), kind):
+                raise TypeError(f"JudgingSpec.{f.name} takes a {kind.__name__}, got "
+                                f"{type(getattr(self, f.name)).__name__}")
+
     def replace(self, **groups: Any) -> JudgingSpec:
         """A copy with some groups replaced."""
         return dataclasses.replace(self, **groups)
