@@ -134,7 +134,7 @@ def test_dry_run_estimates_without_sending(items, da_responder, tmp_path):
 
     from polyjudge.engine import Estimate, RunSpec, run_async
     with ScriptedServer(da_responder) as srv:
-        est = asyncio.run(run_async(items, RunSpec(get_protocol("da"), [OpenAIBackend("j", srv.base_url)], runs=4,
+        est = asyncio.run(run_async(items, RunSpec.of(get_protocol("da"), [OpenAIBackend("j", srv.base_url)], runs=4,
                                                    dry_run=True, store_path=tmp_path / "s.sqlite")))
     assert isinstance(est, Estimate) and est.requests_to_send == 24 and not srv.requests
     assert est.prompt_tokens > 0 and "24 requests" in est.describe()

@@ -28,7 +28,7 @@ class Silent:
 
 
 def dry(items, models, **kw):
-    out = asyncio.run(run_async(items, RunSpec(get_protocol("da"), [Silent(m) for m in models], dry_run=True, **kw)))
+    out = asyncio.run(run_async(items, RunSpec.of(get_protocol("da"), [Silent(m) for m in models], dry_run=True, **kw)))
     assert isinstance(out, Estimate)
     return out
 

@@ -238,7 +238,6 @@ def test_the_python_api_runs_a_typed_study(tmp_path, monkeypatch):
         InputError,
         InputSpec,
         JudgeConfig,
-        JudgingSpec,
         MetaEvalConfig,
         Study,
         StudyJudging,
@@ -250,9 +249,9 @@ def test_the_python_api_runs_a_typed_study(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     items, human = _items(tmp_path), _human(tmp_path)
     with ScriptedServer(responder) as srv:
-        judgings = tuple(StudyJudging(f"da-{m}", JudgingSpec(
-            InputSpec(str(items), lp="de-en"),
-            JudgeConfig(protocol="da", judges=(f"openai:{m}@{srv.base_url}",), progress=False))) for m in ("m1", "m2"))
+        judgings = tuple(StudyJudging(f"da-{m}", JudgeConfig(
+            protocol="da", judges=(f"openai:{m}@{srv.base_url}",), progress=False).spec().replace(
+            data=InputSpec(str(items), lp="de-en"))) for m in ("m1", "m2"))
         study = Study(judgings, (StudyMetaEval("h", ("da-m1", "da-m2"), str(human), MetaEvalConfig(task=None, k=0)),))
         assert plan_study(study, tmp_path / "out").rows()[-1]["requests_to_send"] == 36
         result = run_study(study, tmp_path / "out")

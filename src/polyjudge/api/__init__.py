@@ -38,7 +38,6 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.export import ExportConfig as ExportConfig
     from polyjudge.api.export import ExportResult as ExportResult
     from polyjudge.api.export import export as export
-    from polyjudge.api.inputs import InputSpec as InputSpec
     from polyjudge.api.inputs import TestSetInfo as TestSetInfo
     from polyjudge.api.inputs import origin_testset as origin_testset
     from polyjudge.api.inputs import read_input as read_input
@@ -61,7 +60,6 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.studies import ProbeResult as ProbeResult
     from polyjudge.api.studies import consistency as consistency
     from polyjudge.api.studies import probe as probe
-    from polyjudge.api.study import JudgingSpec as JudgingSpec
     from polyjudge.api.study import Study as Study
     from polyjudge.api.study import StudyJudging as StudyJudging
     from polyjudge.api.study import StudyMetaEval as StudyMetaEval
@@ -80,7 +78,14 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.validation import simulate as simulate
     from polyjudge.api.validation import validate as validate
     from polyjudge.api.validation import write_simulation_report as write_simulation_report
+    from polyjudge.backends.registry import JudgeSpec as JudgeSpec
+    from polyjudge.backends.spec import JudgesSpec as JudgesSpec
+    from polyjudge.backends.spec import describe_judge as describe_judge
+    from polyjudge.backends.spec import parse_judge as parse_judge
+    from polyjudge.cache.spec import CacheSpec as CacheSpec
     from polyjudge.data.errors import InputError as InputError
+    from polyjudge.data.spec import DataSpec as DataSpec
+    from polyjudge.data.spec import InputSpec as InputSpec
     from polyjudge.engine.batches import BatchOptions as BatchOptions
     from polyjudge.engine.batches import BatchRecord as BatchRecord
     from polyjudge.engine.batches import batch_status as batch_status
@@ -93,6 +98,12 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.engine.session import build_protocol as build_protocol
     from polyjudge.engine.session import estimate as estimate
     from polyjudge.engine.session import judge as judge
+    from polyjudge.engine.spec import BudgetSpec as BudgetSpec
+    from polyjudge.engine.spec import ExecutionSpec as ExecutionSpec
+    from polyjudge.engine.spec import GenerationSpec as GenerationSpec
+    from polyjudge.engine.spec import JudgingSpec as JudgingSpec
+    from polyjudge.protocols.spec import ProtocolSpec as ProtocolSpec
+    from polyjudge.rundir.spec import OutputSpec as OutputSpec
     from polyjudge.validation.selection import SelectionReport as SelectionReport
     from polyjudge.validation.simulate import SimConfig as SimConfig
     from polyjudge.validation.simulate import default_grid as default_grid
@@ -119,7 +130,7 @@ _HOMES: dict[str, str] = {
     "CompareFormatsResult": "polyjudge.api.compare",
     "FormatRow": "polyjudge.api.compare",
     "compare_formats": "polyjudge.api.compare",
-    "InputSpec": "polyjudge.api.inputs",
+    "InputSpec": "polyjudge.data.spec",
     "TestSetInfo": "polyjudge.api.inputs",
     "read_input": "polyjudge.api.inputs",
     "origin_testset": "polyjudge.api.inputs",
@@ -129,7 +140,6 @@ _HOMES: dict[str, str] = {
     "PairwiseConfig": "polyjudge.api.pairwise_study",
     "PairwiseResult": "polyjudge.api.pairwise_study",
     "pairwise": "polyjudge.api.pairwise_study",
-    "JudgingSpec": "polyjudge.api.study",
     "Study": "polyjudge.api.study",
     "StudyJudging": "polyjudge.api.study",
     "StudyMetaEval": "polyjudge.api.study",
@@ -172,6 +182,19 @@ _HOMES: dict[str, str] = {
     "estimate": "polyjudge.engine.session",
     "judge": "polyjudge.engine.session",
     "SelectionReport": "polyjudge.validation.selection",
+    # A judging's specification, one group per concern (each with the package it configures).
+    "JudgingSpec": "polyjudge.engine.spec",
+    "GenerationSpec": "polyjudge.engine.spec",
+    "BudgetSpec": "polyjudge.engine.spec",
+    "ExecutionSpec": "polyjudge.engine.spec",
+    "JudgesSpec": "polyjudge.backends.spec",
+    "parse_judge": "polyjudge.backends.spec",
+    "describe_judge": "polyjudge.backends.spec",
+    "JudgeSpec": "polyjudge.backends.registry",
+    "CacheSpec": "polyjudge.cache.spec",
+    "DataSpec": "polyjudge.data.spec",
+    "ProtocolSpec": "polyjudge.protocols.spec",
+    "OutputSpec": "polyjudge.rundir.spec",
     "SimConfig": "polyjudge.validation.simulate",
     "default_grid": "polyjudge.validation.simulate",
 }

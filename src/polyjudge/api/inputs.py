@@ -13,48 +13,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from polyjudge.data.columns import parse_columns, split_pair
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import ItemDefaults, read_items, read_parallel
 from polyjudge.data.records import Item
-from polyjudge.data.shapes import normalise_fields
+from polyjudge.data.spec import InputSpec
 from polyjudge.data.testsets import MTME, TestSetInfo, TestSetSelection, origin_testset
-from polyjudge.engine.session import JudgeConfig
+from polyjudge.engine.spec import JudgingSpec
 
 _TRUE = (True, "true", "yes", "on", 1)
-
-
-@dataclass(frozen=True, slots=True)
-class InputSpec:
-    """One input and how to read it.
-
-    ``path`` is a file, a folder (mt-metrics-eval test set, parquet files) or
-    ``hf:NAME[:CONFIG][:SPLIT]``; ``fmt`` a registered input format (default:
-    detected). ``lp`` (``en-de``) picks a test set's language pair and gives
-    items without languages theirs (``src_lang``/``tgt_lang`` win over it).
-    ``columns`` is ``--columns`` as given (``tgt=mt,ref=reference``).
-    ``systems``/``exclude_systems`` choose a test set's systems; ``ref`` names
-    its reference (default: the standard one); ``with_reference`` leaves that
-    reference out of the judged systems. ``limit`` keeps the first N items.
-    """
-
-    def __post_init__(self) -> None:
-        normalise_fields(self)  # Python shapes; TypeError names a field
-
-    path: str
-    fmt: str | None = None
-    src_lang: str | None = None
-    tgt_lang: str | None = None
-    lp: str | None = None
-    columns: str | Sequence[str] | None = None
-    systems: tuple[str, ...] = ()
-    exclude_systems: tuple[str, ...] = ()
-    ref: str | None = None
-    with_reference: bool = False
-    limit: int | None = None
 
 
 def _languages(spec: InputSpec) -> tuple[str | None, str | None]:
@@ -75,6 +44,8 @@ def item_defaults(spec: InputSpec) -> ItemDefaults:
 
 def read_input(spec: InputSpec) -> list[Item]:
     """The items of ``spec.path`` (InputError naming file, line and field when it cannot be read)."""
+    if spec.path is None:
+        raise InputError("no input given", field="path", setting=True)
     if spec.ref is not None and not spec.ref.replace("_", "").isalnum():
         raise InputError(f"reference names are letters, digits or '_', got {spec.ref!r}", field="ref", setting=True)
     items = read_items(spec.path, fmt=spec.fmt, how=item_defaults(spec))
@@ -105,23 +76,23 @@ def _choose_systems(items: list[Item], spec: InputSpec) -> list[Item]:
     return kept
 
 
-def uses_reference(config: JudgeConfig) -> bool:
+def uses_reference(spec: JudgingSpec) -> bool:
     """Whether the judge is shown the reference (``--with-reference`` or the protocol option)."""
-    return config.protocol_options.get("with_reference", False) in _TRUE
+    return spec.protocol.with_reference
 
 
-def with_testset_reference(config: JudgeConfig, items: Sequence[Item], ref: str | None = None) -> JudgeConfig:
-    """``config`` whose reference name (``ref_name``, in the metric name and signature) is the
+def with_testset_reference(spec: JudgingSpec, items: Sequence[Item]) -> JudgingSpec:
+    """``spec`` whose reference name (``ref_name``, in the metric name and signature) is the
     test-set reference the items carry, when the judge sees it; a contradicting ``ref_name`` is refused."""
     info = origin_testset(items)
-    if not uses_reference(config) or info is None or info.format != MTME or info.ref is None:
-        return config
-    given = config.protocol_options.get("ref_name")
+    if not uses_reference(spec) or info is None or info.format != MTME or info.ref is None:
+        return spec
+    given = spec.protocol.options.get("ref_name")
     if given is not None and given != info.ref:
-        named = "ref" if ref is not None else "the test set's standard reference"
+        named = "ref" if spec.data.ref is not None else "the test set's standard reference"
         raise InputError(f"protocol option ref_name={given} contradicts {named} ({info.ref})", field="ref_name")
-    options = {**config.protocol_options, "ref_name": info.ref}
-    return dataclasses.replace(config, protocol_options=options)
+    options = {**spec.protocol.options, "ref_name": info.ref}
+    return spec.replace(protocol=dataclasses.replace(spec.protocol, options=options))
 
 
 def read_systems(sources: str, translations: Sequence[str], references: str | None, *,

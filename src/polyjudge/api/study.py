@@ -4,9 +4,9 @@ A study file (``polyjudge study run STUDY.toml -o OUT``) is read by the command 
 typed, frozen :class:`Study` below; :func:`run_study` and :func:`plan_study` take that object,
 so a study can be built and run from Python as well::
 
-    from polyjudge.api import Study, StudyJudging, JudgingSpec, InputSpec, JudgeConfig, run_study
-    study = Study(judgings=(StudyJudging("mqm", JudgingSpec(InputSpec("items.jsonl", lp="en-de"),
-                                                              JudgeConfig(protocol="mqm"))),))
+    from polyjudge.api import InputSpec, JudgingSpec, ProtocolSpec, Study, StudyJudging, run_study
+    study = Study(judgings=(StudyJudging("mqm", JudgingSpec(data=InputSpec("items.jsonl", lp="en-de"),
+                                                              protocol=ProtocolSpec("mqm"))),))
     run_study(study, "out")
 
 Everything is written under ``out``: ``judging/NAME/`` (a run directory per judging),
@@ -23,15 +23,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from polyjudge.api.inputs import InputSpec, read_input, uses_reference, with_testset_reference
+from polyjudge.api.inputs import read_input, uses_reference, with_testset_reference
 from polyjudge.api.metaeval import MetaEvalConfig, MetaEvalResult, meta_eval
 from polyjudge.api.reporting import ReportConfig, report
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
-from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.estimate import Estimate
 from polyjudge.engine.result import RunResult
-from polyjudge.engine.session import JudgeConfig, estimate, judge
+from polyjudge.engine.session import estimate, judge
+from polyjudge.engine.spec import JudgingSpec
 from polyjudge.rundir.clash import Target, file_target, input_target, refuse_clashes
 from polyjudge.rundir.ownership import OwnedDir, check_out_path, claim
 
@@ -64,25 +64,9 @@ def _table(study: Study, table: str, index: int) -> Iterator[None]:
 
 
 @dataclass(frozen=True, slots=True)
-class JudgingSpec:
-    """One judging as ``polyjudge judge`` takes it: what is read, how it is judged, and the run
-    directory (``out``; a study puts its judgings under its own folder and leaves it None)."""
-
-    input: InputSpec
-    config: JudgeConfig
-    out: str | None = None
-
-    def __post_init__(self) -> None:
-        for name, kind in (("input", InputSpec), ("config", JudgeConfig)):
-            if not isinstance(getattr(self, name), kind):
-                raise TypeError(f"JudgingSpec.{name} takes a {kind.__name__}, got "
-                                f"{type(getattr(self, name)).__name__}")
-        normalise_fields(self)  # out: a path; TypeError names the field
-
-
-@dataclass(frozen=True, slots=True)
 class StudyJudging:
-    """A ``[[judging]]`` table: its name (the run directory ``OUT/judging/NAME``) and its spec."""
+    """A ``[[judging]]`` table: its name (the run directory ``OUT/judging/NAME``) and its spec (the one
+    :class:`~polyjudge.engine.spec.JudgingSpec` of ``polyjudge judge``; its ``output`` is the study's)."""
 
     name: str
     spec: JudgingSpec
@@ -194,10 +178,22 @@ def check_name(name: str, what: str, path: str | None) -> None:
                          path=path, field="name")
 
 
-def _items(spec: JudgingSpec) -> tuple[list[Item], JudgeConfig]:
-    """The items of a judging and its config, read as ``polyjudge judge`` reads them."""
-    items = read_input(replace(spec.input, with_reference=uses_reference(spec.config)))
-    return items, with_testset_reference(spec.config, items, spec.input.ref)
+def _items(spec: JudgingSpec) -> tuple[list[Item], JudgingSpec]:
+    """The items of a judging and its spec, read as ``polyjudge judge`` reads them."""
+    items = read_input(replace(spec.data, with_reference=uses_reference(spec)))
+    return items, with_testset_reference(spec, items)
+
+
+def _files(spec: JudgingSpec) -> dict[str, str | None]:
+    """The files a judging reads besides its input, by setting."""
+    prices = spec.budget.prices if isinstance(spec.budget.prices, str) else None
+    return {"prompt_template": spec.protocol.prompt_template, "prices": prices,
+            "batch_import": spec.execution.batch_import}
+
+
+def _writes(spec: JudgingSpec) -> dict[str, str | None]:
+    """The files a judging writes besides its run directory, by setting."""
+    return {"record": spec.cache.record, "batch_export": spec.execution.batch_export}
 
 
 def plan_study(study: Study, out: str | Path) -> StudyPlan:
@@ -218,10 +214,10 @@ def _inputs(study: Study) -> list[Target]:
     """Every file or folder the study reads (its judgings' inputs and files, human scores, metrics)."""
     found: list[Target] = []
     for j in study.judgings:
-        if not j.spec.input.path.startswith("hf:"):
-            found += input_target(f"judging {j.name}: input", j.spec.input.path)
-        for flag in ("prompt_template", "prices", "batch_import"):
-            found += file_target(f"judging {j.name}: {flag}", getattr(j.spec.config, flag, None))
+        if not str(j.spec.data.path).startswith("hf:"):
+            found += input_target(f"judging {j.name}: input", j.spec.data.path)
+        for flag, path in _files(j.spec).items():
+            found += file_target(f"judging {j.name}: {flag}", path)
     for m in study.meta_evals:
         found += input_target(f"meta_eval {m.name}: human", m.human)
         found += [t for name, p in m.config.metrics.items() for t in input_target(f"meta_eval {m.name}: {name}", p)]
@@ -238,8 +234,8 @@ def _guard(study: Study, out: Path) -> None:
         if where == root or root in where.parents:
             raise InputError(f"is inside the study folder {out}; polyjudge never writes where its inputs are",
                              path=t.path, field=t.flag)
-    outputs = [t for j in study.judgings for flag in ("record", "batch_export")
-               for t in file_target(f"judging {j.name}: {flag}", getattr(j.spec.config, flag, None))]
+    outputs = [t for j in study.judgings for flag, path in _writes(j.spec).items()
+               for t in file_target(f"judging {j.name}: {flag}", path)]
     refuse_clashes(outputs, inputs)
 
 
@@ -306,5 +302,5 @@ def _report(study: Study, root: Path, evaluations: dict[str, MetaEvalResult]) ->
     return target
 
 
-__all__ = ["JudgingSpec", "Study", "StudyInputError", "StudyJudging", "StudyMetaEval", "StudyPlan", "StudyReport",
+__all__ = ["Study", "StudyInputError", "StudyJudging", "StudyMetaEval", "StudyPlan", "StudyReport",
            "StudyResult", "check_study", "plan_study", "run_study"]

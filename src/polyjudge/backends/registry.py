@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 from polyjudge.backends.base import Backend
 from polyjudge.data.secrets import redact_url, register_secret_env
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.registry import Registry, UnknownNameError
 
 # ``--api-key-env``'s default. A backend whose provider names its key otherwise (anthropic:
@@ -246,6 +247,9 @@ class JudgeSpec:
     model: str | None = None
     base_url: str | None = None
     options: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)  # options given as a list of pairs keep a tuple
 
     @classmethod
     def parse(cls, text: str) -> JudgeSpec:

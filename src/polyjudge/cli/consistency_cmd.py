@@ -24,11 +24,20 @@ from typing import TYPE_CHECKING
 
 import click
 
-from polyjudge.cli.options import CONCURRENCY, N_CTX, SEED, TIMEOUT, format_option, out_option, share
+from polyjudge.cli.options import (
+    CONCURRENCY,
+    N_CTX,
+    SEED,
+    TIMEOUT,
+    JudgeSpecType,
+    format_option,
+    out_option,
+    share,
+)
 from polyjudge.cli.specs import option, shared, takes
 
 if TYPE_CHECKING:
-    from polyjudge.api import ConsistencyConfig, JudgeConfig
+    from polyjudge.api import ConsistencyConfig, JudgeConfig, JudgeSpec
     from polyjudge.api.studies import ConditionSummary
 
 
@@ -67,8 +76,8 @@ class ConsistencyFlags:
                             "each question is also judged with another question's answer.")
     scales: tuple[str, ...] = option("--scale", "scales", multiple=True, type=click.Choice(["binary", "grade"]),
                                      help="Criterion; repeat for both (default: binary).")
-    judges: tuple[str, ...] = option(
-        "--judge", "judges", multiple=True, required=True, metavar="SPEC",
+    judges: tuple[JudgeSpec, ...] = option(
+        "--judge", "judges", multiple=True, required=True, metavar="SPEC", type=JudgeSpecType(),
         help="A judge: BACKEND[:MODEL][@URL], e.g. openai:gpt-4.1-mini, "
              "openai:MODEL@http://127.0.0.1:8000/v1, llamacpp, replay:FILE. Repeat for a panel.")
     panel_method: str = option("--panel-method", type=click.Choice(["majority", "mean", "median"]),

@@ -5,15 +5,13 @@ from __future__ import annotations
 import gc
 import json
 import shlex
-from dataclasses import replace
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from polyjudge.api import Estimate, JudgeConfig, RunResult, estimate
-from polyjudge.api import judge as api_judge
 from polyjudge.api.registries import input_formats
 from polyjudge.api.runs import PENDING, BudgetExceeded, Item, RunInterrupted, RunStopped, file_target, run_dir_target
 from polyjudge.cli.errors import error_line
@@ -23,15 +21,24 @@ from polyjudge.cli.options import (
     guard_outputs,
     input_format_option,
     input_options,
-    input_spec,
-    judge_config,
     judge_options,
     out_option,
+    takes_judging,
 )
 from polyjudge.cli.specs import STUDY_LEAVES_OUT, study_key, toml_value
 from polyjudge.data.errors import InputError
 
+if TYPE_CHECKING:
+    from polyjudge.api import Estimate, JudgingSpec, RunResult
+
 INPUT_FORMATS = tuple(input_formats())  # the registered readers (plugins' included)
+
+
+def api_judge(items: list[Item], spec: JudgingSpec) -> RunResult:
+    """:func:`polyjudge.api.judge`, loaded when a command judges (``--help`` does not load the engine)."""
+    from polyjudge.api import judge
+
+    return judge(items, spec)
 
 
 class SpendingCapReached(click.ClickException):
@@ -128,31 +135,45 @@ def _paying_less(result: RunResult) -> list[str]:
     return lines
 
 
-def guard_judge_outputs(out: str | None, kw: dict[str, Any], **files: str | None) -> None:
+def guard_judge_outputs(spec: JudgingSpec, **files: str | None) -> None:
     """Refuse a run directory, --record or --batch-export (and ``files``: flag name -> path) that
     is one of the command's inputs or another of its outputs (exit 2, naming both)."""
-    outputs = {"out": run_dir_target("-o/--out", out), "record": file_target("--record", kw.get("record")),
-               "batch_export": file_target("--batch-export", kw.get("batch_export"))}
+    out = spec.output.out
+    outputs = {"out": run_dir_target("-o/--out", None if out is None else str(out)),
+               "record": file_target("--record", spec.cache.record),
+               "batch_export": file_target("--batch-export", spec.execution.batch_export)}
     for name, path in files.items():
         outputs[name] = file_target("--" + name.replace("_", "-"), path)
     guard_outputs(outputs)
 
 
-def judge_and_summarise(items: list[Item], config: JudgeConfig, out: str, fmt: str) -> RunResult:
-    """Judge into ``out`` and print the summary; a run that stopped short (endpoint given up,
-    too many failed requests) still prints its counts before its error line (exit 3)."""
+def judge_and_summarise(items: list[Item], spec: JudgingSpec, fmt: str) -> RunResult:
+    """Judge into the spec's run directory and print the summary; a run that stopped short (endpoint
+    given up, too many failed requests) still prints its counts before its error line (exit 3)."""
+    out, rate = spec.output.out, spec.budget.max_failure_rate
+    assert out is not None
     try:
-        result = api_judge(items, config, out=out)
+        result = api_judge(items, spec)
     except RunInterrupted:
         raise
     except BudgetExceeded as exc:
-        print_summary(exc.result, Path(out), max_failure_rate=config.max_failure_rate, table=False)
+        print_summary(exc.result, Path(out), max_failure_rate=rate, table=False)
         raise SpendingCapReached(str(exc)) from None
     except RunStopped as exc:
-        print_summary(exc.result, Path(out), max_failure_rate=config.max_failure_rate, table=False)
+        print_summary(exc.result, Path(out), max_failure_rate=rate, table=False)
         raise
-    print_summary(result, Path(out), fmt, max_failure_rate=config.max_failure_rate)
+    print_summary(result, Path(out), fmt, max_failure_rate=rate)
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeCall:
+    """``polyjudge judge``'s parsed flags: the judging's spec, and how the command prints."""
+
+    spec: JudgingSpec
+    fmt: str
+    dry_run: bool
+    print_spec: bool = False
 
 
 @click.command(cls=RegistryHelpCommand)
@@ -173,40 +194,48 @@ def judge_and_summarise(items: list[Item], config: JudgeConfig, out: str, fmt: s
               help="Print this judging as a study file's [[judging]] table (the options given that differ from "
                    "their defaults; paths as given) and exit without judging.")
 @judge_options
-def judge(input_path: str, out: str | None, input_format: str | None, fmt: str, limit: int | None,
-          dry_run: bool, print_spec: bool, **kw: Any) -> None:
+@takes_judging(JudgeCall)
+def judge(call: JudgeCall) -> None:
     """Judge every item of INPUT and write a run directory (re-running resumes).
 
     INPUT is a JSONL/CSV/TSV/parquet file, an mt-metrics-eval test-set folder
     (ROOT/wmt23 with --lp en-de) or a Hugging Face dataset (hf:NAME[:CONFIG][:SPLIT], hf:PATH).
     """
-    from polyjudge.api.inputs import read_input, uses_reference, with_testset_reference
+    from polyjudge.api.inputs import read_input, with_testset_reference
 
-    if print_spec:
-        from polyjudge.api.runs import redact
-        from polyjudge.cli.options import warn
-
-        given = {**click.get_current_context().params, **kw, "input_format": input_format, "limit": limit}
-        table = _judging_table(click.get_current_context(), given, input_path, out)
-        if redact(table) != table:  # a study file is kept and shared: keys stay in their environment variable
-            warn("--print-spec masked the secrets of the options ([REDACTED]); give keys with --api-key-env")
-        click.echo(redact(table), nl=False)
+    spec = call.spec
+    if call.print_spec:
+        _print_spec()
         return
-    if out is None and not dry_run:
+    if spec.output.out is None and not call.dry_run:
         raise click.UsageError("Missing option '-o' / '--out'.")
-    if not dry_run:
-        guard_judge_outputs(out, kw)
-    spec = input_spec(kw, input_path, fmt=input_format, limit=limit)
-    config = judge_config(kw)
-    items = read_input(replace(spec, with_reference=uses_reference(config)))
+    if not call.dry_run:
+        guard_judge_outputs(spec)
+    items = read_input(spec.data)
     # The items live until the command ends: frozen, the garbage collector no longer walks a million of
     # them each time it runs (about a tenth of a million-item dry run's time); thawed when it returns, so
     # a process that runs commands in turn (tests, notebooks) collects them as usual.
     gc.freeze()
     try:
-        _judge_items(items, with_testset_reference(config, items, spec.ref), out, fmt, dry_run)
+        _judge_items(items, with_testset_reference(spec, items), call.fmt, call.dry_run)
     finally:
         gc.unfreeze()
+
+
+def _print_spec() -> None:
+    """``--print-spec``: this command line's judging as a study's ``[[judging]]`` table (secrets masked)."""
+    from polyjudge.api import describe_judge
+    from polyjudge.api.runs import redact
+    from polyjudge.cli.options import warn, with_legacy_spellings
+
+    ctx = click.get_current_context()
+    given = with_legacy_spellings(ctx)
+    if given.get("judges"):  # parsed into JudgeSpec objects: written back as the text a study takes
+        given["judges"] = tuple(describe_judge(j, mask=False) for j in given["judges"])
+    table = _judging_table(ctx, given, ctx.params["input_path"], ctx.params.get("out"))
+    if redact(table) != table:  # a study file is kept and shared: keys stay in their environment variable
+        warn("--print-spec masked the secrets of the options ([REDACTED]); give keys with --api-key-env")
+    click.echo(redact(table), nl=False)
 
 
 def _judging_table(ctx: click.Context, given: dict[str, Any], input_path: str, out: str | None) -> str:
@@ -226,16 +255,31 @@ def _judging_table(ctx: click.Context, given: dict[str, Any], input_path: str, o
     return "\n".join(lines) + "\n"
 
 
-def _judge_items(items: list[Item], config: JudgeConfig, out: str | None, fmt: str, dry_run: bool) -> None:
+def _judge_items(items: list[Item], spec: JudgingSpec, fmt: str, dry_run: bool) -> None:
     if dry_run:
-        est: Estimate = estimate(items, config, out=out)
+        from polyjudge.api import estimate
+
+        est: Estimate = estimate(items, spec)
         click.echo(json.dumps(est.to_dict()) if fmt == "json" else est.describe())
         return
-    assert out is not None
-    judge_and_summarise(items, config, out, fmt)
-    if config.batch_export is not None:
-        click.echo(f"batch input written to {config.batch_export}; answer it (e.g. with vLLM's run_batch) and load "
-                   "the output with --batch-import FILE", err=True)
+    judge_and_summarise(items, spec, fmt)
+    if spec.execution.batch_export is not None:
+        click.echo(f"batch input written to {spec.execution.batch_export}; answer it (e.g. with vLLM's run_batch) "
+                   "and load the output with --batch-import FILE", err=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreCall:
+    """``polyjudge score``'s parsed flags: the judging's spec, the files and how the command prints."""
+
+    spec: JudgingSpec
+    sources: str
+    translations: tuple[str, ...]
+    references: str | None
+    src_lang: str
+    tgt_lang: str
+    fmt: str
+    to_json: str | None
 
 
 @click.command(cls=RegistryHelpCommand)
@@ -251,15 +295,17 @@ def _judge_items(items: list[Item], config: JudgeConfig, out: str | None, fmt: s
 @click.option("--to-json", type=click.Path(dir_okay=False), default=None,
               help="Also write segment scores as JSON (comet-score's --to_json).")
 @judge_options
-def score(sources: str, translations: tuple[str, ...], references: str | None, src_lang: str, tgt_lang: str,
-          out: str | None, fmt: str, to_json: str | None, **kw: Any) -> None:
+@takes_judging(ScoreCall)
+def score(call: ScoreCall) -> None:
     """Score parallel text files like comet-score: one line per segment, then the system score."""
     from polyjudge.api.inputs import read_systems
 
-    guard_judge_outputs(out, kw, to_json=to_json)
-    items = read_systems(sources, translations, references, src_lang=src_lang, tgt_lang=tgt_lang)
+    spec, to_json, translations, fmt = call.spec, call.to_json, call.translations, call.fmt
+    guard_judge_outputs(spec, to_json=to_json)
+    items = read_systems(call.sources, translations, call.references, src_lang=call.src_lang,
+                         tgt_lang=call.tgt_lang)
     try:
-        result = api_judge(items, judge_config(kw), out=out)
+        result = api_judge(items, spec)
     except BudgetExceeded as exc:
         raise SpendingCapReached(str(exc)) from None
     per_file = _scores_per_file(translations, result)
@@ -315,25 +361,34 @@ def _print_scores(per_file: dict[str, list[dict[str, Any]]], fmt: str) -> None:
             click.echo(f"{name}\tscore: {sum(got) / len(got):.4f}" if got else f"{name}\tscore: None")
 
 
+@dataclass(frozen=True, slots=True)
+class DemoCall:
+    """``polyjudge demo``'s parsed flags: the judging's spec and the output format."""
+
+    spec: JudgingSpec
+    fmt: str
+
+
 @click.command(cls=RegistryHelpCommand)
 @out_option("Run directory of the demo.", default="polyjudge-demo", legacy_decls=("-O",))
 @format_option()
 @judge_options
-def demo(out: str, fmt: str, **kw: Any) -> None:
+@takes_judging(DemoCall)
+def demo(call: DemoCall) -> None:
     """Judge the bundled example (two systems, en→de) with the embedded judge."""
     from polyjudge.api.runs import read_items
 
-    guard_judge_outputs(out, kw)
-    config = judge_config(kw)
+    spec = call.spec
+    guard_judge_outputs(spec)
     example = resources.files("polyjudge").joinpath("examples").joinpath("demo_ende.jsonl")
     with resources.as_file(example) as path:
         items = read_items(path)
-    click.echo(f"polyjudge demo: {len(items)} segments, protocol {config.protocol}, "
-               f"judge {', '.join(config.judges)}", err=True)
-    result = judge_and_summarise(items, config, out, fmt)
+    click.echo(f"polyjudge demo: {len(items)} segments, protocol {spec.protocol.name}, "
+               f"judge {', '.join(spec.judges.names())}", err=True)
+    result = judge_and_summarise(items, spec, call.fmt)
     if result.manifest.counts.get("status_ok", 0) == 0:
         raise InputError("no judgment succeeded; see the failures above")
-    click.echo(_demo_next_steps(out), err=True)
+    click.echo(_demo_next_steps(str(spec.output.out)), err=True)
 
 
 def _demo_next_steps(out: str) -> str:

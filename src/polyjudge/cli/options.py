@@ -35,7 +35,7 @@ from polyjudge.data.errors import InputError
 from polyjudge.registry import Registry, UnknownNameError
 
 if TYPE_CHECKING:
-    from polyjudge.api.inputs import InputSpec
+    from polyjudge.api import CacheSpec, InputSpec, JudgeSpec, JudgesSpec, JudgingSpec, ProtocolSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 OUTPUT_FORMATS = ("text", "tsv", "json")
@@ -135,8 +135,10 @@ OPEN_SHARE = FiniteFloat(0.0, 1.0, min_open=True, max_open=True)
 
 if TYPE_CHECKING:
     _NameParam = click.ParamType[str, Any]
+    _JudgeParam = click.ParamType[JudgeSpec, Any]
 else:  # click's ParamType takes type arguments only from 8.4 on; pyproject allows 8.1 (.ci/run, lowest versions)
     _NameParam = click.ParamType
+    _JudgeParam = click.ParamType
 
 
 class RegistryChoice(_NameParam):
@@ -200,8 +202,8 @@ class ProtocolListHelpOption(click.Option):
     protocol (a plugin's too) that gains the option is named without editing the help.
     """
 
-    def __init__(self, *args: Any, key: str, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *args: Any, key: str, **attrs: Any) -> None:
+        super().__init__(*args, **attrs)
         self.protocol_key = key
         self.help_template = self.help or ""
 
@@ -229,29 +231,43 @@ def legacy(*decls: str, dest: str, use: str, multiple: bool = False, is_flag: bo
             ctx.meta[key] = value
             return value
 
-        kwargs: dict[str, Any] = {"hidden": True, "expose_value": False, "callback": remember}
+        attrs: dict[str, Any] = {"hidden": True, "expose_value": False, "callback": remember}
         if is_flag:
-            kwargs["is_flag"] = True
+            attrs["is_flag"] = True
         else:
-            kwargs["multiple"] = multiple
+            attrs["multiple"] = multiple
             if type is not None:
-                kwargs["type"] = type
+                attrs["type"] = type
 
         @functools.wraps(fn)
-        def wrapper(*args: Any, **kw: Any) -> Any:
-            ctx = click.get_current_context()
-            if key in ctx.meta:
-                old = ctx.meta[key]
-                cur = kw.get(dest)
-                if multiple:
-                    kw[dest] = tuple(cur or ()) + tuple(old)
-                elif cur is None or cur is False or cur == ():
-                    kw[dest] = old
-            return fn(*args, **kw)
+        def wrapper(*args: Any, **params: Any) -> Any:
+            _fill_legacy(click.get_current_context(), params, key, dest, multiple)
+            return fn(*args, **params)
 
-        return click.option(*decls, key, **kwargs)(wrapper)  # type: ignore[return-value]
+        return click.option(*decls, key, **attrs)(wrapper)  # type: ignore[return-value]
 
     return deco
+
+
+def _fill_legacy(ctx: click.Context, params: dict[str, Any], key: str, dest: str, multiple: bool) -> None:
+    """``params[dest]`` filled from a 0.1.0 spelling's value (kept in ``ctx.meta[key]``), when given."""
+    if key in ctx.meta:
+        old = ctx.meta[key]
+        cur = params.get(dest)
+        if multiple:
+            params[dest] = tuple(cur or ()) + tuple(old)
+        elif cur is None or cur is False or cur == ():
+            params[dest] = old
+
+
+def with_legacy_spellings(ctx: click.Context) -> dict[str, Any]:
+    """The command's parameters as its function received them: ``ctx.params`` with the values of the
+    0.1.0 spellings (:func:`legacy`) filled in (``--print-spec`` prints what the command would judge)."""
+    params = dict(ctx.params)
+    for key, value in ctx.meta.items():
+        if key.startswith("legacy__"):
+            _fill_legacy(ctx, params, key, key.split("__")[1], isinstance(value, tuple))
+    return params
 
 
 # --------------------------------------------------------------------------- shared options
@@ -274,10 +290,10 @@ def out_option(help: str, *, required: bool = False, default: str | None = None,
         if required and default is None:
             # Checked after the deprecated spellings had their say (click would check before).
             @functools.wraps(command)
-            def check(*args: Any, **kw: Any) -> Any:
-                if kw.get("out") is None:
+            def check(*args: Any, **params: Any) -> Any:
+                if params.get("out") is None:
                     raise click.UsageError("Missing option '-o' / '--out'.")
-                return command(*args, **kw)
+                return command(*args, **params)
 
             fn = check  # type: ignore[assignment]
         for d in legacy_decls:
@@ -311,12 +327,12 @@ def format_option(default: str = "text", choices: Sequence[str] = OUTPUT_FORMATS
 
     def deco(fn: F) -> F:
         @functools.wraps(fn)
-        def wrapper(*args: Any, **kw: Any) -> Any:
-            if kw.get("fmt") in legacy_input:
-                warn(f"--format {kw['fmt']} (an input format) is deprecated; use --input-format {kw['fmt']}")
-                kw["input_format"] = kw.get("input_format") or kw["fmt"]
-                kw["fmt"] = legacy_default or default
-            return fn(*args, **kw)
+        def wrapper(*args: Any, **params: Any) -> Any:
+            if params.get("fmt") in legacy_input:
+                warn(f"--format {params['fmt']} (an input format) is deprecated; use --input-format {params['fmt']}")
+                params["input_format"] = params.get("input_format") or params["fmt"]
+                params["fmt"] = legacy_default or default
+            return fn(*args, **params)
 
         return click.option("--format", "fmt", type=_QuietChoice([*choices, *legacy_input], shown=choices),
                             default=default,
@@ -384,7 +400,7 @@ def _name_list(values: Sequence[str]) -> tuple[str, ...]:
 
 def input_options(fn: F) -> F:
     """How the main input is read: ``--columns``, ``--lp``, ``--systems``, ``--exclude-systems``, ``--ref``
-    (:func:`input_spec` turns them into an ``InputSpec``)."""
+    (:func:`judging_spec` turns them into its ``InputSpec``)."""
     opts = [
         click.option("--columns", "columns", multiple=True, metavar="FIELD=COLUMN,...",
                      help="Which column holds which field in a CSV/TSV/JSONL/parquet/hf input, e.g. "
@@ -405,17 +421,6 @@ def input_options(fn: F) -> F:
     for opt in reversed(opts):
         decorated = opt(decorated)
     return cast(F, decorated)
-
-
-def input_spec(kw: dict[str, Any], path: str, *, fmt: str | None, with_reference: bool = False,
-               limit: int | None = None) -> InputSpec:
-    """The ``InputSpec`` of :func:`input_options`' values (consumed from ``kw``) and the command's own."""
-    from polyjudge.api.inputs import InputSpec
-
-    return InputSpec(path=path, fmt=fmt, src_lang=kw.pop("src_lang", None), tgt_lang=kw.pop("tgt_lang", None),
-                     lp=kw.pop("lp"), columns=kw.pop("columns") or None, systems=_name_list(kw.pop("systems")),
-                     exclude_systems=_name_list(kw.pop("exclude_systems")), ref=kw.pop("ref"),
-                     with_reference=with_reference, limit=limit)
 
 
 def parse_protocol_options(pairs: Sequence[str]) -> dict[str, Any]:
@@ -442,7 +447,7 @@ def _who_judges_options() -> list[Decorator]:
     return [
         click.option("--protocol", "-p", type=RegistryChoice(PROTOCOLS), default="da", show_default=True,
                      help="Judging protocol (listed below)."),
-        click.option("--judge", "judges", multiple=True, metavar="SPEC",
+        click.option("--judge", "judges", multiple=True, metavar="SPEC", type=JudgeSpecType(),
                      help="A judge: BACKEND[:MODEL][?OPTIONS][@URL[,URL...]], e.g. openai:gpt-4.1-mini, "
                           "openai:MODEL@http://127.0.0.1:8000/v1, openai:MODEL?per_server=4@URL1,URL2, "
                           "llamacpp, replay:FILE; OPTIONS are KEY=VALUE pairs joined by & (see the README). "
@@ -581,23 +586,15 @@ def cache_option_list() -> list[Decorator]:
 
 
 def cache_options(fn: F) -> F:
-    """The shared response cache's flags on a command (:func:`cache_config` reads them)."""
+    """The shared response cache's flags on a command (:func:`judging_spec` reads them)."""
     decorated: Callable[..., Any] = fn
     for opt in reversed(cache_option_list()):
         decorated = opt(decorated)
     return cast(F, decorated)
 
 
-def cache_config(kw: dict[str, Any]) -> dict[str, Any]:
-    """The JudgeConfig fields of :func:`cache_options`' values (consumes them from ``kw``)."""
-    path, off = kw.pop("cache", None), kw.pop("no_cache", False)
-    if off and path:
-        raise InputError("give either --cache PATH or --no-cache, not both", field="cache")
-    return {"use_cache": not off, "cache_path": path}
-
-
 def judge_options(fn: F) -> F:
-    """The options of every command that judges; :func:`judge_config` turns them into a JudgeConfig."""
+    """The options of every command that judges; :func:`judging_spec` turns them into its spec."""
     opts = [*_who_judges_options(), *_runs_options(), *_sending_options(), *cache_option_list(),
             *_executor_options()]
     decorated: Callable[..., Any] = fn
@@ -606,68 +603,147 @@ def judge_options(fn: F) -> F:
     return legacy("--option", dest="protocol_options", use="--protocol-option", multiple=True)(cast(F, decorated))
 
 
-def judge_config(kw: dict[str, Any], *, progress: bool = True) -> JudgeConfig:
-    """The :class:`JudgeConfig` of :func:`judge_options`' values (consumes them from ``kw``)."""
-    import sys
+class JudgeSpecType(_JudgeParam):
+    """``--judge SPEC`` parsed once, into a :class:`~polyjudge.backends.JudgeSpec` (a bad spec exits 2
+    naming the judge, as the API says it)."""
 
-    judges = tuple(kw.pop("judges") or ())
-    backend, model, base_url = kw.pop("backend"), kw.pop("model"), kw.pop("base_url")
-    if not judges:
-        spec = backend or DEFAULT_JUDGE
-        if model:
-            spec += f":{model}"
-        if base_url:
-            spec += f"@{base_url}"
-        judges = (spec,)
-    elif backend or model or base_url:
+    name = "SPEC"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> JudgeSpec:
+        from polyjudge.api import parse_judge
+
+        return parse_judge(value)
+
+
+def _single_judge(params: Mapping[str, Any]) -> tuple[JudgeSpec, ...] | None:
+    """The judge of ``--backend/--model/--base-url`` (None when none is given)."""
+    from polyjudge.api import JudgeSpec
+
+    backend, model, base_url = params.get("backend"), params.get("model"), params.get("base_url")
+    if not (backend or model or base_url):
+        return None
+    return (JudgeSpec(backend or DEFAULT_JUDGE, model or None, base_url or None),)
+
+
+def _judges_group(params: Mapping[str, Any]) -> JudgesSpec:
+    from polyjudge.api import JudgesSpec
+
+    given, single = tuple(params.get("judges") or ()), _single_judge(params)
+    if given and single:
         raise InputError("give either --judge or --backend/--model/--base-url, not both", field="judge")
-    quiet = kw.pop("quiet")
-    protocol_options = parse_protocol_options(kw.pop("protocol_options"))
-    score_mode = kw.pop("score_mode", None)
+    judges = given or single
+    return JudgesSpec(**({"judges": judges} if judges else {}), api_key_env=params["api_key_env"],
+                      timeout=params["timeout"], n_ctx=params["n_ctx"],
+                      reasoning_effort=params.get("reasoning_effort"),
+                      per_server_concurrency=params.get("per_server_concurrency"))
+
+
+def _protocol_group(params: Mapping[str, Any]) -> ProtocolSpec:
+    """--protocol, --protocol-option and their shorthands (--score-mode, --with-reference), --prompt-template
+    and --no-context; a shorthand contradicting a --protocol-option is refused."""
+    from polyjudge.api import ProtocolSpec
+
+    protocol_options = parse_protocol_options(params.get("protocol_options") or ())
+    score_mode = params.get("score_mode")
     if score_mode is not None:
         if protocol_options.get("score_mode", score_mode) != score_mode:
             raise InputError(f"--score-mode {score_mode} contradicts --protocol-option "
                              f"score_mode={protocol_options['score_mode']}", field="score-mode")
         protocol_options["score_mode"] = score_mode
-    if kw.pop("with_reference", False):
+    if params.get("with_reference"):
         if protocol_options.get("with_reference", True) not in (True, "true", "yes", "on", 1):
             raise InputError("--with-reference contradicts --protocol-option with_reference="
                              f"{protocol_options['with_reference']}", field="with-reference")
         protocol_options["with_reference"] = True
-    return JudgeConfig(
-        protocol=kw.pop("protocol"), judges=judges, protocol_options=protocol_options,
-        prompt_template=kw.pop("prompt_template"), use_context=not kw.pop("no_context"), runs=kw.pop("runs"),
-        temperature=kw.pop("temperature"), aggregator=kw.pop("aggregator"), min_runs=kw.pop("min_runs"),
-        concurrency=kw.pop("concurrency"), seed=kw.pop("seed"), api_key_env=kw.pop("api_key_env"),
-        timeout=kw.pop("timeout"), n_ctx=kw.pop("n_ctx"), record=kw.pop("record"), prices=kw.pop("prices"),
-        progress=progress and not quiet and sys.stderr.isatty(), max_failure_rate=kw.pop("max_failure_rate"),
-        restart=kw.pop("restart"), samples_per_request=kw.pop("samples_per_request"), batch=kw.pop("batch"),
-        batch_options=BatchOptions(fallback=kw.pop("batch_fallback")), batch_export=kw.pop("batch_export"),
-        batch_import=kw.pop("batch_import"), max_cost=kw.pop("max_cost"), rpm=kw.pop("rpm"), tpm=kw.pop("tpm"),
-        executor=kw.pop("executor"), ray_address=kw.pop("ray_address"), ray_actors=kw.pop("ray_actors"),
-        ray_cpus_per_actor=kw.pop("ray_cpus_per_actor"), ray_gpus_per_actor=kw.pop("ray_gpus_per_actor"),
-        ray_connect_timeout_s=kw.pop("ray_connect_timeout"), ray_logs=kw.pop("ray_logs"), **_backend_knobs(kw),
-        **cache_config(kw))
+    return ProtocolSpec(name=params["protocol"], options=protocol_options, prompt_template=params["prompt_template"],
+                        use_context=not params["no_context"])
 
 
-def _backend_knobs(kw: dict[str, Any]) -> dict[str, Any]:
-    """``--reasoning-effort`` and ``--per-server-concurrency`` when given, as the JudgeConfig fields of
-    the same names (which go into BackendSettings)."""
+def _data_group(params: Mapping[str, Any], protocol: ProtocolSpec) -> InputSpec:
+    """The input's flags (those the command has; ``input_path`` None: the command reads its own)."""
+    from polyjudge.api import InputSpec
+
+    return InputSpec(path=params.get("input_path"), fmt=params.get("input_format"), src_lang=params.get("src_lang"),
+                     tgt_lang=params.get("tgt_lang"), lp=params.get("lp"), columns=params.get("columns") or None,
+                     systems=_name_list(params.get("systems") or ()),
+                     exclude_systems=_name_list(params.get("exclude_systems") or ()), ref=params.get("ref"),
+                     with_reference=protocol.with_reference, limit=params.get("limit"))
+
+
+def _cache_group(params: Mapping[str, Any]) -> CacheSpec:
+    from polyjudge.api import CacheSpec
+
+    path, off = params.get("cache"), params.get("no_cache", False)
+    if off and path:
+        raise InputError("give either --cache PATH or --no-cache, not both", field="cache")
+    return CacheSpec(use=not off, path=path, record=params["record"])
+
+
+def judging_spec(params: Mapping[str, Any], *, progress: bool = True) -> JudgingSpec:
+    """The one :class:`~polyjudge.api.JudgingSpec` of a judging command's parameters (click's ``dest``
+    names -> values, defaults filled in as click fills them): the ``judge`` command's, a study's
+    ``[[judging]]`` table's, and the judge flags of every command that judges. Keys of the command's
+    own (``fmt``, ``dry_run``) are not read; the input's flags are read when the command has them."""
+    import sys
+
+    from polyjudge.api import BudgetSpec, ExecutionSpec, GenerationSpec, JudgingSpec, OutputSpec
+
+    p = params
+    protocol = _protocol_group(p)
+    return JudgingSpec(
+        data=_data_group(p, protocol), judges=_judges_group(p), protocol=protocol,
+        generation=GenerationSpec(runs=p["runs"], temperature=p["temperature"], aggregator=p["aggregator"],
+                                  min_runs=p["min_runs"], seed=p["seed"], samples_per_request=p["samples_per_request"]),
+        budget=BudgetSpec(max_cost=p["max_cost"], rpm=p["rpm"], tpm=p["tpm"], prices=p["prices"],
+                          max_failure_rate=p["max_failure_rate"]),
+        execution=ExecutionSpec(
+            concurrency=p["concurrency"], progress=progress and not p["quiet"] and sys.stderr.isatty(),
+            executor=p["executor"], ray_address=p["ray_address"], ray_actors=p["ray_actors"],
+            ray_cpus_per_actor=p["ray_cpus_per_actor"], ray_gpus_per_actor=p["ray_gpus_per_actor"],
+            ray_connect_timeout_s=p["ray_connect_timeout"], ray_logs=p["ray_logs"], batch=p["batch"],
+            batch_options=BatchOptions(fallback=p["batch_fallback"]), batch_export=p["batch_export"],
+            batch_import=p["batch_import"]),
+        cache=_cache_group(p), output=OutputSpec(out=p.get("out"), restart=p["restart"]))
+
+
+def takes_judging(flags: type[Any], *, progress: bool = True) -> Callable[[Callable[[Any], None]], Callable[..., None]]:
+    """Call the command below with one frozen ``flags``: its ``spec`` field the :func:`judging_spec` of the
+    command's parameters, each other field the parameter of its name. Put it right above the ``def``."""
     import dataclasses
 
-    knobs = {name: value for name in ("reasoning_effort", "per_server_concurrency")
-             if (value := kw.pop(name, None)) is not None}
-    known = {f.name for f in dataclasses.fields(JudgeConfig)}
-    for name in knobs:
-        if name not in known:
-            raise InputError("not available in this version of the judging session", field=name.replace("_", "-"))
-    return knobs
+    own = [f.name for f in dataclasses.fields(flags) if f.name != "spec"]
+
+    def deco(command: Callable[[Any], None]) -> Callable[..., None]:
+        @functools.wraps(command)
+        def call(**params: Any) -> None:
+            command(flags(spec=judging_spec(params, progress=progress), **{name: params[name] for name in own}))
+
+        return call
+
+    return deco
+
+
+def judge_option_names() -> tuple[str, ...]:
+    """The ``dest`` names of :func:`judge_options`' parameters, read from the click parameters themselves."""
+    def probe() -> None:
+        """Carries the parameters only."""
+
+    declared = judge_options(probe)
+    return tuple(str(param.name) for param in getattr(declared, "__click_params__", ()))
+
+
+def judge_config(params: dict[str, Any], *, progress: bool = True) -> JudgeConfig:
+    """The judge flags of a command whose study takes the flat :class:`JudgeConfig` (``probe``,
+    ``pairwise``): built from the one :func:`judging_spec`, then consumed from ``params``."""
+    spec = judging_spec(params, progress=progress)
+    for name in judge_option_names():
+        params.pop(name, None)
+    return JudgeConfig.of(spec)
 
 
 __all__ = ["CONCURRENCY", "FINITE", "N_CTX", "OPEN_SHARE", "OUTPUT_FORMATS", "RAY_RESOURCES", "RUNS", "SAMPLES",
-           "SEED", "TIMEOUT", "FiniteFloat", "RegistryChoice", "RegistryHelpCommand", "cache_config", "cache_options",
-           "emit", "format_option",
-           "guard_outputs",
-           "input_format_option",
-           "input_options", "input_spec", "judge_config", "judge_options", "legacy", "number_list", "out_option",
-           "parse_protocol_options", "positive", "registry_help", "share", "warn"]
+           "SEED", "TIMEOUT", "FiniteFloat", "JudgeSpecType", "RegistryChoice", "RegistryHelpCommand", "cache_options",
+           "emit", "format_option", "guard_outputs", "input_format_option", "input_options", "judge_config",
+           "judge_option_names", "judge_options", "judging_spec", "legacy", "number_list", "out_option",
+           "parse_protocol_options", "positive", "registry_help", "share", "takes_judging", "warn",
+           "with_legacy_spellings"]

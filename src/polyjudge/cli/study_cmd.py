@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from polyjudge.cli.options import emit, format_option, input_spec, judge_config, out_option
+from polyjudge.cli.options import emit, format_option, judging_spec, out_option
 from polyjudge.cli.specs import STUDY_LEAVES_OUT, build_spec, flags_of, study_keys
 from polyjudge.data.errors import InputError
 
 if TYPE_CHECKING:
-    from polyjudge.api.study import JudgingSpec, Study, StudyJudging, StudyMetaEval, StudyPlan, StudyReport
+    from polyjudge.api.study import Study, StudyJudging, StudyMetaEval, StudyPlan, StudyReport
 
 TABLES = ("judging", "meta_eval", "report")
 # The keys a table has besides its command's options (JSON schema of each).
@@ -42,19 +42,6 @@ OWN_KEYS: dict[str, dict[str, dict[str, Any]]] = {
 }
 REQUIRED = {"judging": ["name", "input"], "meta_eval": ["runs", "human"], "report": []}
 COMMAND_OF = {"judging": "judge", "meta_eval": "meta-eval", "report": "report"}
-
-
-def judging_spec(params: Mapping[str, Any], *, progress: bool = True) -> JudgingSpec:
-    """The judging of ``polyjudge judge``'s parameters (click dests -> values, defaults filled in).
-
-    An adapter over today's ``input_spec`` + ``judge_config``, with the name and signature of the
-    function ``cli/options.py`` is to offer (see issue 36)."""
-    from polyjudge.api.study import JudgingSpec
-
-    kw = dict(params)
-    path, out = kw.pop("input_path"), kw.pop("out", None)
-    data = input_spec(kw, path, fmt=kw.pop("input_format", None), limit=kw.pop("limit", None))
-    return JudgingSpec(input=data, config=judge_config(kw, progress=progress), out=out)
 
 
 def _command(name: str) -> click.Command:

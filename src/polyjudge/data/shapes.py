@@ -81,4 +81,26 @@ def normalise_fields(config: Any, namers: Mapping[str, Namer] | None = None) -> 
             object.__setattr__(config, f.name, new)
 
 
-__all__ = ["normalise_fields"]
+def check_range(name: str, value: float | None, low: float, high: float, *, low_open: bool = False,
+                whole: bool = False) -> None:
+    """``value`` (None: not set) is finite and in [low, high] (or (low, high]), and a whole number with
+    ``whole``; else an InputError naming the setting ``name`` (a front end shows its own name for it)."""
+    import math
+    import sys
+
+    from polyjudge.data.errors import InputError
+
+    if value is None:
+        return
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) \
+        and (value > low if low_open else value >= low) and value <= high
+    if not ok:
+        bound = f"above {low:g}" if low_open else f"between {low:g} and {high:g}"
+        if low_open and high < sys.float_info.max:
+            bound += f" and at most {high:g}"
+        raise InputError(f"must be a finite number {bound}, got {value!r}", field=name, setting=True)
+    if whole and not isinstance(value, int):
+        raise InputError(f"must be a whole number, got {value!r}", field=name, setting=True)
+
+
+__all__ = ["check_range", "normalise_fields"]

@@ -89,11 +89,11 @@ def _context(items: list[Item], spec: RunSpec) -> _Context:
     if len(set(judges)) != len(judges):
         raise ValueError(f"each judge needs a distinct model name, got {judges}")
     plan = Plan(items, protocol, judges, runs=spec.resolved_runs(), temperature=spec.resolved_temperature(),
-                seed=spec.seed, reasoning_effort=spec.reasoning_effort, forms=spec.request_forms)
+                seed=spec.generation.seed, reasoning_effort=spec.reasoning_effort, forms=spec.request_forms)
     sizes = {m: n for m, n in CONTEXT_TOKENS.items() if m in judges} | dict(spec.context_sizes or {})
     table = price_table(spec.prices)
     # Only an answer's first choice carries token probabilities: expected scores need one per request.
-    samples = 1 if protocol.top_logprobs > 0 else spec.samples_per_request
+    samples = 1 if protocol.top_logprobs > 0 else spec.resolved_samples()
     return _Context(spec, plan, table, sizes, per_judge(samples, judges, spec.free_judges))
 
 
@@ -206,7 +206,7 @@ async def _judge(ctx: _Context, interrupts: Interrupts | None) -> RunResult:
             use.close()
         store.close()
         await _close_clients(spec)
-    _note_stop(result, stats, usage, spec.max_cost)
+    _note_stop(result, stats, usage, spec.budget.max_cost)
     session = Session(stats, sent.from_store, usage, adapted, wall, session_wall, sent.from_cache)
     result.manifest = build_manifest(ctx.plan, spec, result, session, ctx.table)
     if use is not None and use.imported:  # of from_cache: answers a --batch-import file gave an earlier run
@@ -228,15 +228,15 @@ async def _send(ctx: _Context, store: Store, stop: asyncio.Event, use: CacheUse 
 def _result(ctx: _Context, store: Store, stats: ExecStats, pending: bool) -> tuple[RunResult, Usage]:
     """The run's result: a finished run's outputs reused when nothing was sent, else parsed from the store."""
     spec, aggregator = ctx.spec, ctx.spec.resolved_aggregator()
-    key = None if ctx.in_memory else outputs_key(ctx.plan, aggregator, spec.min_runs, ctx.table)
+    key = None if ctx.in_memory else outputs_key(ctx.plan, aggregator, spec.generation.min_runs, ctx.table)
     store_path = None if ctx.in_memory else Path(spec.store_path)  # type: ignore[arg-type]
     reused = None
     if spec.outputs is not None and store_path is not None and key is not None \
             and not pending and stats.done + stats.failed == 0:
         reused = reuse_outputs(ctx.plan, store, store_path, spec.outputs, key, aggregator=aggregator,
-                               min_runs=spec.min_runs)
+                               min_runs=spec.generation.min_runs)
     result, usage = reused if reused is not None else \
-        collect(ctx.plan, store, store_path, ctx.table, aggregator=aggregator, min_runs=spec.min_runs)
+        collect(ctx.plan, store, store_path, ctx.table, aggregator=aggregator, min_runs=spec.generation.min_runs)
     if key is not None:
         result.outputs_note = (key, usage.to_json())
     return result, usage
@@ -308,7 +308,7 @@ def _survey(ctx: _Context, store: Store, use: CacheUse | None) -> _Survey:
             store.done_among([k for ks in keys.values() for k in ks])
         adopted = _from_cache(plan, store, use, chunk, done, backfill)
         done |= adopted
-        if spec.max_cost is not None:
+        if spec.budget.max_cost is not None:
             new = [k for i in chunk if plan.prompt_hash(i) not in first for k in keys[i]]
             found.spent += cost_of(store.get_many(new).values(), ctx.table)
         for i in chunk:
@@ -334,11 +334,11 @@ def _survey(ctx: _Context, store: Store, use: CacheUse | None) -> _Survey:
 def _spending(ctx: _Context, spent: float) -> tuple[list[RateLimiter | None], Budget | None]:
     """Each judge's rate limiter (none without --rpm/--tpm) and the spending cap (None without --max-cost)."""
     spec = ctx.spec
-    limiters: list[RateLimiter | None] = [RateLimiter(spec.rpm, spec.tpm) for _ in spec.backends] \
-        if (spec.rpm or spec.tpm) else []
+    limiters: list[RateLimiter | None] = [RateLimiter(spec.budget.rpm, spec.budget.tpm) for _ in spec.backends] \
+        if (spec.budget.rpm or spec.budget.tpm) else []
     # Shown on the progress bar (tokens and USD so far): a meter is kept without a cap when the bar is shown.
-    budget: Budget | None = SpendMeter(spec.max_cost, ctx.table, spent=spent, free=spec.free_judges) \
-        if spec.max_cost is not None or spec.progress else None
+    budget: Budget | None = SpendMeter(spec.budget.max_cost, ctx.table, spent=spent, free=spec.free_judges) \
+        if spec.budget.max_cost is not None or spec.execution.progress else None
     return limiters, budget
 
 
@@ -364,7 +364,7 @@ async def _send_streamed(ctx: _Context, store: Store, stop: asyncio.Event, send:
     size = int(getattr(send, "items_per_call", ITEMS_PER_CHUNK))
     sent: set[str] = set()
     seen = _Progress()
-    with progress_bar(survey.pending_tasks, enabled=spec.progress, meter=_meter(budget)) as update:
+    with progress_bar(survey.pending_tasks, enabled=spec.execution.progress, meter=_meter(budget)) as update:
         for chunk in _chunks(survey.pending_items, size):
             if stats.stop_kind is not None:
                 break
@@ -377,7 +377,8 @@ async def _send_streamed(ctx: _Context, store: Store, stop: asyncio.Event, send:
                 seen.done, seen.failed = base.done + part.done, base.failed + part.failed
                 update(seen)
 
-            controls = SendControls(concurrency=spec.concurrency, retry=spec.retry, on_update=hook, stop=stop,
+            controls = SendControls(concurrency=spec.execution.concurrency, retry=spec.execution.retry,
+                                    on_update=hook, stop=stop,
                                     limiters=limiters, budget=budget)
             part = await send(work, list(spec.backends), store, controls)
             stats.add(part)
@@ -428,16 +429,17 @@ async def _send_materialised(ctx: _Context, store: Store, stop: asyncio.Event, u
     todo = distinct_tasks(todo_all)
     warn_oversized(oversized_prompts(todo_all, plan.items, ctx.sizes))
     stats = ExecStats()
-    if spec.batch_import is not None:
-        counts = import_batch(spec.batch_import, store, tasks, _judge_backends(spec))
+    if spec.execution.batch_import is not None:
+        counts = import_batch(spec.execution.batch_import, store, tasks, _judge_backends(spec))
         stats.done, stats.failed = counts.answered, counts.failed
-    elif spec.batch_export is not None:
+    elif spec.execution.batch_export is not None:
         if todo:
-            export_batch(sample_groups(todo, ctx.per_request), spec.batch_export, store, _judge_backends(spec))
+            export_batch(sample_groups(todo, ctx.per_request), spec.execution.batch_export, store,
+                         _judge_backends(spec))
     elif todo and spec.batch_clients is not None:
-        spent = cost_of(store.get_many(keys).values(), ctx.table) if spec.max_cost is not None else 0.0
+        spent = cost_of(store.get_many(keys).values(), ctx.table) if spec.budget.max_cost is not None else 0.0
         stats = await _send_batches(ctx, store, stop, todo, spent)
-    keep(use, store, [t.key for t in todo], imported_from=spec.batch_import)
+    keep(use, store, [t.key for t in todo], imported_from=spec.execution.batch_import)
     from_cache = sum(1 for t in tasks if t.key in adopted)
     return _Sent(stats, len(tasks) - len(todo_all) - from_cache, from_cache, True)
 
@@ -448,23 +450,24 @@ async def _send_batches(ctx: _Context, store: Store, stop: asyncio.Event, todo: 
     spec, per_request = ctx.spec, ctx.per_request
     limiters, budget = _spending(ctx, spent)
     assert spec.batch_clients is not None
-    with progress_bar(len(todo), enabled=spec.progress, meter=_meter(budget)) as update:
+    with progress_bar(len(todo), enabled=spec.execution.progress, meter=_meter(budget)) as update:
         async def live(retry_tasks: list[Task], used: Mapping[str, int]) -> ExecStats:
-            controls = SendControls(concurrency=spec.concurrency, retry=spec.retry, on_update=update, stop=stop,
+            controls = SendControls(concurrency=spec.execution.concurrency, retry=spec.execution.retry,
+                                    on_update=update, stop=stop,
                                     limiters=limiters, budget=budget, attempts_used=used)
             return await execute(sample_groups(retry_tasks, per_request), list(spec.backends), store, controls)
 
-        controls = SendControls(retry=spec.retry, stop=stop, budget=budget, on_update=update)
-        fallback = live if spec.batch_options.fallback == "live" else None
+        controls = SendControls(retry=spec.execution.retry, stop=stop, budget=budget, on_update=update)
+        fallback = live if spec.execution.batch_options.fallback == "live" else None
         return await run_batches(todo, spec.batch_clients, store, controls, per_request=per_request,
-                                 options=spec.batch_options, live=fallback)
+                                 options=spec.execution.batch_options, live=fallback)
 
 
 def run(items: list[Item], protocol: Any, backends: Sequence[Any], *, interrupts: Interrupts | None = None,
         **settings: Any) -> RunResult:
     """Synchronous :func:`run_async` for code and tests that hold a protocol and backends: ``settings``
     are :class:`RunSpec` fields (checked by its constructor). Not for use inside a running event loop."""
-    spec = RunSpec(protocol=protocol, backends=tuple(backends), **settings)
+    spec = RunSpec.of(protocol, backends, **settings)
     out = asyncio.run(run_async(items, spec, interrupts))
     assert isinstance(out, RunResult)
     return out

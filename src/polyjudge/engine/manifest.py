@@ -145,8 +145,9 @@ def build_manifest(plan: Plan, spec: RunSpec, result: RunResult, session: Sessio
     return Manifest(
         signature=signature(protocol, judges, runs, aggregator, temperature, session.adapted, spec.reasoning_effort),
         protocol=protocol.name,
-        config=RunConfig(runs=runs, temperature=temperature, aggregator=aggregator, concurrency=spec.concurrency,
-                         seed=spec.seed, min_runs=spec.min_runs, max_tokens=protocol.max_tokens,
+        config=RunConfig(runs=runs, temperature=temperature, aggregator=aggregator,
+                         concurrency=spec.execution.concurrency, seed=spec.generation.seed,
+                         min_runs=spec.generation.min_runs, max_tokens=protocol.max_tokens,
                          use_context=protocol.options.use_context, prompt_template=protocol.options.template,
                          protocol_options=protocol.options.extra),
         template_hash=protocol.template_hash,
@@ -165,5 +166,7 @@ def build_manifest(plan: Plan, spec: RunSpec, result: RunResult, session: Sessio
                  "cost_by_judge": {k: round(v, 6) for k, v in usage.cost_by_judge.items()},
                  "usage_anomalies": usage.anomalies, "price_sources": sources_of(table, judges),
                  # Paid judges without a price: their $0 is unknown, not free (reports and `cost` say so).
-                 "price_unknown": [m for m in judges if m not in table and m not in spec.free_judges]},
+                 "price_unknown": [m for m in judges if m not in table and m not in spec.free_judges],
+                 # The judging's specification, group by group (judges with credentials masked, key names only).
+                 **({"spec": spec.spec.record()} if spec.spec is not None else {})},
     )

@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import math
-import sys
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -23,14 +21,11 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.batches import BatchOptions
-from polyjudge.engine.core import Estimate, run_async
 from polyjudge.engine.errors import BudgetExceeded, EndpointFailed, FailureRateExceeded, RunInterrupted
-from polyjudge.engine.executor import Executor
 from polyjudge.engine.pricing import ModelPrice, PriceTable
-from polyjudge.engine.result import RunResult
 from polyjudge.engine.runner import BUDGET, INTERRUPTED, RetryPolicy
 from polyjudge.engine.signals import Interrupts, catching_interrupts
-from polyjudge.engine.spec import RunSpec
+from polyjudge.engine.spec import BudgetSpec, RunSpec
 from polyjudge.protocols.base import JudgeProtocol
 
 if TYPE_CHECKING:
@@ -38,26 +33,29 @@ if TYPE_CHECKING:
     from polyjudge.backends.batch import BatchClient
     from polyjudge.backends.form import RequestForm
     from polyjudge.backends.registry import Capabilities
+    from polyjudge.engine.core import Estimate
+    from polyjudge.engine.executor import Executor
+    from polyjudge.engine.result import RunResult
+
+from polyjudge.engine.spec import (  # the bounds: re-exported for the CLI's flag types
+    MAX_CONCURRENCY,
+    MAX_N_CTX,
+    MAX_RAY_RESOURCES,
+    MAX_RUNS,
+    MAX_SAMPLES_PER_REQUEST,
+    MAX_SEED,
+    MAX_TEMPERATURE,
+    MAX_TIMEOUT_S,
+    JudgingSpec,
+)
 
 DEFAULT_JUDGE = "llamacpp"
-
-# Bounds of the numeric settings (the CLI's flag types use the same ones). Concurrency and
-# per-request samples are capped because more only buys retries (-c 100000 against one server
-# took 111 s and 156 retries where -c 16 took 1.3 s); seeds fit the signed 32-bit field every
-# backend accepts, for the last run too (run r sends seed + r).
-MAX_TEMPERATURE = 2.0
-MAX_TIMEOUT_S = 86_400.0
-MAX_SEED = 2**31 - 1
-MAX_RUNS = 1_000
-MAX_CONCURRENCY = 1_024
-MAX_SAMPLES_PER_REQUEST = 128
-MAX_N_CTX = 2**24
-MAX_RAY_RESOURCES = 1_024.0
 
 
 @dataclass(frozen=True, slots=True)
 class JudgeConfig:
-    """How to judge: protocol, judges and engine settings (the ``judge`` command's flags).
+    """How to judge, as one flat value: the documented shorthand of a :class:`JudgingSpec` (whose
+    groups every field maps onto through :data:`CONFIG_FIELDS`; :meth:`spec` builds it).
 
     ``judges`` are judge specs (``openai:MODEL[@URL]``, ``anthropic:MODEL``,
     ``llamacpp[:MODEL_OR_GGUF]``, ``replay:FILE``); several make a panel.
@@ -85,7 +83,7 @@ class JudgeConfig:
         normalise_fields(self)  # Python shapes; TypeError names a field
 
     protocol: str = "da"
-    judges: tuple[str, ...] = (DEFAULT_JUDGE,)
+    judges: tuple[str | JudgeSpec, ...] = (DEFAULT_JUDGE,)
     protocol_options: Mapping[str, Any] = field(default_factory=dict)
     prompt_template: str | None = None
     use_context: bool = True
@@ -139,49 +137,103 @@ class JudgeConfig:
         """A copy with some fields changed (studies vary runs, temperature, protocol options)."""
         return dataclasses.replace(self, **changes)
 
+    def judge_names(self) -> list[str]:
+        """Each judge as text for reports: as given, or (a parsed JudgeSpec) written back with credentials masked."""
+        from polyjudge.backends.spec import describe_judge
 
-def embedded_defaults(config: JudgeConfig) -> dict[str, Any]:
+        return [j if isinstance(j, str) else describe_judge(j) for j in self.judges]
+
+    @classmethod
+    def of(cls, spec: JudgingSpec) -> JudgeConfig:
+        """The shorthand of ``spec`` (its outputs' run directory and input path are not part of it)."""
+        return cls(**{name: getattr(getattr(spec, group), member) for name, (group, member) in CONFIG_FIELDS.items()})
+
+    def spec(self, out: str | Path | None = None) -> JudgingSpec:
+        """The :class:`JudgingSpec` this shorthand stands for (``out``: its outputs group's run directory)."""
+        groups: dict[str, dict[str, Any]] = {name: {} for name in _GROUP_TYPES}
+        for name, (group, member) in CONFIG_FIELDS.items():
+            groups[group][member] = getattr(self, name)
+        groups["output"]["out"] = out
+        return JudgingSpec(**{name: _GROUP_TYPES[name](**values) for name, values in groups.items()})
+
+
+def _same(group: str, *names: str) -> dict[str, tuple[str, str]]:
+    return {name: (group, name) for name in names}
+
+
+# Where each field of the flat JudgeConfig lives in a JudgingSpec: field -> (group, the group's field).
+CONFIG_FIELDS: Mapping[str, tuple[str, str]] = {
+    "protocol": ("protocol", "name"), "protocol_options": ("protocol", "options"),
+    **_same("protocol", "prompt_template", "use_context"),
+    **_same("judges", "judges", "api_key_env", "timeout", "n_ctx", "reasoning_effort", "per_server_concurrency"),
+    **_same("generation", "runs", "temperature", "aggregator", "min_runs", "seed", "samples_per_request"),
+    **_same("budget", "prices", "max_failure_rate", "max_cost", "rpm", "tpm"),
+    **_same("execution", "concurrency", "retry", "progress", "batch", "batch_options", "batch_export",
+            "batch_import", "executor", "ray_address", "ray_actors", "ray_cpus_per_actor", "ray_gpus_per_actor",
+            "ray_runtime_env", "ray_connect_timeout_s", "ray_logs"),
+    "record": ("cache", "record"), "use_cache": ("cache", "use"), "cache_path": ("cache", "path"),
+    "restart": ("output", "restart"),
+    **_same("data", "src_lang", "tgt_lang"),
+}
+_GROUP_TYPES: Mapping[str, Any] = {f.name: type(getattr(JudgingSpec(), f.name))
+                                   for f in dataclasses.fields(JudgingSpec)}
+
+
+def as_spec(config: JudgeConfig | JudgingSpec | None, out: str | Path | None = None) -> JudgingSpec:
+    """The JudgingSpec of ``config`` (None: the defaults); ``out``, when given, is its run directory."""
+    if isinstance(config, JudgingSpec):
+        if out is None:
+            return config
+        return config.replace(output=dataclasses.replace(config.output, out=Path(out)))
+    return (config or JudgeConfig()).spec(out)
+
+
+def embedded_defaults(spec: JudgingSpec) -> dict[str, Any]:
     """The protocol options measured best for the embedded judge (``backends.models``), used when the
     user judges with it and chose no options or template: today expected scores for ``da``."""
     from polyjudge.backends.models import DEFAULT_MODEL
 
     best = DEFAULT_MODEL.defaults
-    if tuple(config.judges) != (DEFAULT_JUDGE,) or config.prompt_template is not None \
-            or config.protocol != best.protocol:
+    if not spec.judges.is_default or spec.protocol.prompt_template is not None \
+            or spec.protocol.name != best.protocol:
         return {}
     return dict(best.protocol_options)
 
 
-def build_protocol(config: JudgeConfig) -> JudgeProtocol:
-    """The configured protocol, with its options validated against its typed options."""
+def build_protocol(config: JudgeConfig | JudgingSpec) -> JudgeProtocol:
+    """The configured protocol, with its options validated against its typed options (the one
+    place a protocol's name is checked)."""
     from polyjudge.protocols import ProtocolOptions, get_protocol
     from polyjudge.registry import UnknownNameError
 
-    options = ProtocolOptions(template=config.prompt_template, use_context=config.use_context,
-                              extra=dict(config.protocol_options) or embedded_defaults(config))
+    spec = as_spec(config)
+    given = spec.protocol
+    options = ProtocolOptions(template=given.prompt_template, use_context=given.use_context,
+                              extra=dict(given.options) or embedded_defaults(spec))
     try:
-        return get_protocol(config.protocol, options)
+        return get_protocol(given.name, options)
     except UnknownNameError as exc:
         raise InputError(str(exc), field="protocol") from None
 
 
-def _prices(config: JudgeConfig) -> PriceTable:
+def _prices(spec: JudgingSpec) -> PriceTable:
     from polyjudge.engine.pricing import load_prices, price_table
 
-    if config.prices is None or isinstance(config.prices, str):
-        return load_prices(config.prices)
+    prices = spec.budget.prices
+    if prices is None or isinstance(prices, str):
+        return load_prices(prices)
     try:
-        return price_table(config.prices)
+        return price_table(prices)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"bad price table: {exc}", field="prices") from None
+        raise InputError(f"bad price table: {exc}", field="prices", setting=True) from None
 
 
-def _items(items: Sequence[Item] | str | Path, config: JudgeConfig) -> list[Item]:
+def _items(items: Sequence[Item] | str | Path, spec: JudgingSpec) -> list[Item]:
     """Items read from a file (checked there) or given in code (checked here, by the same rules), the
-    config's languages given to those without theirs; none may lack a language its prompt names."""
+    data group's languages given to those without theirs; none may lack a language its prompt names."""
     from polyjudge.data.languages import check_languages
 
-    src, tgt = config.src_lang, config.tgt_lang
+    src, tgt = spec.data.src_lang, spec.data.tgt_lang
     if isinstance(items, str | Path):
         from polyjudge.data.readers import read_items
         given = read_items(items, src_lang=src, tgt_lang=tgt)
@@ -194,7 +246,7 @@ def _items(items: Sequence[Item] | str | Path, config: JudgeConfig) -> list[Item
         if src or tgt:
             given = [it if (it.src_lang or not src) and (it.tgt_lang or not tgt) else dataclasses.replace(
                 it, src_lang=it.src_lang or src, tgt_lang=it.tgt_lang or tgt) for it in given]
-    check_languages(given, build_protocol(config).missing_languages)
+    check_languages(given, build_protocol(spec).missing_languages)
     return given
 
 
@@ -202,7 +254,7 @@ def _items(items: Sequence[Item] | str | Path, config: JudgeConfig) -> list[Item
 class _Prepared:
     """Everything checked before a run directory is touched (bad flags fail here, exit 2)."""
 
-    config: JudgeConfig
+    spec: JudgingSpec
     protocol: JudgeProtocol
     specs: list[JudgeSpec]
     settings: BackendSettings
@@ -210,51 +262,42 @@ class _Prepared:
     executor: Executor | None = None  # None: the local executor
 
 
-def _prepare(config: JudgeConfig) -> _Prepared:
-    from polyjudge.backends import BackendSettings, JudgeSpec
-
-    if not config.judges:
-        raise InputError("no judge given", field="judge")
-    protocol = build_protocol(config)
-    check_numbers(config, protocol)
-    prices = _prices(config)
-    try:
-        specs = [JudgeSpec.parse(s) for s in config.judges]
-    except ValueError as exc:  # unknown backend or incomplete spec
-        raise InputError(str(exc), field="judge") from None
-    _check_cache(config)
-    settings = BackendSettings(api_key_env=config.api_key_env, timeout=config.timeout, n_ctx=config.n_ctx,
-                               reasoning_effort=config.reasoning_effort,
-                               max_per_server=config.per_server_concurrency)
-    _check_spending(config, specs, prices)
-    specs = _preflight(specs, settings, config, network=False)
+def _prepare(spec: JudgingSpec) -> _Prepared:
+    protocol = build_protocol(spec)
+    spec.generation.check_with(protocol)
+    prices = _prices(spec)
+    _check_cache(spec)
+    settings = spec.judges.settings()
+    _check_spending(spec, spec.judges.judges, prices)
+    specs = _preflight(list(spec.judges.judges), settings, spec, network=False)
     executor = None
+    ex = spec.execution
     cluster_only = sorted({s.backend for s in specs if _capabilities(s).gpu_cluster_only})
-    if cluster_only and config.executor == "local":
+    if cluster_only and ex.executor == "local":
         raise InputError(f"a {', '.join(cluster_only)} judge runs only on a Ray cluster with GPU nodes; "
                          "judge with --executor ray", field="judge")
-    if config.executor != "local":
+    if ex.executor != "local":
         from polyjudge.engine.executor import make_executor
         from polyjudge.engine.ray_executor import RayOptions
 
-        if config.record or config.batch or config.batch_export or config.batch_import:
+        if spec.cache.record or ex.offline:
             raise InputError("--executor ray sends live requests; it cannot be combined with --record or the "
                              "batch options", field="executor")
-        executor = make_executor(config.executor, specs, settings, ray=RayOptions(
-            address=config.ray_address, actors=config.ray_actors, cpus_per_actor=config.ray_cpus_per_actor,
-            gpus_per_actor=config.ray_gpus_per_actor, runtime_env=config.ray_runtime_env,
-            connect_timeout_s=config.ray_connect_timeout_s, show_ray_logs=config.ray_logs))
-    return _Prepared(config, protocol, specs, settings, prices, executor)
+        executor = make_executor(ex.executor, specs, settings, ray=RayOptions(
+            address=ex.ray_address, actors=ex.ray_actors, cpus_per_actor=ex.ray_cpus_per_actor,
+            gpus_per_actor=ex.ray_gpus_per_actor, runtime_env=ex.ray_runtime_env,
+            connect_timeout_s=ex.ray_connect_timeout_s, show_ray_logs=ex.ray_logs))
+    return _Prepared(spec, protocol, specs, settings, prices, executor)
 
 
-def _preflight(specs: list[JudgeSpec], settings: BackendSettings, config: JudgeConfig, *,
+def _preflight(specs: list[JudgeSpec], settings: BackendSettings, spec: JudgingSpec, *,
                network: bool) -> list[JudgeSpec]:
     """Every judge's preflight (key, model file; with ``network`` each host resolves too), before the plan is
     shown or anything is sent. Hosts are resolved last, once the run's other input is checked; batch files
     (export or import) send nothing and need no key, so they are not checked."""
     from polyjudge.backends.build import preflight_judges
 
-    if config.batch_export or config.batch_import:
+    if spec.execution.batch_export or spec.execution.batch_import:
         return specs
     try:
         return preflight_judges(specs, settings, network=network)
@@ -262,81 +305,27 @@ def _preflight(specs: list[JudgeSpec], settings: BackendSettings, config: JudgeC
         raise InputError(str(exc), field="judge") from None
 
 
-def _check_range(flag: str, value: float | None, low: float, high: float, *, low_open: bool = False) -> None:
-    """``value`` (None: not set) is finite and in [low, high] (or (low, high]); else an InputError naming the flag."""
-    if value is None:
-        return
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) \
-        and (value > low if low_open else value >= low) and value <= high
-    if not ok:
-        bound = f"above {low:g}" if low_open else f"between {low:g} and {high:g}"
-        if low_open and high < sys.float_info.max:
-            bound += f" and at most {high:g}"
-        raise InputError(f"must be a finite number {bound}, got {value!r}", field=flag)
-
-
-def check_numbers(config: JudgeConfig, protocol: JudgeProtocol) -> None:
-    """Every numeric setting finite and in range, before anything is read, sent or written."""
-    runs = protocol.default_runs if config.runs is None else config.runs
-    whole: tuple[tuple[str, int | None, int, int], ...] = (("--runs", config.runs, 1, MAX_RUNS),
-                                   ("--min-runs", config.min_runs, 1, MAX_RUNS),
-                                   ("--concurrency", config.concurrency, 1, MAX_CONCURRENCY),
-                                   ("--per-server-concurrency", config.per_server_concurrency, 1, MAX_CONCURRENCY),
-                                   ("--samples-per-request", config.samples_per_request, 1, MAX_SAMPLES_PER_REQUEST),
-                                   ("--seed", config.seed, 0, MAX_SEED), ("--n-ctx", config.n_ctx, 1, MAX_N_CTX),
-                                   ("--ray-actors", config.ray_actors, 1, MAX_CONCURRENCY))
-    for flag, count, low, high in whole:
-        _check_range(flag, count, low, high)
-        if count is not None and not isinstance(count, int):
-            raise InputError(f"must be a whole number, got {count!r}", field=flag)
-    _check_range("--temperature", config.temperature, 0.0, MAX_TEMPERATURE)
-    _check_range("--timeout", config.timeout, 0.0, MAX_TIMEOUT_S, low_open=True)
-    _check_range("--max-failure-rate", config.max_failure_rate, 0.0, 1.0)
-    for flag, value in (("--max-cost", config.max_cost), ("--rpm", config.rpm), ("--tpm", config.tpm)):
-        _check_range(flag, value, 0.0, sys.float_info.max, low_open=True)
-    _check_range("--ray-cpus-per-actor", config.ray_cpus_per_actor, 0.0, MAX_RAY_RESOURCES)
-    _check_range("--ray-gpus-per-actor", config.ray_gpus_per_actor, 0.0, MAX_RAY_RESOURCES)
-    if config.min_runs > runs:
-        raise InputError(f"{config.min_runs} is more than the {runs} run(s) per item: every segment would be "
-                         "left unscored", field="--min-runs")
-    if config.seed + runs - 1 > MAX_SEED:
-        raise InputError(f"seed + runs - 1 = {config.seed + runs - 1} exceeds {MAX_SEED} (run r sends seed + r)",
-                         field="--seed")
-
-
-def _check_spending(config: JudgeConfig, specs: Sequence[JudgeSpec], prices: PriceTable) -> None:
-    """The flags of paying less and spending control, checked before anything is touched."""
+def _check_spending(spec: JudgingSpec, specs: Sequence[JudgeSpec], prices: PriceTable) -> None:
+    """The settings of paying less and spending control that involve the judges, checked before
+    anything is touched (each group checked its own settings when it was made)."""
     from polyjudge.backends.batch import has_batch_client
-    from polyjudge.engine.batches import BATCH_FALLBACKS
 
-    if config.samples_per_request < 1:
-        raise InputError(f"must be at least 1, got {config.samples_per_request}", field="samples-per-request")
-    for name, value in (("max-cost", config.max_cost), ("rpm", config.rpm), ("tpm", config.tpm)):
-        if value is not None and not value > 0:
-            raise InputError(f"must be above 0, got {value}", field=name)
-    offline = [f for f, v in (("--batch", config.batch), ("--batch-export", config.batch_export),
-                              ("--batch-import", config.batch_import)) if v]
-    if len(offline) > 1:
-        raise InputError(f"give one of {', '.join(offline)}", field="batch")
-    if config.batch_options.fallback not in BATCH_FALLBACKS:
-        raise InputError(f"must be one of {', '.join(BATCH_FALLBACKS)}, got '{config.batch_options.fallback}'",
-                         field="batch-fallback")
-    if config.record and (offline or config.samples_per_request > 1):
+    ex, offline = spec.execution, spec.execution.offline
+    if spec.cache.record and (offline or spec.generation.samples_per_request > 1):
         what = offline[0] if offline else "--samples-per-request"
         raise InputError(f"--record keeps one live answer per request; it cannot be combined with {what}",
                          field="record")
-    if config.batch:
+    if ex.batch:
         cannot = [s.backend for s in specs if not has_batch_client(s.backend)]
         if cannot:
             raise InputError(f"the {', '.join(sorted(set(cannot)))} backend has no Batch API here; --batch works "
                              "with the openai backend", field="batch")
-    if config.max_cost is not None:
+    if spec.budget.max_cost is not None:
         unpriced = [s.model or s.backend for s in specs
                     if not _capabilities(s).local and (s.model or "") not in prices]
         if unpriced:
             raise InputError(f"--max-cost needs a price for {', '.join(unpriced)} (add one with --prices)",
                              field="max-cost")
-
 
 # --------------------------------------------------------------------------- which run a directory holds
 
@@ -351,14 +340,19 @@ def _canonical(value: Any) -> Any:
     return json.loads(json.dumps(value, sort_keys=True, default=str))
 
 
-def run_identity(protocol: JudgeProtocol, judges: Sequence[str], config: JudgeConfig) -> dict[str, Any]:
+def run_identity(protocol: JudgeProtocol, judges: Sequence[str], config: JudgeConfig | JudgingSpec) -> dict[str, Any]:
     """What makes two runs the same run: a directory may only be resumed (or extended with
-    more runs, or re-aggregated) by a run with the same identity."""
-    temperature = protocol.default_temperature if config.temperature is None else config.temperature
+    more runs, or re-aggregated) by a run with the same identity. It comes from the spec's
+    identity-bearing groups: the protocol (resolved: its options, template and context), the
+    judges (their names and reasoning effort) and the generation's temperature and seed."""
+    spec = as_spec(config)
+    given = spec.generation.temperature
+    temperature = protocol.default_temperature if given is None else given
+    effort = spec.judges.reasoning_effort
     return {"protocol": protocol.name, "judges": list(judges), "template_hash": protocol.template_hash,
             "protocol_options": _canonical(protocol.options.extra), "temperature": float(temperature),
-            "seed": config.seed, "use_context": protocol.options.use_context,
-            **({"reasoning_effort": config.reasoning_effort} if config.reasoning_effort else {})}
+            "seed": spec.generation.seed, "use_context": protocol.options.use_context,
+            **({"reasoning_effort": effort} if effort else {})}
 
 
 def _recorded_identity(out: Path) -> dict[str, Any] | None:
@@ -452,19 +446,19 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
     from polyjudge.backends import build_backends
     from polyjudge.rundir import STORE, clear_run
 
-    config = prep.config
+    spec = prep.spec
     try:
-        backends, info = build_backends(prep.specs, prep.settings, record=None if dry_run else config.record)
+        backends, info = build_backends(prep.specs, prep.settings, record=None if dry_run else spec.cache.record)
     except ValueError as exc:  # e.g. "the openai backend needs --model"
         raise InputError(str(exc), field="judge") from None
     judges = [b.model for b in backends]
     store_path = out / STORE if out is not None else None
     try:
         forms = _request_forms(prep, judges)
-        identity = run_identity(prep.protocol, judges, config) | {
+        identity = run_identity(prep.protocol, judges, spec) | {
             "request_forms": {j: f.record() for j, f in forms.items()}}
         if out is not None:
-            if config.restart:
+            if spec.output.restart:
                 if dry_run:
                     store_path = None  # counted as if started over; nothing is removed
                 else:
@@ -479,49 +473,50 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
         raise
     context_sizes, free, samples = _what_judges_take(backends, prep)
     clients = None
-    if config.batch:
+    if spec.execution.batch:
         try:
             clients = _batch_clients(prep)
         except BaseException:
             for b in backends:
                 await b.aclose()
             raise
+    execution = dataclasses.replace(spec.execution, batch_export=None, batch_import=None) if dry_run \
+        else spec.execution
+    from polyjudge.engine.core import run_async
+
     return await run_async(items, RunSpec(
-        protocol=prep.protocol, backends=tuple(backends), runs=config.runs, temperature=config.temperature,
-        aggregator=config.aggregator, min_runs=config.min_runs, seed=config.seed,
-        reasoning_effort=config.reasoning_effort, concurrency=config.concurrency, retry=config.retry,
-        progress=config.progress, samples_per_request=samples, max_cost=config.max_cost, rpm=config.rpm,
-        tpm=config.tpm, prices=prep.prices, judge_info=info, context_sizes=context_sizes, free_judges=free,
+        protocol=prep.protocol, backends=tuple(backends), generation=spec.generation, budget=spec.budget,
+        execution=execution, reasoning_effort=spec.judges.reasoning_effort, samples_per_request=samples,
+        prices=prep.prices, judge_info=info, context_sizes=context_sizes, free_judges=free,
         request_forms={j: f.token for j, f in forms.items()},
         store_path=store_path, outputs=None if dry_run else out, dry_run=dry_run, batch_clients=clients,
-        batch_options=config.batch_options, batch_export=None if dry_run else config.batch_export,
-        batch_import=None if dry_run else config.batch_import, executor=None if dry_run else prep.executor,
-        cache_path=_cache_folder(config), cache_read=not config.record), interrupts)
+        executor=None if dry_run else prep.executor, cache_path=_cache_folder(spec), cache_read=spec.cache.read,
+        spec=spec), interrupts)
 
 
-def _check_cache(config: JudgeConfig) -> None:
+def _check_cache(spec: JudgingSpec) -> None:
     """A cache folder that cannot be one (a file is there) is refused before the run directory is touched."""
-    folder = _cache_folder(config)
+    folder = _cache_folder(spec)
     if folder is not None and folder.exists() and not folder.is_dir():
         raise InputError("is not a folder: give the response cache's folder, or --no-cache", path=str(folder),
                          field="cache")
 
 
-def _check_cache_apart(config: JudgeConfig, out: Path | None) -> None:
+def _check_cache_apart(spec: JudgingSpec, out: Path | None) -> None:
     """A cache folder equal to or inside the run directory is refused before anything is sent."""
     from polyjudge.cache.location import inside
 
-    folder = _cache_folder(config)
+    folder = _cache_folder(spec)
     if folder is not None and out is not None and inside(folder, out):
         raise InputError(f"is inside the run directory {out}: give the response cache a folder of its own, "
                          "or --no-cache", path=str(folder), field="cache")
 
 
-def _cache_folder(config: JudgeConfig) -> Path | None:
+def _cache_folder(spec: JudgingSpec) -> Path | None:
     """The shared response cache's folder for this run (None with --no-cache)."""
     from polyjudge.cache import cache_dir
 
-    return cache_dir(config.cache_path) if config.use_cache else None
+    return cache_dir(spec.cache.path) if spec.cache.use else None
 
 
 def _capabilities(spec: JudgeSpec) -> Capabilities:
@@ -546,7 +541,7 @@ def _what_judges_take(backends: Sequence[Backend],
             context_sizes[backend.model] = tokens
         if cls.capabilities.local:
             free.add(backend.model)
-        samples[backend.model] = prep.config.samples_per_request if cls.capabilities.samples_per_request else 1
+        samples[backend.model] = prep.spec.generation.samples_per_request if cls.capabilities.samples_per_request else 1
     return context_sizes, free, samples
 
 
@@ -554,18 +549,19 @@ def _batch_clients(prep: _Prepared) -> list[BatchClient]:
     from polyjudge.backends.batch import batch_client_for
 
     try:
-        return [batch_client_for(spec, prep.settings, prep.config.batch_options.limits) for spec in prep.specs]
+        return [batch_client_for(spec, prep.settings, prep.spec.execution.batch_options.limits)
+                for spec in prep.specs]
     except ValueError as exc:
         raise InputError(str(exc), field="batch") from None
 
 
-def _raise_if_stopped(result: RunResult, config: JudgeConfig, out: Path | None, signum: int | None) -> None:
+def _raise_if_stopped(result: RunResult, budget: BudgetSpec, out: Path | None, signum: int | None) -> None:
     """A run that was interrupted, gave up on its endpoint, reached its spending cap or failed too
     often raises (outputs are written)."""
     if signum is not None or result.stop_kind == INTERRUPTED:
         raise RunInterrupted(result, out, signum)
-    if result.stop_kind == BUDGET and config.max_cost is not None:
-        raise BudgetExceeded(result, out, result.manifest.cost_usd, config.max_cost)
+    if result.stop_kind == BUDGET and budget.max_cost is not None:
+        raise BudgetExceeded(result, out, result.manifest.cost_usd, budget.max_cost)
     total = len(result.judgments)
     if result.stop_kind is not None:
         kept = (f", kept in {out}; re-run the same command to resume once the endpoint works"
@@ -573,14 +569,16 @@ def _raise_if_stopped(result: RunResult, config: JudgeConfig, out: Path | None, 
         raise EndpointFailed(f"{result.stop_reason}; stopped after {result.answered_count()} of {total} "
                              f"judgments{kept}", result, out)
     failed = result.request_failed_count()
-    if config.max_failure_rate is not None and total and failed / total > config.max_failure_rate:
-        raise FailureRateExceeded(result, out, failed, total, config.max_failure_rate)
+    rate = budget.max_failure_rate
+    if rate is not None and total and failed / total > rate:
+        raise FailureRateExceeded(result, out, failed, total, rate)
 
 
-def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | None = None, *,
+def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec | None = None, *,
           out: str | Path | None = None) -> RunResult:
-    """Judge ``items`` (a list of :class:`Item` or an input file) and, with ``out``,
-    write the run directory there (re-running the same call resumes from its store).
+    """Judge ``items`` (a list of :class:`Item` or an input file) as ``config`` says (a
+    :class:`JudgingSpec`, or its flat shorthand :class:`JudgeConfig`) and, with ``out`` (or the
+    spec's run directory), write the run directory there (re-running the same call resumes).
 
     Bad specs and options raise :class:`InputError`, and so does a run directory
     that another process is using (:class:`~polyjudge.rundir.RunDirInUse`) or
@@ -593,20 +591,22 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | None = None,
     has been written from the store.
     """
     from polyjudge.engine.core import remember_outputs
+    from polyjudge.engine.result import RunResult
     from polyjudge.rundir import STORE, RunDirLock
 
-    cfg = config or JudgeConfig()
-    todo = _items(items, cfg)
-    prep = _prepare(cfg)
-    _preflight(prep.specs, prep.settings, cfg, network=True)
-    out_dir = Path(out) if out is not None else None
-    _check_cache_apart(cfg, out_dir)
+    spec = as_spec(config, out)
+    todo = _items(items, spec)
+    prep = _prepare(spec)
+    _preflight(prep.specs, prep.settings, spec, network=True)
+    out_dir = spec.output.path
+    _check_cache_apart(spec, out_dir)
     with ExitStack() as stack:
         if out_dir is not None:
             stack.enter_context(RunDirLock(out_dir))
         # The requests' deadline, quoted by Ctrl-C's message (an embedded model's generation has none).
         local = any(_capabilities(s).local for s in prep.specs)
-        interrupts = stack.enter_context(catching_interrupts(None if local else cfg.timeout, cfg.concurrency))
+        interrupts = stack.enter_context(catching_interrupts(None if local else spec.judges.timeout,
+                                                              spec.execution.concurrency))
         result = asyncio.run(_run(todo, prep, out_dir, dry_run=False, interrupts=interrupts))
         assert isinstance(result, RunResult)
         if out_dir is not None:
@@ -614,22 +614,24 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | None = None,
                 result.write(out_dir)
                 remember_outputs(out_dir / STORE, out_dir, result)
         signum = interrupts.signum
-    _raise_if_stopped(result, cfg, out_dir, signum)
+    _raise_if_stopped(result, spec.budget, out_dir, signum)
     return result
 
 
-def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | None = None, *,
+def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec | None = None, *,
              out: str | Path | None = None) -> Estimate:
     """What :func:`judge` would send (requests, tokens, an upper bound of the cost), counting
     what ``out``'s store already has. Nothing is written: no directory, store or lock is created."""
-    cfg = config or JudgeConfig()
-    todo = _items(items, cfg)
-    prep = _prepare(cfg)
-    out_dir = Path(out) if out is not None else None
-    _check_cache_apart(cfg, out_dir)
+    from polyjudge.engine.core import Estimate
+
+    spec = as_spec(config, out)
+    todo = _items(items, spec)
+    prep = _prepare(spec)
+    out_dir = spec.output.path
+    _check_cache_apart(spec, out_dir)
     result = asyncio.run(_run(todo, prep, out_dir, dry_run=True))
     assert isinstance(result, Estimate)
-    _preflight(prep.specs, prep.settings, cfg, network=True)  # after the run's other input was checked
+    _preflight(prep.specs, prep.settings, spec, network=True)  # after the run's other input was checked
     return _with_endpoints_and_duration(result, prep)
 
 
@@ -646,12 +648,14 @@ def _with_endpoints_and_duration(found: Estimate, prep: _Prepared) -> Estimate:
         endpoints.append(f"{name} {redact_servers(url)}" if url else f"{name} (embedded, in this process)")
         if cls.capabilities.local or (url is not None and url != cls.default_endpoint):
             measured.append(name)  # its pace is this machine's or a self-hosted server's
-    config = prep.config
+    given = prep.spec
     duration = estimate_duration(found.calls, found.prompt_tokens + found.max_completion_tokens,
-                                 concurrency=config.concurrency, rpm=config.rpm, tpm=config.tpm,
+                                 concurrency=given.execution.concurrency, rpm=given.budget.rpm, tpm=given.budget.tpm,
                                  measured_judges=measured)
     return dataclasses.replace(found, endpoints=tuple(endpoints), duration=duration)
 
 
-__all__ = ["DEFAULT_JUDGE", "BatchOptions", "BudgetExceeded", "EndpointFailed", "FailureRateExceeded", "JudgeConfig",
-           "RunInterrupted", "build_protocol", "check_same_run", "estimate", "judge", "run_identity"]
+__all__ = ["CONFIG_FIELDS", "DEFAULT_JUDGE", "MAX_CONCURRENCY", "MAX_N_CTX", "MAX_RAY_RESOURCES", "MAX_RUNS",
+           "MAX_SAMPLES_PER_REQUEST", "MAX_SEED", "MAX_TEMPERATURE", "MAX_TIMEOUT_S", "BatchOptions", "BudgetExceeded",
+           "EndpointFailed", "FailureRateExceeded", "JudgeConfig", "JudgingSpec", "RunInterrupted", "as_spec",
+           "build_protocol", "check_same_run", "estimate", "judge", "run_identity"]

@@ -1,63 +1,218 @@
-"""One run, specified: what the engine needs to judge, resolved from the user's configuration.
+"""A judging, specified: one frozen value grouped by concern, and what the engine resolves it to.
 
-:class:`~polyjudge.engine.session.JudgeConfig` is what users hold (strings,
-judge specs, flags); :class:`RunSpec` is what it resolves to (a protocol
-instance, built backends, a price table, limits), so the engine takes one
-typed, frozen value instead of a long list of keywords and a new setting is
-added in one place.
+:class:`JudgingSpec` is what a judging is: its data (``polyjudge.data.spec``), judges
+(``polyjudge.backends.spec``), protocol (``polyjudge.protocols.spec``), generation, budget
+and execution (here, next to the engine that uses them), cache (``polyjudge.cache.spec``)
+and outputs (``polyjudge.rundir.spec``). Each group checks itself once, when it is made,
+with messages naming its field. The command line builds one from its flags
+(``cli.options.judging_spec``), the Python API takes it, the manifest records it and a
+resume compares its identity-bearing groups.
+
+:class:`RunSpec` is what the engine runs: the spec's groups next to the objects resolved
+from them (a protocol instance, built backends, a price table, an executor).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from polyjudge.engine.batches import BatchOptions
+from polyjudge.backends.spec import MAX_CONCURRENCY, MAX_N_CTX, MAX_TIMEOUT_S, JudgesSpec
+from polyjudge.cache.spec import CacheSpec
+from polyjudge.data.errors import InputError
+from polyjudge.data.shapes import check_range, normalise_fields
+from polyjudge.data.spec import InputSpec
+from polyjudge.engine.batches import BATCH_FALLBACKS, BatchOptions
 from polyjudge.engine.pricing import ModelPrice
 from polyjudge.engine.runner import RetryPolicy
 from polyjudge.protocols.base import JudgeProtocol
+from polyjudge.protocols.spec import ProtocolSpec
+from polyjudge.rundir.spec import OutputSpec
 
 if TYPE_CHECKING:
     from polyjudge.backends.base import Backend
     from polyjudge.backends.batch import BatchClient
     from polyjudge.engine.executor import Executor
 
+# Bounds of the numeric settings (the CLI's flag types use the same ones). Concurrency and
+# per-request samples are capped because more only buys retries (-c 100000 against one server
+# took 111 s and 156 retries where -c 16 took 1.3 s); seeds fit the signed 32-bit field every
+# backend accepts, for the last run too (run r sends seed + r).
+MAX_TEMPERATURE = 2.0
+MAX_SEED = 2**31 - 1
+MAX_RUNS = 1_000
+MAX_SAMPLES_PER_REQUEST = 128
+MAX_RAY_RESOURCES = 1_024.0
+_UNBOUNDED = 1.7976931348623157e308
+
 
 @dataclass(frozen=True, slots=True)
-class RunSpec:
-    """Everything one judging run (or its ``--dry-run`` estimate) depends on.
+class GenerationSpec:
+    """How each item is asked: ``runs`` per item, sampling ``temperature`` and the ``aggregator`` of
+    runs (None: the protocol's published defaults), ``min_runs`` successful runs for a score, the
+    ``seed`` (run r sends seed + r) and ``samples_per_request`` (runs answered by one request)."""
 
-    ``None`` for ``runs``, ``temperature`` and ``aggregator`` means the
-    protocol's published default (see :meth:`resolved_runs` and siblings).
-    ``store_path`` None keeps answers in memory; ``outputs`` is the run
-    directory the result will be written to (its outputs may then be reused).
-    ``context_sizes`` (judge -> tokens) add to the known model contexts for the
-    oversized-prompt warnings; ``free_judges`` cost nothing. ``samples_per_request``
-    (per judge when a mapping) asks for that many choices per request.
-    ``batch_clients`` (one per judge) send through Batch APIs; ``batch_export``
-    writes the batch input file instead and ``batch_import`` loads an output file.
-    ``executor`` None is the local one. ``cache_path``: the folder of the machine's shared response
-    cache (None: none), read before sending unless ``cache_read`` is False (``--record``, which must
-    send to record) and filled with every answer received.
-    """
-
-    protocol: JudgeProtocol
-    backends: Sequence[Backend]
     runs: int | None = None
     temperature: float | None = None
     aggregator: str | None = None
     min_runs: int = 1
     seed: int = 0
-    reasoning_effort: str | None = None
-    concurrency: int = 16
-    retry: RetryPolicy = RetryPolicy()
-    progress: bool = False
-    samples_per_request: int | Mapping[str, int] = 1
+    samples_per_request: int = 1
+
+    def __post_init__(self) -> None:
+        for name, value, low, high in (("runs", self.runs, 1, MAX_RUNS), ("min_runs", self.min_runs, 1, MAX_RUNS),
+                                       ("seed", self.seed, 0, MAX_SEED),
+                                       ("samples_per_request", self.samples_per_request, 1, MAX_SAMPLES_PER_REQUEST)):
+            check_range(name, value, low, high, whole=True)
+        check_range("temperature", self.temperature, 0.0, MAX_TEMPERATURE)
+
+    def check_with(self, protocol: JudgeProtocol) -> None:
+        """The settings that depend on the protocol's default number of runs."""
+        runs = protocol.default_runs if self.runs is None else self.runs
+        if self.min_runs > runs:
+            raise InputError(f"{self.min_runs} is more than the {runs} run(s) per item: every segment would be "
+                             "left unscored", field="min_runs", setting=True)
+        if self.seed + runs - 1 > MAX_SEED:
+            raise InputError(f"seed + runs - 1 = {self.seed + runs - 1} exceeds {MAX_SEED} (run r sends seed + r)",
+                             field="seed", setting=True)
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetSpec:
+    """What a run may spend: ``max_cost`` (USD, all its sessions), ``rpm``/``tpm`` per judge, the
+    ``prices`` (a price-table file, or the table: {model: ModelPrice or [in, out]}) and the share of
+    judgments whose requests may fail before the run counts as failed (``max_failure_rate``)."""
+
     max_cost: float | None = None
     rpm: float | None = None
     tpm: float | None = None
+    prices: str | Mapping[str, ModelPrice | tuple[float, ...]] | None = None
+    max_failure_rate: float | None = 0.1
+
+    def __post_init__(self) -> None:
+        for name, value in (("max_cost", self.max_cost), ("rpm", self.rpm), ("tpm", self.tpm)):
+            check_range(name, value, 0.0, _UNBOUNDED, low_open=True)
+        check_range("max_failure_rate", self.max_failure_rate, 0.0, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionSpec:
+    """Who sends and how: ``concurrency`` requests in flight, the ``retry`` policy, a progress bar;
+    the ``executor`` ("local": this process, "ray": a pool of Ray actors, with the ``ray_*``
+    settings); or the Batch API path: ``batch`` (send through it, ``batch_options``),
+    ``batch_export`` (write its input file instead) or ``batch_import`` (load its output file)."""
+
+    concurrency: int = 16
+    retry: RetryPolicy = RetryPolicy()
+    progress: bool = False
+    executor: str = "local"
+    ray_address: str | None = None
+    ray_actors: int | None = None
+    ray_cpus_per_actor: float = 1.0
+    ray_gpus_per_actor: float = 0.0
+    ray_runtime_env: Mapping[str, Any] | None = None
+    ray_connect_timeout_s: float = 30.0  # seconds to wait for a cluster named by an address
+    ray_logs: bool = False  # Ray's own log lines on the terminal (else ray.log)
+    batch: bool = False
+    batch_options: BatchOptions = BatchOptions()
+    batch_export: str | None = None
+    batch_import: str | None = None
+
+    def __post_init__(self) -> None:
+        normalise_fields(self)
+        check_range("concurrency", self.concurrency, 1, MAX_CONCURRENCY, whole=True)
+        check_range("ray_actors", self.ray_actors, 1, MAX_CONCURRENCY, whole=True)
+        check_range("ray_cpus_per_actor", self.ray_cpus_per_actor, 0.0, MAX_RAY_RESOURCES)
+        check_range("ray_gpus_per_actor", self.ray_gpus_per_actor, 0.0, MAX_RAY_RESOURCES)
+        offline = self.offline
+        if len(offline) > 1:
+            raise InputError(f"give one of {', '.join(offline)}", field="batch")
+        if self.batch_options.fallback not in BATCH_FALLBACKS:
+            raise InputError(f"must be one of {', '.join(BATCH_FALLBACKS)}, got '{self.batch_options.fallback}'",
+                             field="batch_fallback", setting=True)
+
+    @property
+    def offline(self) -> list[str]:
+        """The Batch API settings given, as flags (at most one may be)."""
+        return [f for f, v in (("--batch", self.batch), ("--batch-export", self.batch_export),
+                               ("--batch-import", self.batch_import)) if v]
+
+
+@dataclass(frozen=True, slots=True)
+class JudgingSpec:
+    """One judging: every group of its specification (see the module's text)."""
+
+    data: InputSpec = InputSpec()
+    judges: JudgesSpec = JudgesSpec()
+    protocol: ProtocolSpec = ProtocolSpec()
+    generation: GenerationSpec = GenerationSpec()
+    budget: BudgetSpec = BudgetSpec()
+    execution: ExecutionSpec = ExecutionSpec()
+    cache: CacheSpec = CacheSpec()
+    output: OutputSpec = OutputSpec()
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            kind = type(f.default)
+            if not isinstance(getattr(self, f.name), kind):
+                raise TypeError(f"JudgingSpec.{f.name} takes a {kind.__name__}, got "
+                                f"{type(getattr(self, f.name)).__name__}")
+
+    def replace(self, **groups: Any) -> JudgingSpec:
+        """A copy with some groups replaced."""
+        return dataclasses.replace(self, **groups)
+
+    def record(self) -> dict[str, Any]:
+        """The spec as JSON-ready data for the manifest: every group's fields, judges as they were
+        written with credentials masked, the key's variable name only (never a key)."""
+        from polyjudge.backends.spec import describe_judge
+
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            group = getattr(self, f.name)
+            entry = {g.name: _plain(getattr(group, g.name)) for g in dataclasses.fields(group)}
+            if f.name == "judges":
+                entry["judges"] = [describe_judge(j) for j in group.judges]
+            out[f.name] = entry
+        out["execution"].pop("ray_runtime_env", None)  # may carry environment values; not the run's identity
+        return out
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON-ready data (dataclasses as mappings, paths as text)."""
+    import json
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    return json.loads(json.dumps(value, sort_keys=True, default=str))
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """Everything one judging run (or its ``--dry-run`` estimate) depends on: the spec's groups of
+    generation, budget and execution, and what was resolved from the rest.
+
+    ``store_path`` None keeps answers in memory; ``outputs`` is the run
+    directory the result will be written to (its outputs may then be reused).
+    ``context_sizes`` (judge -> tokens) add to the known model contexts for the
+    oversized-prompt warnings; ``free_judges`` cost nothing. ``samples_per_request``
+    (per judge when a mapping; None: the generation group's) asks for that many choices per request.
+    ``batch_clients`` (one per judge) send through Batch APIs. ``executor`` None is the local one.
+    ``cache_path``: the folder of the machine's shared response cache (None: none), read before
+    sending unless ``cache_read`` is False (``--record``, which must send to record) and filled
+    with every answer received. ``reasoning_effort`` is the judges group's (part of every request).
+    """
+
+    protocol: JudgeProtocol
+    backends: Sequence[Backend]
+    generation: GenerationSpec = GenerationSpec()
+    budget: BudgetSpec = BudgetSpec()
+    execution: ExecutionSpec = ExecutionSpec()
+    reasoning_effort: str | None = None
+    samples_per_request: int | Mapping[str, int] | None = None
     prices: Mapping[str, ModelPrice | Any] | None = None
     judge_info: Sequence[Mapping[str, Any]] | None = None
     # judge -> its request form's token ("" or absent: the default form; backends.form.request_form)
@@ -68,31 +223,61 @@ class RunSpec:
     outputs: Path | None = None
     dry_run: bool = False
     batch_clients: Sequence[BatchClient] | None = None
-    batch_options: BatchOptions = BatchOptions()
-    batch_export: Path | str | None = None
-    batch_import: Path | str | None = None
     executor: Executor | None = None
     cache_path: Path | None = None
     cache_read: bool = True
+    spec: JudgingSpec | None = field(default=None)  # the judging it was resolved from (recorded in the manifest)
+
+    @classmethod
+    def of(cls, protocol: JudgeProtocol, backends: Sequence[Backend], **settings: Any) -> RunSpec:
+        """A RunSpec from flat settings (for code and tests that hold a protocol and backends): a
+        RunSpec field by its name, else the field of that name of the generation, budget or execution
+        group; an unknown name is a ``TypeError``."""
+        own = {f.name for f in dataclasses.fields(cls)}
+        groups: dict[str, dict[str, Any]] = {"generation": {}, "budget": {}, "execution": {}}
+        kinds = {"generation": GenerationSpec, "budget": BudgetSpec, "execution": ExecutionSpec}
+        direct: dict[str, Any] = {}
+        for name, value in settings.items():
+            if name in own:
+                direct[name] = value
+                continue
+            group = next((g for g, kind in kinds.items() if name in {f.name for f in dataclasses.fields(kind)}),
+                         None)
+            if group is None:
+                raise TypeError(f"RunSpec has no setting {name!r}")
+            groups[group][name] = value
+        made = {g: kinds[g](**values) for g, values in groups.items() if values}
+        return cls(protocol=protocol, backends=tuple(backends), **made, **direct)
 
     @property
     def judges(self) -> list[str]:
         """The judges' model names, in the order given."""
         return [b.model for b in self.backends]
 
+    @property
+    def runs(self) -> int | None:
+        return self.generation.runs
+
     def resolved_runs(self) -> int:
-        return self.protocol.default_runs if self.runs is None else self.runs
+        return self.protocol.default_runs if self.generation.runs is None else self.generation.runs
 
     def resolved_temperature(self) -> float:
-        return self.protocol.default_temperature if self.temperature is None else self.temperature
+        t = self.generation.temperature
+        return self.protocol.default_temperature if t is None else t
 
     def resolved_aggregator(self) -> str:
-        return self.aggregator or self.protocol.default_aggregator
+        return self.generation.aggregator or self.protocol.default_aggregator
+
+    def resolved_samples(self) -> int | Mapping[str, int]:
+        return self.generation.samples_per_request if self.samples_per_request is None else self.samples_per_request
 
     @property
     def goes_by_batch(self) -> bool:
         """Every task is planned at once and sent, exported or imported through the Batch API path."""
-        return self.batch_import is not None or self.batch_export is not None or self.batch_clients is not None
+        ex = self.execution
+        return ex.batch_import is not None or ex.batch_export is not None or self.batch_clients is not None
 
 
-__all__ = ["RunSpec"]
+__all__ = ["MAX_CONCURRENCY", "MAX_N_CTX", "MAX_RAY_RESOURCES", "MAX_RUNS", "MAX_SAMPLES_PER_REQUEST", "MAX_SEED",
+           "MAX_TEMPERATURE", "MAX_TIMEOUT_S", "BudgetSpec", "ExecutionSpec", "GenerationSpec", "JudgingSpec",
+           "RunSpec"]

@@ -377,7 +377,7 @@ class PairwiseResult:
 
     def settings(self) -> dict[str, Any]:
         c = self.config
-        return {"protocol": c.judge.protocol, "judges": list(c.judge.judges), "pairs": c.pairs, "seed": c.seed,
+        return {"protocol": c.judge.protocol, "judges": c.judge.judge_names(), "pairs": c.pairs, "seed": c.seed,
                 "n_boot": c.n_boot, "level": c.level, "prior": c.prior,
                 "ties": "half a win each (Bradley-Terry without a tie parameter)"}
 
