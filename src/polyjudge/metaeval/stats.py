@@ -11,7 +11,9 @@ so a number computed here can stand next to a published one:
   Groups with fewer than three usable cells are skipped (the reference skips
   only those under two: over two cells every correlation is +-1, which the
   average would take as agreement); when no group is left for that reason
-  the result is NaN (n/a). Groups whose statistic
+  the result is NaN (n/a). Without grouping the reference's two cells are
+  kept (system-level callers show n/a below three systems themselves;
+  :func:`grouped_correlation` applies the rule there too). Groups whose statistic
   is undefined (a constant vector for Pearson/Spearman/Kendall) are skipped,
   or count as 0 with ``nan_as_zero=True``. With no usable group the result
   is 0.0, as in the reference.
@@ -99,7 +101,8 @@ class GroupedCorrelation:
 
 def grouped_correlation(human: ArrayLike, metric: ArrayLike, method: str = "pearson", grouping: str = "none",
                         variant: str = "b") -> GroupedCorrelation:
-    """:func:`correlation` with the count of groups used and left out (for a table's note)."""
+    """A correlation with the count of groups used and left out (for a table's note); unlike
+    :func:`correlation`, a single vector (``"none"``) of fewer than MIN_CORRELATION_POINTS cells is n/a too."""
     vals, sizes = per_group(human, metric, method, grouping, variant)
     big = sizes >= MIN_CORRELATION_POINTS
     return GroupedCorrelation(average_groups(vals, sizes), int(big.sum()), int(((sizes > 0) & ~big).sum()))
@@ -209,7 +212,13 @@ def correlation(human: ArrayLike, metric: ArrayLike, method: str = "pearson",
                 grouping: str = "none", variant: str = "b", nan_as_zero: bool = False) -> float:
     """Pearson / Spearman / Kendall (``variant`` b or c) averaged over groups."""
     vals, sizes = per_group(human, metric, method, grouping, variant)
-    return average_groups(vals, sizes, nan_as_zero)
+    return average_groups(vals, sizes, nan_as_zero, _min_points(grouping))
+
+
+def _min_points(grouping: str) -> int:
+    """Groups smaller than this are left out. One vector (``"none"``) keeps the reference's two: its callers
+    decide (system-level tables show n/a under MIN_CORRELATION_POINTS systems, see system_level.py)."""
+    return 2 if grouping == "none" else MIN_CORRELATION_POINTS
 
 
 def pearson(human: ArrayLike, metric: ArrayLike, grouping: str = "none") -> float:
