@@ -17,11 +17,11 @@ import time
 import pytest
 
 from polyjudge.api import JudgeConfig, judge
-from polyjudge.backends import JudgeSpec, make_backend
+from polyjudge.backends import JudgeSpec, PoolBackend, make_backend
 from polyjudge.backends.base import BackendError, GenerateRequest, Message
 from polyjudge.engine.errors import EndpointFailed
 from polyjudge.engine.runner import is_fatal
-from tests.helpers.openai_server import ScriptedServer
+from tests.helpers.openai_server import Reply, ScriptedServer
 
 REQ = GenerateRequest(messages=(Message("user", "rate"),), max_tokens=10)
 
@@ -102,3 +102,34 @@ def test_every_server_of_a_pool_that_never_listened_stops_the_run_at_once(tmp_pa
         judge(items_file(tmp_path, 4), JudgeConfig(judges=(f"openai:m@{dead[0]},{dead[1]}",)),
               out=tmp_path / "run")
     assert "unreachable" in str(exc.value) and time.perf_counter() - start < 3
+
+
+def test_a_pool_whose_live_server_is_cooling_down_is_not_reported_unreachable():
+    """Every server cooling down, the dead one's refusal the freshest: the live one answered and will be back,
+    so the request's error must not stop the run (it did not reach any server)."""
+    calls = []
+
+    def flaky(body):
+        calls.append(1)
+        return '{"score": 1}' if len(calls) == 1 else Reply(status=503)
+    now = [0.0]
+    with ScriptedServer(flaky) as live:
+        dead = f"http://127.0.0.1:{dead_port()}/v1"
+        members = [make_backend(JudgeSpec.parse(f"openai:m@{url}")) for url in (dead, live.base_url)]
+        pool = PoolBackend(members, [dead, live.base_url], failures_to_cool=1, clock=lambda: now[0])
+
+        async def go():
+            try:
+                await pool.generate(REQ)  # the dead server refuses (cooling 5 s), the live one answers
+                now[0] = 6.0
+                with pytest.raises(BackendError):  # dead refuses again (cooling 10 s), live answers 503 (5 s)
+                    await pool.generate(REQ)
+                now[0] = 7.0
+                with pytest.raises(BackendError) as exc:
+                    await pool.generate(REQ)
+                return exc.value
+            finally:
+                await pool.aclose()
+        err = asyncio.run(go())
+    assert "cooling down" in str(err) and dead in str(err)
+    assert err.retryable and not is_fatal(err)
