@@ -326,7 +326,7 @@ class _Sending:
         kind = message.split(":")[0]
         stats.errors[kind] = stats.errors.get(kind, 0) + len(group)
         if fatal and kind == "connection error":  # no such host, or a server that never took a connection
-            once = f" (attempts in a row failed: {self.streak.count}; it never answered)" if counts else ""
+            once = f" (attempts in a row failed: {self.streak.count})" if counts else ""
             self._halt(UNREACHABLE, f"the endpoint is unreachable: {message}{once}")
         elif fatal:
             self._halt(REJECTED, f"the endpoint rejected the request: {message}")
