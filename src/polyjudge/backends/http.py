@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import errno
 import functools
 import json
 import os
@@ -259,6 +260,9 @@ def _classify(exc: BaseException, timeout: Timeout) -> BackendError:
             # another server of a pool may still answer the request (retryable, so a pool sends it there).
             return BackendError(f"connection error: DNS: host '{exc.host}' does not resolve "
                                 f"({' '.join(str(exc.os_error).split())})", retryable=True, fatal=True)
+        if _is_refused(exc):
+            return BackendError(f"connection error: ConnectError: nothing answers at {exc.host}:{exc.port} "
+                                f"({' '.join(str(exc.os_error).split())})", retryable=True)
         return _transport_error("ConnectError", exc)
     if isinstance(exc, (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientResponseError)):
         return _transport_error("RemoteProtocolError", exc)
@@ -277,6 +281,15 @@ def _is_dns_failure(exc: BaseException) -> bool:
     if dns_error is not None and isinstance(exc, dns_error):
         return True
     return isinstance(getattr(exc, "os_error", None), socket.gaierror)
+
+
+def _is_refused(exc: BaseException) -> bool:
+    """True for a connection no server took: refused (nothing listens on the port) or no route to the host."""
+    os_error = getattr(exc, "os_error", None)
+    return isinstance(os_error, OSError) and os_error.errno in _REFUSED_ERRNOS
+
+
+_REFUSED_ERRNOS = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH})
 
 
 class HttpClients:
@@ -303,6 +316,7 @@ class HttpClients:
         self.max_body = max_body if max_body is not None else max_body_from_env()
         self.keepalive = keepalive
         self._targets: dict[str, _Target] = {}
+        self._answered: set[tuple[str, int | None]] = set()  # (host, port) of every server that answered
         self._slots: asyncio.Semaphore | None = None
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -365,23 +379,37 @@ class HttpClients:
         send = _Send(method, target, headers, params, data, deadline)
         async with self._slots:
             try:
-                return await self._send(session, send)
+                return self._answered_by(target, await self._send(session, send))
             except BackendError:
                 raise
             except Exception as exc:
                 if not _never_answered(exc):
-                    raise _classify(exc, self.timeout) from None
+                    raise self._failure(exc, target) from None
             try:  # a kept connection the server had closed: once more on a fresh one
                 resp = await self._send(session, send)
             except BackendError as exc:
                 exc.resends += 1
                 raise
             except Exception as exc:
-                err = _classify(exc, self.timeout)
+                err = self._failure(exc, target)
                 err.resends += 1
                 raise err from None
             resp.resends += 1
-            return resp
+            return self._answered_by(target, resp)
+
+    def _answered_by(self, target: _Target, resp: HttpResponse) -> HttpResponse:
+        self._answered.add(_origin(target))
+        return resp
+
+    def _failure(self, exc: BaseException, target: _Target) -> BackendError:
+        """The error of a failed attempt. A server that refused the connection and never answered in this
+        run is not there (nothing listens, or no route): no retry can reach it, so the error is fatal (it
+        stays retryable: another server of a pool may take the request). One that answered before may be
+        restarting: its refusals are ordinary retryable failures."""
+        err = _classify(exc, self.timeout)
+        if _is_refused(exc) and _origin(target) not in self._answered:
+            err.fatal = True
+        return err
 
     async def _send(self, session: aiohttp.ClientSession, send: _Send) -> HttpResponse:
         kwargs: dict[str, Any] = {}
@@ -429,6 +457,10 @@ class HttpClients:
         else:
             self._session = session
             self._forget_session()
+
+
+def _origin(target: _Target) -> tuple[str, int | None]:
+    return target.url.host or "", target.url.port
 
 
 def _never_answered(exc: BaseException) -> bool:

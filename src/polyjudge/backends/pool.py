@@ -197,7 +197,9 @@ class PoolBackend:
             return BackendError("connection error: no server of the pool is available", retryable=True)
         server = max(failed, key=lambda s: s.down_until)
         assert server.last_error is not None
-        return self._named(server.last_error, server, f"all {len(self._stats)} servers cooling down; last: ")
+        err = self._named(server.last_error, server, f"all {len(self._stats)} servers cooling down; last: ")
+        err.fatal = False  # an earlier request's verdict: this one reached no server, and one may come back
+        return err
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         if not self._slots_asked:

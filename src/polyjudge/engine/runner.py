@@ -325,8 +325,9 @@ class _Sending:
         self._fail(group, f"{message} (after {attempt} attempt{'s' if attempt > 1 else ''})", attempt)
         kind = message.split(":")[0]
         stats.errors[kind] = stats.errors.get(kind, 0) + len(group)
-        if fatal and kind == "connection error":  # a host that does not resolve: no retry can reach it
-            self._halt(UNREACHABLE, f"the endpoint is unreachable: {message}")
+        if fatal and kind == "connection error":  # no such host, or a server that never took a connection
+            once = f" (attempts in a row failed: {self.streak.count})" if counts else ""
+            self._halt(UNREACHABLE, f"the endpoint is unreachable: {message}{once}")
         elif fatal:
             self._halt(REJECTED, f"the endpoint rejected the request: {message}")
         elif give_up:

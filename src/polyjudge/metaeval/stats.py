@@ -8,7 +8,12 @@ so a number computed here can stand next to a published one:
 * Grouping: ``"none"`` pools all cells into one vector (system-major order),
   ``"item"`` computes one statistic per item (column) over systems, ``"sys"``
   one per system (row) over items; the result is the plain mean over groups.
-  Groups with fewer than two usable cells are skipped. Groups whose statistic
+  Groups with fewer than three usable cells are skipped (the reference skips
+  only those under two: over two cells every correlation is +-1, which the
+  average would take as agreement); when no group is left for that reason
+  the result is NaN (n/a). Without grouping the reference's two cells are
+  kept (system-level callers show n/a below three systems themselves;
+  :func:`grouped_correlation` applies the rule there too). Groups whose statistic
   is undefined (a constant vector for Pearson/Spearman/Kendall) are skipped,
   or count as 0 with ``nan_as_zero=True``. With no usable group the result
   is 0.0, as in the reference.
@@ -68,15 +73,39 @@ def grouped(human: ArrayLike, metric: ArrayLike, grouping: str) -> tuple[np.ndar
     raise ValueError(f"grouping must be one of {GROUPINGS}, not {grouping!r}")
 
 
-def average_groups(values: ArrayLike, sizes: ArrayLike, nan_as_zero: bool = False) -> float:
-    """Mean of per-group values, with the reference's rules for degenerate groups."""
-    use = np.asarray(sizes) >= 2
+def average_groups(values: ArrayLike, sizes: ArrayLike, nan_as_zero: bool = False,
+                   min_points: int = MIN_CORRELATION_POINTS) -> float:
+    """Mean of per-group values, with the reference's rules for degenerate groups, except that a group of
+    fewer than ``min_points`` cells is left out (over two cells a correlation is +-1 whatever the scores).
+    NaN (shown n/a) when groups had two cells or more but none had ``min_points``."""
+    n = np.asarray(sizes)
+    use = n >= min_points
     v = np.asarray(values, dtype=float)[use]
     if nan_as_zero:
         v = np.nan_to_num(v, nan=0.0)
     else:
         v = v[~np.isnan(v)]
-    return float(v.mean()) if v.size else 0.0
+    if v.size:
+        return float(v.mean())
+    return float("nan") if ((n >= 2) & ~use).any() else 0.0
+
+
+@dataclass(frozen=True)
+class GroupedCorrelation:
+    """A correlation averaged over groups, with how many groups it rests on and how many were left out."""
+
+    value: float  # NaN when no group had MIN_CORRELATION_POINTS cells
+    groups: int  # groups of at least MIN_CORRELATION_POINTS cells (their undefined values skipped)
+    left_out: int  # groups of 1 to MIN_CORRELATION_POINTS - 1 cells, not averaged
+
+
+def grouped_correlation(human: ArrayLike, metric: ArrayLike, method: str = "pearson", grouping: str = "none",
+                        variant: str = "b") -> GroupedCorrelation:
+    """A correlation with the count of groups used and left out (for a table's note); unlike
+    :func:`correlation`, a single vector (``"none"``) of fewer than MIN_CORRELATION_POINTS cells is n/a too."""
+    vals, sizes = per_group(human, metric, method, grouping, variant)
+    big = sizes >= MIN_CORRELATION_POINTS
+    return GroupedCorrelation(average_groups(vals, sizes), int(big.sum()), int(((sizes > 0) & ~big).sum()))
 
 
 def _compact_rows(h: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -183,7 +212,13 @@ def correlation(human: ArrayLike, metric: ArrayLike, method: str = "pearson",
                 grouping: str = "none", variant: str = "b", nan_as_zero: bool = False) -> float:
     """Pearson / Spearman / Kendall (``variant`` b or c) averaged over groups."""
     vals, sizes = per_group(human, metric, method, grouping, variant)
-    return average_groups(vals, sizes, nan_as_zero)
+    return average_groups(vals, sizes, nan_as_zero, _min_points(grouping))
+
+
+def _min_points(grouping: str) -> int:
+    """Groups smaller than this are left out. One vector (``"none"``) keeps the reference's two: its callers
+    decide (system-level tables show n/a under MIN_CORRELATION_POINTS systems, see system_level.py)."""
+    return 2 if grouping == "none" else MIN_CORRELATION_POINTS
 
 
 def pearson(human: ArrayLike, metric: ArrayLike, grouping: str = "none") -> float:

@@ -170,13 +170,15 @@ def standard_stats(p: Prepared, name: str, seed: int = SPA_SEED) -> dict[str, fl
     hs, ms = p.human_scores(name).sys, p.metric_sys[name]
     tc = stats.tie_calibration(h, m, "item")
     few = len(p.systems) < stats.MIN_CORRELATION_POINTS  # undefined (NaN, shown n/a), not a bare +-1
+    per_item = stats.grouped_correlation(h, m, "kendall", "item")  # items of < 3 systems left out
     return {
         "sys_pairwise_accuracy": stats.pairwise_accuracy(hs, ms),
         "sys_spa": stats.soft_pairwise_accuracy(h, m, SPA_PERMUTATIONS, seed),
         "sys_pearson": float("nan") if few else stats.pearson(hs, ms),
         "sys_kendall": float("nan") if few else stats.kendall(hs, ms),
         "seg_pearson": stats.pearson(h, m, "none"),
-        "seg_kendall_item": stats.kendall(h, m, "item", "b"),
+        "seg_kendall_item": per_item.value,
+        "seg_items_left_out": per_item.left_out,
         "seg_acc_t": tc.value,
         "seg_acc_t_epsilon": tc.epsilon,
         "n_systems": len(p.systems),
@@ -410,6 +412,11 @@ def caveats(per_lp: dict[str, dict[str, dict[str, float | int]]], tasks: Sequenc
             notes.append(f"{display_lp(lp)}: the metrics were scored on different numbers of segments ({shown}); "
                          "each is compared with the humans on its own segments, so their values are not on "
                          "the same data (column 'cells'; --missing-metric error refuses such metrics)")
+        left_out = max((int(v.get("seg_items_left_out", 0)) for v in by_metric.values()), default=0)
+        if left_out:
+            notes.append(f"{display_lp(lp)}: {left_out} item(s) scored for fewer than {stats.MIN_CORRELATION_POINTS}"
+                         " systems are left out of seg_kendall_item (over two systems a correlation is +-1 "
+                         "whatever the scores); n/a when no item is left")
         n_sys = min((int(v["n_systems"]) for v in by_metric.values()), default=0)
         if 0 < n_sys < stats.MIN_CORRELATION_POINTS:
             sys_tasks = [t.label for t in tasks if t.level == "sys" and lp in t.lps]
