@@ -8,9 +8,13 @@ document context) as a child process twice:
 1. the run itself: wall time, requests per second, peak RSS of the child;
 2. the same command again on the finished run (nothing to send): wall time and peak RSS.
 
+With ``--keep DIR --outputs-again`` on a run kept earlier, only its outputs are written again
+from its store (the same answers, parsed and summarised anew), timed as below.
+
 Inside the child, the seconds spent summarising the stored answers (``collect_s``:
 parsing, aggregation, the judgments spool) and writing the run directory
-(``write_s``) are timed around the engine's own functions; together they are
+(``write_s``) are timed around the engine's own functions, in wall and in CPU seconds of the child
+(``collect_cpu_s``, ``write_cpu_s``: steadier than wall time on a shared machine); together they are
 the output time of the first run (the second reuses the outputs and only
 rewrites the manifest, so both are ~0 there).
 
@@ -25,10 +29,12 @@ import argparse
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,15 +45,16 @@ CLI = """
 import json, sys, time
 sys.argv[0] = "polyjudge"
 from polyjudge.engine import core, result
-spent = {{"collect_s": 0.0, "write_s": 0.0}}
+spent = {{"collect_s": 0.0, "write_s": 0.0, "collect_cpu_s": 0.0, "write_cpu_s": 0.0}}
 
 def timed(fn, name):
     def wrapper(*args, **kwargs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             return fn(*args, **kwargs)
         finally:
             spent[name] += time.perf_counter() - t0
+            spent[name.replace("_s", "_cpu_s")] += time.process_time() - c0
     return wrapper
 
 if hasattr(core, "collect"):  # (absent before polyjudge summarised runs in one pass)
@@ -112,6 +119,16 @@ def run_child(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int, s
     return wall, usage.ru_maxrss / 1024, proc.returncode, err
 
 
+def forget_outputs(run_dir: Path) -> None:
+    """Drop the finished run's note that its outputs are current (engine.collect.remember_outputs), so
+    the next ``judge`` on it summarises every stored answer again and rewrites the run directory."""
+    store = run_dir / "store.sqlite"
+    if not store.is_file():
+        raise SystemExit(f"--outputs-again: no run store at {store}")
+    with closing(sqlite3.connect(store)) as db, db:
+        db.execute("DELETE FROM meta WHERE name = 'outputs'")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--items", type=int, default=100_000)
@@ -121,7 +138,12 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--protocol", choices=sorted(ANSWERS), default="mqm")
     ap.add_argument("--keep", default=None, help="write the run directory here instead of a temporary one")
+    ap.add_argument("--outputs-again", action="store_true",
+                    help="with --keep DIR of a finished run (same --items, --segments, --systems, --runs): "
+                         "only write its outputs again from its store, timed (nothing is sent)")
     args = ap.parse_args()
+    if args.outputs_again:
+        forget_outputs(Path(args.keep) if args.keep else ap.error("--outputs-again needs --keep DIR"))
 
     port = free_port()
     server = subprocess.Popen([sys.executable, "-c", SERVER.format(root=str(ROOT), port=port,
@@ -145,7 +167,7 @@ def main() -> None:
             n = args.items * args.runs
             report: dict[str, object] = {"items": args.items, "runs": args.runs, "judgments": n,
                                          "protocol": args.protocol, "concurrency": args.concurrency}
-            for phase in ("run", "resume"):
+            for phase in ("outputs",) if args.outputs_again else ("run", "resume"):
                 wall, rss, code, err = run_child(cmd, env)
                 if code != 0:
                     sys.stderr.write(err)

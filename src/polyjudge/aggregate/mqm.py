@@ -22,6 +22,7 @@ scores, human or LLM, are unaffected by it.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,14 @@ PUNCTUATION_DISCOUNT = 0.1
 
 def _norm_type(error_type: str) -> str:
     """``"Fluency / Punctuation"`` -> ``"fluency/punctuation"`` (for matching only)."""
-    return "/".join(p.strip() for p in error_type.strip().lower().split("/"))
+    low = error_type.strip().lower()
+    if low.isascii() and not _SPACE_BY_SLASH.search(low):
+        return low  # no whitespace beside a slash: stripping each part changes nothing (a parsed answer's type)
+    return "/".join(p.strip() for p in low.split("/"))
+
+
+# ASCII whitespace (as str.strip sees it) beside a slash: what _norm_type's per-part strip would remove.
+_SPACE_BY_SLASH = re.compile(r"[ \t\n\x0b\x0c\r\x1c-\x1f]/|/[ \t\n\x0b\x0c\r\x1c-\x1f]")
 
 
 @dataclass(frozen=True)
@@ -169,7 +177,22 @@ def annotation_errors(annotation: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def llm_mqm_score(annotation: Mapping[str, Any], weights: MQMWeights = DEFAULT_WEIGHTS) -> float:
     """Score of one run's annotation: the negated MQM points (higher is better)."""
-    return -mqm_points(annotation_errors(annotation), weights)
+    if weights.classic:
+        return -mqm_points(annotation_errors(annotation), weights)
+    # mqm_points(annotation_errors(...)) in one loop (a million answers are scored when a large run is
+    # summarised): the same points added in the same order, so the same float.
+    errors = annotation.get("errors", {})
+    total: float = 0
+    for sev, points in (("critical", weights.critical), ("major", weights.major), ("minor", weights.minor)):
+        for err in errors.get(sev, []) or []:
+            typ = _norm_type(str(err.get("type", "")) if isinstance(err, Mapping) else "")
+            if typ.startswith("non-translation"):
+                total += weights.non_translation
+            elif sev == "minor" and typ == "fluency/punctuation":
+                total += weights.minor_punctuation
+            else:
+                total += points
+    return -float(total)
 
 
 # -- human annotations ---------------------------------------------------------

@@ -72,8 +72,8 @@ def judgment_of(item_index: int, run_index: int, judge: str, stored: StoredRespo
             return JudgmentRecord(item_index, item.system, item.doc_id, item.seg_id, run_index, judge, status, error,
                                   None, None, None)
         return JudgmentRecord(item_index, item.system, item.doc_id, item.seg_id, run_index, judge, status, error,
-                              stored.text, annotation, score, stored.usage.prompt_tokens,
-                              stored.usage.completion_tokens, stored.latency_s, stored.finish_reason,
+                              stored.text, annotation, score, stored.prompt_tokens,
+                              stored.completion_tokens, stored.latency_s, stored.finish_reason,
                               stored.reasoning)
 
     if stored is None:

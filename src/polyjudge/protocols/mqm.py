@@ -178,8 +178,22 @@ def parse_mqm_answer(text: str) -> dict[str, Any]:
             continue
         if not isinstance(items, list):
             raise ParseFailure(f"'{key}' must be a list, got {type(items).__name__}")
-        out[sev].extend(_error_from_value(v, f"{key}[{i}]") for i, v in enumerate(items))
+        found = out[sev]
+        for i, v in enumerate(items):
+            found.append(_plain_error(v) or _error_from_value(v, f"{key}[{i}]"))
     return {"errors": out}
+
+
+def _plain_error(value: Any) -> dict[str, str] | None:
+    """:func:`_error_from_value` of the usual error, an object whose type and description are strings
+    (None for anything else, which the full function handles): a million are read per large run."""
+    if type(value) is not dict:
+        return None
+    typ = value.get("type", value.get("category"))
+    desc = value.get("desc", value.get("description", ""))
+    if type(typ) is not str or type(desc) is not str:
+        return None
+    return {"type": normalise_type(typ) or "other", "desc": desc}
 
 
 ECHO_CHOICES = ("auto", "allow", "forbid")
