@@ -28,8 +28,6 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "polyjudge"
 EXEMPT: dict[tuple[str, str], str] = {
     ("cli/options.py", "da"): "DEFAULT protocol of -p, shown by --help (one default, not a list)",
     ("engine/session.py", "local"): "JudgeConfig.executor's default value (one default, not a list)",
-    ("cli/consistency_cmd.py", "local"): "--executor's default; its Choice is S1's file (switched at merge)",
-    ("cli/consistency_cmd.py", "ray"): "--executor's Choice in S1's file (switched at merge to api EXECUTORS)",
     ("engine/pricing.py", "openai"): "MAINTAINED_BATCH_DISCOUNT's keys are genai-prices provider ids (google "
                                      "has no backend), the one table of Batch API discounts",
     ("metaeval/mtme.py", "mqm"): "mt-metrics-eval's name of its MQM human scores, not the protocol",

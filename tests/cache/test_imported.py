@@ -84,6 +84,10 @@ def test_a_later_run_says_how_many_cached_answers_were_imported(items, tmp_path)
     counts = json.loads((tmp_path / "later" / "manifest.json").read_text())["counts"]
     assert counts["from_cache"] == 6 and counts["from_cache_imported"] == 6
     assert later.manifest.counts["from_cache_imported"] == 6
+    from polyjudge.cli.judge_cmd import _imported  # the summary line's words for these counts
+
+    assert _imported(later.manifest.counts) == " (6 answer(s) first imported from a batch file)"
+    assert _imported({"from_cache": 6}) == ""
 
 
 def test_live_answers_are_not_marked_and_a_live_run_counts_none(items, tmp_path):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from polyjudge.api.registries import EXECUTORS
 from polyjudge.cli.options import (
     CONCURRENCY,
     N_CTX,
@@ -98,7 +99,7 @@ class ConsistencyFlags:
                                      help="Exit 3 when a larger share of requests failed after retries.")
     restart: bool = option("--restart", is_flag=True,
                            help="Start the run directories over instead of resuming them.")
-    executor: str = option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+    executor: str = option("--executor", type=click.Choice(list(EXECUTORS)), default="local", show_default=True,
                            help="Who sends the requests: this process, or a pool of Ray actors "
                                 "(pip install 'polyjudge[ray]').")
     ray_address: str | None = option("--ray-address", default=None, metavar="ADDR",

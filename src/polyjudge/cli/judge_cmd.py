@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -66,7 +67,7 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
     echo(f"items: {c['items']}  judgments: {c['judgments']}  ok: {ok}  failed: {c['judgments'] - ok - pending}"
          + (f"  not run: {pending}" if pending else "")
          + f"  (sent now: {c['sent_this_session']}, from store: {c['from_store']}, "
-         f"from cache: {c.get('from_cache', 0)}, retries: {c['retries']})")
+         f"from cache: {c.get('from_cache', 0)}{_imported(c)}, retries: {c['retries']})")
     n, request_failed = c["judgments"], result.request_failed_count()
     if n:
         limit = f"; allowed: {max_failure_rate:.0%}" if max_failure_rate is not None else ""
@@ -101,6 +102,12 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
     click.echo("system\tscore\tn_segments")
     for row in rows:
         click.echo(f"{row.system}\t{'' if row.score is None else f'{row.score:.4f}'}\t{row.n_segments}")
+
+
+def _imported(counts: Mapping[str, Any]) -> str:
+    """Beside the cache count: how many of those answers came from a batch file once imported."""
+    n = counts.get("from_cache_imported", 0)
+    return f" ({n} answer(s) first imported from a batch file)" if n else ""
 
 
 def _unpriced(m: Any) -> str:

@@ -87,6 +87,7 @@ from polyjudge.analysis import (
     system_ranking,
     tie_stats,
 )
+from polyjudge.engine.pricing import PRICE_UNKNOWN
 from polyjudge.report import adapters, svg
 from polyjudge.report.blocks import Cell as Cell
 from polyjudge.report.blocks import Figure as Figure
@@ -132,7 +133,7 @@ def summary_section(run: RunData) -> Section:
         ("systems", str(len({s.system for s in run.segments}))),
         ("judgments", f"{len(j)} ({status.get('ok', 0)} ok, {n_fail} failed)"),
         ("tokens", "{} prompt + {} completion".format(*run.tokens())),
-        ("cost", (usd(cost) + (f" (price unknown: {', '.join(unpriced)})" if unpriced else ""))
+        ("cost", (usd(cost) + (f" ({PRICE_UNKNOWN}: {', '.join(unpriced)})" if unpriced else ""))
          if cost is not None else "not recorded"),
         ("wall time", seconds(wall) if wall is not None else "not recorded"),
         ("latency per request", f"mean {seconds(float(lat.mean()), digits=2)}, "
@@ -150,7 +151,7 @@ def summary_section(run: RunData) -> Section:
         rows.append([judge, int(m.sum())] + [
             Cell(str(st.get(s, 0)), "bad" if s != "ok" and st.get(s, 0) else "") for s in STATUSES]
             + [*run.tokens(judge),
-               "price unknown" if judge in unpriced else usd(costs[judge]) if costs else "n/a",
+               PRICE_UNKNOWN if judge in unpriced else usd(costs[judge]) if costs else "n/a",
                number(float(np.nanmean(j.latency_s[m]))) if np.isfinite(j.latency_s[m]).any() else "n/a"])
     blocks.append(Table(["judge", "judgments", *STATUSES, "prompt tokens", "completion tokens",
                          "cost", "mean latency (s)"], rows, "Per judge"))
