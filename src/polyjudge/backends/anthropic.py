@@ -26,7 +26,6 @@ What differs from chat completions, and how this backend handles it:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import time
@@ -40,7 +39,6 @@ from polyjudge.backends.base import (
     GenerateRequest,
     GenerateResult,
     Usage,
-    check_endpoints,
     endpoint_from_env,
 )
 from polyjudge.backends.http import (
@@ -55,6 +53,7 @@ from polyjudge.backends.reasoning import join_reasoning
 from polyjudge.backends.registry import (
     BackendSettings,
     Capabilities,
+    HostedEndpoint,
     JudgeSpec,
     RegisteredBackend,
     register_backend,
@@ -67,6 +66,7 @@ OFFICIAL_HOST = "api.anthropic.com"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"  # the endpoint Anthropic's own clients read
 API_VERSION = "2023-06-01"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
+ENDPOINT = HostedEndpoint(DEFAULT_BASE_URL, OFFICIAL_HOST, BASE_URL_ENV, API_KEY_ENV)
 TOOL_NAME = "record_judgment"
 # How the JSON schema is sent: "auto" starts with a tool and steps down (output format, then none).
 STRUCTURED_MODES = ("auto", "tool", "json_schema", "none")
@@ -116,14 +116,8 @@ class AnthropicBackend(RegisteredBackend):
 
     @classmethod
     def preflight(cls, spec: JudgeSpec, settings: BackendSettings, *, network: bool = True) -> JudgeSpec:
-        """The key Anthropic's own endpoint needs (a self-hosted server may be keyless), each host resolves;
-        ``ANTHROPIC_BASE_URL`` fills in the endpoint when the spec names none (an ``@URL`` wins)."""
-        if spec.base_url is None and (from_env := endpoint_from_env(BASE_URL_ENV)) is not None:
-            spec = dataclasses.replace(spec, base_url=from_env)
-        key_env = spec.option("key_env") or settings.key_env_for(API_KEY_ENV)
-        check_endpoints(spec.servers or (DEFAULT_BASE_URL,), key_env=key_env, official_host=OFFICIAL_HOST,
-                        network=network)
-        return spec
+        """The key Anthropic's own endpoint needs, each host resolves, ``ANTHROPIC_BASE_URL`` (see HostedEndpoint)."""
+        return ENDPOINT.preflight(spec, settings, network=network)
 
     @classmethod
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:

@@ -198,3 +198,4 @@ def endpoint_from_env(variable: str) -> str | None:
 
     value = os.environ.get(variable, "").strip()
     return value or None
+

@@ -38,7 +38,6 @@ from polyjudge.backends.base import (
     GenerateResult,
     TokenLogprob,
     Usage,
-    check_endpoints,
     endpoint_from_env,
 )
 from polyjudge.backends.http import (
@@ -55,6 +54,7 @@ from polyjudge.backends.registry import (
     DEFAULT_API_KEY_ENV,
     BackendSettings,
     Capabilities,
+    HostedEndpoint,
     JudgeSpec,
     RegisteredBackend,
     register_backend,
@@ -67,6 +67,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OFFICIAL_HOST = "api.openai.com"
 # What OpenAI's own clients read: the endpoint, and the organisation and project sent as headers.
 BASE_URL_ENV = "OPENAI_BASE_URL"
+ENDPOINT = HostedEndpoint(DEFAULT_BASE_URL, OFFICIAL_HOST, BASE_URL_ENV, DEFAULT_API_KEY_ENV)
 ACCOUNT_HEADERS = {"OPENAI_ORG_ID": "OpenAI-Organization", "OPENAI_PROJECT_ID": "OpenAI-Project"}
 STRUCTURED_MODES = ("auto", "json_schema", "none")
 # Error codes OpenAI documents for a parameter a model does not take, or a value it does not allow.
@@ -149,14 +150,8 @@ class OpenAIBackend(RegisteredBackend):
 
     @classmethod
     def preflight(cls, spec: JudgeSpec, settings: BackendSettings, *, network: bool = True) -> JudgeSpec:
-        """The key OpenAI's own endpoint needs (a self-hosted server may be keyless), each host resolves;
-        ``OPENAI_BASE_URL`` fills in the endpoint when the spec names none (an ``@URL`` wins)."""
-        if spec.base_url is None and (from_env := endpoint_from_env(BASE_URL_ENV)) is not None:
-            spec = dataclasses.replace(spec, base_url=from_env)
-        key_env = spec.option("key_env") or settings.key_env_for(DEFAULT_API_KEY_ENV)
-        check_endpoints(spec.servers or (DEFAULT_BASE_URL,), key_env=key_env, official_host=OFFICIAL_HOST,
-                        network=network)
-        return spec
+        """The key OpenAI's own endpoint needs, each host resolves, ``OPENAI_BASE_URL`` (see HostedEndpoint)."""
+        return ENDPOINT.preflight(spec, settings, network=network)
 
     @classmethod
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from polyjudge.backends.base import Backend
+from polyjudge.backends.base import Backend, check_endpoints, endpoint_from_env
 from polyjudge.data.secrets import redact_url, register_secret_env
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.registry import Registry, UnknownNameError
@@ -340,7 +340,31 @@ def make_backend(spec: JudgeSpec, settings: BackendSettings | None = None, *, ap
     return build_judge(spec, chosen)
 
 
-__all__ = ["BACKENDS", "DEFAULT_API_KEY_ENV", "REASONING_EFFORTS", "BackendSettings", "Capabilities", "JudgeSpec",
-           "RegisteredBackend",
+
+@dataclass(frozen=True, slots=True)
+class HostedEndpoint:
+    """A provider's own API as its official clients know it: the default URL, its host, the variable
+    naming another endpoint (``OPENAI_BASE_URL``) and the key's variable."""
+
+    default_url: str
+    official_host: str
+    base_url_env: str
+    key_env: str
+
+    def preflight(self, spec: JudgeSpec, settings: BackendSettings, *, network: bool) -> JudgeSpec:
+        """The key the official endpoint needs (a self-hosted server may be keyless), each host resolves;
+        the base-URL variable fills in the endpoint when the spec names none (an ``@URL`` wins)."""
+        import dataclasses
+
+        if spec.base_url is None and (from_env := endpoint_from_env(self.base_url_env)) is not None:
+            spec = dataclasses.replace(spec, base_url=from_env)
+        key_env = spec.option("key_env") or settings.key_env_for(self.key_env)
+        check_endpoints(spec.servers or (self.default_url,), key_env=key_env, official_host=self.official_host,
+                        network=network)
+        return spec
+
+
+__all__ = ["BACKENDS", "DEFAULT_API_KEY_ENV", "REASONING_EFFORTS", "BackendSettings", "Capabilities", "HostedEndpoint",
+           "JudgeSpec", "RegisteredBackend",
            "UnknownBackendError", "backend_class", "build_judge", "make_backend", "redact_servers",
            "register_backend", "split_servers"]
