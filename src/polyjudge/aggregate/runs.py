@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import numpy as np
-
 from polyjudge.registry import Registry
 
 Aggregator = Callable[[Sequence[float]], float]
@@ -41,6 +39,8 @@ def available_aggregators() -> list[str]:
 @register_aggregator("median")
 def median(scores: Sequence[float]) -> float:
     """Median of the runs (no outlier removal)."""
+    import numpy as np  # here, not at the top: the registry is read by --help, which needs no numpy
+
     return float(np.median(np.asarray(scores, dtype=float)))
 
 

@@ -9,15 +9,40 @@ stopped.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from polyjudge.data.readers import read_items, read_parallel
 from polyjudge.data.records import Item
 from polyjudge.data.secrets import redact
 from polyjudge.engine import session as limits
 from polyjudge.engine.errors import BudgetExceeded, RunInterrupted, RunStopped
 from polyjudge.engine.session import DEFAULT_JUDGE, BatchOptions, JudgeConfig
-from polyjudge.rundir import PENDING, SEGMENTS, SYSTEMS, OwnedDir, RunDir, claim
 from polyjudge.rundir.clash import Target, file_target, input_target, refuse_clashes, run_dir_target
 from polyjudge.rundir.ownership import atomic_write, check_out_path
+
+if TYPE_CHECKING:
+    from polyjudge.rundir import PENDING as PENDING
+    from polyjudge.rundir import SEGMENTS as SEGMENTS
+    from polyjudge.rundir import SYSTEMS as SYSTEMS
+    from polyjudge.rundir import OwnedDir as OwnedDir
+    from polyjudge.rundir import RunDir as RunDir
+    from polyjudge.rundir import claim as claim
+
+# The run directory's reader (and its numpy) loads when a command first reads or claims a run, not when
+# the command line is parsed (`polyjudge judge --help`).
+_LAZY = {"PENDING": "polyjudge.rundir", "SEGMENTS": "polyjudge.rundir", "SYSTEMS": "polyjudge.rundir",
+         "OwnedDir": "polyjudge.rundir", "RunDir": "polyjudge.rundir", "claim": "polyjudge.rundir"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["DEFAULT_JUDGE", "PENDING", "SEGMENTS", "SYSTEMS", "BatchOptions", "BudgetExceeded", "Item",
            "JudgeConfig", "OwnedDir", "RunDir", "RunInterrupted", "RunStopped", "Target", "atomic_write",

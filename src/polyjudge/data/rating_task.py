@@ -33,12 +33,13 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from polyjudge.data import textio
 from polyjudge.data.errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
 from polyjudge.data.readers import json_type, parse_json, plain
 
 __all__ = ["RatingTask", "all_subsets", "load_task"]
@@ -109,6 +110,8 @@ class RatingTask:
     @property
     def membership(self) -> np.ndarray:
         """Λ: ``|O| x |Q|`` 0/1 matrix, ``Λ[k, v] = 1`` iff option k is in set v."""
+        import numpy as np  # here: protocols read tasks when --help lists them, which needs no numpy
+
         lam = np.zeros((self.n_options, self.n_sets))
         for v, s in enumerate(self.response_sets):
             lam[list(s), v] = 1.0

@@ -85,7 +85,7 @@ from polyjudge.engine.runner import (
 )
 from polyjudge.engine.spend import Budget, RateLimiter
 from polyjudge.engine.store import Answerable, AnswerKey, Store
-from polyjudge.rundir.directory import RAY_LOG
+from polyjudge.rundir.names import RAY_LOG
 from polyjudge.rundir.ownership import read_record
 
 log = logging.getLogger("polyjudge")

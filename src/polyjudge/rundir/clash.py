@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from polyjudge.data.errors import InputError
-from polyjudge.rundir.directory import MTME_DIR, RUN_OUTPUTS, STORE_FILES
 from polyjudge.rundir.lock import LOCK_FILE
+from polyjudge.rundir.names import MTME_DIR, RUN_OUTPUTS, STORE_FILES
 from polyjudge.rundir.ownership import OWNED_RECORD, read_record
 
 # Files a run directory is made of, for outputs and for run directories given as input.

@@ -29,6 +29,22 @@ from polyjudge.data.readers import iter_jsonl, parse_json, plain
 from polyjudge.data.records import CORE_FIELDS, Item
 from polyjudge.data.spans import SpanSegment, read_task2_tsv, write_task2_tsv
 from polyjudge.rundir.mtme import check_metric_name, missing, mtme_files, mtme_grid
+from polyjudge.rundir.names import (
+    AGGREGATES,
+    ITEMS,
+    JUDGMENTS,
+    MANIFEST,
+    MERGED,
+    MTME_DIR,
+    OPTIONAL_OUTPUTS,
+    RUN_KIND,
+    RUN_OUTPUTS,
+    SEGMENTS,
+    SPANS,
+    STORE,
+    STORE_FILES,
+    SYSTEMS,
+)
 from polyjudge.rundir.ownership import OwnedDir, atomic_write, claim, is_polyjudge_store, read_record
 from polyjudge.rundir.records import (
     JudgmentRecord,
@@ -38,26 +54,6 @@ from polyjudge.rundir.records import (
     SystemRow,
 )
 from polyjudge.rundir.render import aggregate_lines, merged_lines, segment_lines, system_lines
-
-MANIFEST = "manifest.json"
-JUDGMENTS = "judgments.jsonl"
-ITEMS = "items.jsonl"
-SEGMENTS = "segments.tsv"
-SYSTEMS = "systems.tsv"
-AGGREGATES = "aggregates.tsv"
-MERGED = "merged.jsonl"
-SPANS = "spans.tsv"
-STORE = "store.sqlite"
-# Ray's own log lines of a run with --executor ray (engine.ray_executor), kept off the terminal.
-RAY_LOG = "ray.log"
-MTME_DIR = "mtme"
-# Outputs that only some runs have: removed when a rewrite does not produce them,
-# so a directory reused with another protocol never keeps a stale file.
-OPTIONAL_OUTPUTS = (AGGREGATES, MERGED, SPANS)
-# Every file a judging run writes besides mtme/ and the store; --restart removes these (when polyjudge's).
-RUN_OUTPUTS = (MANIFEST, JUDGMENTS, ITEMS, SEGMENTS, SYSTEMS, *OPTIONAL_OUTPUTS)
-STORE_FILES = (STORE, STORE + "-wal", STORE + "-shm", STORE + "-journal")
-RUN_KIND = "judge run"
 
 
 def _atomic_write(path: Path, lines: Iterable[str]) -> None:

@@ -15,14 +15,7 @@ from pathlib import Path
 from types import TracebackType
 
 from polyjudge.data.errors import InputError
-from polyjudge.rundir.directory import (
-    MTME_DIR,
-    RUN_KIND,
-    RUN_OUTPUTS,
-    STORE,
-    STORE_FILES,
-    adopt_run_dir,
-)
+from polyjudge.rundir.names import MTME_DIR, RUN_KIND, RUN_OUTPUTS, STORE, STORE_FILES
 from polyjudge.rundir.ownership import OwnedDir, check_out_path, claim, read_record
 
 LOCK_FILE = ".polyjudge.lock"
@@ -120,6 +113,8 @@ class RunDirLock:
 def claim_run_dir(path: str | Path) -> OwnedDir:
     """Take ``path`` as a judge run directory (see :func:`ownership.claim`): a folder holding the
     user's files, a store that is not polyjudge's, or a symlinked ``mtme/`` is refused (exit 2)."""
+    from polyjudge.rundir.directory import adopt_run_dir  # the reader (and numpy) only when a run is claimed
+
     owned = claim(path, RUN_KIND, names=(*RUN_OUTPUTS, *STORE_FILES), adopt=adopt_run_dir)
     if (owned.path / MTME_DIR).is_symlink():
         raise InputError("is a symlink; polyjudge does not write through symlinks (remove it or use another "

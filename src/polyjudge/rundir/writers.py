@@ -30,7 +30,7 @@ from polyjudge.data.spans import write_task2_tsv
 from polyjudge.data.textio import short
 from polyjudge.registry import Registry
 from polyjudge.rundir.clash import Target, refuse_clashes, run_dir_target
-from polyjudge.rundir.directory import AGGREGATES, MANIFEST, MERGED, MTME_DIR, SEGMENTS, SPANS, SYSTEMS, RunDir
+from polyjudge.rundir.directory import RunDir
 from polyjudge.rundir.mtme import (
     DOMAIN_KEY,
     MtmeGrid,
@@ -41,6 +41,7 @@ from polyjudge.rundir.mtme import (
     require_complete,
     testset_record,
 )
+from polyjudge.rundir.names import AGGREGATES, MANIFEST, MERGED, MTME_DIR, SEGMENTS, SPANS, SYSTEMS
 from polyjudge.rundir.ownership import claim
 from polyjudge.rundir.records import SegmentRow, format_mtme, tsv_text
 from polyjudge.rundir.render import aggregate_lines, merged_lines, segment_lines, system_lines
