@@ -2,7 +2,7 @@
 
 polyjudge: 20 systems x 2,000 segments (synthetic normal scores, a few missing), every one of
 the 190 pairs tested with 1,000 bootstrap resamples, 1,000 approximate randomization draws and
-the t-test (``polyjudge.analysis.systems.compare_systems``; draws are matrix products).
+the t-test (``polyjudge.metaeval.systems.compare_systems``; draws are matrix products).
 
 sacrebleu (when a Python with sacrebleu is given, e.g. a venv at /tmp/sacrebleu-venv, so
 polyjudge's own environment stays as it is): ``sacrebleu --paired-bs`` as its users run it,
@@ -56,7 +56,7 @@ print(json.dumps(times))
 def _ours(systems: int, segments: int, draws: int, repeats: int) -> list[float]:
     import numpy as np
 
-    from polyjudge.analysis.systems import CompareSettings, compare_systems
+    from polyjudge.metaeval.systems import CompareSettings, compare_systems
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(systems, segments)) + np.linspace(0.3, 0.0, systems)[:, None]

@@ -46,8 +46,8 @@ from polyjudge.data.errors import InputError  # noqa: E402
 from polyjudge.data.records import Item  # noqa: E402
 from polyjudge.data.wmt_mqm import MQMAnnotation, read_wmt_mqm, wmt_mqm_items  # noqa: E402
 from polyjudge.engine.result import RunResult  # noqa: E402
+from polyjudge.metaeval.spans import Span, SpanSegment, segments_from_mqm, span_f1  # noqa: E402
 from polyjudge.metaeval.statistics import Scores, acc_t, pearson, spa  # noqa: E402
-from polyjudge.spanf1 import Span, SpanSegment, segments_from_mqm, span_f1  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TED = ROOT.parent / "shared" / "data" / "wmt-mqm" / "ted"

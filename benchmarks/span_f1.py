@@ -15,7 +15,7 @@ min and median; ratio = official time / polyjudge time):
    official ``main()`` against ``polyjudge.api.span_f1`` plus writing its JSON;
 3. the core scoring function on data already in memory, per language pair:
    the official ``get_char_f1`` (lists of error dicts) against
-   ``polyjudge.spanf1.score_lp`` (tuples of ``Span``); P, R and F1 must
+   ``polyjudge.metaeval.spans.score_lp`` (tuples of ``Span``); P, R and F1 must
    agree to 1e-9.
 
 An extra row, labelled so, times start-up and imports alone (``python -c
@@ -64,7 +64,7 @@ from polyjudge.api.spans import SpanF1Config
 from polyjudge.api.spans import span_f1 as api_span_f1
 from polyjudge.data.spans import Span
 from polyjudge.data.wmt_mqm import read_wmt_mqm
-from polyjudge.spanf1 import score_lp, segments_from_mqm
+from polyjudge.metaeval.spans import score_lp, segments_from_mqm
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "wmt-mqm" / "ted"
 SCORER = Path("scripts") / "scoring" / "task2" / "scoring_esa.py"

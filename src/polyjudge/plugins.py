@@ -43,6 +43,7 @@ from polyjudge.data.readers import InputReader, ItemDefaults, register_reader
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.data.spans import Span, SpanSegment
 from polyjudge.metaeval.readers import RunChoice, ScoreFormat, ScoreTable, register_score_format
+from polyjudge.metaeval.spans.readers import SpanFormat, SpanRequest, register_span_format
 from polyjudge.metaeval.statistics import Scores, Statistic, register_statistic
 from polyjudge.metaeval.tasks import Task, register_preset
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
@@ -51,7 +52,6 @@ from polyjudge.protocols.registry import register_protocol
 from polyjudge.registry import UnknownNameError
 from polyjudge.rundir import RunDir
 from polyjudge.rundir.writers import OutputWriter, RunFiles, lines_body, register_writer
-from polyjudge.spanf1.readers import SpanFormat, SpanRequest, register_span_format
 
 __all__ = [
     "Aggregator", "BackendSettings", "BatchClient", "BatchLine", "BatchLineFormat", "DocumentContext",

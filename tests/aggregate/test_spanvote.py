@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polyjudge.aggregate.spanvote import vote_spans
+from polyjudge.metaeval.spans import vote_merger
 from polyjudge.protocols import tsa
-from polyjudge.spanf1 import vote_merger
 
 LENGTH = 12
 

@@ -17,7 +17,7 @@ LAYERS = {
     "_version": 0, "registry": 0, "data": 0,
     "rundir": 1, "cache": 1,  # cache: the machine's shared response cache (the engine reads and fills it)
     "backends": 2, "aggregate": 2,
-    "protocols": 3, "analysis": 3, "spanf1": 3, "ratings": 3,
+    "protocols": 3, "analysis": 3,
     "engine": 4, "validation": 4, "metaeval": 4,  # metaeval reads runs through analysis, never the reverse
     "studies": 5,
     "report": 6,
@@ -25,6 +25,10 @@ LAYERS = {
     "cli": 8,
     "__init__": 9,
 }
+# Parts of a package that sit lower than the package: metaeval's span scores, rating agreement and
+# system comparisons read only data, aggregate and rundir, so validation may use them and they never
+# reach back into the rest of metaeval (WMT statistics, run variants).
+SUBLAYERS = {"metaeval.spans": 3, "metaeval.ratings": 3, "metaeval.systems": 3}
 RUN_FILES = {"judgments.jsonl", "segments.tsv", "manifest.json", "items.jsonl", "aggregates.tsv",
              "merged.jsonl", "systems.tsv"}
 SHARED_CLI = {"options", "errors", "main", "specs"}
@@ -37,6 +41,18 @@ def _modules() -> list[Path]:
 def _package(path: Path) -> str:
     rel = path.relative_to(SRC)
     return rel.parts[0].removesuffix(".py") if len(rel.parts) > 1 else rel.stem
+
+
+def _layer(dotted: str) -> int:
+    """The layer of ``package.sub...`` (without the ``polyjudge.`` prefix)."""
+    for sub, layer in SUBLAYERS.items():
+        if dotted == sub or dotted.startswith(sub + "."):
+            return layer
+    return LAYERS.get(dotted.split(".")[0], 0)
+
+
+def _dotted(path: Path) -> str:
+    return ".".join(path.relative_to(SRC).with_suffix("").parts)
 
 
 def _imports(tree: ast.AST) -> list[tuple[int, str]]:
@@ -67,15 +83,25 @@ def test_every_package_has_a_layer():
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
 def test_imports_point_down(path: Path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    own = LAYERS[_package(path)]
+    own = _layer(_dotted(path))
     bad = []
     for line, module in _imports(tree):
         parts = module.split(".")
         if len(parts) < 2:
             continue
-        target = parts[1]
-        if LAYERS.get(target, 0) > own:
-            bad.append(f"{path.relative_to(SRC)}:{line} imports {module} (layer {LAYERS[target]} > {own})")
+        target = _layer(".".join(parts[1:]))
+        if target > own:
+            bad.append(f"{path.relative_to(SRC)}:{line} imports {module} (layer {target} > {own})")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize(("lower", "upper"), [("analysis", "metaeval"), ("metaeval", "validation")])
+def test_evaluation_packages_point_one_way(lower: str, upper: str):
+    """Meta-evaluation reads runs through analysis, never the reverse; validation is its own package."""
+    bad = [f"{path.relative_to(SRC)}:{line} imports {module}"
+           for path in _modules() if _package(path) == lower
+           for line, module in _imports(ast.parse(path.read_text(encoding="utf-8")))
+           if module.split(".")[1:2] == [upper]]
     assert not bad, "\n".join(bad)
 
 
@@ -109,7 +135,7 @@ def test_no_import_cycle_between_engine_result_and_outputs():
 
 
 # Evaluation reads run directories and arrays; how a judgment was made is not its business.
-EVALUATION = {"metaeval", "spanf1", "ratings", "analysis", "validation"}
+EVALUATION = {"metaeval", "analysis", "validation"}
 JUDGING = {"protocols", "engine", "backends", "cli", "api"}
 
 
@@ -122,7 +148,7 @@ def test_evaluation_knows_no_judging():
             parts = module.split(".")
             if len(parts) >= 2 and parts[1] in JUDGING:
                 bad.append(f"{path.relative_to(SRC)}:{line} imports {module}")
-    assert not bad, "pass what is needed in (e.g. spanf1.SpanProtocols) instead:\n" + "\n".join(bad)
+    assert not bad, "pass what is needed in (e.g. metaeval.spans.SpanProtocols) instead:\n" + "\n".join(bad)
 
 
 # What the command line may import: the API (which reaches the engine, backends, readers and

@@ -13,11 +13,11 @@ from polyjudge.backends.registry import BACKENDS
 from polyjudge.cli.main import cli
 from polyjudge.data.readers import READERS
 from polyjudge.metaeval.readers import SCORE_FORMAT_REGISTRY
+from polyjudge.metaeval.spans.readers import SPAN_FORMAT_REGISTRY
 from polyjudge.metaeval.statistics import STATISTICS
 from polyjudge.metaeval.tasks import PRESETS
 from polyjudge.protocols.registry import PROTOCOLS
 from polyjudge.rundir.writers import WRITERS
-from polyjudge.spanf1.readers import SPAN_FORMAT_REGISTRY
 
 REGISTRIES = {"protocols": PROTOCOLS, "backends": BACKENDS, "statistics": STATISTICS,
               "aggregators": AGGREGATORS, "presets": PRESETS, "readers": READERS,

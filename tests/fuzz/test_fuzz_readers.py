@@ -22,8 +22,8 @@ from polyjudge.data.parallel import load_mgsm_parallel, load_xquad_parallel
 from polyjudge.data.rating_task import load_task
 from polyjudge.data.readers import read_items, read_parallel
 from polyjudge.data.wmt_mqm import read_wmt_mqm_report, wmt_mqm_items
-from polyjudge.ratings.calibration import calibrate
-from polyjudge.ratings.calibration import read_ratings as read_long_ratings
+from polyjudge.metaeval.ratings.calibration import calibrate
+from polyjudge.metaeval.ratings.calibration import read_ratings as read_long_ratings
 from polyjudge.report.adapters import read_study
 from polyjudge.report.load import load_run
 from polyjudge.rundir import RunDir

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from polyjudge.cli.main import cli
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval.readers import read_mtme_score_file
+from polyjudge.metaeval.spans.readers import read_spans
 from polyjudge.rundir import RunDir
 from polyjudge.rundir.writers import WRITERS, check_file_name, mtme_name
-from polyjudge.spanf1.readers import read_spans
 from tests.helpers.openai_server import ScriptedServer
 
 FIXTURE_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "run-0.1.0"

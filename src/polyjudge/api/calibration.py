@@ -17,7 +17,7 @@ from typing import Any
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.shapes import normalise_fields
-from polyjudge.ratings.calibration import Bins, CalibrationRow, DistributionCell, JudgeSource
+from polyjudge.metaeval.ratings.calibration import Bins, CalibrationRow, DistributionCell, JudgeSource
 from polyjudge.rundir.ownership import OwnedDir, claim_study
 from polyjudge.studies.tables import aligned, data_frame
 
@@ -70,18 +70,18 @@ class AgreementResult:
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
 
     def rows_tsv(self) -> str:
-        from polyjudge.ratings.calibration import rows_tsv
+        from polyjudge.metaeval.ratings.calibration import rows_tsv
         return rows_tsv(self.rows)
 
     def distribution_tsv(self) -> str:
-        from polyjudge.ratings.calibration import distribution_tsv
+        from polyjudge.metaeval.ratings.calibration import distribution_tsv
         return distribution_tsv(self.distribution)
 
     def to_tsv(self) -> str:
         return self.rows_tsv() + "\n" + self.distribution_tsv()
 
     def to_text(self) -> str:
-        from polyjudge.ratings.calibration import rows_text
+        from polyjudge.metaeval.ratings.calibration import rows_text
         text = rows_text(self.rows)
         if self.sources:
             text += "\njudges read from run directories:\n" + aligned(self.sources_tsv())
@@ -116,7 +116,7 @@ def claim_agreement_dir(out_dir: str | Path) -> OwnedDir:
 
 def agreement(config: AgreementConfig) -> AgreementResult:
     """Agreement statistics of every judge with the humans, and the class distribution."""
-    from polyjudge.ratings.calibration import calibrate, class_distribution, read_ratings, run_dir_ratings
+    from polyjudge.metaeval.ratings.calibration import calibrate, class_distribution, read_ratings, run_dir_ratings
 
     if config.input_format is not None and config.input_format not in RATING_FORMATS:
         raise InputError(f"unknown input format {config.input_format!r} (jsonl, tsv, csv)", field="input-format")

@@ -7,6 +7,6 @@ from __future__ import annotations
 
 from polyjudge.metaeval.readers import FORMATS as SCORE_FORMATS
 from polyjudge.metaeval.readers import SEGMENT_FORMATS as SEGMENT_SCORE_FORMATS
-from polyjudge.spanf1.readers import SPAN_FORMATS
+from polyjudge.metaeval.spans.readers import SPAN_FORMATS
 
 __all__ = ["SCORE_FORMATS", "SEGMENT_SCORE_FORMATS", "SPAN_FORMATS"]

@@ -27,9 +27,9 @@ from polyjudge.registry import Registry
 
 if TYPE_CHECKING:
     from polyjudge.metaeval.readers import ScoreFormat
+    from polyjudge.metaeval.spans.readers import SpanFormat
     from polyjudge.metaeval.statistics import Statistic
     from polyjudge.rundir.writers import OutputWriter
-    from polyjudge.spanf1.readers import SpanFormat
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +160,7 @@ def segment_score_formats() -> tuple[str, ...]:
 
 def span_formats() -> tuple[str, ...]:
     """``--gold-format``/``--pred-format`` choices: ``auto`` and every registered span format."""
-    from polyjudge.spanf1.readers import span_format_names
+    from polyjudge.metaeval.spans.readers import span_format_names
 
     return span_format_names()
 
@@ -198,7 +198,7 @@ def _score_formats() -> Registry[Any]:
 
 
 def _span_formats() -> Registry[Any]:
-    from polyjudge.spanf1.readers import SPAN_FORMAT_REGISTRY
+    from polyjudge.metaeval.spans.readers import SPAN_FORMAT_REGISTRY
 
     return SPAN_FORMAT_REGISTRY
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from polyjudge import spanf1 as span_scores
 from polyjudge.data.errors import InputError, check_choices
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.data.spans import SpanSegment
-from polyjudge.spanf1 import SpanProtocols, vote_merger
-from polyjudge.spanf1.readers import SPAN_FORMATS  # the one list, beside the span readers
+from polyjudge.metaeval import spans as span_scores
+from polyjudge.metaeval.spans import SpanProtocols, vote_merger
+from polyjudge.metaeval.spans.readers import SPAN_FORMATS  # the one list, beside the span readers
 from polyjudge.studies.tables import aligned, data_frame
 
 MISSING_POLICIES = ("skip", "empty", "error")

@@ -1,7 +1,7 @@
 """Which systems a judge separates, from Python: ``polyjudge compare-systems`` without the CLI.
 
 The statistics (paired bootstrap, approximate randomization, paired t-test,
-clusters) and the definitions they follow are in :mod:`polyjudge.analysis.systems`;
+clusters) and the definitions they follow are in :mod:`polyjudge.metaeval.systems`;
 here a run directory's segment scores, and optionally human scores for the same
 segments, are read and the two comparisons are put side by side.
 """
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from polyjudge.analysis.systems import CORRECTIONS, TESTS, CompareSettings, PairComparison, SystemComparison
-from polyjudge.analysis.systems import compare_systems as compare_matrix
 from polyjudge.data.errors import InputError
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.metaeval.readers import ScoreSource, read_score_tables
+from polyjudge.metaeval.systems import CORRECTIONS, TESTS, CompareSettings, PairComparison, SystemComparison
+from polyjudge.metaeval.systems import compare_systems as compare_matrix
 
 __all__ = ["CORRECTIONS", "TESTS", "CompareSettings", "CompareSystemsConfig", "CompareSystemsResult",
            "compare_systems"]

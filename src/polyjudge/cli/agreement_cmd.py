@@ -1,6 +1,6 @@
 """``polyjudge agreement``: calibrate judges against human ratings (Hada et al.).
 
-Reads a long ratings table (see :mod:`polyjudge.ratings.calibration` for the
+Reads a long ratings table (see :mod:`polyjudge.metaeval.ratings.calibration` for the
 format) and, optionally, judge run directories, and prints agreement
 statistics per language, task, metric and judge, plus the class distribution
 by human agreement. The computation is :func:`polyjudge.api.agreement`.

@@ -1,6 +1,6 @@
 """What format detection looks at: one probe of a path, shared by every registered format's rule.
 
-Score formats (``metaeval.readers``) and span formats (``spanf1.readers``) are
+Score formats (``metaeval.readers``) and span formats (``metaeval.spans.readers``) are
 registries whose entries may carry a detection rule; ``auto`` asks the rules
 in registration order, with a *fallback* entry (one that takes any file no
 rule claimed) asked last. The rules see a :class:`SourceProbe`, which reads the

@@ -4,7 +4,7 @@ A span is a range of code points in a hypothesis (end exclusive) with a
 severity; an omission without a location has ``start = end = None``. Spans
 are written to and read from the task-2 TSV (the layout of the WMT25
 shared task files), the layout a run directory's ``spans.tsv`` uses too.
-Scoring lives in :mod:`polyjudge.spanf1.scoring`; the report reads the same
+Scoring lives in :mod:`polyjudge.metaeval.spans.scoring`; the report reads the same
 type.
 """
 

@@ -11,7 +11,10 @@ scores only), ``mtme`` (mt-metrics-eval directories); ``variants`` turns a run
 directory into one metric per run aggregator and per single run (GEMBA-MQM V2
 Tables 2–4); ``expected`` compares an expected-score run with sampled runs.
 
-Span F1 lives in :mod:`polyjudge.spanf1`, rating agreement and calibration in
-:mod:`polyjudge.ratings`. Meta-evaluation reads runs through
-:mod:`polyjudge.analysis` (run aggregation); analysis never imports it back.
+Span F1 and the span readers are in :mod:`polyjudge.metaeval.spans`, rating
+agreement, calibration and consistency in :mod:`polyjudge.metaeval.ratings`,
+paired system comparisons in :mod:`polyjudge.metaeval.systems`; these three read
+only data, aggregate and rundir (validation may use them). Meta-evaluation reads
+runs through :mod:`polyjudge.analysis` (run aggregation); analysis never imports
+it back, and metaeval never imports validation.
 """

@@ -1,5 +1,5 @@
 """The report's "Which systems differ" section: a run's systems in significance clusters and
-every pair's paired tests, read from the typed :class:`polyjudge.analysis.systems.SystemComparison`
+every pair's paired tests, read from the typed :class:`polyjudge.metaeval.systems.SystemComparison`
 (the numbers ``polyjudge compare-systems`` prints for the same run and settings).
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from polyjudge.analysis.systems import CompareSettings, SystemComparison, compare_systems, pivot
+from polyjudge.metaeval.systems import CompareSettings, SystemComparison, compare_systems, pivot
 from polyjudge.report.blocks import Cell, Para, Table
 from polyjudge.report.format import interval, number
 

@@ -32,7 +32,7 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.session import JudgeConfig, judge
-from polyjudge.ratings.consistency import (
+from polyjudge.metaeval.ratings.consistency import (
     ConsistencyRow,
     FactorCorrelation,
     FactorGroup,
@@ -151,7 +151,7 @@ class FactorTables:
 
     def tables(self) -> dict[str, str]:
         """File name -> TSV (a table with no rows is an empty string)."""
-        from polyjudge.ratings.consistency import records_tsv
+        from polyjudge.metaeval.ratings.consistency import records_tsv
         return {"factors.tsv": records_tsv(self.languages), "factor_correlations.tsv": records_tsv(self.correlations),
                 "factor_groups.tsv": records_tsv(self.groups), "grade_gap.tsv": records_tsv(self.gap)}
 
@@ -166,7 +166,7 @@ class FactorTables:
         return "\n".join(f"{titles[name]}:\n{aligned(t)}" for name, t in self.tables().items() if t)
 
     def to_dict(self) -> dict[str, Any]:
-        from polyjudge.ratings.consistency import _nan_to_none
+        from polyjudge.metaeval.ratings.consistency import _nan_to_none
         return {"languages": [_nan_to_none(asdict(r)) for r in self.languages],
                 "correlations": [_nan_to_none(asdict(r)) for r in self.correlations],
                 "groups": [_nan_to_none(asdict(r)) for r in self.groups],
@@ -175,7 +175,7 @@ class FactorTables:
 
 def factor_tables(rows: Sequence[ConsistencyRow]) -> FactorTables:
     """The factor tables of a study's rows (the panel's too)."""
-    from polyjudge.ratings.consistency import factor_correlations, factor_groups, grade_gap, language_factors
+    from polyjudge.metaeval.ratings.consistency import factor_correlations, factor_groups, grade_gap, language_factors
     langs = language_factors(rows)
     return FactorTables(langs, factor_correlations(langs), factor_groups(langs), grade_gap(rows))
 
@@ -197,23 +197,23 @@ class ConsistencyResult:
     factors: FactorTables = field(default_factory=lambda: FactorTables([], [], [], []))
 
     def summary_tsv(self) -> str:
-        from polyjudge.ratings.consistency import summary_tsv
+        from polyjudge.metaeval.ratings.consistency import summary_tsv
         return summary_tsv(self.rows)
 
     def languages_tsv(self) -> str:
-        from polyjudge.ratings.consistency import languages_tsv
+        from polyjudge.metaeval.ratings.consistency import languages_tsv
         return languages_tsv(self.rows)
 
     def ensemble_tsv(self) -> str:
-        from polyjudge.ratings.consistency import dicts_tsv
+        from polyjudge.metaeval.ratings.consistency import dicts_tsv
         return dicts_tsv(self.ensemble, ENSEMBLE_COLUMNS)
 
     def spearman_tsv(self) -> str:
-        from polyjudge.ratings.consistency import dicts_tsv
+        from polyjudge.metaeval.ratings.consistency import dicts_tsv
         return dicts_tsv(self.spearman, SPEARMAN_COLUMNS)
 
     def panel_tsv(self) -> str:
-        from polyjudge.ratings.consistency import dicts_tsv
+        from polyjudge.metaeval.ratings.consistency import dicts_tsv
         return dicts_tsv(self.panel, PANEL_COLUMNS)
 
     def to_dict(self) -> dict[str, Any]:
@@ -320,14 +320,14 @@ def run_consistency(config: ConsistencyConfig, out: str | Path | None = None, *,
     ``on_condition`` is called after each criterion is judged (for progress lines).
     """
     from polyjudge.data.parallel import TASK_OF_DATASET, jsonl_task, load_jsonl_parallel, load_parallel
-    from polyjudge.protocols.pointwise import normalise_task
-    from polyjudge.ratings.consistency import (
+    from polyjudge.metaeval.ratings.consistency import (
         consistency_table,
         ensemble_report,
         panel_agreement,
         panel_ratings,
         spearman_across_judges,
     )
+    from polyjudge.protocols.pointwise import normalise_task
 
     config.check()
     if config.dataset == "jsonl" and config.data_file is not None:

@@ -29,7 +29,7 @@ from polyjudge.data.records import Item
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.session import JudgeConfig, judge
-from polyjudge.ratings.calibration import CalibrationRow, JudgeSource
+from polyjudge.metaeval.ratings.calibration import CalibrationRow, JudgeSource
 from polyjudge.studies.perturb import RepeatRow, SensitivityRow, TemperatureRow
 from polyjudge.studies.tables import aligned, data_frame
 
@@ -89,7 +89,7 @@ class ProbeConfig:
         if self.bin_labels and not self.bins:
             raise InputError("bin labels without bin edges", field="bin-labels")
         if self.bins:
-            from polyjudge.ratings.calibration import Bins
+            from polyjudge.metaeval.ratings.calibration import Bins
             Bins(tuple(self.bins), tuple(self.bin_labels))  # raises for edges that do not increase
 
 
@@ -116,7 +116,7 @@ class ProbeResult:
         """Agreement with the humans per temperature (``agreement.tsv``); empty without ratings."""
         if not self.agreement:
             return ""
-        from polyjudge.ratings.calibration import rows_tsv
+        from polyjudge.metaeval.ratings.calibration import rows_tsv
         return rows_tsv(self.agreement).replace("judge", "temperature", 1)
 
     def to_tsv(self) -> str:
@@ -129,7 +129,7 @@ class ProbeResult:
     def to_text(self) -> str:
         text = aligned(self.table_tsv())
         if self.agreement:
-            from polyjudge.ratings.calibration import rows_text
+            from polyjudge.metaeval.ratings.calibration import rows_text
             text += "\nagreement with the human ratings per temperature:\n" + rows_text(self.agreement)
         return text
 
@@ -182,7 +182,7 @@ def _humans(config: ProbeConfig) -> list[Any] | None:
     """The ratings file's rows (``None`` without one)."""
     if config.human is None:
         return None
-    from polyjudge.ratings.calibration import read_ratings
+    from polyjudge.metaeval.ratings.calibration import read_ratings
     if config.human_format is not None and config.human_format not in ("jsonl", "tsv", "csv"):
         raise InputError(f"unknown ratings format {config.human_format!r} (jsonl, tsv, csv)", field="human-format")
     return read_ratings(config.human, config.human_format)
@@ -192,7 +192,7 @@ def _agreement(items: Sequence[Item], scores: dict[float, Sequence[float | None]
                config: ProbeConfig) -> tuple[list[CalibrationRow], list[JudgeSource]]:
     """Each temperature as one judge (``T0.5``) against the human ratings; the
     file's own judge rows are left out (the table is about the temperatures)."""
-    from polyjudge.ratings.calibration import Bins, calibrate, item_key, judge_ratings
+    from polyjudge.metaeval.ratings.calibration import Bins, calibrate, item_key, judge_ratings
 
     bins = Bins(tuple(config.bins), tuple(config.bin_labels)) if config.bins else None
     human_rows = [r for r in humans if r.kind == "human"]

@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from polyjudge.ratings import agreement
+from polyjudge.metaeval.ratings import agreement
 
 EPS = 1e-6
 Agg = Literal["hard", "soft", "hrs", "srs"]

@@ -7,7 +7,7 @@ import pytest
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
-from polyjudge.ratings.calibration import Bins, RatingRow, item_key, judge_ratings
+from polyjudge.metaeval.ratings.calibration import Bins, RatingRow, item_key, judge_ratings
 
 
 def test_bin_edges_are_left_closed():

@@ -48,14 +48,14 @@ from polyjudge.data import textio
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl
 from polyjudge.data.records import Item
-from polyjudge.ratings.agreement import (
+from polyjudge.metaeval.ratings.agreement import (
     cohen_kappa,
     fleiss_kappa,
     krippendorff_alpha,
     labels_to_counts,
     percent_agreement,
 )
-from polyjudge.ratings.consistency import weighted_f1
+from polyjudge.metaeval.ratings.consistency import weighted_f1
 
 __all__ = ["RatingRow", "CalibrationRow", "Bins", "JudgeSource", "item_key", "human_groups", "judge_ratings",
            "run_dir_ratings", "read_ratings", "human_majority", "agreement_class",

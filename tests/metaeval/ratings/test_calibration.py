@@ -16,7 +16,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from polyjudge.cli.agreement_cmd import agreement
 from polyjudge.data.errors import InputError
-from polyjudge.ratings.calibration import (
+from polyjudge.metaeval.ratings.calibration import (
     RatingRow,
     agreement_class,
     calibrate,

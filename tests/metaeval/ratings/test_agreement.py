@@ -14,7 +14,7 @@ from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from polyjudge.data.errors import InputError
-from polyjudge.ratings.agreement import (
+from polyjudge.metaeval.ratings.agreement import (
     cohen_kappa,
     fleiss_kappa,
     fleiss_kappa_from_labels,

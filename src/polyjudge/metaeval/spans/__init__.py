@@ -1,11 +1,12 @@
-"""polyjudge.spanf1: character-level error-span precision, recall and F1 (WMT25 task 2).
+"""polyjudge.metaeval.spans: character-level error-span precision, recall and F1 (WMT25 task 2).
 
-Its own package because its users (``polyjudge span-f1``, span protocols'
-evaluations) need neither the WMT ranking statistics nor rating agreement:
+A sub-package of meta-evaluation that imports none of its siblings: its users
+(``polyjudge span-f1``, span protocols' evaluations) need neither the WMT ranking
+statistics nor rating agreement:
 
-* :mod:`~polyjudge.spanf1.scoring`: the scorer (``span_f1``, ``score_lp``,
+* :mod:`~polyjudge.metaeval.spans.scoring`: the scorer (``span_f1``, ``score_lp``,
   a plain-loop ``char_f1_reference`` the vectorised one is tested against);
-* :mod:`~polyjudge.spanf1.readers`: spans from JSONL, WMT MQM TSV and run
+* :mod:`~polyjudge.metaeval.spans.readers`: spans from JSONL, WMT MQM TSV and run
   directories (several runs merged by character voting), ``read_spans`` for any.
 
 It knows no judging protocol: whoever asks for a run directory to be refused
@@ -21,7 +22,7 @@ from polyjudge.data.spans import (
     spans_from_annotation,
     write_task2_tsv,
 )
-from polyjudge.spanf1.readers import (
+from polyjudge.metaeval.spans.readers import (
     SpanMerger,
     SpanProtocols,
     lp_from_filename,
@@ -31,7 +32,7 @@ from polyjudge.spanf1.readers import (
     segments_from_mqm,
     vote_merger,
 )
-from polyjudge.spanf1.scoring import (
+from polyjudge.metaeval.spans.scoring import (
     SpanF1Result,
     SpanScore,
     char_counts,

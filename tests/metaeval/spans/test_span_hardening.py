@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from polyjudge.api import SpanF1Config, span_f1
 from polyjudge.data.errors import MAX_MESSAGE, InputError
 from polyjudge.data.spans import check_span
-from polyjudge.spanf1 import (
+from polyjudge.metaeval.spans import (
     Span,
     SpanSegment,
     char_f1_reference,
@@ -29,7 +29,7 @@ from polyjudge.spanf1 import (
     read_task2_tsv,
     write_task2_tsv,
 )
-from polyjudge.spanf1 import span_f1 as score_segments
+from polyjudge.metaeval.spans import span_f1 as score_segments
 
 GOLD = [SpanSegment("A", "d", "1", (Span(0, 4, "major"),), lp="en-de", hypothesis="0123456789"),
         SpanSegment("A", "d", "2", (Span(2, 5, "minor"),), lp="en-de", hypothesis="abcdefghij")]
@@ -245,7 +245,7 @@ def test_random_bytes_after_a_task2_header_give_segments_or_an_input_error(tmp_p
 def test_span_f1_asks_its_caller_which_protocols_write_spans(tmp_path):
     """Span F1 imports no protocol: the refusal of a spanless run follows the SpanProtocols given."""
     from polyjudge.api.spans import SPAN_PROTOCOLS
-    from polyjudge.spanf1 import SpanProtocols, read_run_predictions
+    from polyjudge.metaeval.spans import SpanProtocols, read_run_predictions
 
     ann = {"spans": [{"start": 0, "end": 4, "severity": "major"}]}
     run = _run(tmp_path, [ann, ann], protocol="mqm")  # spans in the annotations, whatever the manifest says

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.stats as ss
 
-from polyjudge.analysis.systems import (
+from polyjudge.metaeval.systems import (
     CompareSettings,
     adjust,
     clusters_of,

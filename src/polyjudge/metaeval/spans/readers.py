@@ -1,7 +1,7 @@
 """Where error spans come from: JSONL (ours or WMT24 ESA), WMT MQM TSV, run directories.
 
 Every reader returns :class:`~polyjudge.data.spans.SpanSegment` records for
-:func:`polyjudge.spanf1.scoring.span_f1`; task-2 TSV files are read by
+:func:`polyjudge.metaeval.spans.scoring.span_f1`; task-2 TSV files are read by
 :func:`polyjudge.data.spans.read_task2_tsv`. A run directory's several runs of
 one item are merged by character voting (:func:`vote_merger`). Each format is
 one entry of :data:`SPAN_FORMAT_REGISTRY` (:func:`register_span_format`: a reader

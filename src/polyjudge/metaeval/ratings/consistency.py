@@ -41,7 +41,7 @@ from scipy.stats import spearmanr
 
 from polyjudge.aggregate.panel import EnsMinReport, Method, TieRule, aggregate_panel, ens_minus_min
 from polyjudge.data.errors import InputError
-from polyjudge.ratings.agreement import cohen_kappa, fleiss_kappa_from_labels
+from polyjudge.metaeval.ratings.agreement import cohen_kappa, fleiss_kappa_from_labels
 
 BINARY_CRITERIA = ("binary",)
 ALL = "all"

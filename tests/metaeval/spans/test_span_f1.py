@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polyjudge.data.errors import InputError
-from polyjudge.spanf1 import (
+from polyjudge.metaeval.spans import (
     Span,
     SpanSegment,
     char_counts,
@@ -26,7 +26,7 @@ from polyjudge.spanf1 import (
     write_task2_tsv,
 )
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
 TED_ENDE = DATA / "wmt-mqm" / "ted" / "ende" / "mqm_ted_ende.tsv"
 
 

@@ -13,7 +13,7 @@ from sklearn.metrics import cohen_kappa_score, f1_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from polyjudge.data.errors import InputError
-from polyjudge.ratings.consistency import (
+from polyjudge.metaeval.ratings.consistency import (
     Rating,
     consistency_table,
     ensemble_report,

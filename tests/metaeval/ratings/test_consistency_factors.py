@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from polyjudge.ratings.agreement import cohen_kappa
-from polyjudge.ratings.consistency import (
+from polyjudge.metaeval.ratings.agreement import cohen_kappa
+from polyjudge.metaeval.ratings.consistency import (
     Rating,
     consistency_table,
     factor_correlations,

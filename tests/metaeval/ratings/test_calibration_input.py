@@ -7,7 +7,7 @@ import json
 import pytest
 
 from polyjudge.data.errors import InputError
-from polyjudge.ratings.calibration import read_ratings
+from polyjudge.metaeval.ratings.calibration import read_ratings
 
 TSV = "item_id\tlanguage\trater\tkind\trating\nq1\tde\th1\thuman\t2\nq1\tde\tgpt\tjudge\t1\n"
 

@@ -8,10 +8,16 @@ import pytest
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.spans import Span, SpanSegment
-from polyjudge.spanf1 import readers
-from polyjudge.spanf1.readers import SPAN_FORMAT_REGISTRY, SpanRequest, _detect_format, read_spans, register_span_format
+from polyjudge.metaeval.spans import readers
+from polyjudge.metaeval.spans.readers import (
+    SPAN_FORMAT_REGISTRY,
+    SpanRequest,
+    _detect_format,
+    read_spans,
+    register_span_format,
+)
 
-FIXTURE_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "run-0.1.0"
+FIXTURE_RUN = Path(__file__).resolve().parents[2] / "fixtures" / "run-0.1.0"
 
 
 def test_each_builtin_rule_takes_its_files(tmp_path):
