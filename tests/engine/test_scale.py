@@ -157,7 +157,8 @@ def test_changed_outputs_or_settings_are_written_again(tmp_path):
         mean = (run / "segments.tsv").read_text()
         judge(items, config(srv, runs=2, aggregator="max"), out=run)  # another aggregation: new scores
         assert (run / "segments.tsv").read_text() != mean
-        with pytest.raises(InputError, match="min_runs"):  # every segment unscored: refused (issue 23); the API names its field
+        # every segment unscored: refused (issue 23); the API names its field (the CLI shows --min-runs)
+        with pytest.raises(InputError, match="min_runs"):
             judge(items, config(srv, runs=2, min_runs=3), out=run)
         assert (run / "segments.tsv").read_text() != mean  # the last good outputs are kept
         assert len(srv.requests) == 48
