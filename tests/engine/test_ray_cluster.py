@@ -25,7 +25,7 @@ from polyjudge.engine import run
 from polyjudge.engine.ray_executor import RayExecutor, RayOptions
 from polyjudge.engine.runner import RetryPolicy
 from polyjudge.protocols import get_protocol
-from polyjudge.rundir.directory import RAY_LOG
+from polyjudge.rundir.names import RAY_LOG
 from tests.backends.test_openai_reasoning import o_series
 from tests.helpers.ray_tests import HAVE_RAY, needs_ray, quiet_server, two_system_items
 
