@@ -17,9 +17,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatch
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -199,4 +199,23 @@ class Registry(Generic[T]):
         return "\n".join(f"{n.ljust(pad)}  {d}"[:width].rstrip() for n, d in desc.items())
 
 
-__all__ = ["Registry", "UnknownNameError"]
+
+def lazy_members(module: str, homes: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__`` for public names that load from their home modules
+    (``homes``: name -> module) on first use, so a command pays only for what it calls; a name, once
+    imported, is a plain attribute of ``module``."""
+
+    def load(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
+        setattr(sys.modules[module], name, value)
+        return value
+
+    def listing() -> list[str]:
+        return sorted(set(vars(sys.modules[module])) | set(homes))
+
+    return load, listing
+
+__all__ = ["Registry", "UnknownNameError", "lazy_members"]

@@ -18,9 +18,10 @@ tabular results have ``to_pandas()`` (needs ``pip install 'polyjudge[pandas]'``)
 from __future__ import annotations
 
 import sys
-from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from polyjudge.registry import lazy_members
 
 if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/architecture/test_registries.py)
     from polyjudge.api.cache import cache_stats as cache_stats
@@ -200,17 +201,7 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'polyjudge.api' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value  # later lookups are plain module attributes
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HOMES))
+__getattr__, __dir__ = lazy_members(__name__, _HOMES)
 
 
 class _Api(ModuleType):

@@ -9,8 +9,7 @@ stopped.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from polyjudge.data.readers import read_items, read_parallel
 from polyjudge.data.records import Item
@@ -18,6 +17,7 @@ from polyjudge.data.secrets import redact
 from polyjudge.engine import session as limits
 from polyjudge.engine.errors import BudgetExceeded, RunInterrupted, RunStopped
 from polyjudge.engine.session import DEFAULT_JUDGE, BatchOptions, JudgeConfig
+from polyjudge.registry import lazy_members
 from polyjudge.rundir.clash import Target, file_target, input_target, refuse_clashes, run_dir_target
 from polyjudge.rundir.ownership import atomic_write, check_out_path
 
@@ -35,13 +35,7 @@ _LAZY = {"PENDING": "polyjudge.rundir", "SEGMENTS": "polyjudge.rundir", "SYSTEMS
          "OwnedDir": "polyjudge.rundir", "RunDir": "polyjudge.rundir", "claim": "polyjudge.rundir"}
 
 
-def __getattr__(name: str) -> Any:
-    home = _LAZY.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_members(__name__, _LAZY)
 
 
 __all__ = ["DEFAULT_JUDGE", "PENDING", "SEGMENTS", "SYSTEMS", "BatchOptions", "BudgetExceeded", "Item",

@@ -6,8 +6,9 @@ group) does not load the whole engine.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from polyjudge.registry import lazy_members
 
 if TYPE_CHECKING:
     from polyjudge.engine.core import Estimate, run, run_async, signature
@@ -19,11 +20,7 @@ _HOMES = {"Estimate": "core", "run": "core", "run_async": "core", "signature": "
           "RunResult": "result", "RetryPolicy": "runner", "RunSpec": "spec"}
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'polyjudge.engine' has no attribute {name!r}")
-    return getattr(import_module(f"polyjudge.engine.{home}"), name)
+__getattr__, __dir__ = lazy_members(__name__, {name: f"{__name__}.{home}" for name, home in _HOMES.items()})
 
 
 __all__ = ["Estimate", "Judgment", "RetryPolicy", "RunResult", "RunSpec", "run", "run_async", "signature"]

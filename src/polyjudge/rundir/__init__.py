@@ -10,8 +10,9 @@ judging, say) does not pay for the reader's numpy.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from polyjudge.registry import lazy_members
 
 if TYPE_CHECKING:
     from polyjudge.rundir.directory import AGGREGATES as AGGREGATES
@@ -101,14 +102,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its module when first asked for."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_members(__name__, _HOMES)
 
 
 __all__ = sorted(_HOMES)

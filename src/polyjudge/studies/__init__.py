@@ -15,8 +15,7 @@ never the CLI or the API.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from polyjudge.registry import lazy_members
 
 # Loaded on first use: importing one study (or the span scorer's tables) should not load scipy.
 _HOMES = {
@@ -26,13 +25,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'polyjudge.studies' has no attribute {name!r}")
-    value = getattr(import_module(f"polyjudge.studies.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_members(__name__, {name: f"{__name__}.{home}" for name, home in _HOMES.items()})
 
 
 __all__ = sorted(_HOMES)
