@@ -469,7 +469,7 @@ class Store:
         key, prompt_hash, judge, run_index = task.key, task.prompt_hash, task.judge, task.run_index
         u = usage if usage is not None else result.usage
         mask = self._masker()  # the one place answers enter storage: outputs and the cache read them from here
-        reasoning = mask(result.reasoning) if text is None else None
+        reasoning = mask(_text(result.reasoning)) if text is None else None
         logprobs = logprob_json(masked_tokens(mask, result.logprobs)) if text is None and result.logprobs else None
         text = mask(_text(result.text if text is None else text))
         finish_reason = mask(_text(result.finish_reason if finish_reason is None else finish_reason))
@@ -482,7 +482,7 @@ class Store:
             (key, prompt_hash, judge, run_index, text, finish_reason, _count(u.prompt_tokens),
              _count(u.completion_tokens), _seconds(result.latency_s), attempts, time.time(),
              _count(u.cached_prompt_tokens), _count(u.reasoning_tokens), None if channel == LIVE else channel,
-             mask(_text(reasoning)), logprobs, mask(usage_note)))
+             reasoning, logprobs, mask(usage_note)))
 
     def put_failure(self, key: str, prompt_hash: str, judge: str, run_index: int,
                     error: str, attempts: int) -> None:
