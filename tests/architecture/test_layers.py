@@ -20,6 +20,7 @@ LAYERS = {
     "protocols": 3, "analysis": 3,
     "engine": 4, "validation": 4, "metaeval": 4,  # metaeval reads runs through analysis, never the reverse
     "studies": 5,
+    "annotate": 5,  # human annotation campaigns: read data, metaeval.spans/ratings and validation
     "report": 6,
     "api": 7, "plugins": 7,  # plugins: the stable surface a third-party package imports
     "cli": 8,

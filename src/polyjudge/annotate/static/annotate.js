@@ -1,0 +1,1 @@
+// polyjudge annotate: the page script (owned by the pages); it talks to the JSON API only.
