@@ -102,7 +102,7 @@ def api_markdown() -> str:
         lines += [f"## `{home}`", ""]
         for name in homes[home]:
             lines += [f"::: {home}.{name}", "    options:", "      heading_level: 3",
-                      f"      show_root_full_path: false", ""]
+                      "      show_root_full_path: false", ""]
     return "\n".join(lines)
 
 
