@@ -33,15 +33,18 @@ def anchor(path: tuple[str, ...]) -> str:
     return "-".join(path) if path else "polyjudge"
 
 
-def walk(command: click.Command, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], click.Command]]:
-    """Every command of the tree, depth first, with its path of names (the root's is empty)."""
-    yield path, command
+def walk(command: click.Command, path: tuple[str, ...] = (),
+         parent: click.Context | None = None) -> Iterator[tuple[tuple[str, ...], click.Command, click.Context]]:
+    """Every command of the tree, depth first, with its path of names (the root's is empty) and a context
+    made as click makes it when the command runs (so ``-h`` and the other inherited settings show)."""
+    name = path[-1] if path else "polyjudge"
+    ctx = click.Context(command, info_name=name, parent=parent, **command.context_settings)
+    yield path, command, ctx
     if isinstance(command, click.Group):
-        ctx = click.Context(command, info_name="polyjudge")
-        for name in command.list_commands(ctx):
-            sub = command.get_command(ctx, name)
+        for sub_name in command.list_commands(ctx):
+            sub = command.get_command(ctx, sub_name)
             if sub is not None:
-                yield from walk(sub, (*path, name))
+                yield from walk(sub, (*path, sub_name), ctx)
 
 
 def _option_row(param: click.Parameter, ctx: click.Context) -> str:
@@ -55,17 +58,11 @@ def _option_row(param: click.Parameter, ctx: click.Context) -> str:
     return f"| <code>{_text(decl)}</code> | {_text(help_text)} |"
 
 
-def _usage(command: click.Command, path: tuple[str, ...]) -> str:
-    ctx = click.Context(command, info_name=" ".join(("polyjudge", *path)))
-    return " ".join([ctx.command_path, *command.collect_usage_pieces(ctx)])
-
-
-def command_markdown(path: tuple[str, ...], command: click.Command) -> str:
+def command_markdown(path: tuple[str, ...], command: click.Command, ctx: click.Context) -> str:
     """One command's section: heading, usage, help and a table of its options."""
-    ctx = click.Context(command, info_name=" ".join(("polyjudge", *path)))
     level = "#" * min(2 + max(len(path) - 1, 0), 4)
     lines = [f"{level} {' '.join(('polyjudge', *path))} {{ #{anchor(path)} }}", "",
-             "```text", _usage(command, path), "```", ""]
+             "```text", " ".join([ctx.command_path, *command.collect_usage_pieces(ctx)]), "```", ""]
     if command.help:
         text = inspect.cleandoc(click.unstyle(command.help))
         lines += ["```text", "\n".join(ln for ln in text.splitlines() if ln.strip() != "\b"), "```", ""]
@@ -87,7 +84,7 @@ def cli_markdown() -> str:
     """The whole command reference, in the order of ``polyjudge --help``."""
     from polyjudge.cli.main import cli
 
-    return "\n".join(command_markdown(path, command) for path, command in walk(cli))
+    return "\n".join(command_markdown(path, command, ctx) for path, command, ctx in walk(cli))
 
 
 def api_markdown() -> str:

@@ -13,14 +13,17 @@ from polyjudge.cli.main import COMMANDS, cli
 from tests.docs.mkdocs_site import built_site
 
 
-def _tree(command: click.Command, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], click.Command]]:
-    yield path, command
+def _tree(command: click.Command, path: tuple[str, ...] = (), parent: click.Context | None = None,
+          ) -> Iterator[tuple[tuple[str, ...], click.Command, click.Context]]:
+    """Every command with the context click gives it when it runs (the group's ``-h`` reaches every command)."""
+    ctx = click.Context(command, info_name=path[-1] if path else "polyjudge", parent=parent,
+                        **command.context_settings)
+    yield path, command, ctx
     if isinstance(command, click.Group):
-        ctx = click.Context(command)
         for name in command.list_commands(ctx):
             sub = command.get_command(ctx, name)
             assert sub is not None, name
-            yield from _tree(sub, (*path, name))
+            yield from _tree(sub, (*path, name), ctx)
 
 
 def _sections() -> dict[str, str]:
@@ -34,16 +37,16 @@ def _sections() -> dict[str, str]:
 def test_every_command_and_option_is_in_the_reference():
     sections = _sections()
     tree = list(_tree(cli))
-    assert {path[0] for path, _ in tree if path} == set(COMMANDS)  # every command of the lazy table is loaded
+    assert {path[0] for path, _, _ in tree if path} == set(COMMANDS)  # every command of the lazy table is loaded
     assert len(tree) > len(COMMANDS)  # and the groups' sub-commands too (batch, cache, study)
-    for path, command in tree:
+    for path, command, ctx in tree:
         anchor = "-".join(path) if path else "polyjudge"
         assert anchor in sections, f"no section for {' '.join(('polyjudge', *path))}"
         text = " ".join(sections[anchor].split())
         if command.help:
             first = " ".join(click.unstyle(command.help).strip().splitlines()[0].split())
             assert first in text, (anchor, first)
-        for param in command.params:
+        for param in command.get_params(ctx):  # its own options and the help option (-h, --help)
             names = [*param.opts, *param.secondary_opts] if isinstance(param, click.Option) else []
             for name in names:
                 assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text), (anchor, name)
@@ -51,4 +54,4 @@ def test_every_command_and_option_is_in_the_reference():
                 words = " ".join(click.unstyle(param.help).split())[:40]
                 assert words in text, (anchor, param.name, words)
             if isinstance(param, click.Argument):
-                assert param.make_metavar(click.Context(command)) in text, (anchor, param.name)
+                assert param.make_metavar(ctx) in text, (anchor, param.name)
