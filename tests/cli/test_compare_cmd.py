@@ -148,7 +148,7 @@ def test_python_api(runs):
 
 
 def test_the_flags_compare_formats_shares_with_span_f1_mean_and_say_the_same():
-    """README: the same flag means the same thing in every command, with the same --help."""
+    """docs/reference/conventions.md: the same flag means the same thing in every command, with the same --help."""
     from polyjudge.cli.compare_cmd import compare_formats as compare_command
     from polyjudge.cli.spans_cmd import span_f1 as span_command
 

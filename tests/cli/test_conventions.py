@@ -1,4 +1,5 @@
-"""The README's command-line conventions, checked on every command of the click tree.
+"""The command-line conventions (docs/reference/conventions.md, formerly the README's), checked on every
+command of the click tree.
 
 A new command (or sub-command) that breaks one of them fails here:
 

@@ -1,6 +1,7 @@
 """``polyjudge study``: bad study files exit 2 naming the file, the line and the key; the keys are the
 judge, meta-eval and report commands' own options; the published JSON schema is the generated one;
-the README's example validates against it and runs; the study folder is claimed like any output folder."""
+the documented example (docs/reference/study-file.md) validates against it and runs; the study folder is
+claimed like any output folder."""
 
 from __future__ import annotations
 
@@ -158,8 +159,9 @@ def test_the_published_schema_is_the_generated_one(capsys):
 
 
 def _readme_example() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Study files\n", 1)[1].split("\n## ", 1)[0]
+    """The study file of the reference page (docs/reference/study-file.md; it was the README's until issue 37)."""
+    text = (ROOT / "docs" / "reference" / "study-file.md").read_text(encoding="utf-8")
+    section = text.split("# Study files\n", 1)[1].split("\n## ", 1)[0]
     found = re.search(r"```toml\n(.*?)```", section, re.S)
     assert found is not None
     return found.group(1)

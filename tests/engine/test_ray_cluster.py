@@ -226,7 +226,7 @@ def test_a_lost_node_costs_only_what_was_in_flight(cluster, tmp_path, da_respond
     # most twice its 2 request slots (4). Every request handed out again is counted as a retry.
     # The server may see more than the 2 x 2 requests in flight at the moment of removal: a dying
     # node's actor can send another of the requests it holds before Ray ends it (seen once in CI:
-    # 5 prompts twice), so the bound is what the actors held, as the README promises.
+    # 5 prompts twice), so the bound is what the actors held, as docs/reference/ray.md promises.
     held = 2 * 4
     assert twice <= held and counts["ray_resent"] == counts["retries"] <= held
     assert wall < 60  # it never waited for the lost actors' resources

@@ -382,31 +382,43 @@ class DemoCall:
 @judge_options
 @takes_judging(DemoCall)
 def demo(call: DemoCall) -> None:
-    """Judge the bundled example (two systems, en→de) with the embedded judge."""
+    """Judge the bundled example (real WMT21 TED segments, three systems, en→de) with the embedded judge."""
     from polyjudge.api.runs import read_items
 
     spec = call.spec
     guard_judge_outputs(spec)
-    example = resources.files("polyjudge").joinpath("examples").joinpath("demo_ende.jsonl")
-    with resources.as_file(example) as path:
+    examples = resources.files("polyjudge").joinpath("examples")
+    with resources.as_file(examples.joinpath(DEMO_ITEMS)) as path:
         items = read_items(path)
     click.echo(f"polyjudge demo: {len(items)} segments, protocol {spec.protocol.name}, "
                f"judge {', '.join(spec.judges.names())}", err=True)
     result = judge_and_summarise(items, spec, call.fmt)
     if result.manifest.counts.get("status_ok", 0) == 0:
         raise InputError("no judgment succeeded; see the failures above")
-    click.echo(_demo_next_steps(str(spec.output.out)), err=True)
+    click.echo(_demo_next_steps(str(spec.output.out), Path(str(examples))), err=True)
 
 
-def _demo_next_steps(out: str) -> str:
-    """What the demo wrote and what to run next (on stderr: stdout keeps the summary's format)."""
+# The demo's example (real WMT21 TED en-de segments) and the experts' MQM scores of the same segments, made by
+# scripts/make_demo_example.py (source and license: examples/README.md).
+DEMO_ITEMS = "demo_ende.jsonl"
+DEMO_HUMAN = "demo_ende_human.tsv"
+
+
+def _demo_next_steps(out: str, examples: Path) -> str:
+    """What the demo wrote and what to run next (on stderr: stdout keeps the summary's format).
+
+    Every "next" line runs as printed: the human scores and the items are the files shipped in ``examples``.
+    """
     run = shlex.quote(out)
+    human = shlex.quote(str(examples / DEMO_HUMAN))
+    items = shlex.quote(str(examples / DEMO_ITEMS))
     return "\n".join([
         f"written to {out}/: segments.tsv and systems.tsv (scores), judgments.jsonl (every answer),",
         "  manifest.json (judge, prompt, signature, tokens), mtme/ (mt-metrics-eval score files), store.sqlite",
+        f"human MQM scores of the same segments (WMT21 TED, experts): {human}",
         "next:",
         f"  polyjudge report {run} -o demo-report.html        # the run as one HTML page",
-        f"  polyjudge meta-eval --human HUMAN_SCORES --metric {run}   # against human scores (TSV, JSONL, WMT MQM TSV)",
-        "  polyjudge judge ITEMS.jsonl -o RUN -p mqm --judge openai:gpt-4o-mini --dry-run"
-        "   # a real judge: cost first",
+        f"  polyjudge meta-eval --human {human} --metric {run} --lp en-de   # the judge against the experts",
+        f"  polyjudge judge {items} -p mqm --judge openai:gpt-4o-mini --dry-run"
+        "   # a real judge: cost first (needs OPENAI_API_KEY)",
     ])
