@@ -135,7 +135,7 @@ class CampaignApp:
     async def campaign(self, request: web.Request) -> web.Response:
         name = self.annotator(request)
         info = self.store.info
-        return _json({"name": info.name, "scheme": info.scheme, "annotator": name,
+        return _json({"name": info.name, "scheme": info.scheme.name, "annotator": name,
                       **campaign_view(info.scheme, info.task), "progress": self.progress(name)})
 
     async def next_item(self, request: web.Request) -> web.Response:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from polyjudge.annotate.export import mqm_points_of
+from polyjudge.annotate.schemes import Scheme
 from polyjudge.annotate.store import Annotation, CampaignStore
 from polyjudge.data.errors import InputError
 from polyjudge.data.spans import Span, SpanSegment
@@ -75,13 +76,13 @@ class CampaignStatus:
         return out
 
 
-def human_value(scheme: str, body: dict[str, Any], letters: tuple[str, ...]) -> float:
+def human_value(scheme: Scheme, body: dict[str, Any], letters: tuple[str, ...]) -> float:
     """The number an annotation stands for (see the module docstring)."""
-    if scheme == "mqm":
+    if scheme.value == "points":
         return -mqm_points_of(body)
-    if scheme in ("esa", "da"):
+    if scheme.value == "score":
         return float(body["score"])
-    if scheme == "forced-choice":
+    if scheme.value == "option":
         return float(letters.index(body["choice"]))
     # response set: a code per distinct set (nominal)
     return float(sum(1 << letters.index(x) for x in body["choices"]))
@@ -131,8 +132,8 @@ def _ppi(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> tup
                                                                                    str | None]:
     if store.info.sampling.get("by") != "ppi":
         return None, None
-    if store.info.scheme not in ("mqm", "esa", "da"):
-        return None, "PPI needs a score per item (mqm, esa or da campaigns)"
+    if store.info.scheme.rating:
+        return None, "PPI needs a score per item (a campaign of error spans or scores)"
     per_item: dict[int, list[float]] = {}
     for (_, item), ann in latest.items():
         per_item.setdefault(item, []).append(human_value(store.info.scheme, ann.body, ()))
@@ -160,11 +161,11 @@ def campaign_status(store: CampaignStore) -> CampaignStatus:
                 for n, q in queues.items()]
     scheme = store.info.scheme
     m, paired = _matrix(store, latest)
-    level = "nominal" if scheme in ("forced-choice", "response-set") else "interval"
+    level = scheme.level
     alpha = krippendorff_alpha(m, level=level) if paired else None  # type: ignore[arg-type]
-    status = CampaignStatus(store.info.name, scheme, sum(1 for it in store.items if it.sampled), progress,
+    status = CampaignStatus(store.info.name, scheme.name, sum(1 for it in store.items if it.sampled), progress,
                             None if alpha is None or math.isnan(alpha) else alpha, level, paired)
-    if scheme in ("mqm", "esa"):
+    if scheme.spans:
         status.span_f1 = pairwise_span_f1(store, latest)
     status.ppi, status.ppi_note = _ppi(store, latest)
     return status
