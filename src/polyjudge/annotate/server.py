@@ -251,9 +251,6 @@ def origins_of(host: str, port: int) -> set[str]:
     return {f"http://{host}:{port}"}
 
 
-def link_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
-
 
 async def serve_campaign(store: CampaignStore, host: str, port: int,
                          ready: Callable[[int], None], stop: asyncio.Event | None = None) -> None:
@@ -282,4 +279,4 @@ async def serve_campaign(store: CampaignStore, host: str, port: int,
         await runner.cleanup()
 
 
-__all__ = ["MAX_BODY", "SECURITY_HEADERS", "CampaignApp", "build_app", "link_host", "origins_of", "serve_campaign"]
+__all__ = ["MAX_BODY", "SECURITY_HEADERS", "CampaignApp", "build_app", "origins_of", "serve_campaign"]
