@@ -13,7 +13,10 @@
   of the mean human score over every item of the run, from the humans' scores
   on the items annotated so far (with the judge's scores there) and the judge's
   scores on the items no human annotated, with its 90 % interval
-  and the human-only interval beside it.
+  and the human-only interval beside it;
+* agreement with the judge (campaigns made with its run): Pearson's r and
+  Kendall's tau-b of each annotator's values, and of the item means, with the
+  judge's scores on the same items.
 """
 
 from __future__ import annotations
@@ -53,6 +56,16 @@ class PairF1:
     f1: float
 
 
+@dataclass(frozen=True)
+class JudgeAgreement:
+    """One annotator's (or, ``humans (mean)``, the item means') agreement with the judge's scores."""
+
+    who: str
+    items: int
+    pearson: float | None  # None: fewer than 3 items, or a constant side
+    kendall: float | None
+
+
 @dataclass
 class CampaignStatus:
     name: str
@@ -65,6 +78,7 @@ class CampaignStatus:
     span_f1: list[PairF1] = field(default_factory=list)
     ppi: dict[str, float | int] | None = None
     ppi_note: str | None = None
+    judge: list[JudgeAgreement] = field(default_factory=list)  # campaigns made with the judge's run
 
     @property
     def mean_span_f1(self) -> float | None:
@@ -151,6 +165,33 @@ def _ppi(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> tup
             "confidence": 1 - PPI_ALPHA}, None
 
 
+def _correlations(who: str, pairs: list[tuple[float, float]]) -> JudgeAgreement:
+    from scipy.stats import kendalltau
+
+    x, y = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    if len(pairs) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return JudgeAgreement(who, len(pairs), None, None)
+    return JudgeAgreement(who, len(pairs), float(np.corrcoef(x, y)[0, 1]), float(kendalltau(x, y).statistic))
+
+
+def judge_agreement(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> list[JudgeAgreement]:
+    """Pearson and Kendall's tau-b of each annotator's values, and of the item means, with the judge's
+    scores (campaigns made with ``--run``; nothing for rating schemes, whose values are categories)."""
+    if store.info.scheme.rating or all(it.judge_score is None for it in store.items):
+        return []
+    by: dict[str, list[tuple[float, float]]] = {}
+    per_item: dict[int, list[float]] = {}
+    for (name, item), ann in latest.items():
+        judge = store.items[item].judge_score
+        if judge is not None:
+            value = human_value(store.info.scheme, ann.body, ())
+            by.setdefault(name, []).append((value, judge))
+            per_item.setdefault(item, []).append(value)
+    rows = [_correlations(n, by[n]) for n, _ in store.annotators() if n in by]
+    means = [(float(np.mean(v)), float(store.items[i].judge_score or 0.0)) for i, v in sorted(per_item.items())]
+    return [*rows, _correlations("humans (mean)", means)] if means else rows
+
+
 def campaign_status(store: CampaignStore) -> CampaignStatus:
     latest = store.latest()
     queues = store.queues()
@@ -168,7 +209,9 @@ def campaign_status(store: CampaignStore) -> CampaignStatus:
     if scheme.spans:
         status.span_f1 = pairwise_span_f1(store, latest)
     status.ppi, status.ppi_note = _ppi(store, latest)
+    status.judge = judge_agreement(store, latest)
     return status
 
 
-__all__ = ["AnnotatorProgress", "CampaignStatus", "PairF1", "campaign_status", "human_value", "pairwise_span_f1"]
+__all__ = ["AnnotatorProgress", "CampaignStatus", "JudgeAgreement", "PairF1", "campaign_status", "human_value",
+           "judge_agreement", "pairwise_span_f1"]

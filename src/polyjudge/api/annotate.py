@@ -74,7 +74,6 @@ def init_campaign(config: AnnotateConfig) -> dict[str, str]:
     """Create the campaign; returns annotator -> secret token (the links' last part)."""
     items, run = _items(config)
     task = load_task(config.task) if config.task else None
-    run = run if config.by is not None or config.run is not None else None  # a run as --items: its scores
     plan = CampaignPlan(config.folder, items, config.scheme, config.annotators, config.per_item, task,
                         config.sample, config.by, run, config.seed)
     return make_campaign(plan)

@@ -92,6 +92,10 @@ def _status_text(data: dict[str, object]) -> str:
                     else "not yet (no item has two annotations)"))
     for pair in data["span_f1"]:  # type: ignore[attr-defined]
         lines.append(f"span F1 {pair['first']} vs {pair['second']}: {pair['f1']:.3f} on {pair['items']} item(s)")
+    for j in data["judge"]:  # type: ignore[attr-defined]
+        r = "n/a" if j["pearson"] is None else f"{j['pearson']:.3f}"
+        tau = "n/a" if j["kendall"] is None else f"{j['kendall']:.3f}"
+        lines.append(f"{j['who']} vs the judge: Pearson {r}, Kendall tau {tau} on {j['items']} item(s)")
     ppi = data["ppi"]
     if isinstance(ppi, dict):
         lines.append(f"PPI++ mean human score: {ppi['estimate']:.3f} [{ppi['lower']:.3f}, {ppi['upper']:.3f}] "
@@ -111,6 +115,9 @@ def _status_tsv(data: dict[str, object]) -> str:
     rows.append(("alpha", str(data["alpha_level"]), "" if data["alpha"] is None else repr(data["alpha"])))
     for pair in data["span_f1"]:  # type: ignore[attr-defined]
         rows.append(("span_f1", f"{pair['first']}|{pair['second']}", repr(pair["f1"])))
+    for j in data["judge"]:  # type: ignore[attr-defined]
+        rows += [("judge_pearson", j["who"], "" if j["pearson"] is None else repr(j["pearson"])),
+                 ("judge_kendall", j["who"], "" if j["kendall"] is None else repr(j["kendall"]))]
     if isinstance(data["ppi"], dict):
         rows += [(f"ppi_{k}", "", repr(v)) for k, v in data["ppi"].items()]
     return "".join("\t".join(map(str, r)) + "\n" for r in rows)
