@@ -14,8 +14,9 @@ from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 from polyjudge.annotate.schemes import check_annotation
 from polyjudge.annotate.store import CampaignStore
 from polyjudge.api import AnnotateConfig, campaign_status, init_campaign
-from tests.annotate.campaign_helpers import BASE, SPREAD, N, judge_items, make
+from tests.annotate.campaign_helpers import BASE, SPREAD, N, judge_items, make, write_items
 from tests.helpers.cli import cli
+from tests.helpers.openai_server import ScriptedServer
 
 
 def _annotate(folder: Path, bodies: dict[tuple[str, str], dict]) -> None:
@@ -86,6 +87,17 @@ def test_judge_uncertainty_picks_the_items_whose_runs_disagree(judged, tmp_path)
                                  run=str(run)))
     shown = sorted(i for q in _queue(folder).values() for i in q)
     assert shown == sorted(f"sys{i % 2}:doc{i // 4}:{i}" for i in SPREAD)
+
+
+def test_judge_uncertainty_needs_runs_that_can_disagree(tmp_path, capsys):
+    items = write_items(tmp_path / "items.tsv", 4, hostile=False)
+    with ScriptedServer(lambda body: json.dumps({"score": 50})) as srv:
+        assert cli("judge", items, "-p", "da", "-o", tmp_path / "run", "--judge", f"openai:m@{srv.base_url}",
+                   "-q") == 0
+    capsys.readouterr()
+    assert cli("annotate", "init", tmp_path / "camp", "--items", tmp_path / "run", "--scheme", "da",
+               "--sample", "2", "--by", "judge-uncertainty") == 2
+    assert "no uncertainty to rank by" in capsys.readouterr().err
 
 
 def test_ppi_sample_and_the_estimate_against_ppi_python(judged, tmp_path):

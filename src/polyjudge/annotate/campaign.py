@@ -160,6 +160,9 @@ def choose_sample(n_items: int, sample: int, by: str, uncertainty: Sequence[floa
             raise InputError("PPI needs at least 2 items the humans do not see (the judge's alone): sample fewer",
                              field="sample", setting=True)
         return sorted(random.Random(seed).sample(range(n_items), sample))
+    if not any(u > 0 for u in uncertainty):
+        raise InputError("the judge's run gives no uncertainty to rank by (one run per item, no expected-score "
+                         "distributions): judge with --runs 3 or more, or sample --by ppi", field="by", setting=True)
     order = sorted(range(n_items), key=lambda i: (-uncertainty[i], i))
     return sorted(order[:sample])
 
