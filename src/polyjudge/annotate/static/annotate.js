@@ -23,7 +23,7 @@
 
   var S = {
     token: null, camp: null, item: null, chars: [], spans: [], noError: false, score: null,
-    choice: null, choices: [], anchor: 0, caret: 0, dragging: false, dir: 'ltr', busy: false
+    choice: null, choices: [], anchor: 0, caret: 0, dragging: false, dir: 'ltr', busy: false, pending: null
   };
 
   // ---------- small DOM helpers (data only ever goes through text nodes) ----------
@@ -420,7 +420,7 @@
       p.appendChild(document.createTextNode('No selection. Drag over the translation, or Shift + arrow keys.'));
       return;
     }
-    p.appendChild(document.createTextNode('Selected characters ' + sel.start + '\u2013' + sel.end + ': \u201C'));
+    p.appendChild(document.createTextNode('Selected offsets ' + sel.start + '\u2013' + sel.end + ': \u201C'));
     p.appendChild(dataText(S.chars.slice(sel.start, sel.end).join(''), S.item.tgt_lang, 'quote'));
     p.appendChild(document.createTextNode('\u201D'));
   }
@@ -438,7 +438,7 @@
       li.appendChild(document.createTextNode('\u201C'));
       li.appendChild(dataText(S.chars.slice(s.start, s.end).join(''), S.item.tgt_lang, 'quote'));
       li.appendChild(document.createTextNode('\u201D '));
-      li.appendChild(el('span', { 'class': 'offsets', text: 'chars ' + s.start + '\u2013' + s.end }));
+      li.appendChild(el('span', { 'class': 'offsets', text: 'offsets ' + s.start + '\u2013' + s.end }));
       li.appendChild(rm);
       list.appendChild(li);
     });
@@ -644,9 +644,19 @@
     return api('GET', '/api/next').then(function (d) { showMessage(''); show(d); }).catch(fail);
   }
 
+  // The position shown, or the one being loaded (so that pressing ] twice quickly moves two items).
+  function here() { return S.pending !== null ? S.pending : S.item ? S.item.position : 0; }
+
   function goTo(position) {
     if (S.busy || position < 0 || (S.camp && position >= S.camp.progress.total)) { return; }
-    api('GET', '/api/items/' + position).then(function (d) { showMessage(''); showStatus(''); show(d); }).catch(fail);
+    S.pending = position;
+    api('GET', '/api/items/' + position).then(function (d) {
+      if (S.pending !== position) { return; }
+      S.pending = null;
+      showMessage('');
+      showStatus('');
+      show(d);
+    }).catch(function (err) { S.pending = null; fail(err); });
   }
 
   function renderDone(p) {
@@ -689,8 +699,8 @@
     else if ((e.key === 's' || e.key === 'S') && $('score-range')) { $('score-range').focus(); }
     else if ((e.key === 'n' || e.key === 'N') && c.scheme === 'mqm' && !S.spans.length) { S.noError = !S.noError; refresh(); }
     else if (e.key === 'Backspace' && S.spans.length && e.target.tagName !== 'SELECT') { removeSpan(S.spans.length - 1); }
-    else if (e.key === '[') { goTo(S.item.position - 1); }
-    else if (e.key === ']') { goTo(S.item.position + 1); }
+    else if (e.key === '[') { goTo(here() - 1); }
+    else if (e.key === ']') { goTo(here() + 1); }
     else { handled = false; }
     if (handled) { e.preventDefault(); }
   }
