@@ -24,6 +24,11 @@ from typing import TYPE_CHECKING, Any
 from polyjudge.registry import lazy_members
 
 if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/architecture/test_registries.py)
+    from polyjudge.api.annotate import AnnotateConfig as AnnotateConfig
+    from polyjudge.api.annotate import campaign_status as campaign_status
+    from polyjudge.api.annotate import export_campaign as export_campaign
+    from polyjudge.api.annotate import init_campaign as init_campaign
+    from polyjudge.api.annotate import serve_campaign as serve_campaign
     from polyjudge.api.cache import cache_stats as cache_stats
     from polyjudge.api.cache import clear_cache as clear_cache
     from polyjudge.api.cache import prune_cache as prune_cache
@@ -113,6 +118,11 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
 # ``__getattr__`` and the TYPE_CHECKING block above follow it). Names load on first use, so
 # `polyjudge judge` does not pay for scipy, the studies and the report at start-up (about 0.75 s of CPU per command).
 _HOMES: dict[str, str] = {
+    "AnnotateConfig": "polyjudge.api.annotate",
+    "init_campaign": "polyjudge.api.annotate",
+    "campaign_status": "polyjudge.api.annotate",
+    "export_campaign": "polyjudge.api.annotate",
+    "serve_campaign": "polyjudge.api.annotate",
     "CompareSystemsConfig": "polyjudge.api.systems",
     "CompareSystemsResult": "polyjudge.api.systems",
     "compare_systems": "polyjudge.api.systems",

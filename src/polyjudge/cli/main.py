@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pairwise": ("polyjudge.cli.pairwise_cmd:pairwise", "Compare the systems of INPUT pairwise."),
     "validate": ("polyjudge.cli.validate_cmd:validate", "Compare judges with human ratings many ways."),
     "simulate": ("polyjudge.cli.validate_cmd:simulate", "Synthetic judge-selection experiment."),
+    "annotate": ("polyjudge.cli.annotate_cmd:annotate", "Ask humans for MQM/ESA spans, scores and ratings."),
     "report": ("polyjudge.cli.report_cmd:report", "Write an HTML report of runs and study outputs."),
     "study": ("polyjudge.cli.study_cmd:study", "Run or plan a study file: judgings, meta-evals, a report."),
     "protocols": ("polyjudge.cli.registry_cmd:protocols", "List the protocols with their options."),

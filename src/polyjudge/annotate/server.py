@@ -1,0 +1,277 @@
+"""``annotate serve``: the pages and the JSON API in front of one campaign store.
+
+What it promises (tests/annotate/test_annotate_http.py checks every line):
+
+* Every page and API call needs an annotator's token: the page's is in its
+  path (``/a/TOKEN``), the API's in ``Authorization: Bearer TOKEN`` (cookies
+  are never read). No token: 401; a token no annotator has: 403. Tokens are
+  compared in constant time and never logged (aiohttp's access log is off).
+* An annotator reads and writes only their own queue: an item of another
+  annotator's queue is answered like an item that does not exist.
+* ``POST`` needs ``Content-Type: application/json`` (else 415) and, when the
+  browser sends an ``Origin``, the server's own origin (else 403), so another
+  site cannot post in an annotator's name. Bodies over 64 KiB: 413. A body
+  that does not fit the scheme: 422 with one line naming the field.
+* An annotation is committed (WAL, ``synchronous=FULL``) before its 200
+  leaves: a ``kill -9`` of the server loses nothing it acknowledged.
+* No request reaches the file system by a path: the three static files are
+  read once at start from a fixed list; any other path is 404.
+* Every response carries a strict Content-Security-Policy, ``no-referrer``,
+  ``nosniff`` and ``no-store``. Segment text is JSON data; the page renders it
+  as text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+
+from polyjudge.annotate.schemes import AnnotationError, campaign_view, check_annotation
+from polyjudge.annotate.store import CampaignStore, ItemRow
+
+MAX_BODY = 64 * 1024
+CONTEXT = 2  # segments of the same document shown before and after
+SECURITY_HEADERS = {
+    "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+                                "img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+                                "frame-ancestors 'none'"),
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+}
+STATIC = {"annotate.js": "text/javascript", "annotate.css": "text/css", "annotate.html": "text/html"}
+
+
+def _static_files() -> dict[str, bytes]:
+    root = resources.files("polyjudge.annotate") / "static"
+    return {name: (root / name).read_bytes() for name in STATIC}
+
+
+def _error(cls: type[web.HTTPException], message: str, **headers: str) -> web.HTTPException:
+    return cls(text=json.dumps({"error": message}), content_type="application/json", headers=headers or None)
+
+
+def _json(data: Any) -> web.Response:
+    return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False))
+
+
+@dataclass
+class _Queue:
+    items: list[int]
+    position: dict[int, int]
+
+
+class CampaignApp:
+    """The handlers over one open store (all on the event loop's thread: writes are serialised)."""
+
+    def __init__(self, store: CampaignStore, origins: set[str], *, open_host: bool = False) -> None:
+        self.store, self.origins, self.open_host = store, origins, open_host
+        self.static = _static_files()
+        self.tokens = [(t.encode(), n) for n, t in store.annotators()]
+        self.queues = {n: _Queue(q, {item: p for p, item in enumerate(q)}) for n, q in store.queues().items()}
+        self.items = store.items
+        self.context = _contexts(store.items)
+
+    # -- who is asking ------------------------------------------------------------
+    def _who(self, token: str) -> str | None:
+        given, found = token.encode(), None
+        for known, name in self.tokens:  # every token compared, in constant time each
+            if hmac.compare_digest(given, known):
+                found = name
+        return found
+
+    def annotator(self, request: web.Request) -> str:
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise _error(web.HTTPUnauthorized, "give the link's token: Authorization: Bearer TOKEN",
+                         **{"WWW-Authenticate": "Bearer"})
+        name = self._who(token.strip())
+        if name is None:
+            raise _error(web.HTTPForbidden, "unknown token")
+        return name
+
+    # -- views --------------------------------------------------------------------
+    def progress(self, name: str) -> dict[str, int]:
+        done = {item for (_, item) in self.store.latest(name)}
+        q = self.queues[name].items
+        return {"done": sum(1 for i in q if i in done), "total": len(q)}
+
+    def item_view(self, name: str, position: int) -> dict[str, Any]:
+        item = self.items[self.queues[name].items[position]]
+        latest = self.store.latest(name).get((name, item.id))
+        annotation = None if latest is None else {"version": latest.version, **latest.body}
+        seg: str | int = item.seg_id
+        return {**item.to_json(), "seg_id": seg, "position": position, "context": self.context[item.id],
+                "annotation": annotation, "progress": self.progress(name)}
+
+    # -- routes -------------------------------------------------------------------
+    async def page(self, request: web.Request) -> web.Response:
+        if self._who(request.match_info["token"]) is None:
+            raise web.HTTPForbidden(text="unknown link")
+        return web.Response(body=self.static["annotate.html"], content_type="text/html", charset="utf-8")
+
+    async def no_token(self, request: web.Request) -> web.Response:
+        raise web.HTTPUnauthorized(text="open the link with your token: /a/TOKEN")
+
+    def static_route(self, name: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def handler(request: web.Request) -> web.Response:
+            return web.Response(body=self.static[name], content_type=STATIC[name], charset="utf-8")
+        return handler
+
+    async def campaign(self, request: web.Request) -> web.Response:
+        name = self.annotator(request)
+        info = self.store.info
+        return _json({"name": info.name, "scheme": info.scheme, "annotator": name,
+                      **campaign_view(info.scheme, info.task), "progress": self.progress(name)})
+
+    async def next_item(self, request: web.Request) -> web.Response:
+        name = self.annotator(request)
+        done = {item for (_, item) in self.store.latest(name)}
+        for pos, item in enumerate(self.queues[name].items):
+            if item not in done:
+                return _json(self.item_view(name, pos))
+        return _json({"done": True, "progress": self.progress(name)})
+
+    async def item_at(self, request: web.Request) -> web.Response:
+        name = self.annotator(request)
+        text = request.match_info["position"]
+        q = self.queues[name].items
+        if not text.isdigit() or int(text) >= len(q):
+            raise _error(web.HTTPNotFound, f"no item at that position (0..{len(q) - 1})")
+        return _json(self.item_view(name, int(text)))
+
+    async def annotations(self, request: web.Request) -> web.Response:
+        name = self.annotator(request)
+        pos = self.queues[name].position
+        out = [{"item_id": self.items[a.item].item_id, "position": pos[a.item], "version": a.version, **a.body}
+               for (_, _), a in sorted(self.store.latest(name).items(), key=lambda kv: pos[kv[0][1]])]
+        return _json({"annotations": out})
+
+    async def post_annotation(self, request: web.Request) -> web.Response:
+        origin = request.headers.get("Origin")
+        if origin is not None and not self._same_origin(origin, request):
+            raise _error(web.HTTPForbidden, "cross-origin request refused")
+        name = self.annotator(request)
+        if request.content_type != "application/json":
+            raise _error(web.HTTPUnsupportedMediaType, "send Content-Type: application/json")
+        if request.content_length is not None and request.content_length > MAX_BODY:
+            raise _error(web.HTTPRequestEntityTooLarge, f"the body is larger than {MAX_BODY} bytes")
+        raw = await request.read()
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise _error(web.HTTPUnprocessableEntity, "the body is not JSON") from None
+        if not isinstance(body, dict):
+            raise _error(web.HTTPUnprocessableEntity, "the body must be a JSON object")
+        item = self._own_item(name, body.get("item_id"))
+        try:
+            clean = check_annotation(body, self.store.info.scheme, self.store.info.task, self.items[item].tgt)
+        except AnnotationError as exc:
+            raise _error(web.HTTPUnprocessableEntity, str(exc)) from None
+        version = self.store.save(name, item, clean)  # committed before the answer leaves
+        return _json({"saved": True, "version": version, "progress": self.progress(name)})
+
+    def _same_origin(self, origin: str, request: web.Request) -> bool:
+        if origin in self.origins:
+            return True
+        # bound to every interface: the page's origin is the host the browser used
+        return self.open_host and origin == f"http://{request.host}"
+
+    def _own_item(self, name: str, item_id: Any) -> int:
+        if not isinstance(item_id, str):
+            raise _error(web.HTTPUnprocessableEntity, "field 'item_id' must be a string")
+        for item in self.queues[name].items:
+            if self.items[item].item_id == item_id:
+                return item
+        raise _error(web.HTTPUnprocessableEntity, "field 'item_id': no such item in your queue")
+
+
+def _contexts(items: list[ItemRow]) -> list[dict[str, list[dict[str, str]]]]:
+    """Up to CONTEXT segments before and after each item in its document (same system and doc_id)."""
+    docs: dict[tuple[str, str], list[int]] = {}
+    for it in items:
+        if it.doc_id:
+            docs.setdefault((it.system, it.doc_id), []).append(it.id)
+    out: list[dict[str, list[dict[str, str]]]] = []
+    for it in items:
+        seq = docs.get((it.system, it.doc_id), []) if it.doc_id else []
+        k = seq.index(it.id) if seq else 0
+
+        def pair(i: int) -> dict[str, str]:
+            return {"src": items[i].src, "tgt": items[i].tgt}
+        out.append({"before": [pair(i) for i in seq[max(0, k - CONTEXT):k]],
+                    "after": [pair(i) for i in seq[k + 1:k + 1 + CONTEXT]]})
+    return out
+
+
+async def _headers(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers.update(SECURITY_HEADERS)
+
+
+def build_app(handlers: CampaignApp) -> web.Application:
+    """The aiohttp application: exactly the routes of the contract (docs/how-to/annotate.md)."""
+    app = web.Application(client_max_size=MAX_BODY)
+    app.on_response_prepare.append(_headers)
+    app.router.add_get("/a/{token}", handlers.page)
+    app.router.add_get("/a", handlers.no_token)
+    app.router.add_get("/a/", handlers.no_token)
+    for name in ("annotate.js", "annotate.css"):
+        app.router.add_get(f"/static/{name}", handlers.static_route(name))
+    app.router.add_get("/api/campaign", handlers.campaign)
+    app.router.add_get("/api/next", handlers.next_item)
+    app.router.add_get("/api/items/{position}", handlers.item_at)
+    app.router.add_get("/api/annotations", handlers.annotations)
+    app.router.add_post("/api/annotations", handlers.post_annotation)
+    return app
+
+
+def origins_of(host: str, port: int) -> set[str]:
+    """The origins a page served at ``host:port`` posts from."""
+    if host in ("127.0.0.1", "localhost"):
+        return {f"http://127.0.0.1:{port}", f"http://localhost:{port}"}
+    if ":" in host:
+        return {f"http://[{host}]:{port}"}
+    return {f"http://{host}:{port}"}
+
+
+def link_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+async def serve_campaign(store: CampaignStore, host: str, port: int,
+                         ready: Callable[[int], None], stop: asyncio.Event | None = None) -> None:
+    """Serve until SIGINT/SIGTERM (or ``stop``); ``ready(port)`` once listening (port 0: the one picked)."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):  # not the main thread, or Windows
+            pass
+    handlers = CampaignApp(store, set(), open_host=host in ("0.0.0.0", "::", ""))
+    app = build_app(handlers)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port, reuse_address=True)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or ()
+        actual = int(sockets[0].getsockname()[1]) if sockets else port
+        handlers.origins = origins_of(host, actual)
+        ready(actual)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+__all__ = ["MAX_BODY", "SECURITY_HEADERS", "CampaignApp", "build_app", "link_host", "origins_of", "serve_campaign"]

@@ -1,0 +1,172 @@
+"""How far a campaign is, how much its annotators agree, and (sampled by ``ppi``) what it estimates.
+
+* progress: per annotator, items annotated of their queue, and versions saved
+  (edits included);
+* agreement on scores: Krippendorff's alpha (interval level) over the items
+  with two or more annotators; scores are the 0-100 score (esa, da), the
+  negated MQM error points (mqm), or the option / response set picked (nominal
+  level, forced-choice and response-set);
+* agreement on spans (mqm, esa): character-level span F1
+  (:func:`polyjudge.metaeval.spans.scoring.span_f1`, WMT25 task 2's scorer)
+  for every pair of annotators on the items both annotated, and their mean;
+* for a campaign sampled with ``--by ppi``: PPI++ (:func:`polyjudge.validation.ppi.ppi_mean`)
+  of the mean human score over every item of the run, from the humans' scores
+  on the sample and the judge's scores on all items, with its 90 % interval
+  and the human-only interval beside it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from polyjudge.annotate.export import mqm_points_of
+from polyjudge.annotate.store import Annotation, CampaignStore
+from polyjudge.data.errors import InputError
+from polyjudge.data.spans import Span, SpanSegment
+from polyjudge.metaeval.ratings.agreement import krippendorff_alpha
+from polyjudge.metaeval.spans.scoring import span_f1
+from polyjudge.validation.ppi import ppi_mean
+
+PPI_ALPHA = 0.1
+
+
+@dataclass(frozen=True)
+class AnnotatorProgress:
+    annotator: str
+    done: int
+    total: int
+    versions: int
+
+
+@dataclass(frozen=True)
+class PairF1:
+    first: str
+    second: str
+    items: int
+    f1: float
+
+
+@dataclass
+class CampaignStatus:
+    name: str
+    scheme: str
+    items: int  # items shown to annotators
+    progress: list[AnnotatorProgress]
+    alpha: float | None  # None: fewer than two annotations of one item yet
+    alpha_level: str
+    alpha_items: int
+    span_f1: list[PairF1] = field(default_factory=list)
+    ppi: dict[str, float | int] | None = None
+    ppi_note: str | None = None
+
+    @property
+    def mean_span_f1(self) -> float | None:
+        return float(np.mean([p.f1 for p in self.span_f1])) if self.span_f1 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["mean_span_f1"] = self.mean_span_f1
+        return out
+
+
+def human_value(scheme: str, body: dict[str, Any], letters: tuple[str, ...]) -> float:
+    """The number an annotation stands for (see the module docstring)."""
+    if scheme == "mqm":
+        return -mqm_points_of(body)
+    if scheme in ("esa", "da"):
+        return float(body["score"])
+    if scheme == "forced-choice":
+        return float(letters.index(body["choice"]))
+    # response set: a code per distinct set (nominal)
+    return float(sum(1 << letters.index(x) for x in body["choices"]))
+
+
+def _matrix(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> tuple[np.ndarray, int]:
+    names = [n for n, _ in store.annotators()]
+    shown = [it.id for it in store.items if it.sampled]
+    col = {item: k for k, item in enumerate(shown)}
+    m = np.full((len(names), len(shown)), np.nan)
+    row = {n: k for k, n in enumerate(names)}
+    letters = store.info.task.letters if store.info.task else ()
+    for (name, item), ann in latest.items():
+        m[row[name], col[item]] = human_value(store.info.scheme, ann.body, letters)
+    paired = int(((~np.isnan(m)).sum(0) >= 2).sum())
+    return m, paired
+
+
+def _segments(store: CampaignStore, anns: dict[int, Annotation], items: list[int]) -> list[SpanSegment]:
+    out = []
+    for i in items:
+        it = store.items[i]
+        spans = tuple(Span(s["start"], s["end"], s["severity"] if s["severity"] != "critical" else "major")
+                      for s in anns[i].body.get("spans") or [])
+        out.append(SpanSegment(system=it.system, doc_id=it.doc_id, seg_id=it.seg_id, spans=spans, lp="all",
+                               hypothesis=it.tgt))
+    return out
+
+
+def pairwise_span_f1(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> list[PairF1]:
+    """Span F1 of every pair of annotators (the first as gold) on the items both annotated."""
+    by: dict[str, dict[int, Annotation]] = {}
+    for (name, item), ann in latest.items():
+        by.setdefault(name, {})[item] = ann
+    names = [n for n, _ in store.annotators() if n in by]
+    out = []
+    for a, b in combinations(names, 2):
+        shared = sorted(set(by[a]) & set(by[b]))
+        if not shared:
+            continue
+        result = span_f1(_segments(store, by[a], shared), _segments(store, by[b], shared), set_ids=None)
+        out.append(PairF1(a, b, len(shared), float(result.avg_f1)))
+    return out
+
+
+def _ppi(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> tuple[dict[str, float | int] | None,
+                                                                                   str | None]:
+    if store.info.sampling.get("by") != "ppi":
+        return None, None
+    if store.info.scheme not in ("mqm", "esa", "da"):
+        return None, "PPI needs a score per item (mqm, esa or da campaigns)"
+    per_item: dict[int, list[float]] = {}
+    for (_, item), ann in latest.items():
+        per_item.setdefault(item, []).append(human_value(store.info.scheme, ann.body, ()))
+    labelled = [i for i in sorted(per_item) if store.items[i].judge_score is not None]
+    unlabelled = [it.judge_score for it in store.items if it.judge_score is not None]
+    try:
+        r = ppi_mean(np.array([np.mean(per_item[i]) for i in labelled]),
+                     np.array([store.items[i].judge_score for i in labelled], dtype=float),
+                     np.array(unlabelled, dtype=float), alpha=PPI_ALPHA)
+    except InputError as exc:
+        return None, f"not yet: {exc.reason}"
+    return {"estimate": r.estimate, "lower": r.lower, "upper": r.upper, "lambda": r.lam,
+            "n_labelled": r.n_labelled, "n_judged": r.n_unlabelled, "human_only": r.classical,
+            "human_only_lower": r.classical_lower, "human_only_upper": r.classical_upper,
+            "confidence": 1 - PPI_ALPHA}, None
+
+
+def campaign_status(store: CampaignStore) -> CampaignStatus:
+    latest = store.latest()
+    queues = store.queues()
+    counts: dict[str, int] = {}
+    for (name,) in store.db.execute("SELECT annotator FROM annotations"):
+        counts[name] = counts.get(name, 0) + 1
+    progress = [AnnotatorProgress(n, sum(1 for i in q if (n, i) in latest), len(q), counts.get(n, 0))
+                for n, q in queues.items()]
+    scheme = store.info.scheme
+    m, paired = _matrix(store, latest)
+    level = "nominal" if scheme in ("forced-choice", "response-set") else "interval"
+    alpha = krippendorff_alpha(m, level=level) if paired else None  # type: ignore[arg-type]
+    status = CampaignStatus(store.info.name, scheme, sum(1 for it in store.items if it.sampled), progress,
+                            None if alpha is None or math.isnan(alpha) else alpha, level, paired)
+    if scheme in ("mqm", "esa"):
+        status.span_f1 = pairwise_span_f1(store, latest)
+    status.ppi, status.ppi_note = _ppi(store, latest)
+    return status
+
+
+__all__ = ["AnnotatorProgress", "CampaignStatus", "PairF1", "campaign_status", "human_value", "pairwise_span_f1"]

@@ -1,0 +1,149 @@
+"""``polyjudge annotate init|serve|status|export``: human annotation campaigns (docs/how-to/annotate.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from polyjudge.cli.options import emit, format_option, out_option
+
+SCHEMES = ("mqm", "esa", "da", "forced-choice", "response-set")
+SAMPLING = ("judge-uncertainty", "ppi")
+TARGETS = ("mqm-tsv", "esa-jsonl", "ratings")
+
+
+@click.group("annotate")
+def annotate() -> None:
+    """Ask humans: MQM/ESA spans, DA scores, forced choice and response sets, in the browser.
+
+    init makes a campaign folder, serve puts the pages and the JSON API in front of it
+    (one secret link per annotator), status shows progress and agreement, export writes
+    the annotations for human-mqm, meta-eval, span-f1, validate and agreement; those
+    commands also read a campaign folder directly.
+    """
+
+
+def _print_links(links: dict[str, str]) -> None:
+    for name, link in links.items():
+        click.echo(f"{name}\t{link}")
+
+
+@annotate.command("init")
+@click.argument("campaign", type=click.Path())
+@click.option("--items", "items", required=True, metavar="INPUT_OR_RUN",
+              help="The items to annotate: an input file any reader reads, or a run directory.")
+@click.option("--scheme", type=click.Choice(SCHEMES), required=True, help="What annotators do.")
+@click.option("--annotators", default="1", show_default=True, metavar="N|NAMES",
+              help="How many annotators (annotator-1..N) or their names, comma-separated.")
+@click.option("--per-item", "per_item", type=click.IntRange(1), default=1, show_default=True,
+              help="Annotators per item (for agreement: 2 or more).")
+@click.option("--task", type=click.Path(dir_okay=False), default=None,
+              help="Rating task file (.json/.toml) for forced-choice and response-set (default: a built-in "
+                   "acceptable/borderline/unacceptable task).")
+@click.option("--sample", type=click.IntRange(1), default=None, help="Show only N of the items (needs --by).")
+@click.option("--by", type=click.Choice(SAMPLING), default=None,
+              help="How the sample is chosen: the items the judge is least sure of, or a random sample "
+                   "for PPI++.")
+@click.option("--run", type=click.Path(file_okay=False), default=None,
+              help="The judge's run directory over these items (for --by; default: --items when it is a run).")
+@click.option("--input-format", default=None, help="The format of --items (default: detected).")
+@click.option("--lp", default=None, metavar="SRC-TGT", help="The language pair of items without their own.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the ppi sample.")
+def init(campaign: str, items: str, scheme: str, annotators: str, per_item: int, task: str | None,
+         sample: int | None, by: str | None, run: str | None, input_format: str | None, lp: str | None,
+         seed: int) -> None:
+    """Make the campaign folder CAMPAIGN (new or empty) and print one link per annotator."""
+    from polyjudge.api.annotate import DEFAULT_PORT, AnnotateConfig, annotator_links, init_campaign
+
+    tokens = init_campaign(AnnotateConfig(campaign, items, scheme, annotators, per_item, task, sample, by, run,
+                                          input_format, lp, seed))
+    click.echo(f"campaign {campaign}: {len(tokens)} annotator(s); links once served "
+               f"(polyjudge annotate serve {campaign}):", err=True)
+    _print_links(annotator_links(campaign, port=DEFAULT_PORT))
+
+
+@annotate.command("serve")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (anything but 127.0.0.1 lets other machines reach the pages).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="Port to listen on (0: a free one, printed in the links).")
+def serve(campaign: str, host: str, port: int) -> None:
+    """Serve CAMPAIGN's pages and JSON API until Ctrl-C; print one link per annotator."""
+    from polyjudge.api.annotate import serve_campaign
+
+    def ready(links: dict[str, str]) -> None:
+        _print_links(links)
+        click.echo("serving; Ctrl-C stops (every saved annotation is already on disk)", err=True)
+        sys.stdout.flush()  # a script reading the links from a pipe gets them now, not at exit
+
+    serve_campaign(campaign, host=host, port=port, ready=ready)
+    click.echo("stopped", err=True)
+
+
+def _status_text(data: dict[str, object]) -> str:
+    lines = [f"campaign {data['name']} ({data['scheme']}), {data['items']} item(s)"]
+    for p in data["progress"]:  # type: ignore[attr-defined]
+        lines.append(f"  {p['annotator']}: {p['done']}/{p['total']} done, {p['versions']} version(s) saved")
+    alpha = data["alpha"]
+    lines.append(f"Krippendorff's alpha ({data['alpha_level']}): "
+                 + (f"{alpha:.3f} over {data['alpha_items']} item(s)" if isinstance(alpha, float)
+                    else "not yet (no item has two annotations)"))
+    for pair in data["span_f1"]:  # type: ignore[attr-defined]
+        lines.append(f"span F1 {pair['first']} vs {pair['second']}: {pair['f1']:.3f} on {pair['items']} item(s)")
+    ppi = data["ppi"]
+    if isinstance(ppi, dict):
+        lines.append(f"PPI++ mean human score: {ppi['estimate']:.3f} [{ppi['lower']:.3f}, {ppi['upper']:.3f}] "
+                     f"({ppi['confidence']:.0%}; {ppi['n_labelled']} labelled, {ppi['n_judged']} judged); "
+                     f"humans alone: {ppi['human_only']:.3f} [{ppi['human_only_lower']:.3f}, "
+                     f"{ppi['human_only_upper']:.3f}]")
+    elif data["ppi_note"]:
+        lines.append(f"PPI++: {data['ppi_note']}")
+    return "\n".join(lines) + "\n"
+
+
+def _status_tsv(data: dict[str, object]) -> str:
+    rows = [("measure", "who", "value")]
+    for p in data["progress"]:  # type: ignore[attr-defined]
+        rows += [("done", p["annotator"], str(p["done"])), ("total", p["annotator"], str(p["total"])),
+                 ("versions", p["annotator"], str(p["versions"]))]
+    rows.append(("alpha", str(data["alpha_level"]), "" if data["alpha"] is None else repr(data["alpha"])))
+    for pair in data["span_f1"]:  # type: ignore[attr-defined]
+        rows.append(("span_f1", f"{pair['first']}|{pair['second']}", repr(pair["f1"])))
+    if isinstance(data["ppi"], dict):
+        rows += [(f"ppi_{k}", "", repr(v)) for k, v in data["ppi"].items()]
+    return "".join("\t".join(map(str, r)) + "\n" for r in rows)
+
+
+@annotate.command("status")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@format_option()
+@out_option("Write the status to this file instead of standard output.")
+def status(campaign: str, fmt: str, out: str | None) -> None:
+    """Progress per annotator, agreement so far and, for a ppi sample, the PPI++ estimate."""
+    from polyjudge.api.annotate import campaign_status
+
+    data = campaign_status(campaign).to_dict()
+    text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n" if fmt == "json"
+            else _status_tsv(data) if fmt == "tsv" else _status_text(data))
+    emit(text, out)
+
+
+@annotate.command("export")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--to", "to", type=click.Choice(TARGETS), required=True,
+              help="mqm-tsv (WMT MQM TSV), esa-jsonl (WMT ESA JSONL) or ratings (validate/agreement tables).")
+@out_option("The file to write.", required=True)
+def export(campaign: str, to: str, out: str) -> None:
+    """Write CAMPAIGN's annotations (newest versions) in a format polyjudge's readers read."""
+    from pathlib import Path
+
+    from polyjudge.api.annotate import export_campaign
+    from polyjudge.api.runs import input_target
+    from polyjudge.data.errors import InputError
+
+    if Path(out).absolute().parent.resolve() == Path(campaign).resolve():
+        raise InputError("is inside the campaign folder; write the export elsewhere", path=out, field="-o/--out")
+    emit(export_campaign(campaign, to), out, inputs=input_target("CAMPAIGN", Path(campaign) / "campaign.sqlite"))
