@@ -8,7 +8,15 @@ with ``Input.dispatch*Event``, so the page's own handlers run as for a person.
 from __future__ import annotations
 
 import json
+import os
+import queue
+import subprocess
+import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from tests.report.cdp import Browser
@@ -20,6 +28,33 @@ _KEYS: dict[str, tuple[str, int]] = {
     "ArrowDown": ("ArrowDown", 40), "Home": ("Home", 36), "End": ("End", 35),
 }
 SHIFT, CTRL = 8, 2
+
+
+@contextmanager
+def serving(campaign: Path, annotator: str = "ann") -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``polyjudge annotate serve CAMPAIGN --port 0`` in a subprocess; yields (the annotator's link, process)."""
+    proc = subprocess.Popen([sys.executable, "-m", "polyjudge.cli.main", "annotate", "serve", str(campaign),
+                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    lines: queue.Queue[str] = queue.Queue()
+    errors: list[str] = []
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = proc.stdout, proc.stderr
+    threading.Thread(target=lambda: [lines.put(x) for x in out], daemon=True).start()
+    threading.Thread(target=lambda: [errors.append(x) for x in err], daemon=True).start()
+    try:
+        try:
+            line = lines.get(timeout=60)
+        except queue.Empty:
+            raise RuntimeError(f"annotate serve printed no link; stderr: {''.join(errors)[-2000:]}") from None
+        name, _, link = line.strip().partition("\t")
+        if name != annotator or not link.startswith("http://127.0.0.1:"):
+            raise RuntimeError(f"unexpected link line from annotate serve: {line!r}")
+        yield link, proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=10)
 
 
 def wait_for(b: Browser, expr: str, timeout: float = 10.0) -> Any:

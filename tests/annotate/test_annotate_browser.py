@@ -10,14 +10,8 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import queue
 import sqlite3
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +25,7 @@ from tests.annotate.browser_helpers import (
     open_page,
     press,
     selected_text,
+    serving,
     wait_for,
     wait_item,
 )
@@ -78,29 +73,6 @@ def _campaign(tmp: Path, scheme: str, items: list[dict[str, str]]) -> Path:
     folder = tmp / f"{scheme}-campaign"
     assert cli("annotate", "init", folder, "--items", src, "--scheme", scheme, "--annotators", "ann") == 0
     return folder
-
-
-@contextmanager
-def serving(campaign: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """``polyjudge annotate serve CAMPAIGN --port 0`` in a subprocess; yields (the annotator's link, process)."""
-    proc = subprocess.Popen([sys.executable, "-m", "polyjudge.cli.main", "annotate", "serve", str(campaign),
-                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ))
-    lines: queue.Queue[str] = queue.Queue()
-    assert proc.stdout is not None
-    out = proc.stdout
-    threading.Thread(target=lambda: [lines.put(x) for x in out], daemon=True).start()
-    try:
-        line = lines.get(timeout=30)
-        name, _, link = line.strip().partition("\t")
-        assert name == "ann" and link.startswith("http://127.0.0.1:"), line
-        yield link, proc
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-            proc.wait(timeout=10)
-        assert proc.stderr is not None
-        proc.stderr.close()
 
 
 def _export(campaign: Path, to: str, out: Path) -> str:

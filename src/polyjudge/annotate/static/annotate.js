@@ -380,7 +380,7 @@
     S.noError = false;
     S.anchor = S.caret = sel.end;
     showMessage('');
-    showStatus('Added a ' + sev + ' error on characters ' + sel.start + '\u2013' + sel.end + '.');
+    showStatus('Added a ' + sev + ' error at offsets ' + sel.start + '\u2013' + sel.end + '.');
     refresh();
     $('tgt-chars').focus({ preventScroll: true });
   }
