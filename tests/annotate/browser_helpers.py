@@ -102,6 +102,14 @@ def click(b: Browser, selector: str) -> None:
     _mouse(b, "mouseReleased", x, y, 0)
 
 
+def double_click(b: Browser, selector: str) -> None:
+    x, y = center(b, selector)
+    _mouse(b, "mouseMoved", x, y, 0)
+    for count in (1, 2):
+        b.call("Input.dispatchMouseEvent", type="mousePressed", x=x, y=y, button="left", buttons=1, clickCount=count)
+        b.call("Input.dispatchMouseEvent", type="mouseReleased", x=x, y=y, button="left", buttons=0, clickCount=count)
+
+
 def drag_chars(b: Browser, first: int, last: int) -> None:
     """Press on character ``first`` of the translation, move over every character to ``last``, release."""
     x, y = center(b, f"#tgt-chars .ch[data-i='{first}']")

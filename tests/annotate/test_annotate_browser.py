@@ -21,6 +21,7 @@ from tests.annotate.browser_helpers import (
     CTRL,
     SHIFT,
     click,
+    double_click,
     drag_chars,
     open_page,
     press,
@@ -120,7 +121,8 @@ def _mqm_first_item(b: Browser) -> None:
     _keyboard_select(b, start, len("Brücke"))
     assert selected_text(b) == "Brücke"
     press(b, "1")
-    drag_chars(b, 10, 14)
+    double_click(b, f"#tgt-chars .ch[data-i='{GERMAN.index('läuft') + 2}']")
+    assert selected_text(b) == "läuft"
     press(b, "3")
     assert len(_span_rows(b)) == 3
     click(b, "#spans .span-item:nth-child(3) button.rm")
@@ -156,6 +158,8 @@ def _hostile_item(b: Browser) -> None:
 
 def _cjk_and_edit(b: Browser) -> None:
     """A Chinese span, submitted; then back to it, changed to "no error": version 2, history kept."""
+    double_click(b, "#tgt-chars .ch[data-i='9']")
+    assert selected_text(b) == "咖啡"  # the browser's word segmenter knows Chinese words
     drag_chars(b, 3, 4)
     assert selected_text(b) == "喝茶"
     _pick_category(b, 2)

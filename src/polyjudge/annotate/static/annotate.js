@@ -175,6 +175,7 @@
     var rows = [];
     if (c.scheme === 'mqm' || c.scheme === 'esa') {
       rows.push(['Mouse drag', 'select characters of the translation']);
+      rows.push(['Double-click', 'select a word']);
       rows.push(['T', 'focus the translation']);
       rows.push(['Shift + \u2190 / \u2192', 'extend the selection by one character (in the translation)']);
       rows.push(['\u2190 / \u2192', 'move the cursor (in the translation)']);
@@ -244,6 +245,7 @@
     if (!S.chars.length) { box.appendChild(el('span', { 'class': 'empty', text: '(empty translation)' })); }
     box.addEventListener('mousedown', onCharDown);
     box.addEventListener('mouseover', onCharOver);
+    box.addEventListener('dblclick', onCharDouble);
     box.addEventListener('keydown', onCharKey);
     return box;
   }
@@ -274,7 +276,8 @@
     next.addEventListener('click', function () { goTo(item.position + 1); });
     first.addEventListener('click', loadNext);
     var where = el('span', { 'class': 'where' }, 'Item ' + (item.position + 1) + ' of ' + total + ' \u00B7 document ',
-      el('bdi', { text: String(item.doc_id) }), ', segment ', el('bdi', { text: String(item.seg_id) }));
+      el('bdi', { text: item.doc_id == null ? '\u2014' : String(item.doc_id) }), ', segment ',
+      el('bdi', { text: item.seg_id == null ? '\u2014' : String(item.seg_id) }));
     return el('nav', { 'class': 'nav', 'aria-label': 'Items' }, prev, where, next, first);
   }
 
@@ -480,6 +483,47 @@
   }
 
   function onMouseUp() { S.dragging = false; }
+
+  // Code-point offset of a UTF-16 offset into the translation.
+  function cpOf(u16) {
+    var u = 0;
+    for (var k = 0; k < S.chars.length; k++) {
+      if (u >= u16) { return k; }
+      u += S.chars[k].length;
+    }
+    return S.chars.length;
+  }
+
+  // The word around character i: the browser's word segmenter for the language (it knows CJK words),
+  // else the run of characters between white space.
+  function wordAt(i) {
+    var text = S.chars.join('');
+    var u16 = S.chars.slice(0, i).join('').length;
+    try {
+      if (typeof Intl !== 'undefined' && Intl.Segmenter) {
+        var lang = String(S.item.tgt_lang || '').replace(/_/g, '-');
+        var seg = new Intl.Segmenter(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(lang) ? lang : undefined,
+          { granularity: 'word' }).segment(text).containing(u16);
+        if (seg && seg.isWordLike) { return [cpOf(seg.index), cpOf(seg.index + seg.segment.length)]; }
+      }
+    } catch (e) { /* fall back to white space */ }
+    var a = i;
+    var b = i + 1;
+    if (/\s/.test(S.chars[i])) { return [a, b]; }
+    while (a > 0 && !/\s/.test(S.chars[a - 1])) { a--; }
+    while (b < S.chars.length && !/\s/.test(S.chars[b])) { b++; }
+    return [a, b];
+  }
+
+  function onCharDouble(e) {
+    var i = charIndex(e.target);
+    if (i < 0) { return; }
+    var w = wordAt(i);
+    S.dragging = false;
+    S.anchor = w[0];
+    S.caret = w[1];
+    refresh();
+  }
 
   function onCharKey(e) {
     var n = S.chars.length;
