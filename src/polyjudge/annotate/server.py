@@ -59,6 +59,11 @@ def _error(cls: type[web.HTTPException], message: str, **headers: str) -> web.HT
     return cls(text=json.dumps({"error": message}), content_type="application/json", headers=headers or None)
 
 
+def _too_large(size: int) -> web.HTTPException:
+    return web.HTTPRequestEntityTooLarge(max_size=MAX_BODY, actual_size=size, content_type="application/json",
+                                         text=json.dumps({"error": f"the body is larger than {MAX_BODY} bytes"}))
+
+
 def _json(data: Any) -> web.Response:
     return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False))
 
@@ -164,8 +169,11 @@ class CampaignApp:
         if request.content_type != "application/json":
             raise _error(web.HTTPUnsupportedMediaType, "send Content-Type: application/json")
         if request.content_length is not None and request.content_length > MAX_BODY:
-            raise _error(web.HTTPRequestEntityTooLarge, f"the body is larger than {MAX_BODY} bytes")
-        raw = await request.read()
+            raise _too_large(request.content_length)
+        try:
+            raw = await request.read()  # aiohttp stops reading at client_max_size (a chunked body too)
+        except web.HTTPRequestEntityTooLarge:
+            raise _too_large(MAX_BODY + 1) from None
         try:
             body = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):

@@ -11,7 +11,8 @@
   for every pair of annotators on the items both annotated, and their mean;
 * for a campaign sampled with ``--by ppi``: PPI++ (:func:`polyjudge.validation.ppi.ppi_mean`)
   of the mean human score over every item of the run, from the humans' scores
-  on the sample and the judge's scores on all items, with its 90 % interval
+  on the items annotated so far (with the judge's scores there) and the judge's
+  scores on the items no human annotated, with its 90 % interval
   and the human-only interval beside it.
 """
 
@@ -136,7 +137,7 @@ def _ppi(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> tup
     for (_, item), ann in latest.items():
         per_item.setdefault(item, []).append(human_value(store.info.scheme, ann.body, ()))
     labelled = [i for i in sorted(per_item) if store.items[i].judge_score is not None]
-    unlabelled = [it.judge_score for it in store.items if it.judge_score is not None]
+    unlabelled = [it.judge_score for it in store.items if it.judge_score is not None and it.id not in per_item]
     try:
         r = ppi_mean(np.array([np.mean(per_item[i]) for i in labelled]),
                      np.array([store.items[i].judge_score for i in labelled], dtype=float),

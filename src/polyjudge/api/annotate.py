@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import overload
 
 from polyjudge.annotate.campaign import CampaignPlan, make_campaign
 from polyjudge.annotate.export import export_lines
@@ -136,6 +137,14 @@ def _scratch() -> Path:
     return Path(_EXPORTS["dir"])
 
 
+@overload
+def human_source(path: None, *, kind: str = ...) -> None: ...
+@overload
+def human_source(path: str, *, kind: str = ...) -> str: ...
+@overload
+def human_source(path: Path, *, kind: str = ...) -> str | Path: ...
+@overload
+def human_source(path: str | Path, *, kind: str = ...) -> str | Path: ...
 def human_source(path: str | Path | None, *, kind: str = "scores") -> str | Path | None:
     """``path`` itself, or, when it is a campaign folder, a file of its export that the reader of
     ``kind`` reads: ``scores`` (meta-eval: an MQM TSV for mqm campaigns, the ESA JSONL's scores

@@ -33,8 +33,9 @@ LEGACY_INPUT = ("jsonl", "csv")
 @legacy("--output", "-f", dest="legacy_output", use="--format", type=click.Choice(OUTPUT_FORMATS))
 @click.option("--pool", "pool", multiple=True, type=click.Choice(["language", "task", "metric"]),
               help="Pool the class distribution over this key (repeatable).")
-@click.option("--human", default=None, metavar="RATINGS", type=click.Path(dir_okay=False),
-              help="The ratings file; then every positional argument is a run directory.")
+@click.option("--human", default=None, metavar="RATINGS", type=click.Path(),
+              help="The ratings file (or an annotation campaign folder); then every positional argument is a "
+                   "run directory.")
 @click.option("--metric", default=None, help="The human metric the run directories' judges rated "
               "(needed when items have human ratings on several metrics).")
 @click.option("--bins", "bins", default=None, metavar="EDGES",

@@ -45,8 +45,8 @@ class MetaEvalFlags:
         "--lp", "lps", multiple=True,
         help="Language pair(s) to evaluate (with --mtme: every one given; otherwise the label).")
     human: str | None = option("--human", "human",
-                               help="Human scores: a file or run directory; with --mtme the human score NAME "
-                                    "(default: mqm if present, else the only one).")
+                               help="Human scores: a file, run directory or annotation campaign; with --mtme the "
+                                    "human score NAME (default: mqm if present, else the only one).")
     human_name: str | None = option("--human-name", "human_name", metavar="NAME",
                                     help="With --mtme: the human scores to compare with (default: the test set's "
                                          "standard gold at the level, from mt-metrics-eval's meta information).")

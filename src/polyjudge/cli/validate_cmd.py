@@ -43,7 +43,8 @@ class ValidateFlags:
     task_path: str = option("--task", "task_path", required=True, type=click.Path(dir_okay=False),
                             help="Rating task file (JSON or TOML): options and admissible response sets.")
     human_path: str = option("--human", "human_path", required=True,
-                             help="Human ratings: JSONL, TSV (item, protocol, answer) or a run directory.")
+                             help="Human ratings: JSONL, TSV (item, protocol, answer), a run directory or an "
+                                  "annotation campaign.")
     judge_specs: tuple[str, ...] = option(
         "--judge", "judge_specs", multiple=True, required=True,
         help="NAME=PATH of one judge's ratings (repeat). PATH is a JSONL/TSV file or run "
