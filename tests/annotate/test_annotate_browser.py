@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,8 +35,7 @@ from tests.helpers.cli import cli
 from tests.report.cdp import Browser, find_chromium
 
 CHROMIUM = find_chromium()
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="Chromium not installed (apt-get install chromium)")
+STATIC = Path(__file__).resolve().parents[2] / "src" / "polyjudge" / "annotate" / "static"
 
 GERMAN = "😀 Der Bär läuft über die Brücke, größer als gedacht."
 HOSTILE_SRC = "<img src=x onerror=window.__pwned=1> <script>window.__pwned=2</script> {{7*7}} ${7*7}"
@@ -56,7 +56,8 @@ ITEMS = [
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    assert CHROMIUM is not None
+    if CHROMIUM is None:
+        pytest.skip("Chromium not installed (apt-get install chromium)")
     b = Browser(CHROMIUM)
     yield b
     b.quit()
@@ -292,3 +293,16 @@ def test_da_slider_submits(browser: Browser, tmp_path: Path) -> None:
         wait_for(browser, "document.getElementById('app').getAttribute('data-state') === 'done'")
     lines = _export(campaign, "ratings", tmp_path / "da.tsv").splitlines()
     assert lines[1].split("\t")[-1] == "53.0"
+
+
+def test_the_pages_hold_no_inline_code_no_external_url_and_no_html_sink() -> None:
+    """What the server's CSP forbids, and the ways data could become markup, are absent from the files."""
+    html = (STATIC / "annotate.html").read_text(encoding="utf-8")
+    js = (STATIC / "annotate.js").read_text(encoding="utf-8")
+    css = (STATIC / "annotate.css").read_text(encoding="utf-8")
+    assert re.findall(r"<script\b[^>]*>", html) == ['<script src="/static/annotate.js">']
+    assert not re.search(r"\sstyle=|<style\b|\son[a-z]+=|javascript:", html, re.IGNORECASE)
+    for text in (html, js, css):
+        assert not re.search(r"https?://|//[a-z0-9.-]+\.[a-z]{2,}/|@import|url\(", text, re.IGNORECASE)
+    assert not re.search(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|"
+                         r"setAttribute\('style'|\.style\.", js)
