@@ -177,17 +177,17 @@
       rows.push(['Mouse drag', 'select characters of the translation']);
       rows.push(['Double-click', 'select a word']);
       rows.push(['T', 'focus the translation']);
-      rows.push(['Shift + \u2190 / \u2192', 'extend the selection by one character (in the translation)']);
-      rows.push(['\u2190 / \u2192', 'move the cursor (in the translation)']);
+      rows.push(['Shift + \u2190 / \u2192', 'extend the selection by a character']);
+      rows.push(['\u2190 / \u2192', 'move the cursor in the translation']);
       rows.push(['Esc', 'clear the selection']);
-      if (c.scheme === 'mqm' && c.categories.length) { rows.push(['C', 'go to the category list (\u2191 / \u2193 to choose)']); }
+      if (c.scheme === 'mqm' && c.categories.length) { rows.push(['C', 'category list (\u2191 / \u2193 choose)']); }
       c.severities.forEach(function (sev, i) {
         rows.push([String(i + 1), 'add the selection as a ' + sev + ' error']);
       });
       rows.push(['Backspace', 'remove the last span']);
       if (c.scheme === 'mqm') { rows.push(['N', 'toggle "no error"']); }
     }
-    if (c.score) { rows.push(['S', 'go to the score (\u2190 / \u2192 or type a number)']); }
+    if (c.score) { rows.push(['S', 'score (\u2190 / \u2192, or type a number)']); }
     if (c.scheme === 'forced-choice') { rows.push(['1 \u2013 ' + c.options.length, 'choose that option']); }
     if (c.scheme === 'response-set') { rows.push(['1 \u2013 ' + c.options.length, 'tick or untick that option']); }
     rows.push(['Ctrl + Enter', 'submit and go to the next item']);
@@ -239,6 +239,7 @@
       var cp = ch.codePointAt(0);
       var node = CONTROLS[cp] ? controlMarker(cp) : el('span', null, ch);
       node.classList.add('ch');
+      node.setAttribute('aria-hidden', 'true');
       node.setAttribute('data-i', String(i));
       box.appendChild(node);
     });
@@ -260,8 +261,15 @@
     (ctx.before || []).forEach(function (c) { grid.appendChild(pairRow(c.src, c.tgt, item, 'ctx', 'context before')); });
     var cur = el('div', { 'class': 'row cur', role: 'row', 'aria-label': 'segment to annotate' });
     cur.appendChild(el('div', { 'class': 'cell src', role: 'cell' }, dataText(item.src, item.src_lang, 'seg-src')));
-    cur.appendChild(el('div', { 'class': 'cell tgt', role: 'cell' },
-      withSpans ? targetChars(item) : dataText(item.tgt, item.tgt_lang, 'seg-tgt')));
+    var tgtCell = el('div', { 'class': 'cell tgt', role: 'cell' });
+    if (withSpans) {
+      // Screen readers get the translation as one text; the character elements are for selecting.
+      tgtCell.appendChild(dataText(item.tgt, item.tgt_lang, 'sr-only'));
+      tgtCell.appendChild(targetChars(item));
+    } else {
+      tgtCell.appendChild(dataText(item.tgt, item.tgt_lang, 'seg-tgt'));
+    }
+    cur.appendChild(tgtCell);
     grid.appendChild(cur);
     (ctx.after || []).forEach(function (c) { grid.appendChild(pairRow(c.src, c.tgt, item, 'ctx', 'context after')); });
     return grid;
