@@ -186,6 +186,9 @@ def _rtl_item(b: Browser) -> None:
     assert selected_text(b) == ARABIC[:5]
     _pick_category(b, 1)
     press(b, "1")
+    press(b, "[")  # unsaved changes: the first request to leave only warns
+    assert "not saved" in str(_text(b, "#message"))
+    assert b.eval("document.getElementById('app').getAttribute('data-position')") == "3"
     press(b, "Enter", CTRL)
     wait_for(b, "document.getElementById('app').getAttribute('data-state') === 'done'")
     assert _text(b, "#progress-text") == "4 / 4"

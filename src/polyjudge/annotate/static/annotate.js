@@ -23,7 +23,7 @@
 
   var S = {
     token: null, camp: null, item: null, chars: [], spans: [], noError: false, score: null,
-    choice: null, choices: [], anchor: 0, caret: 0, dragging: false, dir: 'ltr', busy: false, pending: null
+    choice: null, choices: [], anchor: 0, caret: 0, dragging: false, dir: 'ltr', busy: false, pending: null, dirty: false, leaveTo: null
   };
 
   // ---------- small DOM helpers (data only ever goes through text nodes) ----------
@@ -219,6 +219,8 @@
     S.anchor = 0;
     S.caret = 0;
     S.dir = langDir(item.tgt_lang);
+    S.dirty = false;
+    S.leaveTo = null;
   }
 
   function pairRow(src, tgt, item, cls, label) {
@@ -282,7 +284,7 @@
     var first = el('button', { type: 'button', id: 'first-open' }, 'First unannotated');
     prev.addEventListener('click', function () { goTo(item.position - 1); });
     next.addEventListener('click', function () { goTo(item.position + 1); });
-    first.addEventListener('click', loadNext);
+    first.addEventListener('click', function () { if (mayLeave('next')) { loadNext(); } });
     var where = el('span', { 'class': 'where' }, 'Item ' + (item.position + 1) + ' of ' + total + ' \u00B7 document ',
       el('bdi', { text: item.doc_id == null ? '\u2014' : String(item.doc_id) }), ', segment ',
       el('bdi', { text: item.seg_id == null ? '\u2014' : String(item.seg_id) }));
@@ -348,7 +350,7 @@
     box.appendChild(el('ol', { id: 'spans', 'class': 'spans', 'aria-labelledby': 'spans-title' }));
     if (c.scheme === 'mqm') {
       var cb = el('input', { type: 'checkbox', id: 'no-error', 'aria-keyshortcuts': 'N' });
-      cb.addEventListener('change', function () { S.noError = cb.checked; refresh(); });
+      cb.addEventListener('change', function () { S.noError = cb.checked; S.dirty = true; refresh(); });
       box.appendChild(el('label', { 'class': 'no-error', 'for': 'no-error' }, cb,
         ' No error: this translation has nothing to mark (N)'));
     }
@@ -388,6 +390,7 @@
       if (!cat) { showMessage('Choose a category for this error first (C, then \u2191 / \u2193).'); return; }
     }
     S.spans.push({ start: sel.start, end: sel.end, category: cat, severity: sev });
+    S.dirty = true;
     S.noError = false;
     S.anchor = S.caret = sel.end;
     showMessage('');
@@ -398,6 +401,7 @@
 
   function removeSpan(i) {
     S.spans.splice(i, 1);
+    S.dirty = true;
     showStatus('Removed a span.');
     refresh();
   }
@@ -571,6 +575,7 @@
   }
 
   function toggleOption(key, on) {
+    S.dirty = true;
     if (S.camp.scheme === 'forced-choice') { S.choice = on ? key : S.choice; }
     else {
       S.choices = S.choices.filter(function (k) { return k !== key; });
@@ -590,6 +595,7 @@
   function pressOption(i) {
     var o = S.camp.options[i];
     if (!o) { return; }
+    S.dirty = true;
     if (S.camp.scheme === 'forced-choice') { S.choice = o.key; }
     else { toggleOption(o.key, S.choices.indexOf(o.key) < 0); }
     refresh();
@@ -620,6 +626,7 @@
     var r = S.camp.score;
     var x = v === '' ? NaN : Number(v);
     S.score = isFinite(x) ? Math.max(r.min, Math.min(r.max, Math.round(x))) : null;
+    S.dirty = true;
     refresh(true);
   }
 
@@ -681,6 +688,7 @@
     showMessage('');
     api('POST', '/api/annotations', body()).then(function (r) {
       S.busy = false;
+      S.dirty = false;
       setProgress(r.progress);
       showStatus('Saved (version ' + r.version + ')' + (r.version > 1 ? '; the earlier versions are kept.' : '.'));
       return loadNext();
@@ -699,8 +707,17 @@
   // The position shown, or the one being loaded (so that pressing ] twice quickly moves two items).
   function here() { return S.pending !== null ? S.pending : S.item ? S.item.position : 0; }
 
+  // Leaving an item with unsaved changes takes a second request: the first one only warns.
+  function mayLeave(target) {
+    if (!S.item || !S.dirty || S.leaveTo === target) { return true; }
+    S.leaveTo = target;
+    showMessage('This item has changes that are not saved. Submit them (Ctrl+Enter), or ask again to leave '
+      + 'without saving.');
+    return false;
+  }
+
   function goTo(position) {
-    if (S.busy || position < 0 || (S.camp && position >= S.camp.progress.total)) { return; }
+    if (S.busy || position < 0 || (S.camp && position >= S.camp.progress.total) || !mayLeave(position)) { return; }
     S.pending = position;
     api('GET', '/api/items/' + position).then(function (d) {
       if (S.pending !== position) { return; }
@@ -749,7 +766,7 @@
     else if ((e.key === 'c' || e.key === 'C') && $('category')) { $('category').focus(); }
     else if ((e.key === 't' || e.key === 'T') && $('tgt-chars')) { $('tgt-chars').focus(); }
     else if ((e.key === 's' || e.key === 'S') && $('score-range')) { $('score-range').focus(); }
-    else if ((e.key === 'n' || e.key === 'N') && c.scheme === 'mqm' && !S.spans.length) { S.noError = !S.noError; refresh(); }
+    else if ((e.key === 'n' || e.key === 'N') && c.scheme === 'mqm' && !S.spans.length) { S.noError = !S.noError; S.dirty = true; refresh(); }
     else if (e.key === 'Backspace' && S.spans.length && e.target.tagName !== 'SELECT') { removeSpan(S.spans.length - 1); }
     else if (e.key === '[') { goTo(here() - 1); }
     else if (e.key === ']') { goTo(here() + 1); }
