@@ -42,6 +42,7 @@ HOSTILE_SRC = "<img src=x onerror=window.__pwned=1> <script>window.__pwned=2</sc
 HOSTILE_TGT = "Ein \u202eTest\u202c <b>fett</b> {{7*7}} <img src=x onerror=window.__pwned=3> \u2067x\u2069"
 CHINESE = "我喜欢喝茶，不喜欢咖啡。"
 ARABIC = "مرحبا بالعالم، كيف حالك؟"
+CLUSTERS = "👍🏽 Super, danke! Cafe\u0301 und 🇩🇪."  # an emoji with a skin tone, a combining accent, a flag
 ITEMS = [
     {"src": "The bear runs over the bridge, bigger than expected.", "tgt": GERMAN, "src_lang": "en",
      "tgt_lang": "de", "system": "sysA", "doc_id": "d1", "seg_id": "1"},
@@ -220,7 +221,9 @@ def test_mqm_spans_through_the_browser_land_at_code_point_offsets(browser: Brows
 
 
 def test_esa_spans_and_score_then_errors_shown(browser: Browser, tmp_path: Path) -> None:
-    campaign = _campaign(tmp_path, "esa", ITEMS[:1] + ITEMS[2:3])
+    clusters = {"src": "Great, thanks! Cafe and flag.", "tgt": CLUSTERS, "src_lang": "en", "tgt_lang": "de",
+                "system": "sysA", "doc_id": "d9", "seg_id": "1"}
+    campaign = _campaign(tmp_path, "esa", ITEMS[:1] + [clusters])
     with serving(campaign) as (link, proc):
         open_page(browser, link)
         wait_item(browser, 0)
@@ -235,9 +238,20 @@ def test_esa_spans_and_score_then_errors_shown(browser: Browser, tmp_path: Path)
         assert browser.eval("document.getElementById('score-range').value") == "72"
         press(browser, "Enter", CTRL)
         wait_item(browser, 1)
+        # A selection never splits a user-perceived character; offsets stay code points.
+        press(browser, "t")
+        press(browser, "ArrowRight", SHIFT)
+        assert selected_text(browser) == "👍🏽" == CLUSTERS[:2]
+        e = CLUSTERS.index("e\u0301")
+        drag_chars(browser, e, e)
+        assert selected_text(browser) == "e\u0301"
+        press(browser, "End")
+        press(browser, "ArrowLeft")
+        press(browser, "ArrowLeft", SHIFT)
+        assert selected_text(browser) == "🇩🇪"
         # 201 spans: the server's 422 names the field, and the page shows it. The page's own key handlers
         # make the spans (dispatched in one evaluation: 600 real key presses take half a minute).
-        press(browser, "t")
+        press(browser, "Home")
         browser.eval("""(() => { const t = document.getElementById('tgt-chars');
             const key = (k, shift) => t.dispatchEvent(new KeyboardEvent('keydown', {key: k, shiftKey: shift,
                 bubbles: true, cancelable: true}));

@@ -209,6 +209,7 @@
     var a = item.annotation || {};
     S.item = item;
     S.chars = Array.from(item.tgt || '');
+    S.bounds = clusterBounds(S.chars);
     S.spans = (a.spans || []).map(function (s) {
       return { start: s.start, end: s.end, category: s.category || '', severity: s.severity };
     });
@@ -480,8 +481,8 @@
     $('tgt-chars').focus({ preventScroll: true });
     S.dragging = true;
     S.dragFrom = i;
-    S.anchor = i;
-    S.caret = i + 1;
+    S.anchor = snap(i, -1);
+    S.caret = snap(i + 1, 1);
     refresh();
   }
 
@@ -489,12 +490,48 @@
     if (!S.dragging) { return; }
     var j = charIndex(e.target);
     if (j < 0) { return; }
-    if (j >= S.dragFrom) { S.anchor = S.dragFrom; S.caret = j + 1; }
-    else { S.anchor = S.dragFrom + 1; S.caret = j; }
+    if (j >= S.dragFrom) { S.anchor = snap(S.dragFrom, -1); S.caret = snap(j + 1, 1); }
+    else { S.anchor = snap(S.dragFrom + 1, 1); S.caret = snap(j, -1); }
     refresh();
   }
 
   function onMouseUp() { S.dragging = false; }
+
+  // Offsets where a user-perceived character (grapheme cluster) starts, plus the end: a selection never
+  // splits "e" + combining accent, a flag or an emoji with its skin tone. Offsets stay code points.
+  function clusterBounds(chars) {
+    var bounds = [];
+    var k;
+    try {
+      if (typeof Intl !== 'undefined' && Intl.Segmenter) {
+        var text = chars.join('');
+        var u16 = [];
+        var u = 0;
+        for (k = 0; k < chars.length; k++) { u16.push(u); u += chars[k].length; }
+        var starts = {};
+        Array.from(new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)).forEach(function (g) {
+          starts[g.index] = true;
+        });
+        for (k = 0; k < chars.length; k++) { if (starts[u16[k]]) { bounds.push(k); } }
+        bounds.push(chars.length);
+        return bounds;
+      }
+    } catch (e) { /* every code point is its own character */ }
+    for (k = 0; k <= chars.length; k++) { bounds.push(k); }
+    return bounds;
+  }
+
+  // The nearest cluster boundary to offset i: at or below it (dir < 0) or at or above it (dir > 0).
+  function snap(i, dir) {
+    var b = S.bounds;
+    if (i <= 0) { return 0; }
+    if (i >= S.chars.length) { return S.chars.length; }
+    for (var k = 0; k < b.length; k++) {
+      if (b[k] === i) { return i; }
+      if (b[k] > i) { return dir > 0 ? b[k] : b[k - 1]; }
+    }
+    return S.chars.length;
+  }
 
   // Code-point offset of a UTF-16 offset into the translation.
   function cpOf(u16) {
@@ -548,7 +585,7 @@
     else { return; }
     e.preventDefault();
     e.stopPropagation();
-    S.caret = Math.max(0, Math.min(n, S.caret + step));
+    S.caret = Math.abs(step) > 1 ? Math.max(0, Math.min(n, S.caret + step)) : snap(S.caret + step, step);
     if (!e.shiftKey) { S.anchor = S.caret; }
     refresh();
   }
