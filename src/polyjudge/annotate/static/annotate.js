@@ -226,8 +226,9 @@
 
   function pairRow(src, tgt, item, cls, label) {
     var row = el('div', { 'class': 'row ' + cls, role: 'row', 'aria-label': label });
-    row.appendChild(el('div', { 'class': 'cell src', role: 'cell' }, dataText(src, item.src_lang)));
-    row.appendChild(el('div', { 'class': 'cell tgt', role: 'cell' }, dataText(tgt, item.tgt_lang)));
+    row.appendChild(el('div', { 'class': 'cell src', role: 'cell', 'data-label': 'Source' }, dataText(src, item.src_lang)));
+    row.appendChild(el('div', { 'class': 'cell tgt', role: 'cell', 'data-label': 'Translation' },
+      dataText(tgt, item.tgt_lang)));
     return row;
   }
 
@@ -263,8 +264,9 @@
     var ctx = item.context || {};
     (ctx.before || []).forEach(function (c) { grid.appendChild(pairRow(c.src, c.tgt, item, 'ctx', 'context before')); });
     var cur = el('div', { 'class': 'row cur', role: 'row', 'aria-label': 'segment to annotate' });
-    cur.appendChild(el('div', { 'class': 'cell src', role: 'cell' }, dataText(item.src, item.src_lang, 'seg-src')));
-    var tgtCell = el('div', { 'class': 'cell tgt', role: 'cell' });
+    cur.appendChild(el('div', { 'class': 'cell src', role: 'cell', 'data-label': 'Source' },
+      dataText(item.src, item.src_lang, 'seg-src')));
+    var tgtCell = el('div', { 'class': 'cell tgt', role: 'cell', 'data-label': 'Translation' });
     if (withSpans) {
       // Screen readers get the translation as one text; the character elements are for selecting.
       tgtCell.appendChild(dataText(item.tgt, item.tgt_lang, 'sr-only'));
