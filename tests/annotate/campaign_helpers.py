@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
 import time
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,13 @@ from typing import Any
 import aiohttp
 
 from polyjudge.api.annotate import AnnotateConfig, init_campaign
+from tests.helpers.cli import cli
+from tests.helpers.openai_server import ScriptedServer
+
+N = 12
+BASE = [80, 35, 60, 90, 20, 55, 70, 40, 85, 30, 65, 50]  # the judge's score of item i
+SPREAD = {3: 10, 7: 25, 10: 20}  # items whose three runs disagree
+
 
 HOSTILE_SRC = "<script>alert('src')</script>"
 HOSTILE_TGT = "<img src=x onerror=alert(1)> {{7*7}} ${x} \u202eevil\u202c <b>bold</b>"
@@ -84,8 +93,6 @@ async def request(method: str, url: str, **kw: Any) -> tuple[int, dict[str, str]
         ctype = r.headers.get("Content-Type", "")
         data: Any = body
         if ctype.startswith("application/json"):
-            import json
-
             data = json.loads(body)
         return r.status, dict(r.headers), data
 
@@ -104,3 +111,23 @@ async def raw_get(base: str, path: str) -> tuple[int, bytes]:
     writer.close()
     status = int(data.split(b" ", 2)[1])
     return status, data
+
+
+def judge_items(tmp: Path) -> tuple[Path, Path]:
+    """items.tsv and a da run of it with 3 runs per item (runs of items 3, 7, 10 disagree)."""
+    items = write_items(tmp / "items.tsv", N, hostile=False)
+    calls: dict[int, int] = defaultdict(int)
+
+    def answer(body):
+        user = body["messages"][-1]["content"]
+        i = int(user.split("Satz Nummer ", 1)[1].split(",", 1)[0])
+        k = calls[i]
+        calls[i] += 1
+        return json.dumps({"score": BASE[i] + (SPREAD.get(i, 0) * (k % 3 - 1))})
+
+    with ScriptedServer(answer) as srv:
+        assert cli("judge", items, "-p", "da", "-o", tmp / "run", "--judge", f"openai:m@{srv.base_url}", "-q",
+                   "--runs", "3", "--temperature", "1") == 0
+    return items, tmp / "run"
+
+

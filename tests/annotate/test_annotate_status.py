@@ -4,7 +4,6 @@ sampling from a judge's run, and the closed loop: meta-eval, validate and agreem
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from pathlib import Path
 
 import krippendorff
@@ -15,13 +14,8 @@ from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 from polyjudge.annotate.schemes import check_annotation
 from polyjudge.annotate.store import CampaignStore
 from polyjudge.api import AnnotateConfig, campaign_status, init_campaign
-from tests.annotate.campaign_helpers import make, write_items
+from tests.annotate.campaign_helpers import BASE, SPREAD, N, judge_items, make
 from tests.helpers.cli import cli
-from tests.helpers.openai_server import ScriptedServer
-
-N = 12
-BASE = [80, 35, 60, 90, 20, 55, 70, 40, 85, 30, 65, 50]  # the judge's score of item i
-SPREAD = {3: 10, 7: 25, 10: 20}  # items whose three runs disagree
 
 
 def _annotate(folder: Path, bodies: dict[tuple[str, str], dict]) -> None:
@@ -45,22 +39,7 @@ def _queue(folder: Path) -> dict[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory):
-    """items.tsv and a da run of it with 3 runs per item (runs of items 3, 7, 10 disagree)."""
-    tmp = tmp_path_factory.mktemp("judged")
-    items = write_items(tmp / "items.tsv", N, hostile=False)
-    calls: dict[int, int] = defaultdict(int)
-
-    def answer(body):
-        user = body["messages"][-1]["content"]
-        i = int(user.split("Satz Nummer ", 1)[1].split(",", 1)[0])
-        k = calls[i]
-        calls[i] += 1
-        return json.dumps({"score": BASE[i] + (SPREAD.get(i, 0) * (k % 3 - 1))})
-
-    with ScriptedServer(answer) as srv:
-        assert cli("judge", items, "-p", "da", "-o", tmp / "run", "--judge", f"openai:m@{srv.base_url}", "-q",
-                   "--runs", "3", "--temperature", "1") == 0
-    return items, tmp / "run"
+    return judge_items(tmp_path_factory.mktemp("judged"))
 
 
 def test_alpha_matches_the_krippendorff_package_with_missing_ratings(tmp_path):

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from polyjudge.annotate.schemes import DEFAULT_TASK, RATING_SCHEMES, SCHEMES
+from polyjudge.annotate.schemes import DEFAULT_TASK, get_scheme
 from polyjudge.annotate.store import CampaignInfo, CampaignLock, ItemRow, claim_campaign, create_store
 from polyjudge.data.errors import InputError
 from polyjudge.data.rating_task import RatingTask
@@ -177,10 +177,8 @@ def deal(shown: Sequence[int], names: Sequence[str], per_item: int) -> dict[str,
 
 
 def _check_plan(plan: CampaignPlan) -> None:
-    if plan.scheme not in SCHEMES:
-        raise InputError(f"unknown scheme {plan.scheme!r} (choose from {', '.join(SCHEMES)})", field="scheme",
-                         setting=True)
-    if plan.task is not None and plan.scheme not in RATING_SCHEMES:
+    get_scheme(plan.scheme)
+    if plan.task is not None and not get_scheme(plan.scheme).rating:
         raise InputError("a task is for forced-choice and response-set campaigns", field="task", setting=True)
     if (plan.sample is None) != (plan.by is None):
         raise InputError("give --sample N and --by together", field="sample", setting=True)
@@ -210,9 +208,10 @@ def make_campaign(plan: CampaignPlan) -> dict[str, str]:
                     r.judge_score, r.id in chosen) for r in rows]
     queues = deal(shown, names, plan.per_item)
     tokens = {n: secrets.token_urlsafe(24) for n in names}
-    task = plan.task if plan.task is not None else (DEFAULT_TASK if plan.scheme in RATING_SCHEMES else None)
+    scheme = get_scheme(plan.scheme)
+    task = plan.task if plan.task is not None else (DEFAULT_TASK if scheme.rating else None)
     owned = claim_campaign(plan.folder)
-    info = CampaignInfo(plan.name or owned.path.name, plan.scheme, task, plan.per_item, sampling)
+    info = CampaignInfo(plan.name or owned.path.name, scheme, task, plan.per_item, sampling)
     with CampaignLock(owned.path):
         create_store(owned, info, rows, list(tokens.items()), queues)
     return tokens

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterator
 
 from polyjudge.aggregate.mqm import mqm_points
-from polyjudge.annotate.schemes import RATING_SCHEMES, SPAN_SCHEMES
+from polyjudge.annotate.schemes import Scheme
 from polyjudge.annotate.store import Annotation, CampaignStore, ItemRow
 from polyjudge.data.errors import InputError
 
@@ -94,39 +94,40 @@ def esa_jsonl_lines(store: CampaignStore) -> Iterator[str]:
                "score": ann.body.get("score"),
                "esa_spans": [{"start_i": s["start"], "end_i": s["end"], "severity": s["severity"],
                               "category": s.get("category") or ""} for s in ann.body.get("spans") or []]}
-        if store.info.scheme == "mqm":
+        if store.info.scheme.value == "points":
             rec["score"] = -mqm_points_of(ann.body)
         yield json.dumps(rec, ensure_ascii=False) + "\n"
 
 
-def _rating_value(scheme: str, body: dict[str, object]) -> str:
-    if scheme == "mqm":
+def _rating_value(scheme: Scheme, body: dict[str, object]) -> str:
+    if scheme.value == "points":
         return repr(-mqm_points_of(body))
     return repr(body.get("score"))
 
 
 def ratings_lines(store: CampaignStore) -> Iterator[str]:
     scheme = store.info.scheme
-    if scheme in RATING_SCHEMES:
+    if scheme.rating:
         yield "item\tprotocol\tanswer\n"
-        proto = "fc" if scheme == "forced-choice" else "rs"
+        proto = "fc" if scheme.answer == "choice" else "rs"
         for item, ann in _ordered(store):
-            answer = ann.body["choice"] if scheme == "forced-choice" else "".join(ann.body["choices"])
+            answer = "".join(ann.body[scheme.answer])
             yield f"{_cell(item.item_id)}\t{proto}\t{answer}\n"
         return
     yield "item_id\tlanguage\ttask\tmetric\trater\tkind\trating\n"
     for item, ann in _ordered(store):
-        yield (f"{_cell(item.item_id)}\t{_cell(item.tgt_lang)}\t{store.info.name}\t{scheme}\t{ann.annotator}\t"
+        yield (f"{_cell(item.item_id)}\t{_cell(item.tgt_lang)}\t{store.info.name}\t{scheme.name}\t{ann.annotator}\t"
                f"human\t{_rating_value(scheme, ann.body)}\n")
 
 
 def export_lines(store: CampaignStore, to: str) -> Iterator[str]:
     """The lines of the export ``to`` (InputError, before any line, when the scheme has no such data)."""
     scheme = store.info.scheme
-    if to == "mqm-tsv" and scheme not in SPAN_SCHEMES:
-        raise InputError(f"a {scheme} campaign has no error spans; export it --to ratings", field="to", setting=True)
-    if to == "esa-jsonl" and scheme in RATING_SCHEMES:
-        raise InputError(f"a {scheme} campaign has no scores or spans; export it --to ratings", field="to",
+    if to == "mqm-tsv" and not scheme.spans:
+        raise InputError(f"a {scheme.name} campaign has no error spans; export it --to ratings", field="to",
+                         setting=True)
+    if to == "esa-jsonl" and scheme.rating:
+        raise InputError(f"a {scheme.name} campaign has no scores or spans; export it --to ratings", field="to",
                          setting=True)
     if to == "mqm-tsv":
         return mqm_tsv_lines(store)

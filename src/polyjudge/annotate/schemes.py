@@ -15,14 +15,11 @@ answers 422 with it, so a script learns what to fix.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
+from polyjudge.data.errors import InputError
 from polyjudge.data.rating_task import RatingTask
-
-SCHEMES = ("mqm", "esa", "da", "forced-choice", "response-set")
-SPAN_SCHEMES = ("mqm", "esa")
-SCORE_SCHEMES = ("esa", "da")
-RATING_SCHEMES = ("forced-choice", "response-set")
 
 # The MQM typology's categories an annotator picks from (top level / sub-category, as in the WMT files).
 MQM_CATEGORIES = (
@@ -32,9 +29,52 @@ MQM_CATEGORIES = (
     "Terminology/Inconsistent use of terminology", "Style/Awkward", "Locale convention/Date format",
     "Locale convention/Number format", "Source error", "Non-translation!", "Other",
 )
-SEVERITIES = {"mqm": ("minor", "major", "critical"), "esa": ("minor", "major")}
 SCORE_RANGE = (0.0, 100.0)
 MAX_SPANS = 200
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """What one scheme asks for, and how its annotations become numbers and files.
+
+    The behaviour lives here as fields, so no other module branches on a scheme's name."""
+
+    name: str
+    severities: tuple[str, ...] = ()  # non-empty: error spans in the translation, with these severities
+    categories_required: bool = False  # a span must name an MQM category (else: may)
+    no_error: bool = False  # "no error" is an answer (and then a span is needed otherwise)
+    score: bool = False  # a 0-100 score
+    answer: str = ""  # "choice" (one option) or "choices" (a response set) of a rating task
+    value: str = "score"  # the number status and exports use: "score", "points" (negated MQM points), "option", "set"
+
+    @property
+    def spans(self) -> bool:
+        return bool(self.severities)
+
+    @property
+    def rating(self) -> bool:
+        """Answers options of a rating task (the validation commands' ratings)."""
+        return bool(self.answer)
+
+    @property
+    def level(self) -> str:
+        """Krippendorff's level of measurement for the scheme's values."""
+        return "nominal" if self.rating else "interval"
+
+
+MQM = Scheme("mqm", ("minor", "major", "critical"), categories_required=True, no_error=True, value="points")
+ESA = Scheme("esa", ("minor", "major"), score=True)
+DA = Scheme("da", score=True)
+FORCED_CHOICE = Scheme("forced-choice", answer="choice", value="option")
+RESPONSE_SET = Scheme("response-set", answer="choices", value="set")
+# The one table of schemes (the command's choices are read from it).
+SCHEMES: dict[str, Scheme] = {s.name: s for s in (MQM, ESA, DA, FORCED_CHOICE, RESPONSE_SET)}
+
+
+def get_scheme(name: str) -> Scheme:
+    if name not in SCHEMES:
+        raise InputError(f"unknown scheme {name!r} (choose from {', '.join(SCHEMES)})", field="scheme", setting=True)
+    return SCHEMES[name]
 
 # The task a forced-choice or response-set campaign uses when none is given (--task FILE).
 DEFAULT_TASK = RatingTask.build(
@@ -50,7 +90,7 @@ class AnnotationError(ValueError):
     """A posted annotation that does not fit the scheme: the message names the field."""
 
 
-def _spans(body: dict[str, Any], scheme: str, length: int) -> list[dict[str, Any]]:
+def _spans(body: dict[str, Any], scheme: Scheme, length: int) -> list[dict[str, Any]]:
     raw = body.get("spans")
     if raw is None:
         return []
@@ -70,13 +110,12 @@ def _spans(body: dict[str, Any], scheme: str, length: int) -> list[dict[str, Any
         if not 0 <= start < end <= length:
             raise AnnotationError(f"field 'spans[{i}]': need 0 <= start < end <= {length} (code points of tgt)")
         severity = sp.get("severity")
-        if severity not in SEVERITIES[scheme]:
-            raise AnnotationError(f"field 'spans[{i}].severity' must be one of {', '.join(SEVERITIES[scheme])}")
-        category = sp.get("category", "")
-        if scheme == "mqm" and category not in MQM_CATEGORIES:
-            raise AnnotationError(f"field 'spans[{i}].category' must be one of the campaign's categories")
-        if scheme == "esa" and category not in ("", None, *MQM_CATEGORIES):
-            raise AnnotationError(f"field 'spans[{i}].category' must be empty or one of the campaign's categories")
+        if severity not in scheme.severities:
+            raise AnnotationError(f"field 'spans[{i}].severity' must be one of {', '.join(scheme.severities)}")
+        category = sp.get("category") or ""
+        if category not in MQM_CATEGORIES and (category or scheme.categories_required):
+            raise AnnotationError(f"field 'spans[{i}].category' must be one of the campaign's categories"
+                                  + ("" if scheme.categories_required else " (or empty)"))
         out.append({"start": start, "end": end, "category": category or "", "severity": severity})
     return out
 
@@ -109,7 +148,7 @@ def _choices(body: dict[str, Any], task: RatingTask) -> list[str]:
     return list(letters)
 
 
-def check_annotation(body: Any, scheme: str, task: RatingTask | None, tgt: str) -> dict[str, Any]:
+def check_annotation(body: Any, scheme: Scheme, task: RatingTask | None, tgt: str) -> dict[str, Any]:
     """The annotation to store for a posted ``body`` (AnnotationError naming the field otherwise).
 
     Offsets are code points of ``tgt`` (Python string indices)."""
@@ -119,36 +158,34 @@ def check_annotation(body: Any, scheme: str, task: RatingTask | None, tgt: str) 
     if not isinstance(no_error, bool):
         raise AnnotationError("field 'no_error' must be true or false")
     out: dict[str, Any] = {"spans": [], "no_error": False, "score": None, "choice": None, "choices": None}
-    if scheme in SPAN_SCHEMES:
+    if scheme.spans:
         out["spans"] = _spans(body, scheme, len(tgt))
-    if scheme == "mqm":
+    if scheme.no_error:
         if no_error and out["spans"]:
             raise AnnotationError("field 'no_error': give spans or no_error, not both")
         if not no_error and not out["spans"]:
             raise AnnotationError("field 'spans': mark at least one error or set no_error")
         out["no_error"] = no_error
-    if scheme in SCORE_SCHEMES:
+    if scheme.score:
         out["score"] = _score(body)
-    if scheme == "forced-choice":
-        assert task is not None
+    if scheme.answer == "choice" and task is not None:
         out["choice"] = _choice(body, task)
-    if scheme == "response-set":
-        assert task is not None
+    if scheme.answer == "choices" and task is not None:
         out["choices"] = _choices(body, task)
     return out
 
 
-def campaign_view(scheme: str, task: RatingTask | None) -> dict[str, Any]:
+def campaign_view(scheme: Scheme, task: RatingTask | None) -> dict[str, Any]:
     """The scheme-dependent fields of ``GET /api/campaign``."""
-    rating = scheme in RATING_SCHEMES and task is not None
+    rating = scheme.rating and task is not None
     return {
-        "categories": list(MQM_CATEGORIES) if scheme in SPAN_SCHEMES else [],
-        "severities": list(SEVERITIES.get(scheme, ())),
+        "categories": list(MQM_CATEGORIES) if scheme.spans else [],
+        "severities": list(scheme.severities),
         "options": [{"key": k, "label": o} for k, o in zip(task.letters, task.options)] if rating and task else [],
         "question": task.instruction if rating and task else "",
-        "score": {"min": 0, "max": 100} if scheme in SCORE_SCHEMES else None,
+        "score": {"min": 0, "max": 100} if scheme.score else None,
     }
 
 
-__all__ = ["DEFAULT_TASK", "MQM_CATEGORIES", "RATING_SCHEMES", "SCHEMES", "SCORE_SCHEMES", "SEVERITIES",
-           "SPAN_SCHEMES", "AnnotationError", "campaign_view", "check_annotation"]
+__all__ = ["DEFAULT_TASK", "MQM_CATEGORIES", "SCHEMES", "AnnotationError", "Scheme", "campaign_view",
+           "check_annotation", "get_scheme"]

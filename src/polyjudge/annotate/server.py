@@ -135,7 +135,7 @@ class CampaignApp:
     async def campaign(self, request: web.Request) -> web.Response:
         name = self.annotator(request)
         info = self.store.info
-        return _json({"name": info.name, "scheme": info.scheme, "annotator": name,
+        return _json({"name": info.name, "scheme": info.scheme.name, "annotator": name,
                       **campaign_view(info.scheme, info.task), "progress": self.progress(name)})
 
     async def next_item(self, request: web.Request) -> web.Response:
@@ -251,9 +251,6 @@ def origins_of(host: str, port: int) -> set[str]:
     return {f"http://{host}:{port}"}
 
 
-def link_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
-
 
 async def serve_campaign(store: CampaignStore, host: str, port: int,
                          ready: Callable[[int], None], stop: asyncio.Event | None = None) -> None:
@@ -282,4 +279,4 @@ async def serve_campaign(store: CampaignStore, host: str, port: int,
         await runner.cleanup()
 
 
-__all__ = ["MAX_BODY", "SECURITY_HEADERS", "CampaignApp", "build_app", "link_host", "origins_of", "serve_campaign"]
+__all__ = ["MAX_BODY", "SECURITY_HEADERS", "CampaignApp", "build_app", "origins_of", "serve_campaign"]

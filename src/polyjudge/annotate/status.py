@@ -13,7 +13,10 @@
   of the mean human score over every item of the run, from the humans' scores
   on the items annotated so far (with the judge's scores there) and the judge's
   scores on the items no human annotated, with its 90 % interval
-  and the human-only interval beside it.
+  and the human-only interval beside it;
+* agreement with the judge (campaigns made with its run): Pearson's r and
+  Kendall's tau-b of each annotator's values, and of the item means, with the
+  judge's scores on the same items.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from polyjudge.annotate.export import mqm_points_of
+from polyjudge.annotate.schemes import Scheme
 from polyjudge.annotate.store import Annotation, CampaignStore
 from polyjudge.data.errors import InputError
 from polyjudge.data.spans import Span, SpanSegment
@@ -52,6 +56,16 @@ class PairF1:
     f1: float
 
 
+@dataclass(frozen=True)
+class JudgeAgreement:
+    """One annotator's (or, ``humans (mean)``, the item means') agreement with the judge's scores."""
+
+    who: str
+    items: int
+    pearson: float | None  # None: fewer than 3 items, or a constant side
+    kendall: float | None
+
+
 @dataclass
 class CampaignStatus:
     name: str
@@ -64,6 +78,7 @@ class CampaignStatus:
     span_f1: list[PairF1] = field(default_factory=list)
     ppi: dict[str, float | int] | None = None
     ppi_note: str | None = None
+    judge: list[JudgeAgreement] = field(default_factory=list)  # campaigns made with the judge's run
 
     @property
     def mean_span_f1(self) -> float | None:
@@ -75,13 +90,13 @@ class CampaignStatus:
         return out
 
 
-def human_value(scheme: str, body: dict[str, Any], letters: tuple[str, ...]) -> float:
+def human_value(scheme: Scheme, body: dict[str, Any], letters: tuple[str, ...]) -> float:
     """The number an annotation stands for (see the module docstring)."""
-    if scheme == "mqm":
+    if scheme.value == "points":
         return -mqm_points_of(body)
-    if scheme in ("esa", "da"):
+    if scheme.value == "score":
         return float(body["score"])
-    if scheme == "forced-choice":
+    if scheme.value == "option":
         return float(letters.index(body["choice"]))
     # response set: a code per distinct set (nominal)
     return float(sum(1 << letters.index(x) for x in body["choices"]))
@@ -131,8 +146,8 @@ def _ppi(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> tup
                                                                                    str | None]:
     if store.info.sampling.get("by") != "ppi":
         return None, None
-    if store.info.scheme not in ("mqm", "esa", "da"):
-        return None, "PPI needs a score per item (mqm, esa or da campaigns)"
+    if store.info.scheme.rating:
+        return None, "PPI needs a score per item (a campaign of error spans or scores)"
     per_item: dict[int, list[float]] = {}
     for (_, item), ann in latest.items():
         per_item.setdefault(item, []).append(human_value(store.info.scheme, ann.body, ()))
@@ -150,6 +165,33 @@ def _ppi(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> tup
             "confidence": 1 - PPI_ALPHA}, None
 
 
+def _correlations(who: str, pairs: list[tuple[float, float]]) -> JudgeAgreement:
+    from scipy.stats import kendalltau
+
+    x, y = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    if len(pairs) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return JudgeAgreement(who, len(pairs), None, None)
+    return JudgeAgreement(who, len(pairs), float(np.corrcoef(x, y)[0, 1]), float(kendalltau(x, y).statistic))
+
+
+def judge_agreement(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> list[JudgeAgreement]:
+    """Pearson and Kendall's tau-b of each annotator's values, and of the item means, with the judge's
+    scores (campaigns made with ``--run``; nothing for rating schemes, whose values are categories)."""
+    if store.info.scheme.rating or all(it.judge_score is None for it in store.items):
+        return []
+    by: dict[str, list[tuple[float, float]]] = {}
+    per_item: dict[int, list[float]] = {}
+    for (name, item), ann in latest.items():
+        judge = store.items[item].judge_score
+        if judge is not None:
+            value = human_value(store.info.scheme, ann.body, ())
+            by.setdefault(name, []).append((value, judge))
+            per_item.setdefault(item, []).append(value)
+    rows = [_correlations(n, by[n]) for n, _ in store.annotators() if n in by]
+    means = [(float(np.mean(v)), float(store.items[i].judge_score or 0.0)) for i, v in sorted(per_item.items())]
+    return [*rows, _correlations("humans (mean)", means)] if means else rows
+
+
 def campaign_status(store: CampaignStore) -> CampaignStatus:
     latest = store.latest()
     queues = store.queues()
@@ -160,14 +202,16 @@ def campaign_status(store: CampaignStore) -> CampaignStatus:
                 for n, q in queues.items()]
     scheme = store.info.scheme
     m, paired = _matrix(store, latest)
-    level = "nominal" if scheme in ("forced-choice", "response-set") else "interval"
+    level = scheme.level
     alpha = krippendorff_alpha(m, level=level) if paired else None  # type: ignore[arg-type]
-    status = CampaignStatus(store.info.name, scheme, sum(1 for it in store.items if it.sampled), progress,
+    status = CampaignStatus(store.info.name, scheme.name, sum(1 for it in store.items if it.sampled), progress,
                             None if alpha is None or math.isnan(alpha) else alpha, level, paired)
-    if scheme in ("mqm", "esa"):
+    if scheme.spans:
         status.span_f1 = pairwise_span_f1(store, latest)
     status.ppi, status.ppi_note = _ppi(store, latest)
+    status.judge = judge_agreement(store, latest)
     return status
 
 
-__all__ = ["AnnotatorProgress", "CampaignStatus", "PairF1", "campaign_status", "human_value", "pairwise_span_f1"]
+__all__ = ["AnnotatorProgress", "CampaignStatus", "JudgeAgreement", "PairF1", "campaign_status", "human_value",
+           "judge_agreement", "pairwise_span_f1"]

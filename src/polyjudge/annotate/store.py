@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from polyjudge.annotate.schemes import Scheme, get_scheme
 from polyjudge.data.errors import InputError
 from polyjudge.data.rating_task import RatingTask
 from polyjudge.rundir.ownership import OwnedDir, check_out_path, claim, read_record
@@ -104,7 +105,7 @@ class Annotation:
 @dataclass(frozen=True, slots=True)
 class CampaignInfo:
     name: str
-    scheme: str
+    scheme: Scheme
     task: RatingTask | None
     per_item: int
     sampling: dict[str, Any]
@@ -227,7 +228,7 @@ def create_store(owned: OwnedDir, info: CampaignInfo, items: Sequence[ItemRow],
             con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             con.executescript(SCHEMA)
             con.execute("BEGIN")
-            meta = {"name": info.name, "scheme": info.scheme, "per_item": str(info.per_item),
+            meta = {"name": info.name, "scheme": info.scheme.name, "per_item": str(info.per_item),
                     "task": json.dumps(info.task.to_dict()) if info.task else "",
                     "sampling": json.dumps(info.sampling), "created": repr(time.time())}
             con.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
@@ -256,7 +257,7 @@ class CampaignStore:
         self.db = _connect(self.folder / DB_NAME, readonly=readonly)
         meta = dict(self.db.execute("SELECT key, value FROM meta"))
         task = _task(meta.get("task", ""))
-        self.info = CampaignInfo(meta["name"], meta["scheme"], task, int(meta["per_item"]),
+        self.info = CampaignInfo(meta["name"], get_scheme(meta["scheme"]), task, int(meta["per_item"]),
                                  json.loads(meta.get("sampling") or "{}"))
         self.items = [_item_row(r) for r in self.db.execute(
             "SELECT id, item_id, src, tgt, src_lang, tgt_lang, system, doc_id, seg_id, judge_score, sampled "

@@ -22,9 +22,7 @@ from typing import overload
 
 from polyjudge.annotate.campaign import CampaignPlan, make_campaign
 from polyjudge.annotate.export import export_lines
-from polyjudge.annotate.schemes import RATING_SCHEMES
-from polyjudge.annotate.server import link_host
-from polyjudge.annotate.server import serve_campaign as _serve_loop
+from polyjudge.annotate.schemes import SCHEMES
 from polyjudge.annotate.status import CampaignStatus
 from polyjudge.annotate.status import campaign_status as _status
 from polyjudge.annotate.store import CampaignLock, CampaignStore, is_campaign, open_folder
@@ -36,6 +34,7 @@ from polyjudge.data.spec import InputSpec
 from polyjudge.rundir import RunDir
 
 DEFAULT_PORT = 8765
+SCHEME_NAMES = tuple(SCHEMES)  # the command line's choices
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +74,13 @@ def init_campaign(config: AnnotateConfig) -> dict[str, str]:
     """Create the campaign; returns annotator -> secret token (the links' last part)."""
     items, run = _items(config)
     task = load_task(config.task) if config.task else None
-    run = run if config.by is not None or config.run is not None else None  # a run as --items: its scores
     plan = CampaignPlan(config.folder, items, config.scheme, config.annotators, config.per_item, task,
                         config.sample, config.by, run, config.seed)
     return make_campaign(plan)
+
+
+def link_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def annotator_links(folder: str | Path, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> dict[str, str]:
@@ -94,6 +96,8 @@ def serve_campaign(folder: str | Path, *, host: str = "127.0.0.1", port: int = D
           ready: Callable[[dict[str, str]], None] | None = None) -> None:
     """Serve the campaign until SIGINT/SIGTERM; ``ready(links)`` once listening (port 0: a free port,
     the links carry it). Holds the campaign: a second server on it exits 2."""
+    from polyjudge.annotate.server import serve_campaign as serve_loop  # aiohttp's server only when serving
+
     root = open_folder(folder)
     with CampaignLock(root):
         store = CampaignStore(root)
@@ -101,7 +105,7 @@ def serve_campaign(folder: str | Path, *, host: str = "127.0.0.1", port: int = D
             def on_ready(actual: int) -> None:
                 if ready is not None:
                     ready({n: f"http://{link_host(host)}:{actual}/a/{t}" for n, t in store.annotators()})
-            asyncio.run(_serve_loop(store, host, port, on_ready))
+            asyncio.run(serve_loop(store, host, port, on_ready))
         except OSError as exc:
             raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}", field="port",
                              setting=True) from None
@@ -154,9 +158,9 @@ def human_source(path: str | Path | None, *, kind: str = "scores") -> str | Path
     store = CampaignStore(path, readonly=True)
     try:
         scheme = store.info.scheme
-        if kind == "ratings" or scheme in RATING_SCHEMES:
+        if kind == "ratings" or scheme.rating:
             to, suffix = "ratings", ".tsv"
-        elif scheme == "mqm":
+        elif scheme.value == "points":
             to, suffix = "mqm-tsv", ".tsv"
         else:
             to, suffix = "scores", ".tsv"
@@ -183,5 +187,5 @@ def _mean_scores(store: CampaignStore) -> str:
     return "".join(lines)
 
 
-__all__ = ["DEFAULT_PORT", "AnnotateConfig", "CampaignStatus", "annotator_links", "campaign_status", "export_campaign",
-           "human_source", "init_campaign", "serve_campaign"]
+__all__ = ["DEFAULT_PORT", "SCHEME_NAMES", "AnnotateConfig", "CampaignStatus", "annotator_links", "campaign_status",
+           "export_campaign", "human_source", "init_campaign", "link_host", "serve_campaign"]

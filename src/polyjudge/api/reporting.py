@@ -38,6 +38,7 @@ class ReportConfig:
     validation: str | Path | SelectionReport | None = None
     simulation: str | Path | None = None  # ``polyjudge simulate --format json``
     pairwise: str | Path | None = None  # pairwise.json of ``polyjudge pairwise``
+    annotation: str | Path | None = None  # an annotation campaign folder (``polyjudge annotate``)
     plots_dir: str | Path | None = None  # also write every plot as a standalone SVG here
     title: str | None = None  # default: the run names
     n_boot: int = 1000  # bootstrap resamples of the system-ranking confidence intervals
@@ -55,6 +56,10 @@ def _study(source: str | Path | MetaEvalResult | ConsistencyResult | SelectionRe
         return _as_json(source.to_dict())
     if isinstance(source, SelectionReport):
         return _as_json(source.to_json())
+    if kind == "annotation.json":  # a campaign folder: its status, as `annotate status --format json` prints it
+        from polyjudge.api.annotate import campaign_status
+
+        return _as_json(campaign_status(source).to_dict())
     return read_study(source, kind)
 
 
@@ -70,12 +75,12 @@ def report(run_dirs: Sequence[str | Path] = (), config: ReportConfig | None = No
         raise InputError("is a directory; give the HTML file to write", path=str(cfg.out), field="out")
     given = (("metaeval.json", cfg.metaeval), ("consistency.json", cfg.consistency),
              ("validation.json", cfg.validation), ("simulation.json", cfg.simulation),
-             ("pairwise.json", cfg.pairwise))
+             ("pairwise.json", cfg.pairwise), ("annotation.json", cfg.annotation))
     _refuse_self_overwrite(run_dirs, cfg, given)
     studies = {name: _study(source, name) for name, source in given if source is not None}
     if not run_dirs and not studies:
         raise InputError("give at least one run directory or --metaeval / --consistency / --validation / "
-                         "--simulation / --pairwise")
+                         "--simulation / --pairwise / --annotation")
     return write_report(list(run_dirs), cfg.out, plots_dir=cfg.plots_dir, title=cfg.title, n_boot=cfg.n_boot,
                         studies=studies)
 

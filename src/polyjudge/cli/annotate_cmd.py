@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import click
 
+from polyjudge.api.annotate import SCHEME_NAMES
 from polyjudge.cli.options import emit, format_option, out_option
 
-SCHEMES = ("mqm", "esa", "da", "forced-choice", "response-set")
 SAMPLING = ("judge-uncertainty", "ppi")
 TARGETS = ("mqm-tsv", "esa-jsonl", "ratings")
 
@@ -34,7 +35,8 @@ def _print_links(links: dict[str, str]) -> None:
 @click.argument("campaign", type=click.Path())
 @click.option("--items", "items", required=True, metavar="INPUT_OR_RUN",
               help="The items to annotate: an input file any reader reads, or a run directory.")
-@click.option("--scheme", type=click.Choice(SCHEMES), required=True, help="What annotators do.")
+@click.option("--scheme", type=click.Choice(SCHEME_NAMES), required=True,
+              help="What annotators do: MQM or ESA error spans, a DA score, forced choice or a response set.")
 @click.option("--annotators", default="1", show_default=True, metavar="N|NAMES",
               help="How many annotators (annotator-1..N) or their names, comma-separated.")
 @click.option("--per-item", "per_item", type=click.IntRange(1), default=1, show_default=True,
@@ -51,14 +53,11 @@ def _print_links(links: dict[str, str]) -> None:
 @click.option("--input-format", default=None, help="The format of --items (default: detected).")
 @click.option("--lp", default=None, metavar="SRC-TGT", help="The language pair of items without their own.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the ppi sample.")
-def init(campaign: str, items: str, scheme: str, annotators: str, per_item: int, task: str | None,
-         sample: int | None, by: str | None, run: str | None, input_format: str | None, lp: str | None,
-         seed: int) -> None:
+def init(campaign: str, **options: Any) -> None:
     """Make the campaign folder CAMPAIGN (new or empty) and print one link per annotator."""
     from polyjudge.api.annotate import DEFAULT_PORT, AnnotateConfig, annotator_links, init_campaign
 
-    tokens = init_campaign(AnnotateConfig(campaign, items, scheme, annotators, per_item, task, sample, by, run,
-                                          input_format, lp, seed))
+    tokens = init_campaign(AnnotateConfig(folder=campaign, **options))  # the options are the config's fields
     click.echo(f"campaign {campaign}: {len(tokens)} annotator(s); links once served "
                f"(polyjudge annotate serve {campaign}):", err=True)
     _print_links(annotator_links(campaign, port=DEFAULT_PORT))
@@ -93,6 +92,10 @@ def _status_text(data: dict[str, object]) -> str:
                     else "not yet (no item has two annotations)"))
     for pair in data["span_f1"]:  # type: ignore[attr-defined]
         lines.append(f"span F1 {pair['first']} vs {pair['second']}: {pair['f1']:.3f} on {pair['items']} item(s)")
+    for j in data["judge"]:  # type: ignore[attr-defined]
+        r = "n/a" if j["pearson"] is None else f"{j['pearson']:.3f}"
+        tau = "n/a" if j["kendall"] is None else f"{j['kendall']:.3f}"
+        lines.append(f"{j['who']} vs the judge: Pearson {r}, Kendall tau {tau} on {j['items']} item(s)")
     ppi = data["ppi"]
     if isinstance(ppi, dict):
         lines.append(f"PPI++ mean human score: {ppi['estimate']:.3f} [{ppi['lower']:.3f}, {ppi['upper']:.3f}] "
@@ -112,6 +115,9 @@ def _status_tsv(data: dict[str, object]) -> str:
     rows.append(("alpha", str(data["alpha_level"]), "" if data["alpha"] is None else repr(data["alpha"])))
     for pair in data["span_f1"]:  # type: ignore[attr-defined]
         rows.append(("span_f1", f"{pair['first']}|{pair['second']}", repr(pair["f1"])))
+    for j in data["judge"]:  # type: ignore[attr-defined]
+        rows += [("judge_pearson", j["who"], "" if j["pearson"] is None else repr(j["pearson"])),
+                 ("judge_kendall", j["who"], "" if j["kendall"] is None else repr(j["kendall"]))]
     if isinstance(data["ppi"], dict):
         rows += [(f"ppi_{k}", "", repr(v)) for k, v in data["ppi"].items()]
     return "".join("\t".join(map(str, r)) + "\n" for r in rows)

@@ -26,14 +26,15 @@ from polyjudge.cli.options import out_option
               default=None, help="Output of `polyjudge simulate --format json`.")
 @click.option("--pairwise", "pairwise", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="pairwise.json of `polyjudge pairwise`.")
+@click.option("--annotation", "annotation", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              default=None, help="An annotation campaign folder (`polyjudge annotate`): progress and agreement.")
 @click.option("--plots-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also write every plot as a standalone SVG file here (for papers).")
 @click.option("--title", default=None, help="Page title (default: the run names).")
 @click.option("--bootstrap", "n_boot", type=click.IntRange(min=100), default=1000, show_default=True,
               help="Bootstrap resamples for the system-ranking confidence intervals.")
-def report(run_dirs: tuple[Path, ...], out: str | None, metaeval: Path | None, consistency: Path | None,
-           validation: Path | None, simulation: Path | None,
-           pairwise: Path | None, plots_dir: Path | None, title: str | None, n_boot: int) -> None:
+def report(run_dirs: tuple[Path, ...], out: str | None, plots_dir: Path | None, title: str | None, n_boot: int,
+           **studies: Path | None) -> None:
     """Write an HTML report of RUN_DIR... and/or study outputs (sections appear where there is data).
 
     Also reads metaeval.json, consistency.json and validation.json when they
@@ -45,9 +46,9 @@ def report(run_dirs: tuple[Path, ...], out: str | None, metaeval: Path | None, c
     from polyjudge.api.reporting import DEFAULT_REPORT
 
     output = Path(out or DEFAULT_REPORT)
-    rep = write_report(list(run_dirs), ReportConfig(out=output, metaeval=metaeval, consistency=consistency,
-                                                    validation=validation, simulation=simulation, pairwise=pairwise,
-                                                    plots_dir=plots_dir, title=title, n_boot=n_boot))
+    # studies: --metaeval, --consistency, --validation, --simulation, --pairwise, --annotation (ReportConfig's fields)
+    rep = write_report(list(run_dirs), ReportConfig(out=output, plots_dir=plots_dir, title=title, n_boot=n_boot,
+                                                    **studies))
     if not rep.sections:
         click.echo("warning: no section had data to show", err=True)
     size = output.stat().st_size

@@ -89,6 +89,7 @@ from polyjudge.analysis import (
 )
 from polyjudge.engine.pricing import PRICE_UNKNOWN
 from polyjudge.report import adapters, svg
+from polyjudge.report.annotation import annotation_blocks
 from polyjudge.report.blocks import Cell as Cell
 from polyjudge.report.blocks import Figure as Figure
 from polyjudge.report.blocks import KeyValues as KeyValues
@@ -617,7 +618,8 @@ STUDY_SECTIONS = (("metaeval.json", "metaeval", "Meta-evaluation against human j
                   ("validation.json", "validation", "Judge validation", validation_blocks),
                   ("simulation.json", "simulation", "Judge validation: synthetic experiments", simulation_blocks),
                   ("pairwise.json", "pairwise", "Pairwise comparison", pairwise_blocks),
-                  ("expected.json", "expected", "Expected scores against sampled runs", expected_blocks))
+                  ("expected.json", "expected", "Expected scores against sampled runs", expected_blocks),
+                  ("annotation.json", "annotation", "Human annotation campaign", annotation_blocks))
 
 
 def _run_study(run: RunData, fname: str) -> Section | None:
