@@ -174,7 +174,7 @@
   function shortcutList(c) {
     var rows = [];
     if (c.scheme === 'mqm' || c.scheme === 'esa') {
-      rows.push(['Mouse drag', 'select characters of the translation']);
+      rows.push(['Drag', 'select characters of the translation (mouse, pen or finger)']);
       rows.push(['Double-click', 'select a word']);
       rows.push(['T', 'focus the translation']);
       rows.push(['Shift + \u2190 / \u2192', 'extend the selection by a character']);
@@ -248,8 +248,10 @@
       box.appendChild(node);
     });
     if (!S.chars.length) { box.appendChild(el('span', { 'class': 'empty', text: '(empty translation)' })); }
-    box.addEventListener('mousedown', onCharDown);
-    box.addEventListener('mouseover', onCharOver);
+    box.addEventListener('pointerdown', onCharDown);
+    box.addEventListener('pointermove', onCharOver);
+    box.addEventListener('pointerup', onPointerUp);
+    box.addEventListener('pointercancel', onPointerUp);
     box.addEventListener('dblclick', onCharDouble);
     box.addEventListener('keydown', onCharKey);
     return box;
@@ -475,14 +477,19 @@
     return node ? parseInt(node.getAttribute('data-i'), 10) : -1;
   }
 
+  // Mouse, pen or finger: the pointer is captured by the translation while it is down, and the character
+  // under it is found from its position (a captured pointer's events all go to the translation).
   function onCharDown(e) {
     if (e.button !== 0) { return; }
     var i = charIndex(e.target);
     if (i < 0) { return; }
     e.preventDefault();
-    $('tgt-chars').focus({ preventScroll: true });
+    var box = $('tgt-chars');
+    box.focus({ preventScroll: true });
+    if (box.setPointerCapture) { box.setPointerCapture(e.pointerId); }
     S.dragging = true;
     S.dragFrom = i;
+    S.dragTo = i;
     S.anchor = snap(i, -1);
     S.caret = snap(i + 1, 1);
     refresh();
@@ -490,14 +497,22 @@
 
   function onCharOver(e) {
     if (!S.dragging) { return; }
-    var j = charIndex(e.target);
+    var j = charIndex(document.elementFromPoint(e.clientX, e.clientY));
     if (j < 0) { return; }
+    if (j === S.dragTo) { return; }
+    S.dragTo = j;
     if (j >= S.dragFrom) { S.anchor = snap(S.dragFrom, -1); S.caret = snap(j + 1, 1); }
     else { S.anchor = snap(S.dragFrom + 1, 1); S.caret = snap(j, -1); }
     refresh();
   }
 
   function onMouseUp() { S.dragging = false; }
+
+  function onPointerUp(e) {
+    S.dragging = false;
+    var box = $('tgt-chars');
+    if (box && box.hasPointerCapture && box.hasPointerCapture(e.pointerId)) { box.releasePointerCapture(e.pointerId); }
+  }
 
   // Offsets where a user-perceived character (grapheme cluster) starts, plus the end: a selection never
   // splits "e" + combining accent, a flag or an emoji with its skin tone. Offsets stay code points.
@@ -567,7 +582,7 @@
   }
 
   function onCharDouble(e) {
-    var i = charIndex(e.target);
+    var i = charIndex(document.elementFromPoint(e.clientX, e.clientY));
     if (i < 0) { return; }
     var w = wordAt(i);
     S.dragging = false;
