@@ -122,6 +122,20 @@ def drag_chars(b: Browser, first: int, last: int) -> None:
     _mouse(b, "mouseReleased", x, y, 0)
 
 
+def touch_drag_chars(b: Browser, first: int, last: int) -> None:
+    """A finger on character ``first`` of the translation, moved over every character to ``last``, lifted."""
+    b.call("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=1)
+    try:
+        step = 1 if last >= first else -1
+        points = [center(b, f"#tgt-chars .ch[data-i='{i}']") for i in range(first, last + step, step)]
+        b.call("Input.dispatchTouchEvent", type="touchStart", touchPoints=[{"x": points[0][0], "y": points[0][1]}])
+        for x, y in points[1:]:
+            b.call("Input.dispatchTouchEvent", type="touchMove", touchPoints=[{"x": x, "y": y}])
+        b.call("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
+    finally:
+        b.call("Emulation.setTouchEmulationEnabled", enabled=False)
+
+
 def press(b: Browser, key: str, modifiers: int = 0) -> None:
     """Press and release one key; ``key`` is a printable character or a name from _KEYS."""
     if key in _KEYS:

@@ -28,6 +28,7 @@ from tests.annotate.browser_helpers import (
     press,
     selected_text,
     serving,
+    touch_drag_chars,
     wait_for,
     wait_item,
 )
@@ -238,8 +239,11 @@ def test_esa_spans_and_score_then_errors_shown(browser: Browser, tmp_path: Path)
         assert browser.eval("document.getElementById('score-range').value") == "72"
         press(browser, "Enter", CTRL)
         wait_item(browser, 1)
+        touch_drag_chars(browser, CLUSTERS.index("Super"), CLUSTERS.index("Super") + 4)  # a finger works too
+        assert selected_text(browser) == "Super"
         # A selection never splits a user-perceived character; offsets stay code points.
         press(browser, "t")
+        press(browser, "Home")
         press(browser, "ArrowRight", SHIFT)
         assert selected_text(browser) == "👍🏽" == CLUSTERS[:2]
         e = CLUSTERS.index("e\u0301")
