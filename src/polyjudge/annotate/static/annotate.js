@@ -23,7 +23,8 @@
 
   var S = {
     token: null, camp: null, item: null, chars: [], spans: [], noError: false, score: null,
-    choice: null, choices: [], anchor: 0, caret: 0, dragging: false, dir: 'ltr', busy: false, pending: null, dirty: false, leaveTo: null
+    choice: null, choices: [], anchor: 0, caret: 0, dragging: false, dir: 'ltr', busy: false, pending: null,
+    dirty: false, leaveTo: null
   };
 
   // ---------- small DOM helpers (data only ever goes through text nodes) ----------
@@ -91,7 +92,9 @@
   // A <bdi> holding data text, isolated from the page's own direction, with lang/dir from the language.
   function dataText(text, lang, cls) {
     var node = el('bdi', { 'class': 'data ' + (cls || ''), dir: langDir(lang) });
-    if (lang && /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/.test(lang)) { node.setAttribute('lang', lang.replace(/_/g, '-')); }
+    if (lang && /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/.test(lang)) {
+      node.setAttribute('lang', lang.replace(/_/g, '-'));
+    }
     return appendText(node, text);
   }
 
@@ -226,7 +229,8 @@
 
   function pairRow(src, tgt, item, cls, label) {
     var row = el('div', { 'class': 'row ' + cls, role: 'row', 'aria-label': label });
-    row.appendChild(el('div', { 'class': 'cell src', role: 'cell', 'data-label': 'Source' }, dataText(src, item.src_lang)));
+    row.appendChild(el('div', { 'class': 'cell src', role: 'cell', 'data-label': 'Source' },
+      dataText(src, item.src_lang)));
     row.appendChild(el('div', { 'class': 'cell tgt', role: 'cell', 'data-label': 'Translation' },
       dataText(tgt, item.tgt_lang)));
     return row;
@@ -260,11 +264,14 @@
   function renderPairs(item, withSpans) {
     var grid = el('div', { 'class': 'pairs', role: 'table', 'aria-label': 'Source and translation' });
     grid.appendChild(el('div', { 'class': 'row head', role: 'row' },
-      el('div', { 'class': 'cell', role: 'columnheader' }, 'Source ', el('span', { 'class': 'lang', text: item.src_lang })),
+      el('div', { 'class': 'cell', role: 'columnheader' }, 'Source ',
+        el('span', { 'class': 'lang', text: item.src_lang })),
       el('div', { 'class': 'cell', role: 'columnheader' }, 'Translation ',
         el('span', { 'class': 'lang', text: item.tgt_lang }))));
     var ctx = item.context || {};
-    (ctx.before || []).forEach(function (c) { grid.appendChild(pairRow(c.src, c.tgt, item, 'ctx', 'context before')); });
+    (ctx.before || []).forEach(function (c) {
+      grid.appendChild(pairRow(c.src, c.tgt, item, 'ctx', 'context before'));
+    });
     var cur = el('div', { 'class': 'row cur', role: 'row', 'aria-label': 'segment to annotate' });
     cur.appendChild(el('div', { 'class': 'cell src', role: 'cell', 'data-label': 'Source' },
       dataText(item.src, item.src_lang, 'seg-src')));
@@ -419,7 +426,9 @@
     var sel = selection();
     var worst = S.chars.map(function () { return -1; });
     S.spans.forEach(function (s) {
-      for (var i = s.start; i < s.end && i < worst.length; i++) { worst[i] = Math.max(worst[i], severityRank(s.severity)); }
+      for (var i = s.start; i < s.end && i < worst.length; i++) {
+        worst[i] = Math.max(worst[i], severityRank(s.severity));
+      }
     });
     var nodes = box.querySelectorAll('.ch');
     for (var i = 0; i < nodes.length; i++) {
@@ -454,7 +463,10 @@
       rm.addEventListener('click', function () { removeSpan(i); });
       var li = el('li', { 'class': 'span-item', 'data-start': String(s.start), 'data-end': String(s.end) },
         el('span', { 'class': 'badge sev-' + s.severity, text: s.severity }), ' ');
-      if (s.category) { li.appendChild(el('span', { 'class': 'cat-name', text: s.category })); li.appendChild(document.createTextNode(' ')); }
+      if (s.category) {
+        li.appendChild(el('span', { 'class': 'cat-name', text: s.category }));
+        li.appendChild(document.createTextNode(' '));
+      }
       li.appendChild(document.createTextNode('\u201C'));
       li.appendChild(dataText(S.chars.slice(s.start, s.end).join(''), S.item.tgt_lang, 'quote'));
       li.appendChild(document.createTextNode('\u201D '));
@@ -814,14 +826,21 @@
     var c = S.camp;
     var digit = /^[1-9]$/.test(e.key) ? parseInt(e.key, 10) - 1 : -1;
     var handled = true;
-    if (digit >= 0 && (c.scheme === 'mqm' || c.scheme === 'esa') && digit < c.severities.length) { addSpan(c.severities[digit]); }
+    var spans = c.scheme === 'mqm' || c.scheme === 'esa';
+    if (digit >= 0 && spans && digit < c.severities.length) { addSpan(c.severities[digit]); }
     else if (digit >= 0 && (c.scheme === 'forced-choice' || c.scheme === 'response-set')) { pressOption(digit); }
     else if (e.key === 'Escape') { S.anchor = S.caret; refresh(); }
     else if ((e.key === 'c' || e.key === 'C') && $('category')) { $('category').focus(); }
     else if ((e.key === 't' || e.key === 'T') && $('tgt-chars')) { $('tgt-chars').focus(); }
     else if ((e.key === 's' || e.key === 'S') && $('score-range')) { $('score-range').focus(); }
-    else if ((e.key === 'n' || e.key === 'N') && c.scheme === 'mqm' && !S.spans.length) { S.noError = !S.noError; S.dirty = true; refresh(); }
-    else if (e.key === 'Backspace' && S.spans.length && e.target.tagName !== 'SELECT') { removeSpan(S.spans.length - 1); }
+    else if ((e.key === 'n' || e.key === 'N') && c.scheme === 'mqm' && !S.spans.length) {
+      S.noError = !S.noError;
+      S.dirty = true;
+      refresh();
+    }
+    else if (e.key === 'Backspace' && S.spans.length && e.target.tagName !== 'SELECT') {
+      removeSpan(S.spans.length - 1);
+    }
     else if (e.key === '[') { goTo(here() - 1); }
     else if (e.key === ']') { goTo(here() + 1); }
     else { handled = false; }
