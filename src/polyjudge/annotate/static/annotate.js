@@ -634,8 +634,12 @@
       var input = el('input', { type: multi ? 'checkbox' : 'radio', name: 'option', id: id, value: o.key,
         'aria-keyshortcuts': String(i + 1) });
       input.addEventListener('change', function () { toggleOption(o.key, input.checked); });
-      fs.appendChild(el('label', { 'class': 'option', 'for': id }, input,
-        el('kbd', { text: String(i + 1) }), ' ', appendText(el('bdi', { 'class': 'label' }), o.label)));
+      // An option may carry a description (the rating task's wording of it): shown under its label.
+      var text = el('span', { 'class': 'option-text' }, appendText(el('bdi', { 'class': 'label' }), o.label));
+      if (typeof o.description === 'string' && o.description) {
+        text.appendChild(appendText(el('bdi', { 'class': 'description' }), o.description));
+      }
+      fs.appendChild(el('label', { 'class': 'option', 'for': id }, input, el('kbd', { text: String(i + 1) }), text));
     });
     return fs;
   }
