@@ -104,3 +104,30 @@ async def _annotations(base: str, token: str) -> dict[str, int]:
     async with aiohttp.ClientSession() as session, session.get(f"{base}/api/annotations",
                                                                 headers=auth(token)) as r:
         return {a["item_id"]: a["version"] for a in (await r.json())["annotations"]}
+
+
+def test_ctrl_c_stops_cleanly_the_lock_is_free_and_no_token_was_logged(tmp_path):
+    folder, tokens = make(tmp_path, "da", "ana,ben")
+    s = serve(folder, 2)
+    good, wrong = s.tokens["ana"], "wrong-" + s.tokens["ben"][6:]
+
+    async def traffic() -> None:
+        async with aiohttp.ClientSession() as session:
+            for token in (good, wrong):
+                async with session.get(f"{s.base}/api/next", headers=auth(token)) as r:
+                    await r.read()
+            async with session.get(f"{s.base}/a/{wrong}") as r:
+                assert r.status == 403
+            origin = f"http://localhost:{s.base.rsplit(':', 1)[1]}"
+            async with session.post(f"{s.base}/api/annotations", json={"item_id": "sys0:doc0:0", "score": 5},
+                                    headers={**auth(good), "Origin": origin}) as r:
+                assert r.status == 200  # the page may be opened as localhost too
+
+    asyncio.run(traffic())
+    s.proc.send_signal(signal.SIGINT)
+    out, err = s.proc.communicate(timeout=20)
+    assert s.proc.returncode == 0 and "stopped" in err and "Traceback" not in err
+    assert all(t not in err for t in (good, wrong, s.tokens["ben"]))  # the server's log names no token
+    again = serve(folder, 2)  # the lock went with the process
+    again.stop()
+    assert campaign_status(folder).progress[0].done == 1

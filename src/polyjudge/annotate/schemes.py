@@ -181,7 +181,8 @@ def campaign_view(scheme: Scheme, task: RatingTask | None) -> dict[str, Any]:
     return {
         "categories": list(MQM_CATEGORIES) if scheme.spans else [],
         "severities": list(scheme.severities),
-        "options": [{"key": k, "label": o} for k, o in zip(task.letters, task.options)] if rating and task else [],
+        "options": [{"key": k, "label": o, "description": d}
+                    for k, o, d in zip(task.letters, task.options, task.descriptions)] if rating and task else [],
         "question": task.instruction if rating and task else "",
         "score": {"min": 0, "max": 100} if scheme.score else None,
     }
