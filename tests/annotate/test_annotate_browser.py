@@ -292,6 +292,7 @@ def test_choice_schemes_submit(browser: Browser, tmp_path: Path, scheme: str, ke
         hint = str(_text(browser, "#choices .hint"))
         assert ("every option you find reasonable" in hint) == (scheme == "response-set")
         assert browser.eval("document.querySelectorAll('#choices input').length") == 3
+        assert browser.eval("document.querySelectorAll('#choices .option .description').length") == 3
         for key in keys:
             press(browser, key)
         press(browser, "Enter", CTRL)
