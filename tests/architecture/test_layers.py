@@ -170,3 +170,29 @@ def test_the_cli_rule_catches_a_direct_import():
     tree = ast.parse("def f():\n    from polyjudge.engine.session import JudgeConfig\n")
     assert [m for _, m in _imports(tree)] == ["polyjudge.engine.session"]
     assert not any("polyjudge.engine.session".startswith(ok + ".") for ok in CLI_MAY_IMPORT)
+
+
+def _commands_taking_keywords(tree: ast.AST) -> list[str]:
+    """Click command functions (decorated with ``...command(...)`` or ``...group(...)``) that take ``**kw``."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef) or node.args.kwarg is None:
+            continue
+        for deco in node.decorator_list:
+            call = deco.func if isinstance(deco, ast.Call) else deco
+            name = call.attr if isinstance(call, ast.Attribute) else getattr(call, "id", "")
+            if name in {"command", "group"}:
+                found.append(f"{node.name}:{node.lineno}")
+    return found
+
+
+def test_no_command_takes_keyword_arguments():
+    """Issue 36: a command takes one frozen flags value (cli.specs.takes) or named parameters, never ``**kw``."""
+    offenders = [f"{path.name}:{hit}" for path in sorted((SRC / "cli").glob("*.py"))
+                 for hit in _commands_taking_keywords(ast.parse(path.read_text(encoding="utf-8")))]
+    assert offenders == []
+
+
+def test_the_keyword_rule_catches_one():
+    tree = ast.parse("import click\n@click.command('x')\ndef x(a, **studies):\n    pass\n")
+    assert _commands_taking_keywords(tree) == ["x:3"]
