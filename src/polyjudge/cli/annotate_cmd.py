@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import click
 
 from polyjudge.api.annotate import SCHEME_NAMES
-from polyjudge.cli.options import emit, format_option, out_option
+from polyjudge.api.registries import input_formats
+from polyjudge.cli.options import SEED, emit, format_option, input_format_option, out_option
+from polyjudge.cli.specs import argument, option, shared, takes
+
+if TYPE_CHECKING:
+    from polyjudge.api.annotate import AnnotateConfig
 
 SAMPLING = ("judge-uncertainty", "ppi")
 TARGETS = ("mqm-tsv", "esa-jsonl", "ratings")
@@ -31,36 +37,56 @@ def _print_links(links: dict[str, str]) -> None:
         click.echo(f"{name}\t{link}")
 
 
-@annotate.command("init")
-@click.argument("campaign", type=click.Path())
-@click.option("--items", "items", required=True, metavar="INPUT_OR_RUN",
-              help="The items to annotate: an input file any reader reads, or a run directory.")
-@click.option("--scheme", type=click.Choice(SCHEME_NAMES), required=True,
-              help="What annotators do: MQM or ESA error spans, a DA score, forced choice or a response set.")
-@click.option("--annotators", default="1", show_default=True, metavar="N|NAMES",
-              help="How many annotators (annotator-1..N) or their names, comma-separated.")
-@click.option("--per-item", "per_item", type=click.IntRange(1), default=1, show_default=True,
-              help="Annotators per item (for agreement: 2 or more).")
-@click.option("--task", type=click.Path(dir_okay=False), default=None,
-              help="Rating task file (.json/.toml) for forced-choice and response-set (default: a built-in "
-                   "acceptable/borderline/unacceptable task).")
-@click.option("--sample", type=click.IntRange(1), default=None, help="Show only N of the items (needs --by).")
-@click.option("--by", type=click.Choice(SAMPLING), default=None,
-              help="How the sample is chosen: the items the judge is least sure of, or a random sample "
-                   "for PPI++.")
-@click.option("--run", type=click.Path(file_okay=False), default=None,
-              help="The judge's run directory over these items (for --by; default: --items when it is a run).")
-@click.option("--input-format", default=None, help="The format of --items (default: detected).")
-@click.option("--lp", default=None, metavar="SRC-TGT", help="The language pair of items without their own.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the ppi sample.")
-def init(campaign: str, **options: Any) -> None:
-    """Make the campaign folder CAMPAIGN (new or empty) and print one link per annotator."""
-    from polyjudge.api.annotate import DEFAULT_PORT, AnnotateConfig, annotator_links, init_campaign
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InitFlags:
+    """The argument and flags of ``polyjudge annotate init``, in ``--help`` order (AnnotateConfig's fields)."""
 
-    tokens = init_campaign(AnnotateConfig(folder=campaign, **options))  # the options are the config's fields
-    click.echo(f"campaign {campaign}: {len(tokens)} annotator(s); links once served "
-               f"(polyjudge annotate serve {campaign}):", err=True)
-    _print_links(annotator_links(campaign, port=DEFAULT_PORT))
+    campaign: str = argument("campaign", type=click.Path())
+    items: str = option("--items", "items", required=True, metavar="INPUT_OR_RUN",
+                        help="The items to annotate: an input file any reader reads, or a run directory.")
+    scheme: str = option("--scheme", type=click.Choice(SCHEME_NAMES), required=True,
+                         help="What annotators do: MQM or ESA error spans, a DA score, forced choice or a "
+                              "response set.")
+    annotators: str = option("--annotators", default="1", show_default=True, metavar="N|NAMES",
+                             help="How many annotators (annotator-1..N) or their names, comma-separated.")
+    per_item: int = option("--per-item", "per_item", type=click.IntRange(1), default=1, show_default=True,
+                           help="Annotators per item (for agreement: 2 or more).")
+    task: str | None = option("--task", type=click.Path(dir_okay=False), default=None,
+                              help="Rating task file (.json/.toml) for forced-choice and response-set (default: "
+                                   "a built-in acceptable/borderline/unacceptable task).")
+    sample: int | None = option("--sample", type=click.IntRange(1), default=None,
+                                help="Show only N of the items (needs --by).")
+    by: str | None = option("--by", type=click.Choice(SAMPLING), default=None,
+                            help="How the sample is chosen: the items the judge is least sure of, or a random "
+                                 "sample for PPI++.")
+    run: str | None = option("--run", type=click.Path(file_okay=False), default=None,
+                             help="The judge's run directory over these items (for --by; default: --items when "
+                                  "it is a run).")
+    input_format: str | None = shared(input_format_option(tuple(input_formats()),
+                                                          "The format of --items (default: detected)."))
+    lp: str | None = option("--lp", default=None, metavar="SRC-TGT",
+                            help="The language pair of items without their own.")
+    seed: int = option("--seed", type=SEED, default=0, show_default=True, help="Seed of the ppi sample.")
+
+    def config(self) -> AnnotateConfig:
+        from polyjudge.api.annotate import AnnotateConfig
+
+        return AnnotateConfig(folder=self.campaign, items=self.items, scheme=self.scheme,
+                              annotators=self.annotators, per_item=self.per_item, task=self.task,
+                              sample=self.sample, by=self.by, run=self.run, input_format=self.input_format,
+                              lp=self.lp, seed=self.seed)
+
+
+@annotate.command("init")
+@takes(InitFlags)
+def init(flags: InitFlags) -> None:
+    """Make the campaign folder CAMPAIGN (new or empty) and print one link per annotator."""
+    from polyjudge.api.annotate import DEFAULT_PORT, annotator_links, init_campaign
+
+    tokens = init_campaign(flags.config())
+    click.echo(f"campaign {flags.campaign}: {len(tokens)} annotator(s); links once served "
+               f"(polyjudge annotate serve {flags.campaign}):", err=True)
+    _print_links(annotator_links(flags.campaign, port=DEFAULT_PORT))
 
 
 @annotate.command("serve")
