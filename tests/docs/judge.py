@@ -4,8 +4,9 @@ It reads what the request asks for (the JSON schema of ``response_format`` for O
 requests, the forced tool's ``input_schema`` for Anthropic's Messages API, else the prompt's own
 instructions) and writes a well-formed answer about the translation in the prompt. The answer is a
 deterministic function of the translation and the seed, so a page's output is the same on every run:
-a quality between 40 and 95, and one error on the translation's longest word when the quality is
-below 70 (a minor one from 55, a major one below).
+a quality between 40 and 95 that falls as the translation's length strays from the source's (the
+crudest of quality signals, so that a page's judge agrees a little with people), and one error on the
+translation's longest word when the quality is below 70 (a minor one from 55, a major one below).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import re
 import zlib
 from typing import Any
 
+_SOURCE = (re.compile(r"Source \([^)]*\):\s*\n?(.+?)(?:\n\n|\nTranslation|\Z)", re.S),
+           re.compile(r"source: (.+?)(?:\n|\Z)"),
+           re.compile(r"Input:\s*\n(.+?)(?:\n\n|\Z)", re.S))
 _TRANSLATION = (re.compile(r"Translation \([^)]*\):\s*\n?(.+?)(?:\n\n|\Z)", re.S),
                 re.compile(r"translation: (.+?)(?:\n\n|\Z)", re.S),
                 re.compile(r"Text to rate \([^)]*\):\s*\n(.+?)(?:\n\n|\Z)", re.S),
@@ -29,27 +33,40 @@ def _text(content: Any) -> str:
     return ""
 
 
-def translation_of(body: dict[str, Any]) -> str:
-    """The translation the request's last user message asks about (its last line when no label is found)."""
+def _field(body: dict[str, Any], key: str, patterns: tuple[re.Pattern[str], ...]) -> str | None:
     users = [m for m in body.get("messages", []) if m.get("role") == "user"]
     user = _text(users[-1].get("content")) if users else ""
     try:
         record = json.loads(user)
     except ValueError:
         record = None
-    if isinstance(record, dict) and isinstance(record.get("target"), str):
-        return str(record["target"])
-    for pattern in _TRANSLATION:
+    if isinstance(record, dict) and isinstance(record.get(key), str):
+        return str(record[key])
+    for pattern in patterns:
         found = pattern.findall(user)
         if found:
             return str(found[-1]).strip()
-    return user.strip().splitlines()[-1] if user.strip() else ""
+    return None
+
+
+def translation_of(body: dict[str, Any]) -> str:
+    """The translation the request's last user message asks about (its last line when no label is found)."""
+    found = _field(body, "target", _TRANSLATION)
+    if found is not None:
+        return found
+    users = [_text(m.get("content")) for m in body.get("messages", []) if m.get("role") == "user"]
+    return users[-1].strip().splitlines()[-1] if users and users[-1].strip() else ""
 
 
 def quality(body: dict[str, Any]) -> int:
-    """A deterministic 40..95 for this translation and seed."""
-    key = f"{translation_of(body)}|{body.get('seed') or 0}"
-    return 40 + zlib.crc32(key.encode("utf-8")) % 56
+    """A deterministic 40..95 for this translation and seed: lower the more its length strays from the
+    source's (by a tenth of the source's length or more), with a little seeded noise."""
+    tgt, src = translation_of(body), _field(body, "source", _SOURCE)
+    noise = zlib.crc32(f"{tgt}|{body.get('seed') or 0}".encode()) % 6
+    if not src:
+        return 40 + zlib.crc32(tgt.encode("utf-8")) % 50 + noise
+    stray = max(0.0, abs(len(tgt) / max(len(src), 1) - 0.95) - 0.1)
+    return max(40, min(95, round(95 - 150 * stray) - noise))
 
 
 def _error_word(translation: str) -> str:
