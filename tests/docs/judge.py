@@ -60,9 +60,9 @@ def translation_of(body: dict[str, Any]) -> str:
 
 def quality(body: dict[str, Any]) -> int:
     """A deterministic 40..95 for this translation and seed: lower the more its length strays from the
-    source's (by a tenth of the source's length or more), with a little seeded noise."""
+    source's (by a tenth of the source's length or more), with a little noise that depends on the seed and the model."""
     tgt, src = translation_of(body), _field(body, "source", _SOURCE)
-    noise = zlib.crc32(f"{tgt}|{body.get('seed') or 0}".encode()) % 6
+    noise = zlib.crc32(f"{tgt}|{body.get('seed') or 0}|{body.get('model')}".encode()) % 6
     if not src:
         return 40 + zlib.crc32(tgt.encode("utf-8")) % 50 + noise
     stray = max(0.0, abs(len(tgt) / max(len(src), 1) - 0.95) - 0.1)
