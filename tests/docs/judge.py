@@ -158,11 +158,15 @@ def _free_text(body: dict[str, Any]) -> str:
 
 
 def answer(body: dict[str, Any]) -> str:
-    """The scripted answer to one request (JSON for structured requests, the prompt's form otherwise)."""
+    """The scripted answer to one request (JSON for structured requests, the prompt's form otherwise).
+
+    A model whose name says it thinks aloud (``...-r1...``, as DeepSeek-R1 and its distillations served
+    without a reasoning parser do) writes its thinking in ``<think>`` tags before the answer."""
     schema = _schema(body)
-    if schema is None:
-        return _free_text(body)
-    return json.dumps(_fill(body, schema), ensure_ascii=False)
+    text = _free_text(body) if schema is None else json.dumps(_fill(body, schema), ensure_ascii=False)
+    if "r1" in str(body.get("model", "")).lower():
+        return f"<think>The translation reads {quality(body)} out of 100 to me.</think>\n{text}"
+    return text
 
 
 __all__ = ["answer", "quality", "translation_of"]
