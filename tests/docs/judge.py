@@ -148,6 +148,8 @@ def _free_text(body: dict[str, Any]) -> str:
     if "<verdict>" in prompt:
         verdict = "correct" if q >= 60 else "incorrect"
         return f"<justification>The scripted judge rates this {q}.</justification>\n<verdict>{verdict}</verdict>"
+    if re.search(r"\byes or no\b", prompt, re.I):
+        return "yes" if q >= 70 else "no"
     letters = re.findall(r"^([A-Z])\. ", prompt, re.M)
     if letters and "EVERY option" in prompt:
         first = (100 - q) * len(letters) // 61 % len(letters)
