@@ -150,7 +150,7 @@ def _free_text(body: dict[str, Any]) -> str:
         return f"<justification>The scripted judge rates this {q}.</justification>\n<verdict>{verdict}</verdict>"
     if re.search(r"\byes or no\b", prompt, re.I):
         return "yes" if q >= 70 else "no"
-    letters = re.findall(r"^([A-Z])\. ", prompt, re.M)
+    letters: list[str] = re.findall(r"^([A-Z])\. ", prompt, re.M)
     if letters and "EVERY option" in prompt:
         first = (100 - q) * len(letters) // 61 % len(letters)
         return "".join(letters[first:first + 1 + q % 2])
