@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,5 +11,5 @@ from tests.docs.conftest import HOWTOS
 
 
 @pytest.mark.parametrize("page", HOWTOS, ids=[p.name for p in HOWTOS])
-def test_howto_runs(page: Path, story) -> None:
+def test_howto_runs(page: Path, story: Callable[[Path], object]) -> None:
     story(page)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,5 +11,5 @@ from tests.docs.conftest import TUTORIALS
 
 
 @pytest.mark.parametrize("page", TUTORIALS, ids=[p.name for p in TUTORIALS])
-def test_tutorial_runs(page: Path, story) -> None:
+def test_tutorial_runs(page: Path, story: Callable[[Path], object]) -> None:
     story(page)
