@@ -13,14 +13,17 @@ The rules are the documentation's code-block convention (issue 37):
 Lines that export the four API variables (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``ANTHROPIC_API_KEY``,
 ``ANTHROPIC_BASE_URL``) are dropped: the runner sets them to its scripted servers. The self-hosted
 address ``http://127.0.0.1:8000`` is rewritten to the scripted OpenAI-compatible server's. Environment
-variables and the working directory carry over from one block to the next.
+variables and the working directory carry over from one block to the next. A command may leave a server
+running in the background (``cmd &``); the runner ends it (its process group) when the page ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -120,6 +123,7 @@ class PageRun:
     self_hosted: str
     state: Path = field(init=False)
     commands: int = 0
+    groups: list[int] = field(default_factory=list)  # process groups of commands that left processes behind
 
     def __post_init__(self) -> None:
         self.state = self.work.parent / "shell-state.sh"
@@ -129,15 +133,33 @@ class PageRun:
         script = (f"set -euo pipefail\n. {shlex.quote(str(self.state))}\n{body}\n"
                   f"__pj_rc=$?\n{{ export -p; echo \"cd $(printf '%q' \"$PWD\")\"; }} > "
                   f"{shlex.quote(str(self.state))}\nexit $__pj_rc\n")
-        try:
-            done = subprocess.run(["bash", "-c", script], env=dict(self.env), capture_output=True, text=True,
-                                  timeout=COMMAND_TIMEOUT_S, check=False)
-        except subprocess.TimeoutExpired as exc:
-            raise AssertionError(f"{where}: timed out after {COMMAND_TIMEOUT_S} s\n{exc.output or ''}") from None
+        log = self.work.parent / "command-output.txt"
+        with log.open("w+", encoding="utf-8", errors="replace") as out:
+            # A file, not a pipe, takes the output: a server a block starts in the background (``cmd &``)
+            # keeps it open, and the command is done when bash is. Its own session lets stop() find it.
+            shell = subprocess.Popen(["bash", "-c", script], env=dict(self.env), stdin=subprocess.DEVNULL,
+                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                code = shell.wait(timeout=COMMAND_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                code = None
+            if _group_alive(shell.pid):
+                self.groups.append(shell.pid)
+            out.seek(0)
+            output = out.read()[-6000:]
         self.commands += 1
-        if done.returncode != 0:
-            output = (done.stdout + done.stderr)[-6000:]
-            raise AssertionError(f"{where}: exit {done.returncode}\n--- output ---\n{output}")
+        if code is None:
+            raise AssertionError(f"{where}: timed out after {COMMAND_TIMEOUT_S} s\n--- output ---\n{output}")
+        if code != 0:
+            raise AssertionError(f"{where}: exit {code}\n--- output ---\n{output}")
+
+    def stop(self) -> None:
+        """End what the page's commands left running (background servers): their process groups only."""
+        for group in self.groups:
+            if _group_alive(group):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(group, signal.SIGTERM)
+        self.groups.clear()
 
     def run(self, block: Block) -> None:
         """Run or write one block (a skipped or shown block does nothing)."""
@@ -161,6 +183,18 @@ class PageRun:
             self._shell(f"{shlex.quote(sys.executable)} {shlex.quote(str(source))}", f"{where} (python block)")
 
 
+def _group_alive(group: int) -> bool:
+    """Whether a process of this process group still runs (then its id cannot have been reused)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(group) and fields[0] != "Z":
+            return True
+    return False
+
+
 def page_env(base: Mapping[str, str], root: Path, servers: Mapping[str, str]) -> dict[str, str]:
     """The environment of a page: the test's own, the scripted servers, the cache and home in ``root``."""
     env = {k: v for k, v in base.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "POLYJUDGE_", "XDG_", "RAY_"))}
@@ -180,8 +214,11 @@ def run_page(page: Path, root: Path, env: Mapping[str, str], self_hosted: str) -
     work = root / "work"
     work.mkdir(parents=True, exist_ok=True)
     story = PageRun(page, work, env, self_hosted)
-    for block in parse_blocks(page):
-        story.run(block)
+    try:
+        for block in parse_blocks(page):
+            story.run(block)
+    finally:
+        story.stop()
     return story
 
 

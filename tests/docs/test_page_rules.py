@@ -4,6 +4,7 @@ and a failing command names its page, its line and its output."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,21 @@ def test_a_failing_command_names_page_line_and_output(tmp_path: Path) -> None:
     message = str(failed.value)
     assert message.startswith("drift.md:10 (line 11: $ polyjudge judge missing.csv")
     assert "exit 2" in message and "missing.csv" in message
+
+
+def test_a_background_server_does_not_hold_the_page_and_ends_with_it(tmp_path: Path) -> None:
+    """``cmd &`` (a server a how-to starts) neither makes the command wait for it nor outlives the page."""
+    page = tmp_path / "server.md"
+    page.write_text("```console\n$ sleep 300 & echo $! > server.pid\n$ echo started\n```\n",
+                    encoding="utf-8")
+    env = page_env(os.environ, tmp_path, {})
+    started = time.monotonic()
+    story = run_page(page, tmp_path, env, "http://127.0.0.1:1")
+    assert time.monotonic() - started < 60 and story.commands == 2
+    pid = int((tmp_path / "work" / "server.pid").read_text())
+    for _ in range(50):
+        if not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the background process {pid} outlived its page")
