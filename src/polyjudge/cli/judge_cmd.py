@@ -269,10 +269,15 @@ def _judge_items(items: list[Item], spec: JudgingSpec, fmt: str, dry_run: bool) 
         est: Estimate = estimate(items, spec)
         click.echo(json.dumps(est.to_dict()) if fmt == "json" else est.describe())
         return
-    judge_and_summarise(items, spec, fmt)
-    if spec.execution.batch_export is not None:
+    result = judge_and_summarise(items, spec, fmt)
+    if spec.execution.batch_export is None:
+        return
+    if result.manifest.counts.get("status_pending", 0):
         click.echo(f"batch input written to {spec.execution.batch_export}; answer it (e.g. with vLLM's run_batch) "
                    "and load the output with --batch-import FILE", err=True)
+    else:  # the store or the shared cache answered every request: nothing was exported
+        click.echo(f"no batch input written to {spec.execution.batch_export}: every request of the run is answered "
+                   "already (from its store or the shared cache)", err=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,88 @@
+"""What the runner itself promises: every page is found and says what runs, skips are few and explained,
+and a failing command names its page, its line and its output."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.docs.blocks import console_commands, page_env, parse_blocks, prepare, run_page
+from tests.docs.conftest import HOWTOS, README, TUTORIALS
+
+MAX_SKIPS = 2
+PAGES = [README, *TUTORIALS, *HOWTOS]
+
+
+def test_the_site_has_tutorials_and_howtos() -> None:
+    assert {p.name for p in TUTORIALS} >= {"index.md", "own-data.md", "wmt-test-set.md", "spans.md",
+                                           "validation.md", "study.md"}
+    assert {p.name for p in HOWTOS} >= {"index.md", "reasoning-models.md", "batches.md", "self-hosted.md",
+                                        "cache.md", "spending-caps.md", "plugins.md"}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_a_page_skips_at_most_two_blocks_each_with_a_reason(page: Path) -> None:
+    skipped = [b for b in parse_blocks(page) if b.skip is not None]
+    assert len(skipped) <= MAX_SKIPS, f"{page.name}: {len(skipped)} skipped blocks (lines {[b.line for b in skipped]})"
+    assert all(b.skip != "no reason given" for b in skipped), f"{page.name}: a skip without a reason"
+
+
+def test_every_tutorial_and_howto_has_a_block_that_runs() -> None:
+    """Index pages only link; every other page shows at least one command that the tests run."""
+    silent = [p.name for p in [*TUTORIALS, *HOWTOS]
+              if p.name != "index.md" and not any(b.runs and b.kind != "file" for b in parse_blocks(p))]
+    assert silent == []
+
+
+def test_the_parser_reads_the_convention(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text('Intro\n\n```console\n$ echo one \\\n  two\none two\n$ true\n```\n\n'
+                    '```toml title="study.toml"\nx = 1\n```\n\n<!-- docs-test: skip (needs PyPI) -->\n'
+                    '```bash\npip install polyjudge\n```\n\n```text\nshown\n```\n\n'
+                    '    ```python\n    print(1)\n    ```\n', encoding="utf-8")
+    blocks = parse_blocks(page)
+    assert [(b.line, b.kind, b.runs) for b in blocks] == [(3, "console", True), (10, "file", True),
+                                                          (15, "bash", False), (19, "shown", False),
+                                                          (23, "python", True)]
+    assert blocks[1].title == "study.toml" and blocks[2].skip == "needs PyPI" and blocks[4].text == "print(1)\n"
+    assert console_commands(blocks[0].text) == [(0, "echo one \\\n  two"), (3, "true")]
+
+
+def test_api_variables_are_dropped_and_the_self_hosted_address_rewritten() -> None:
+    script = ("export OPENAI_API_KEY=sk-...\nexport ANTHROPIC_BASE_URL=https://api.anthropic.com\n"
+              "polyjudge judge x --judge openai:m@http://127.0.0.1:8000/v1\n")
+    assert prepare(script, "http://127.0.0.1:4242") == "polyjudge judge x --judge openai:m@http://127.0.0.1:4242/v1\n"
+
+
+def test_a_failing_command_names_page_line_and_output(tmp_path: Path) -> None:
+    page = tmp_path / "drift.md"
+    page.write_text("```console\n$ export GREETING=hello\n$ cd sub 2>/dev/null || mkdir sub && cd sub\n```\n\n"
+                    "```bash\ntest \"$GREETING\" = hello && test \"$(basename \"$PWD\")\" = sub\n```\n\n"
+                    "```console\n$ polyjudge judge missing.csv --lp de-en -o run\n```\n", encoding="utf-8")
+    env = page_env(os.environ, tmp_path, {})
+    with pytest.raises(AssertionError) as failed:
+        run_page(page, tmp_path, env, "http://127.0.0.1:1")
+    message = str(failed.value)
+    assert message.startswith("drift.md:10 (line 11: $ polyjudge judge missing.csv")
+    assert "exit 2" in message and "missing.csv" in message
+
+
+def test_a_background_server_does_not_hold_the_page_and_ends_with_it(tmp_path: Path) -> None:
+    """``cmd &`` (a server a how-to starts) neither makes the command wait for it nor outlives the page."""
+    page = tmp_path / "server.md"
+    page.write_text("```console\n$ sleep 300 & echo $! > server.pid\n$ echo started\n```\n",
+                    encoding="utf-8")
+    env = page_env(os.environ, tmp_path, {})
+    started = time.monotonic()
+    story = run_page(page, tmp_path, env, "http://127.0.0.1:1")
+    assert time.monotonic() - started < 60 and story.commands == 2
+    pid = int((tmp_path / "work" / "server.pid").read_text())
+    for _ in range(50):
+        if not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the background process {pid} outlived its page")

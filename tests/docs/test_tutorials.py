@@ -1,0 +1,15 @@
+"""Every tutorial of docs/tutorials runs from start to end, one page one story, against the scripted servers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.docs.conftest import TUTORIALS
+
+
+@pytest.mark.parametrize("page", TUTORIALS, ids=[p.name for p in TUTORIALS])
+def test_tutorial_runs(page: Path, story: Callable[[Path], object]) -> None:
+    story(page)
