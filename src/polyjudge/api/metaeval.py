@@ -11,6 +11,7 @@ from polyjudge.data.errors import InputError, check_choices
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.metaeval import readers, tasks
 from polyjudge.metaeval.mtme import parse_metric_spec
+from polyjudge.metaeval.results import MetaEvalResults, read_metaeval, stats_rows
 from polyjudge.metaeval.stats import MIN_CORRELATION_POINTS
 from polyjudge.metaeval.system_level import Stats, SystemScores, format_system_level, system_level_stats
 from polyjudge.studies.tables import data_frame
@@ -119,13 +120,16 @@ class MetaEvalResult:
                   "system-level correlations are undefined (n/a)" for lp in sorted(few)]
         return notes
 
+    def results(self) -> MetaEvalResults:
+        """The typed rows (ranking, per-LP and system-level-only statistics) that the JSON holds,
+        :func:`read_results` reads back and the report renders."""
+        base = (self.evaluation.results() if self.evaluation is not None else
+                MetaEvalResults(self.config.task, self.config.k, self.config.seed))
+        return replace(base, system_level_only=stats_rows(self.system_level))
+
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = (self.evaluation.to_dict() if self.evaluation is not None else
-                               {"task": self.config.task, "permutations": self.config.k, "seed": self.config.seed,
-                                "language_pairs": {}, "ranking": []})
-        if self.system_level:
-            out["system_level_only"] = self.system_level
-        return out
+        """The document ``polyjudge meta-eval --format json`` writes."""
+        return self.results().to_json()
 
     def format(self, fmt: str = "text") -> str:
         """``text`` (aligned tables), ``tsv`` or ``json``, as ``polyjudge meta-eval`` prints them."""
@@ -295,5 +299,14 @@ def meta_eval(config: MetaEvalConfig) -> MetaEvalResult:
     return MetaEvalResult(config, evaluation, system_level)
 
 
-__all__ = ["SCORE_FORMATS", "SEGMENT_SCORE_FORMATS", "MetaEvalConfig", "MetaEvalResult", "language_pairs",
-           "meta_eval", "parse_metric_spec", "task_presets"]
+def read_results(path: str | Path) -> MetaEvalResults:
+    """The typed results in a file ``polyjudge meta-eval --format json`` wrote (any version);
+    a file of another shape is an InputError naming it and the place in the JSON."""
+    from polyjudge.data import textio
+    from polyjudge.data.readers import parse_json
+
+    return read_metaeval(parse_json(textio.read_text(Path(path)), path=str(path)), str(path))
+
+
+__all__ = ["SCORE_FORMATS", "SEGMENT_SCORE_FORMATS", "MetaEvalConfig", "MetaEvalResult", "MetaEvalResults",
+           "language_pairs", "meta_eval", "parse_metric_spec", "read_results", "task_presets"]

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from polyjudge.aggregate.panel import Method, TieRule
 from polyjudge.data.errors import InputError
@@ -41,6 +41,9 @@ from polyjudge.metaeval.ratings.consistency import (
     Rating,
 )
 from polyjudge.studies.tables import aligned, data_frame
+
+if TYPE_CHECKING:
+    from polyjudge.metaeval.kappas import ConsistencyKappas
 
 DATASETS = ("xquad", "mgsm", "jsonl")
 SCALES = ("binary", "grade")
@@ -230,6 +233,13 @@ class ConsistencyResult:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
+
+    def kappas(self) -> ConsistencyKappas:
+        """The agreement tables the report shows (κ with the reference language, Fleiss κ, factor tables),
+        the same rows :func:`polyjudge.metaeval.kappas.read_consistency` reads from study.json."""
+        from polyjudge.metaeval.kappas import consistency_kappas
+
+        return consistency_kappas(self.rows, self.config.reference, self.factors.to_dict())
 
     def to_tsv(self) -> str:
         """What the CLI prints: the summary table, then (with a panel) the Ens - Min table."""
