@@ -394,7 +394,7 @@ def spans_section(run: RunData, data_id: str, data: dict[str, Any]) -> Section:
             cat_sev[(sp.category, sp.severity)] += 1
             omissions += sp.start == sp.end
     sevs = data["severities"]
-    cats = sorted({c for c, _ in cat_sev}, key=lambda c: -sum(cat_sev[(c, s)] for s in sevs))
+    cats = sorted({c for c, _ in cat_sev}, key=lambda c: (-sum(cat_sev[(c, s)] for s in sevs), c))  # ties by name
     blocks.append(Para(f"{sum(sev_n.values())} spans in {len(run.judgments)} judgments "
                        f"({omissions} omissions, shown as ⌀ markers). Hover a highlighted span for its "
                        "category and description."))
