@@ -164,6 +164,15 @@ def _check(config: MetaEvalConfig) -> None:
                          field="task")
 
 
+def human_source(config: MetaEvalConfig) -> readers.ScoreSource:
+    """Where the human scores of ``config`` are and how they are read (``human``, a score file or run
+    directory, in ``human_format``), without an mt-metrics-eval folder (there ``human`` names its human
+    scores). The one place ``--human`` is resolved: another kind of human scores is a change here."""
+    if config.human is None:
+        raise InputError("give --human (scores file or run directory) or --mtme DIR", field="human")
+    return readers.ScoreSource(config.human, config.human_format)
+
+
 def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
     """The language pairs the config describes, every score read (higher = better)."""
     from polyjudge.metaeval import readers
@@ -196,7 +205,7 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
     if len(config.lps) > 1:
         raise InputError("several --lp need --mtme (one file set per language pair)", field="lp")
     expanded = expand_metrics(config.metrics, config.metric_format, variants, opened)
-    sources = [readers.ScoreSource(config.human, config.human_format), *expanded.sources.values()]
+    sources = [human_source(config), *expanded.sources.values()]
     h, *read = readers.read_score_tables(sources, config.item_key, opened=opened)
     if config.human_lower_better:
         h = h.negated()
@@ -232,12 +241,12 @@ def _human_system_scores(config: MetaEvalConfig, pairs: list[tasks.LanguagePair]
                         if v == v}
     if pairs:
         return out
-    assert config.human is not None
+    human = human_source(config)
     sign = -1.0 if config.human_lower_better else 1.0
-    if readers.is_system_level(config.human, config.human_format):
-        scores = {s: sign * v for s, v in readers.read_system_scores(config.human).items()}
+    if readers.is_system_level(human.path, human.fmt):
+        scores = {s: sign * v for s, v in readers.read_system_scores(human.path).items()}
     else:
-        (h,) = readers.read_score_tables([readers.ScoreSource(config.human, config.human_format)], config.item_key)
+        (h,) = readers.read_score_tables([human], config.item_key)
         hm = h.drop_systems(())
         scores = {s: sign * v for s, v in zip(hm.systems, hm.system_means().tolist(), strict=True) if v == v}
     drop = set(config.exclude_systems)
@@ -266,8 +275,8 @@ def meta_eval(config: MetaEvalConfig) -> MetaEvalResult:
 
     _check(config)
     segment, system = _split_system_level(config)
-    human_sys_only = (config.mtme_dir is None and config.human is not None
-                      and readers.is_system_level(config.human, config.human_format))
+    given = human_source(config) if config.mtme_dir is None and config.human is not None else None
+    human_sys_only = given is not None and readers.is_system_level(given.path, given.fmt)
     if system and config.mtme_dir is None and not config.human:
         raise InputError("give --human (scores file or run directory) or --mtme DIR", field="human")
     if human_sys_only and (config.aggregators or config.single_runs) and not segment:
@@ -309,4 +318,4 @@ def read_results(path: str | Path) -> MetaEvalResults:
 
 
 __all__ = ["SCORE_FORMATS", "SEGMENT_SCORE_FORMATS", "MetaEvalConfig", "MetaEvalResult", "MetaEvalResults",
-           "language_pairs", "meta_eval", "parse_metric_spec", "read_results", "task_presets"]
+           "human_source", "language_pairs", "meta_eval", "parse_metric_spec", "read_results", "task_presets"]
