@@ -27,39 +27,34 @@ imported from deeper modules may move.
 
 from __future__ import annotations
 
-from polyjudge.aggregate.runs import Aggregator, register_aggregator
+from polyjudge.aggregate.runs import Aggregator
 from polyjudge.backends.base import GenerateRequest, GenerateResult, Message, TokenLogprob, Usage
-from polyjudge.backends.batch import (
-    BatchClient,
-    BatchLine,
-    BatchLineFormat,
-    register_batch_client,
-    register_batch_format,
-)
-from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend, register_backend
+from polyjudge.backends.batch import BatchClient, BatchLine, BatchLineFormat
+from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend
 from polyjudge.data.errors import InputError
 from polyjudge.data.formats import SourceProbe
-from polyjudge.data.readers import InputReader, ItemDefaults, register_reader
+from polyjudge.data.readers import InputReader, ItemDefaults
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.data.spans import Span, SpanSegment
-from polyjudge.metaeval.readers import RunChoice, ScoreFormat, ScoreTable, register_score_format
-from polyjudge.metaeval.spans.readers import SpanFormat, SpanRequest, register_span_format
-from polyjudge.metaeval.statistics import Scores, Statistic, register_statistic
-from polyjudge.metaeval.tasks import Task, register_preset
+from polyjudge.metaeval.readers import RunChoice, ScoreFormat, ScoreTable
+from polyjudge.metaeval.spans.readers import SpanFormat, SpanRequest
+from polyjudge.metaeval.statistics import Scores, Statistic
+from polyjudge.metaeval.tasks import Task
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.options import NoOptions, option
-from polyjudge.protocols.registry import register_protocol
-from polyjudge.registry import UnknownNameError
+from polyjudge.registry import REGISTRY_KINDS, UnknownNameError, lazy_members
 from polyjudge.rundir import RunDir
-from polyjudge.rundir.writers import OutputWriter, RunFiles, lines_body, register_writer
+from polyjudge.rundir.writers import OutputWriter, RunFiles, lines_body
 
-__all__ = [
+# Each kind of registry's decorator (polyjudge.registry.REGISTRY_KINDS, the one declaration), loaded on first use.
+DECORATORS: dict[str, str] = {kind.register.split(":")[1]: kind.register.split(":")[0] for kind in REGISTRY_KINDS}
+__getattr__, __dir__ = lazy_members(__name__, DECORATORS)
+
+__all__ = [  # noqa: PLE0604 (the decorators are DECORATORS' names)
     "Aggregator", "BackendSettings", "BatchClient", "BatchLine", "BatchLineFormat", "DocumentContext",
     "GenerateRequest", "GenerateResult", "InputError", "InputReader", "Item", "ItemDefaults", "JudgeProtocol",
     "JudgeSpec", "Message", "NoOptions", "OutputWriter", "ParseFailure", "ProtocolOptions", "RegisteredBackend",
     "RunChoice", "RunDir", "RunFiles", "ScoreFormat", "ScoreTable", "Scores", "SourceProbe", "Span", "SpanFormat",
     "SpanRequest", "SpanSegment", "Statistic", "Task", "TokenLogprob", "UnknownNameError", "Usage", "lines_body",
-    "option", "register_aggregator", "register_backend", "register_batch_client", "register_batch_format",
-    "register_preset", "register_protocol", "register_reader", "register_score_format", "register_span_format",
-    "register_statistic", "register_writer",
+    "option", *DECORATORS,
 ]

@@ -19,7 +19,7 @@ import pkgutil
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatch
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 T = TypeVar("T")
 
@@ -200,6 +200,80 @@ class Registry(Generic[T]):
 
 
 
+class RegistryKind(NamedTuple):
+    """One kind of registry, declared once in :data:`REGISTRY_KINDS`; the rest follows from it.
+
+    ``name`` is the listing command (``polyjudge NAME``, built by :mod:`polyjudge.cli.registry_cmd` and
+    named in the command table of :mod:`polyjudge.cli.main`) and the key of
+    :func:`polyjudge.api.registries.entries`; ``registry`` the ``"module:ATTRIBUTE"`` of its
+    :class:`Registry`; ``register`` the ``"module:function"`` of the decorator :mod:`polyjudge.plugins`
+    exports for it; ``options`` the ``"module:function"`` describing an entry's options in a listing
+    (None: none); ``noun`` how the listing's ``--help`` names the entries (default: ``name``);
+    ``short_help`` the line ``polyjudge --help`` shows (empty: no listing command). Targets are text, so
+    declaring a kind imports nothing."""
+
+    name: str
+    registry: str
+    register: str
+    options: str | None = None
+    noun: str = ""
+    short_help: str = ""
+
+    @property
+    def listed(self) -> bool:
+        """Whether ``polyjudge NAME`` lists this registry."""
+        return bool(self.short_help)
+
+    @property
+    def command(self) -> str:
+        """The ``"module:attribute"`` of its listing command."""
+        return "polyjudge.cli.registry_cmd:" + self.name.replace("-", "_")
+
+    def load(self) -> Registry[Any]:
+        """The registry itself (importing its module)."""
+        found: Registry[Any] = resolve(self.registry)
+        return found
+
+
+def resolve(target: str) -> Any:
+    """The object a ``"module:attribute"`` target names."""
+    module, attribute = target.split(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+_LISTED = "polyjudge.api.registries:"
+
+# Every kind of registry, in listing order: a new kind is one line here.
+REGISTRY_KINDS: tuple[RegistryKind, ...] = (
+    RegistryKind("protocols", "polyjudge.protocols.registry:PROTOCOLS",
+                 "polyjudge.protocols.registry:register_protocol", _LISTED + "protocol_options",
+                 short_help="List the protocols with their options."),
+    RegistryKind("backends", "polyjudge.backends.registry:BACKENDS", "polyjudge.backends.registry:register_backend",
+                 _LISTED + "backend_options", short_help="List the backends with their options."),
+    RegistryKind("statistics", "polyjudge.metaeval.statistics:STATISTICS",
+                 "polyjudge.metaeval.statistics:register_statistic", _LISTED + "statistic_options",
+                 short_help="List the statistics with their options."),
+    RegistryKind("aggregators", "polyjudge.aggregate.runs:AGGREGATORS", "polyjudge.aggregate.runs:register_aggregator",
+                 short_help="List the aggregators with their options."),
+    RegistryKind("presets", "polyjudge.metaeval.tasks:PRESETS", "polyjudge.metaeval.tasks:register_preset",
+                 short_help="List the presets with their options."),
+    RegistryKind("readers", "polyjudge.data.readers:READERS", "polyjudge.data.readers:register_reader",
+                 _LISTED + "reader_options", short_help="List the input readers with their options."),
+    RegistryKind("score-formats", "polyjudge.metaeval.readers:SCORE_FORMAT_REGISTRY",
+                 "polyjudge.metaeval.readers:register_score_format", _LISTED + "score_format_options",
+                 "score formats", "List the score formats."),
+    RegistryKind("span-formats", "polyjudge.metaeval.spans.readers:SPAN_FORMAT_REGISTRY",
+                 "polyjudge.metaeval.spans.readers:register_span_format", _LISTED + "span_format_options",
+                 "span formats", "List the span formats."),
+    RegistryKind("writers", "polyjudge.rundir.writers:WRITERS", "polyjudge.rundir.writers:register_writer",
+                 _LISTED + "writer_options", "output writers", "List the output writers with their options."),
+    RegistryKind("batch-clients", "polyjudge.backends.batch:BATCH_CLIENTS",
+                 "polyjudge.backends.batch:register_batch_client"),
+    RegistryKind("batch-formats", "polyjudge.backends.batch:BATCH_LINE_FORMATS",
+                 "polyjudge.backends.batch:register_batch_format"),
+)
+
+
 def lazy_members(module: str, homes: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """A package's ``__getattr__`` and ``__dir__`` for public names that load from their home modules
     (``homes``: name -> module) on first use, so a command pays only for what it calls; a name, once
@@ -218,4 +292,4 @@ def lazy_members(module: str, homes: Mapping[str, str]) -> tuple[Callable[[str],
 
     return load, listing
 
-__all__ = ["Registry", "UnknownNameError", "lazy_members"]
+__all__ = ["REGISTRY_KINDS", "Registry", "RegistryKind", "UnknownNameError", "lazy_members", "resolve"]

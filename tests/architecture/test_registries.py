@@ -151,16 +151,16 @@ def test_the_api_names_have_one_table():
 def test_the_standard_columns_name_registered_statistics():
     """meta-eval's standard columns (one table, metaeval.statistics.COLUMNS) report registered statistics
     at levels they have; the per-LP table, the system-level table and the report read them from it."""
+    from polyjudge.metaeval.results import standard_columns
     from polyjudge.metaeval.statistics import COLUMNS, STATISTICS
     from polyjudge.metaeval.system_level import NOT_APPLICABLE, SYSTEM_STATS
     from polyjudge.metaeval.tasks import STANDARD_COLUMNS
-    from polyjudge.report.adapters import METAEVAL_STANDARD
 
     for column in COLUMNS:
         assert column.level in STATISTICS.get(column.statistic).levels, column
     keys = {c.key for c in COLUMNS}
     assert set(STANDARD_COLUMNS) | set(SYSTEM_STATS) | set(NOT_APPLICABLE) == keys
-    assert {key for key, _, _ in METAEVAL_STANDARD} <= keys
+    assert {c.key for c in standard_columns()} <= keys
 
 
 def test_every_listing_is_one_command_and_every_listing_command_a_listing():

@@ -20,6 +20,8 @@ from click.testing import CliRunner
 from scipy import stats as sps
 
 from polyjudge.cli.main import cli, main
+from polyjudge.metaeval.kappas import is_study, read_consistency
+from polyjudge.metaeval.results import read_metaeval
 from polyjudge.report import adapters
 from polyjudge.report.format import number as fmt
 from polyjudge.report.html import render
@@ -85,8 +87,9 @@ def metaeval_json(tmp_path_factory):
 def test_metaeval_real_output(metaeval_json):
     path, truth = metaeval_json
     obj = json.loads(path.read_text())
-    assert "results" not in obj and adapters.is_metaeval_output(obj)
-    sec = _section(study_sections({"metaeval.json": obj}), "Meta-evaluation against human judgments")
+    res = read_metaeval(obj, str(path))
+    assert "results" not in obj and not res.given and res.task_cells()  # read as meta-eval wrote it
+    sec = _section(study_sections({"metaeval.json": res}), "Meta-evaluation against human judgments")
     seg = _table(sec, "seg pearson")
     assert seg.columns == ["metric", *LPS]
     cells = {r[0]: r[1:] for r in seg.rows}
@@ -134,7 +137,7 @@ def test_metaeval_without_preset_uses_standard_statistics(tmp_path):
     out = tmp_path / "me.json"
     _invoke(["meta-eval", "--human", str(h), "--metric", f"chrF={m}", "--lp", "xx-yy", "--task", "none",
              "-k", "0", "--format", "json", "--out", str(out)])
-    sec = _section(study_sections({"metaeval.json": json.loads(out.read_text())}),
+    sec = _section(study_sections({"metaeval.json": read_metaeval(json.loads(out.read_text()), str(out))}),
                    "Meta-evaluation against human judgments")
     seg = _table(sec, "seg pearson")
     assert seg.columns == ["metric", "xx-yy"]
@@ -250,8 +253,9 @@ def consistency_dir(tmp_path_factory):
 
 def test_consistency_real_output(consistency_dir):
     obj = json.loads((consistency_dir / "study.json").read_text())
-    assert adapters.is_consistency_study(obj)
-    sec = _section(study_sections({"consistency.json": obj}), "Multilingual consistency")
+    assert is_study(obj)
+    sec = _section(study_sections({"consistency.json": read_consistency(obj, "study.json")}),
+                   "Multilingual consistency")
     radar = next(b for b in sec.blocks if isinstance(b, Figure))
     assert radar.svg.count("<polygon") >= 3  # m1, m3 and the panel ("ensemble")
     kappa = _table(sec, "κ with en: math · binary")
@@ -308,12 +312,18 @@ def test_cli_report_real_files_in_run_dir_and_options(tmp_path, metaeval_json, v
 
 
 def test_documented_shapes_still_read():
-    secs = study_sections({"metaeval.json": METAEVAL, "consistency.json": CONSISTENCY,
+    secs = study_sections({"metaeval.json": read_metaeval(METAEVAL, "m"),
+                           "consistency.json": read_consistency(CONSISTENCY, "c"),
                            "validation.json": VALIDATION})
     assert [s.title for s in secs] == ["Meta-evaluation against human judgments", "Multilingual consistency",
                                        "Judge validation"]
-    assert adapters.metaeval_data(METAEVAL) is METAEVAL
-    assert adapters.consistency_data(CONSISTENCY) is CONSISTENCY
+    cells = read_metaeval(METAEVAL, "m").cells()  # the documented shape's results, as given
+    assert [(c.metric, c.lp, c.level, c.statistic, c.value) for c in cells] == [
+        (r["metric"], r["lp"], r["level"], r["statistic"], r["value"]) for r in METAEVAL["results"]]
+    kappas = read_consistency(CONSISTENCY, "c")  # the documented shape's rows, as given
+    assert [(k.judge, k.language, k.kappa, k.task, k.criterion) for k in kappas.cohen] == [
+        (r["judge"], r["language"], r["kappa"], r["task"], r["criterion"]) for r in CONSISTENCY["results"]]
+    assert [(f.judge, f.kappa, f.subset) for f in kappas.fleiss] == [("gpt-4o", 0.31, "all")]
     assert adapters.validation_data(VALIDATION) is VALIDATION
 
 

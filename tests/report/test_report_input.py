@@ -10,6 +10,8 @@ import pytest
 
 from polyjudge.cli.main import main
 from polyjudge.data.errors import InputError
+from polyjudge.metaeval.kappas import read_consistency
+from polyjudge.metaeval.results import read_metaeval
 from polyjudge.report import adapters
 from polyjudge.report.load import load_run
 from tests.report.fixtures import CONSISTENCY, METAEVAL, VALIDATION, build_run
@@ -60,7 +62,7 @@ def test_study_file_of_the_wrong_shape_exits_2(tmp_path, capsys, kind, obj):
 def test_study_files_with_bom_crlf_and_bad_bytes(tmp_path, capsys, kind):
     p = tmp_path / kind
     p.write_bytes(b"\xef\xbb\xbf" + json.dumps(GOOD[kind], indent=1).replace("\n", "\r\n").encode())
-    assert adapters.read_study(p, kind) == GOOD[kind]
+    assert adapters.read_study(p, kind) == adapters.check_study(GOOD[kind], kind, str(p))
     p.write_bytes(b'{"results": [\n{"metric": "\xff"}]}')
     code, err = _report([OPTION[kind], str(p), "-o", str(tmp_path / "r.html")], capsys)
     assert code == 2 and f"{p}:2: not UTF-8" in err and err.count("\n") == 1
@@ -76,8 +78,13 @@ def test_study_file_in_a_run_directory_of_the_wrong_shape(tmp_path, kind, obj):
 
 def test_the_good_shapes_still_pass():
     for kind, obj in GOOD.items():
-        assert adapters.check_study(obj, kind, kind) is obj
-    assert adapters.check_study(METAEVAL["results"], "metaeval.json", "m") is METAEVAL["results"]
+        if kind == "validation.json":
+            assert adapters.check_study(obj, kind, kind) is obj
+    assert adapters.check_study(CONSISTENCY, "consistency.json", "c") == read_consistency(CONSISTENCY, "c")
+    # a meta-evaluation is read into its typed results; the bare list of results reads the same
+    read = adapters.check_study(METAEVAL, "metaeval.json", "m")
+    assert read == read_metaeval(METAEVAL, "m") and read.given
+    assert adapters.check_study(METAEVAL["results"], "metaeval.json", "m").given == read.given
 
 
 def test_unknown_aggregator_in_the_manifest(tmp_path: Path, capsys):

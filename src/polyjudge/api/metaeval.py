@@ -11,6 +11,7 @@ from polyjudge.data.errors import InputError, check_choices
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.metaeval import readers, tasks
 from polyjudge.metaeval.mtme import parse_metric_spec
+from polyjudge.metaeval.results import MetaEvalResults, read_metaeval, stats_rows
 from polyjudge.metaeval.stats import MIN_CORRELATION_POINTS
 from polyjudge.metaeval.system_level import Stats, SystemScores, format_system_level, system_level_stats
 from polyjudge.studies.tables import data_frame
@@ -119,13 +120,16 @@ class MetaEvalResult:
                   "system-level correlations are undefined (n/a)" for lp in sorted(few)]
         return notes
 
+    def results(self) -> MetaEvalResults:
+        """The typed rows (ranking, per-LP and system-level-only statistics) that the JSON holds,
+        :func:`read_results` reads back and the report renders."""
+        base = (self.evaluation.results() if self.evaluation is not None else
+                MetaEvalResults(self.config.task, self.config.k, self.config.seed))
+        return replace(base, system_level_only=stats_rows(self.system_level))
+
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = (self.evaluation.to_dict() if self.evaluation is not None else
-                               {"task": self.config.task, "permutations": self.config.k, "seed": self.config.seed,
-                                "language_pairs": {}, "ranking": []})
-        if self.system_level:
-            out["system_level_only"] = self.system_level
-        return out
+        """The document ``polyjudge meta-eval --format json`` writes."""
+        return self.results().to_json()
 
     def format(self, fmt: str = "text") -> str:
         """``text`` (aligned tables), ``tsv`` or ``json``, as ``polyjudge meta-eval`` prints them."""
@@ -160,6 +164,15 @@ def _check(config: MetaEvalConfig) -> None:
                          field="task")
 
 
+def human_source(config: MetaEvalConfig) -> readers.ScoreSource:
+    """Where the human scores of ``config`` are and how they are read (``human``, a score file or run
+    directory, in ``human_format``), without an mt-metrics-eval folder (there ``human`` names its human
+    scores). The one place ``--human`` is resolved: another kind of human scores is a change here."""
+    if config.human is None:
+        raise InputError("give --human (scores file or run directory) or --mtme DIR", field="human")
+    return readers.ScoreSource(config.human, config.human_format)
+
+
 def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
     """The language pairs the config describes, every score read (higher = better)."""
     from polyjudge.metaeval import readers
@@ -192,7 +205,7 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
     if len(config.lps) > 1:
         raise InputError("several --lp need --mtme (one file set per language pair)", field="lp")
     expanded = expand_metrics(config.metrics, config.metric_format, variants, opened)
-    sources = [readers.ScoreSource(config.human, config.human_format), *expanded.sources.values()]
+    sources = [human_source(config), *expanded.sources.values()]
     h, *read = readers.read_score_tables(sources, config.item_key, opened=opened)
     if config.human_lower_better:
         h = h.negated()
@@ -228,12 +241,12 @@ def _human_system_scores(config: MetaEvalConfig, pairs: list[tasks.LanguagePair]
                         if v == v}
     if pairs:
         return out
-    assert config.human is not None
+    human = human_source(config)
     sign = -1.0 if config.human_lower_better else 1.0
-    if readers.is_system_level(config.human, config.human_format):
-        scores = {s: sign * v for s, v in readers.read_system_scores(config.human).items()}
+    if readers.is_system_level(human.path, human.fmt):
+        scores = {s: sign * v for s, v in readers.read_system_scores(human.path).items()}
     else:
-        (h,) = readers.read_score_tables([readers.ScoreSource(config.human, config.human_format)], config.item_key)
+        (h,) = readers.read_score_tables([human], config.item_key)
         hm = h.drop_systems(())
         scores = {s: sign * v for s, v in zip(hm.systems, hm.system_means().tolist(), strict=True) if v == v}
     drop = set(config.exclude_systems)
@@ -264,8 +277,8 @@ def meta_eval(config: MetaEvalConfig) -> MetaEvalResult:
     config = replace(config, human=human_source(config.human))  # a campaign folder: read as its export
     _check(config)
     segment, system = _split_system_level(config)
-    human_sys_only = (config.mtme_dir is None and config.human is not None
-                      and readers.is_system_level(config.human, config.human_format))
+    given = human_source(config) if config.mtme_dir is None and config.human is not None else None
+    human_sys_only = given is not None and readers.is_system_level(given.path, given.fmt)
     if system and config.mtme_dir is None and not config.human:
         raise InputError("give --human (scores file or run directory) or --mtme DIR", field="human")
     if human_sys_only and (config.aggregators or config.single_runs) and not segment:
@@ -297,5 +310,14 @@ def meta_eval(config: MetaEvalConfig) -> MetaEvalResult:
     return MetaEvalResult(config, evaluation, system_level)
 
 
-__all__ = ["SCORE_FORMATS", "SEGMENT_SCORE_FORMATS", "MetaEvalConfig", "MetaEvalResult", "language_pairs",
-           "meta_eval", "parse_metric_spec", "task_presets"]
+def read_results(path: str | Path) -> MetaEvalResults:
+    """The typed results in a file ``polyjudge meta-eval --format json`` wrote (any version);
+    a file of another shape is an InputError naming it and the place in the JSON."""
+    from polyjudge.data import textio
+    from polyjudge.data.readers import parse_json
+
+    return read_metaeval(parse_json(textio.read_text(Path(path)), path=str(path)), str(path))
+
+
+__all__ = ["SCORE_FORMATS", "SEGMENT_SCORE_FORMATS", "MetaEvalConfig", "MetaEvalResult", "MetaEvalResults",
+           "human_source", "language_pairs", "meta_eval", "parse_metric_spec", "read_results", "task_presets"]

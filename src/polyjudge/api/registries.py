@@ -23,7 +23,7 @@ from polyjudge.data.readers import READERS, InputReader
 from polyjudge.engine.executor import EXECUTORS
 from polyjudge.protocols.options import describe_options, option_fields
 from polyjudge.protocols.registry import PROTOCOLS
-from polyjudge.registry import Registry
+from polyjudge.registry import REGISTRY_KINDS, Registry, RegistryKind, resolve
 
 if TYPE_CHECKING:
     from polyjudge.metaeval.readers import ScoreFormat
@@ -179,47 +179,21 @@ class Listing:
     noun: str = ""  # how --help names the entries (default: the command name)
 
 
-def _statistics() -> Registry[Any]:
-    from polyjudge.metaeval.statistics import STATISTICS
+def _options(kind: RegistryKind) -> Callable[[Any], tuple[OptionInfo, ...]]:
+    target = kind.options
+    if target is None:
+        return _no_options
 
-    return STATISTICS
+    def options(obj: Any) -> tuple[OptionInfo, ...]:
+        found: tuple[OptionInfo, ...] = resolve(target)(obj)
+        return found
 
-
-def _presets() -> Registry[Any]:
-    from polyjudge.metaeval.tasks import PRESETS
-
-    return PRESETS
-
-
-def _score_formats() -> Registry[Any]:
-    from polyjudge.metaeval.readers import SCORE_FORMAT_REGISTRY
-
-    return SCORE_FORMAT_REGISTRY
+    return options
 
 
-def _span_formats() -> Registry[Any]:
-    from polyjudge.metaeval.spans.readers import SPAN_FORMAT_REGISTRY
-
-    return SPAN_FORMAT_REGISTRY
-
-
-def _writers() -> Registry[Any]:
-    from polyjudge.rundir.writers import WRITERS
-
-    return WRITERS
-
-
-LISTINGS: dict[str, Listing] = {
-    "protocols": Listing(lambda: PROTOCOLS, protocol_options),
-    "backends": Listing(lambda: BACKENDS, backend_options),
-    "statistics": Listing(_statistics, statistic_options),
-    "aggregators": Listing(lambda: AGGREGATORS, _no_options),
-    "presets": Listing(_presets, _no_options),
-    "readers": Listing(lambda: READERS, reader_options),
-    "score-formats": Listing(_score_formats, score_format_options, "score formats"),
-    "span-formats": Listing(_span_formats, span_format_options, "span formats"),
-    "writers": Listing(_writers, writer_options, "output writers"),
-}
+# One listing per listed kind of registry (polyjudge.registry.REGISTRY_KINDS, the one declaration).
+LISTINGS: dict[str, Listing] = {kind.name: Listing(kind.load, _options(kind), kind.noun)
+                                for kind in REGISTRY_KINDS if kind.listed}
 
 
 def _source(obj: Any) -> str:

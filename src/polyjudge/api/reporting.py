@@ -52,8 +52,10 @@ def _as_json(doc: Any) -> Any:
 def _study(source: str | Path | MetaEvalResult | ConsistencyResult | SelectionReport, kind: str) -> Any:
     from polyjudge.report.adapters import read_study
 
-    if isinstance(source, MetaEvalResult | ConsistencyResult):
-        return _as_json(source.to_dict())
+    if isinstance(source, MetaEvalResult):
+        return source.results()  # the typed rows the report renders, as a file would read back
+    if isinstance(source, ConsistencyResult):
+        return source.kappas()
     if isinstance(source, SelectionReport):
         return _as_json(source.to_json())
     if kind == "annotation.json":  # a campaign folder: its status, as `annotate status --format json` prints it

@@ -38,7 +38,7 @@ from polyjudge.cli.options import (
 from polyjudge.cli.specs import option, shared, takes
 
 if TYPE_CHECKING:
-    from polyjudge.api import ConsistencyConfig, JudgeConfig, JudgeSpec
+    from polyjudge.api import ConsistencyConfig, JudgeSpec, JudgingSpec
     from polyjudge.api.studies import ConditionSummary
 
 
@@ -114,17 +114,19 @@ class ConsistencyFlags:
         help="Also print the factor tables (resource class, script, family; Yes/No vs grade gap).")
     quiet: bool = option("--quiet", "-q", is_flag=True, help="No progress bar.")
 
-    def judge(self) -> JudgeConfig:
+    def judge(self) -> JudgingSpec:
         """The pointwise judging every condition shares."""
-        from polyjudge.api import JudgeConfig
+        from polyjudge.api import BudgetSpec, ExecutionSpec, JudgesSpec, JudgingSpec, OutputSpec, ProtocolSpec
 
-        return JudgeConfig(protocol="pointwise", judges=self.judges, prompt_template=self.prompt_template,
-                           concurrency=self.concurrency, api_key_env=self.api_key_env, timeout=self.timeout,
-                           n_ctx=self.n_ctx, max_failure_rate=self.max_failure_rate, restart=self.restart,
-                           executor=self.executor, ray_address=self.ray_address, ray_actors=self.ray_actors,
-                           progress=not self.quiet and sys.stderr.isatty())
+        return JudgingSpec(
+            judges=JudgesSpec(judges=self.judges, api_key_env=self.api_key_env, timeout=self.timeout, n_ctx=self.n_ctx),
+            protocol=ProtocolSpec(name="pointwise", prompt_template=self.prompt_template),
+            budget=BudgetSpec(max_failure_rate=self.max_failure_rate),
+            execution=ExecutionSpec(concurrency=self.concurrency, executor=self.executor, ray_address=self.ray_address,
+                                    ray_actors=self.ray_actors, progress=not self.quiet and sys.stderr.isatty()),
+            output=OutputSpec(restart=self.restart))
 
-    def config(self, judge: JudgeConfig) -> ConsistencyConfig:
+    def config(self, judge: JudgingSpec) -> ConsistencyConfig:
         """The study's settings: --data-file alone means the jsonl data set; every language of it by default."""
         from polyjudge.api import ConsistencyConfig
 

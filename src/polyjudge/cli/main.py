@@ -12,6 +12,7 @@ import sys
 import click
 
 from polyjudge._version import __version__
+from polyjudge.registry import REGISTRY_KINDS
 
 # The one table of commands: name -> ("module:attribute" of a click.Command, the line ``polyjudge --help``
 # shows for it). ``--help`` lists the commands from this table alone, without importing any command module
@@ -39,15 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "annotate": ("polyjudge.cli.annotate_cmd:annotate", "Ask humans for MQM/ESA spans, scores and ratings."),
     "report": ("polyjudge.cli.report_cmd:report", "Write an HTML report of runs and study outputs."),
     "study": ("polyjudge.cli.study_cmd:study", "Run or plan a study file: judgings, meta-evals, a report."),
-    "protocols": ("polyjudge.cli.registry_cmd:protocols", "List the protocols with their options."),
-    "backends": ("polyjudge.cli.registry_cmd:backends", "List the backends with their options."),
-    "statistics": ("polyjudge.cli.registry_cmd:statistics", "List the statistics with their options."),
-    "aggregators": ("polyjudge.cli.registry_cmd:aggregators", "List the aggregators with their options."),
-    "presets": ("polyjudge.cli.registry_cmd:presets", "List the presets with their options."),
-    "readers": ("polyjudge.cli.registry_cmd:readers", "List the input readers with their options."),
-    "score-formats": ("polyjudge.cli.registry_cmd:score_formats", "List the score formats."),
-    "span-formats": ("polyjudge.cli.registry_cmd:span_formats", "List the span formats."),
-    "writers": ("polyjudge.cli.registry_cmd:writers", "List the output writers with their options."),
+    # a listing command per listed kind of registry, declared once in polyjudge.registry.REGISTRY_KINDS
+    **{kind.name: (kind.command, kind.short_help) for kind in REGISTRY_KINDS if kind.listed},
 }
 
 

@@ -24,7 +24,6 @@ import click
 from polyjudge.api.runs import (
     DEFAULT_JUDGE,
     BatchOptions,
-    JudgeConfig,
     Target,
     file_target,
     input_target,
@@ -732,18 +731,22 @@ def judge_option_names() -> tuple[str, ...]:
     return tuple(str(param.name) for param in getattr(declared, "__click_params__", ()))
 
 
-def judge_config(params: dict[str, Any], *, progress: bool = True) -> JudgeConfig:
-    """The judge flags of a command whose study takes the flat :class:`JudgeConfig` (``probe``,
-    ``pairwise``): built from the one :func:`judging_spec`, then consumed from ``params``."""
+def study_judging(params: dict[str, Any], *, progress: bool = True) -> JudgingSpec:
+    """The judging of a study command (``probe``, ``pairwise``): the one :func:`judging_spec` of its judge
+    flags, then consumed from ``params``. The study reads its own items and gives each condition its run
+    directory, so of the data and output groups only the languages and ``--restart`` are kept."""
+    from polyjudge.api import InputSpec, OutputSpec
+
     spec = judging_spec(params, progress=progress)
     for name in judge_option_names():
         params.pop(name, None)
-    return JudgeConfig.of(spec)
+    return spec.replace(data=InputSpec(src_lang=spec.data.src_lang, tgt_lang=spec.data.tgt_lang),
+                        output=OutputSpec(restart=spec.output.restart))
 
 
 __all__ = ["CONCURRENCY", "FINITE", "N_CTX", "OPEN_SHARE", "OUTPUT_FORMATS", "RAY_RESOURCES", "RUNS", "SAMPLES",
            "SEED", "TIMEOUT", "FiniteFloat", "JudgeSpecType", "RegistryChoice", "RegistryHelpCommand", "cache_options",
-           "emit", "format_option", "guard_outputs", "input_format_option", "input_options", "judge_config",
+           "emit", "format_option", "guard_outputs", "input_format_option", "input_options",
            "judge_option_names", "judge_options", "judging_spec", "legacy", "number_list", "out_option",
-           "parse_protocol_options", "positive", "registry_help", "share", "takes_judging", "warn",
+           "parse_protocol_options", "positive", "registry_help", "share", "study_judging", "takes_judging", "warn",
            "with_legacy_spellings"]

@@ -11,6 +11,7 @@ into ``OUT``. The study itself is :func:`polyjudge.api.pairwise`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,14 +24,14 @@ from polyjudge.cli.options import (
     RegistryHelpCommand,
     format_option,
     input_format_option,
-    judge_config,
     judge_options,
     out_option,
+    study_judging,
 )
 from polyjudge.cli.specs import argument, group, option, shared, takes
 
 if TYPE_CHECKING:
-    from polyjudge.api import JudgeConfig, PairwiseConfig
+    from polyjudge.api import JudgingSpec, PairwiseConfig
 
 INPUT_FORMATS = tuple(input_formats())  # the registered readers (plugins' included)
 
@@ -59,14 +60,14 @@ class PairwiseFlags:
                                show_default=True, help="Format of --human (auto: from the extension or content).")
     human_lower_better: bool = option("--human-lower-better", is_flag=True,
                                       help="Negate human scores (e.g. MQM error points).")
-    judge: JudgeConfig = group(judge_options, judge_config)
+    judge: JudgingSpec = group(judge_options, study_judging)
 
-    def config(self, judge: JudgeConfig) -> PairwiseConfig:
+    def config(self, judge: JudgingSpec) -> PairwiseConfig:
         """The study's settings, judged by ``judge`` (whose --seed also seeds the sample and the bootstrap)."""
         from polyjudge.api import PairwiseConfig
 
-        return PairwiseConfig(judge=judge, pairs=self.pairs, seed=judge.seed, n_boot=self.n_boot, prior=self.prior,
-                              human=self.human, human_format=self.human_format,
+        return PairwiseConfig(judge=judge, pairs=self.pairs, seed=judge.generation.seed, n_boot=self.n_boot,
+                              prior=self.prior, human=self.human, human_format=self.human_format,
                               human_lower_better=self.human_lower_better, input_format=self.input_format,
                               src_lang=self.src_lang, tgt_lang=self.tgt_lang)
 
@@ -86,7 +87,7 @@ def pairwise(flags: PairwiseFlags) -> None:
     ctx = click.get_current_context()
     judge = flags.judge
     if ctx.get_parameter_source("protocol") in (click.core.ParameterSource.DEFAULT, None):
-        judge = judge.replace(protocol="pairwise")
+        judge = judge.replace(protocol=dataclasses.replace(judge.protocol, name="pairwise"))
     result = run_pairwise(flags.input_path, flags.config(judge), flags.out)
     fmt = flags.fmt
     text = result.to_json() if fmt == "json" else result.to_text() if fmt == "text" else result.to_tsv()

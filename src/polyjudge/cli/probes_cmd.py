@@ -25,16 +25,16 @@ from polyjudge.cli.options import (
     RegistryHelpCommand,
     format_option,
     input_format_option,
-    judge_config,
     judge_options,
     number_list,
     out_option,
     share,
+    study_judging,
 )
 from polyjudge.cli.specs import argument, group, option, shared, takes
 
 if TYPE_CHECKING:
-    from polyjudge.api import JudgeConfig, ProbeConfig
+    from polyjudge.api import JudgingSpec, ProbeConfig
 
 INPUT_FORMATS = tuple(input_formats())  # the registered readers (plugins' included)
 
@@ -81,7 +81,7 @@ class ProbeFlags:
         help="temperature: comma-separated edges putting continuous judge scores into the human classes.")
     bin_labels: str | None = option("--bin-labels", default=None, metavar="LABELS",
                                     help="The class of each bin (default 0,1,...).")
-    judge: JudgeConfig = group(judge_options, judge_config)
+    judge: JudgingSpec = group(judge_options, study_judging)
 
     def config(self) -> ProbeConfig:
         """The probe's settings; the temperature list is read only when the probe uses it."""

@@ -2,7 +2,9 @@
 ``score-formats`` / ``span-formats`` / ``writers``.
 
 Each lists one registry (built-ins and plugins) with every entry's options,
-their types and defaults, as text, TSV (one row per option) or JSON.
+their types and defaults, as text, TSV (one row per option) or JSON. The
+commands are the listed kinds of ``polyjudge.registry.REGISTRY_KINDS`` (through
+``api.registries.LISTINGS``); this module keeps no list of them.
 """
 
 from __future__ import annotations

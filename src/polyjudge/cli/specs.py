@@ -12,7 +12,7 @@ as a field of a frozen dataclass that carries its click declaration:
   :mod:`polyjudge.cli.options` (``-o/--out``, ``--format``, ``--input-format``),
   so the same flag keeps meaning the same thing in every command;
 * :func:`group`: a field built from a whole group of flags (``judge_options``
-  -> ``JudgeConfig`` through ``judge_config``).
+  -> a ``JudgingSpec`` through ``study_judging``).
 
 :func:`takes` declares the fields' flags in field order (which is the order of
 ``--help``) and calls the command with one instance. A flag without a field, or
@@ -93,7 +93,7 @@ def shared(declare: Decorator, default: Any = dataclasses.MISSING) -> Any:
 
 def group(declare: Decorator, build: Callable[[dict[str, Any]], Any]) -> Any:
     """A field built by ``build`` from the flags ``declare`` adds (``build`` removes the
-    keywords it used, e.g. ``judge_config`` after ``judge_options``)."""
+    keywords it used, e.g. ``study_judging`` after ``judge_options``)."""
     return _field(Parsing(declare, build))
 
 

@@ -24,7 +24,8 @@ import numpy as np
 
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval import stats
-from polyjudge.metaeval.statistics import COLUMNS, STATISTICS
+from polyjudge.metaeval.results import registered_columns
+from polyjudge.metaeval.statistics import COLUMNS
 
 SYSTEM_STATS = tuple(c.key for c in COLUMNS if c.from_system_scores)
 # What the standard per-LP table holds that system scores cannot give.
@@ -35,9 +36,7 @@ Stats = dict[str, float | int | None]
 
 def not_applicable() -> list[str]:
     """The per-LP columns system scores cannot give: the standard ones, then every registered statistic's."""
-    registered = [stat.column(level) for _, stat in STATISTICS.items() if stat.per_lp_column
-                  for level in stat.levels]
-    return [*NOT_APPLICABLE, *registered]
+    return [*NOT_APPLICABLE, *(c.key for c in registered_columns())]
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,14 +24,14 @@ from typing import Any
 import numpy as np
 
 from polyjudge.data.errors import InputError
+from polyjudge.metaeval import results, stats
 from polyjudge.metaeval import significance as sig
-from polyjudge.metaeval import stats
 from polyjudge.metaeval.matrices import ScoreMatrix, align, row_means
+from polyjudge.metaeval.results import MetaEvalRank, MetaEvalResults, stats_rows, task_cell
 from polyjudge.metaeval.statistics import (
     COLUMNS,
     SPA_PERMUTATIONS,
     SPA_SEED,
-    STATISTICS,
     Level,
     Scores,
     Statistic,
@@ -154,8 +154,7 @@ STANDARD_COLUMNS = tuple(c.key for c in COLUMNS if c.printed)
 
 def registered_columns() -> list[tuple[str, Statistic, Level]]:
     """``(key, statistic, level)`` of every registered per-LP column beyond the standard ones."""
-    return [(stat.column(level), stat, level) for _, stat in STATISTICS.items()
-            if stat.per_lp_column for level in stat.levels]
+    return [(c.key, get_statistic(c.statistic), c.level) for c in results.registered_columns()]
 
 
 def registered_stats(p: Prepared, name: str) -> dict[str, float]:
@@ -354,19 +353,17 @@ class MetaEvalResult:
     def ranking(self) -> list[str]:
         return sorted(self.metrics, key=lambda m: (-self.average.get(m, -np.inf), m))
 
+    def results(self) -> MetaEvalResults:
+        """The typed rows of these results (what the JSON holds and the report shows)."""
+        ranking = tuple(MetaEvalRank(m, pos, self.average_cluster.get(m), self.average.get(m), tuple(
+            task_cell(m, r.task.lp_label, r.task.level, r.task.statistic, r.value(m), rank=r.position(m),
+                      cluster=r.cluster(m), weight=r.task.weight) for r in self.tasks))
+            for pos, m in enumerate(self.ranking(), 1))
+        return MetaEvalResults(self.preset, self.k, self.seed, ranking, stats_rows(self.per_lp),
+                               notes=tuple(self.notes))
+
     def to_dict(self) -> dict[str, Any]:
-        rows = []
-        for pos, m in enumerate(self.ranking(), 1):
-            rows.append({
-                "metric": m, "rank": pos, "cluster": self.average_cluster.get(m),
-                "average": self.average.get(m),
-                "columns": [{"lp": r.task.lp_label, "level": r.task.level,
-                             "statistic": r.task.statistic, "weight": r.task.weight,
-                             "value": r.value(m), "rank": r.position(m), "cluster": r.cluster(m)}
-                            for r in self.tasks],
-            })
-        return {"task": self.preset, "permutations": self.k, "seed": self.seed,
-                "language_pairs": self.per_lp, "ranking": rows, "notes": self.notes}
+        return self.results().to_json()
 
 
 def evaluate(pairs: Sequence[LanguagePair], preset: str | None = "wmt24", k: int = 1000,

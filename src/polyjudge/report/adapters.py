@@ -1,13 +1,15 @@
-"""Turn the JSON the study commands really write into the report's section data.
+"""Read the study outputs the report shows, as the study commands really write them.
 
-``polyjudge meta-eval --format json``, ``polyjudge consistency`` (its
-``study.json``) and ``polyjudge validate --format json`` each write their own
-shape; the report sections read one documented shape per study (see
-:mod:`polyjudge.report.sections`). Each ``*_data`` function here accepts
-either and returns the documented one, so a file can be handed to the report
-as the command wrote it. :func:`check_study` refuses a file of neither shape
-(or with nothing to show) with an InputError naming the file and the shape
-expected, so a wrong file never just disappears from the report.
+A meta-evaluation is read into its typed results
+(:func:`polyjudge.metaeval.results.read_metaeval`, the reader of the JSON
+``polyjudge meta-eval --format json`` writes), which the report renders as
+they are. ``polyjudge consistency`` (its ``study.json``) and ``polyjudge
+validate --format json`` each write their own shape; the report sections read
+one documented shape per study (see :mod:`polyjudge.report.sections`), and the
+``*_data`` functions here accept either and return the documented one.
+:func:`check_study` refuses a file of no known shape (or with nothing to show)
+with an InputError naming the file and the shape expected, so a wrong file
+never just disappears from the report.
 """
 
 from __future__ import annotations
@@ -19,123 +21,15 @@ from typing import Any
 from polyjudge.data import textio
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import json_type, parse_json, plain
-from polyjudge.metaeval.statistics import COLUMNS, statistic_titles
-from polyjudge.metaeval.tasks import registered_columns
+from polyjudge.metaeval.kappas import EXPECTED as CONSISTENCY_EXPECTED
+from polyjudge.metaeval.kappas import read_consistency
+from polyjudge.metaeval.results import EXPECTED as METAEVAL_EXPECTED
+from polyjudge.metaeval.results import read_metaeval
 from polyjudge.report.format import general
-
-# Per-LP standard statistics shown when the meta-eval ran without a task preset
-# (every registered statistic's per-LP column follows them: see metaeval_columns).
-METAEVAL_STANDARD = tuple((c.key, str(c.level), c.title) for c in COLUMNS if c.title is not None)
-
-
-def metaeval_columns() -> list[tuple[str, str, str]]:
-    """``(key, level, title)`` of the per-LP statistics the report shows: standard, then registered."""
-    return [*METAEVAL_STANDARD, *((key, level, stat.title) for key, stat, level in registered_columns())]
 
 
 def _dicts(x: Any) -> list[dict[str, Any]]:
     return [r for r in x if isinstance(r, dict)] if isinstance(x, list) else []
-
-
-# --------------------------------------------------------------------------- meta-eval
-
-def is_metaeval_output(obj: Any) -> bool:
-    """True for ``polyjudge meta-eval --format json`` output (``ranking`` / ``language_pairs``)."""
-    return (isinstance(obj, dict) and "results" not in obj
-            and (isinstance(obj.get("ranking"), list) or isinstance(obj.get("language_pairs"), dict)))
-
-
-def metaeval_data(obj: Any) -> Any:
-    """The documented ``{"results": [...], "ranking": [...]}`` shape.
-
-    Task columns of the ranking table become results (one per metric, LP,
-    level and statistic, with the metric's rank and significance cluster in
-    that column); without a task preset the per-LP standard statistics are
-    used instead. ``ranking`` keeps the overall average and cluster.
-    """
-    if not is_metaeval_output(obj):
-        return obj
-    results: list[dict[str, Any]] = []
-    ranking: list[dict[str, Any]] = []
-    titles = statistic_titles()
-    for row in _dicts(obj.get("ranking")):
-        metric = str(row.get("metric"))
-        for c in _dicts(row.get("columns")):
-            stat = str(c.get("statistic"))
-            results.append({"metric": metric, "lp": str(c.get("lp")), "level": str(c.get("level", "")),
-                            "statistic": titles.get(stat, stat), "value": c.get("value"),
-                            "rank": c.get("rank"), "cluster": c.get("cluster")})
-        if row.get("average") is not None:
-            ranking.append({"metric": metric, "rank": row.get("rank"), "cluster": row.get("cluster"),
-                            "average": row.get("average")})
-    # Without a task preset the standard per-LP statistics stand in for the task columns;
-    # registered statistics' per-LP columns are shown either way.
-    columns = metaeval_columns() if not results else metaeval_columns()[len(METAEVAL_STANDARD):]
-    results += _per_lp_results(obj.get("language_pairs"), columns)
-    out: dict[str, Any] = {"results": results}
-    if ranking:
-        out["ranking"] = ranking
-    if obj.get("task"):
-        out["preset"] = str(obj["task"])
-    if obj.get("permutations"):
-        out["permutations"] = obj["permutations"]
-    return out
-
-
-def _per_lp_results(lps: Any, columns: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
-    """One result per LP, metric and per-LP column present in meta-eval's ``language_pairs``."""
-    results: list[dict[str, Any]] = []
-    for lp, by_metric in (lps.items() if isinstance(lps, dict) else ()):
-        if not isinstance(by_metric, dict):
-            continue
-        for metric, st in by_metric.items():
-            if not isinstance(st, dict):
-                continue
-            for key, level, stat in columns:
-                if key in st:
-                    results.append({"metric": str(metric), "lp": str(lp), "level": level,
-                                    "statistic": stat, "value": st[key]})
-    return results
-
-
-# --------------------------------------------------------------------------- consistency
-
-def is_consistency_study(obj: Any) -> bool:
-    """True for the ``study.json`` that ``polyjudge consistency`` writes (``rows`` with ``per_language``)."""
-    return (isinstance(obj, dict) and "results" not in obj and isinstance(obj.get("rows"), list)
-            and any(isinstance(r, dict) and "per_language" in r for r in obj["rows"]))
-
-
-def consistency_data(obj: Any) -> Any:
-    """The documented ``{"reference", "results", "fleiss"}`` shape.
-
-    Each study row over all answers (subset ``all``) gives one Cohen's κ per
-    non-reference language; every row (all subsets) gives a Fleiss κ.
-    """
-    if not is_consistency_study(obj):
-        return obj
-    ref = str(obj.get("reference", "en"))
-    results: list[dict[str, Any]] = []
-    fleiss: list[dict[str, Any]] = []
-    for row in _dicts(obj["rows"]):
-        judge, task, crit = str(row.get("judge")), str(row.get("task", "")), str(row.get("criterion", ""))
-        subset = str(row.get("subset", "all"))
-        fleiss.append({"judge": judge, "task": task, "criterion": crit, "subset": subset,
-                       "kappa": row.get("fleiss_kappa"), "n_complete": row.get("n_complete"),
-                       "accuracy": row.get("accuracy")})
-        if subset != "all":
-            continue
-        per = row.get("per_language") or {}
-        langs = row.get("languages") or list(per)
-        for lang in langs:
-            st = per.get(lang)
-            if lang == ref or not isinstance(st, dict):
-                continue
-            results.append({"judge": judge, "language": str(lang), "kappa": st.get("cohen_vs_ref"),
-                            "task": task, "criterion": crit})
-    factors = obj.get("factors")  # Fu & Liu's factor tables, rendered as they are
-    return {"reference": ref, "results": results, "fleiss": fleiss,
-            **({"factors": factors} if isinstance(factors, dict) else {})}
 
 
 # --------------------------------------------------------------------------- validation
@@ -215,10 +109,8 @@ def _bias_loss(row: dict[str, Any]) -> float:
 
 # What each study file may look like, for the message when it does not.
 EXPECTED = {
-    "metaeval.json": 'the JSON of "polyjudge meta-eval --format json" ({"ranking": [...], "language_pairs": '
-                     '{...}}) or {"results": [{"metric", "lp", "level", "statistic", "value"}, ...]}',
-    "consistency.json": 'the study.json of "polyjudge consistency" ({"reference", "rows": [{"judge", '
-                        '"per_language": {...}}, ...]}) or {"results": [{"judge", "language", "kappa"}, ...]}',
+    "metaeval.json": METAEVAL_EXPECTED,
+    "consistency.json": CONSISTENCY_EXPECTED,
     "validation.json": 'the JSON of "polyjudge validate --format json" ({"judges", "rows": [{"beta", "tau", '
                        '"definition", "selected"}, ...]}) or {"selection": [{"target_values", "rows"}, ...]}',
     "simulation.json": 'the JSON of "polyjudge simulate --format json" ({"runs": [{"label", "selection", '
@@ -277,54 +169,6 @@ class _Shape:
         if v is not None:
             for k, x in self.obj(v, where).items():
                 self.number(x, f"{where}.{k}")
-
-
-def _check_metaeval(obj: Any, shape: _Shape) -> None:
-    if is_metaeval_output(obj):
-        for i, row in enumerate(shape.objects(obj.get("ranking"), "ranking", optional=True)):
-            shape.numbers(row, ("average",), f"ranking[{i}]")
-            for j, c in enumerate(shape.objects(row.get("columns"), f"ranking[{i}].columns", optional=True)):
-                shape.numbers(c, ("value",), f"ranking[{i}].columns[{j}]")
-        lps = obj.get("language_pairs")
-        for lp, by_metric in (shape.obj(lps, "language_pairs") if lps is not None else {}).items():
-            for metric, st in shape.obj(by_metric, f"language_pairs.{lp}").items():
-                shape.numbers_of(st, f"language_pairs.{lp}.{metric}")
-        obj = metaeval_data(obj)
-    results = shape.objects(obj if isinstance(obj, list) else shape.obj(obj, "the file").get("results"), "results")
-    for i, r in enumerate(results):
-        shape.numbers(r, ("value",), f"results[{i}]")
-        ci = r.get("ci")
-        if ci is not None:
-            if not isinstance(ci, list) or len(ci) != 2:
-                raise shape.fail(f"results[{i}].ci", "must be [low, high]")
-            shape.number(ci[0], f"results[{i}].ci[0]")
-            shape.number(ci[1], f"results[{i}].ci[1]")
-    if isinstance(obj, dict):
-        for i, r in enumerate(shape.objects(obj.get("ranking"), "ranking", optional=True)):
-            shape.numbers(r, ("average",), f"ranking[{i}]")
-    if not results:
-        raise shape.fail("results", "no meta-evaluation results")
-
-
-def _check_consistency(obj: Any, shape: _Shape) -> None:
-    if is_consistency_study(obj):
-        for i, row in enumerate(shape.objects(obj["rows"], "rows")):
-            where = f"rows[{i}]"
-            shape.numbers(row, ("fleiss_kappa", "n_complete", "accuracy"), where)
-            shape.texts(row.get("languages"), f"{where}.languages")
-            per = row.get("per_language")
-            for lang, st in (shape.obj(per, f"{where}.per_language") if per is not None else {}).items():
-                if isinstance(st, dict):
-                    shape.numbers(st, ("cohen_vs_ref",), f"{where}.per_language.{lang}")
-        obj = consistency_data(obj)
-    doc = shape.obj(obj, "the file")
-    results = shape.objects(doc.get("results"), "results")
-    for i, r in enumerate(results):
-        shape.numbers(r, ("kappa",), f"results[{i}]")
-    for i, r in enumerate(shape.objects(doc.get("fleiss"), "fleiss", optional=True)):
-        shape.numbers(r, ("kappa",), f"fleiss[{i}]")
-    if not results:
-        raise shape.fail("results", "no Cohen's kappa against the reference language")
 
 
 def _check_validation(obj: Any, shape: _Shape) -> None:
@@ -410,8 +254,7 @@ def _check_pairwise(obj: Any, shape: _Shape) -> None:
         raise shape.fail("the file", "no ranking and no position bias")
 
 
-_CHECKS = {"metaeval.json": _check_metaeval, "consistency.json": _check_consistency,
-           "validation.json": _check_validation, "simulation.json": _check_simulation,
+_CHECKS = {"validation.json": _check_validation, "simulation.json": _check_simulation,
            "pairwise.json": _check_pairwise}
 
 
@@ -442,9 +285,14 @@ def pairwise_verdict_shares(rows: list[dict[str, str]]) -> dict[str, list[float]
 
 
 def check_study(obj: Any, kind: str, path: str) -> Any:
-    """``obj`` when it has a shape the report reads for ``kind`` (one of :data:`STUDY_FILES`);
-    otherwise an InputError naming ``path``, the place in the JSON and the shape expected,
-    so a wrong file is never silently left out of the report."""
+    """What the report renders of ``obj`` for ``kind`` (one of :data:`STUDY_FILES`): the typed
+    :class:`~polyjudge.metaeval.results.MetaEvalResults` of a meta-evaluation, ``obj`` itself for the
+    others, when it has a shape the report reads; otherwise an InputError naming ``path``, the place
+    in the JSON and the shape expected, so a wrong file is never silently left out of the report."""
+    if kind == "metaeval.json":
+        return read_metaeval(obj, path)
+    if kind == "consistency.json":
+        return read_consistency(obj, path)
     _CHECKS[kind](obj, _Shape(path, kind))
     return obj
 

@@ -7,14 +7,15 @@ are SVG built by :mod:`polyjudge.report.svg`, which escapes its own labels.
 Study outputs of other commands are read from a run directory
 (``metaeval.json``, ``consistency.json``, ``validation.json``) or given on
 their own (``polyjudge report --metaeval/--consistency/--validation``, which
-needs no run directory). Each may be exactly what the command wrote;
+needs no run directory). A meta-evaluation is rendered from its typed rows
+(:class:`polyjudge.metaeval.results.MetaEvalResults`: computed in this
+process, or read back from the JSON ``polyjudge meta-eval --format json``
+wrote): each ranking column is a cell (rank and cluster shown as a tooltip),
+the averages a ranking table; with ``--task none`` the per-LP standard
+statistics (sys SPA/Pearson, seg Pearson/acc-t) are shown instead. The other
+studies may be exactly what the command wrote;
 :mod:`polyjudge.report.adapters` turns that into the section data below:
 
-* ``polyjudge meta-eval --format json`` (``{"task", "language_pairs",
-  "ranking": [{"metric", "rank", "cluster", "average", "columns": [...]}]}``):
-  each ranking column becomes a result (rank and cluster shown as a tooltip),
-  the averages a ranking table; with ``--task none`` the per-LP standard
-  statistics (sys SPA/Pearson, seg Pearson/acc-t) are shown instead.
 * ``study.json`` of ``polyjudge consistency`` (``{"reference", "rows":
   [{"judge", "task", "criterion", "subset", "fleiss_kappa", "per_language":
   {lang: {"cohen_vs_ref", ...}}}]}``, or its ``--out`` folder): Cohen's κ per
@@ -27,7 +28,7 @@ needs no run directory). Each may be exactly what the command wrote;
 
 The section data (also accepted as written):
 
-``metaeval.json``::
+``metaeval.json`` (an older hand-written shape, still read)::
 
     {"results": [{"metric": "judge or metric name", "lp": "en-de",
                   "level": "seg" | "sys", "statistic": "pearson",
@@ -88,6 +89,8 @@ from polyjudge.analysis import (
     tie_stats,
 )
 from polyjudge.engine.pricing import PRICE_UNKNOWN
+from polyjudge.metaeval.kappas import ConsistencyKappas, ReferenceKappa
+from polyjudge.metaeval.results import MetaEvalCell, MetaEvalResults
 from polyjudge.report import adapters, svg
 from polyjudge.report.annotation import annotation_blocks
 from polyjudge.report.blocks import Cell as Cell
@@ -392,7 +395,7 @@ def spans_section(run: RunData, data_id: str, data: dict[str, Any]) -> Section:
             cat_sev[(sp.category, sp.severity)] += 1
             omissions += sp.start == sp.end
     sevs = data["severities"]
-    cats = sorted({c for c, _ in cat_sev}, key=lambda c: -sum(cat_sev[(c, s)] for s in sevs))
+    cats = sorted({c for c, _ in cat_sev}, key=lambda c: (-sum(cat_sev[(c, s)] for s in sevs), c))  # ties by name
     blocks.append(Para(f"{sum(sev_n.values())} spans in {len(run.judgments)} judgments "
                        f"({omissions} omissions, shown as ⌀ markers). Hover a highlighted span for its "
                        "category and description."))
@@ -430,32 +433,32 @@ def _num(v: Any) -> float:
         return math.nan
 
 
-def metaeval_blocks(obj: Any) -> list[Any]:
-    """Tables and per-LP bar charts of meta-eval results (either JSON shape)."""
-    obj = adapters.metaeval_data(obj)
-    res = _records(obj, "results")
-    if not res:
+def metaeval_blocks(res: MetaEvalResults | None) -> list[Any]:
+    """Tables and per-LP bar charts of meta-eval results, rendered as they are typed
+    (:meth:`~polyjudge.metaeval.results.MetaEvalResults.cells`: what the tables show)."""
+    cells = res.cells() if res is not None else []
+    if res is None or not cells:
         return []
     blocks: list[Any] = []
-    ranking = _records(obj.get("ranking") if isinstance(obj, dict) else None, "ranking")
+    ranking = res.averaged()
     if ranking:
-        preset = str(obj.get("preset", "")) if isinstance(obj, dict) else ""
-        rows = [[str(r.get("metric", "?")), str(r.get("rank", "")), number(_num(r.get("average"))),
-                 Cell(str(r.get("cluster", "")), "best" if r.get("cluster") == 1 else "")]
+        preset = res.preset or ""
+        rows = [[r.metric, "" if r.rank is None else str(r.rank), number(r.average),
+                 Cell("" if r.cluster is None else str(r.cluster), "best" if r.cluster == 1 else "")]
                 for r in ranking]
         blocks.append(Table(["metric", "rank", "average", "significance cluster"], rows,
                             f"Ranking{f' ({preset} preset)' if preset else ''}: weighted average of the "
                             "task statistics rescaled to [0, 1]; cluster 1 = not significantly below the top."))
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in res:
-        groups.setdefault((str(r.get("level", "")), str(r.get("statistic", "value"))), []).append(r)
-    for (level, stat), rs in groups.items():
-        lps = list(dict.fromkeys(str(r.get("lp", "all")) for r in rs))
-        metrics = list(dict.fromkeys(str(r.get("metric", r.get("judge", "?"))) for r in rs))
-        val = {(str(r.get("metric", r.get("judge", "?"))), str(r.get("lp", "all"))): r for r in rs}
+    groups: dict[tuple[str, str], list[MetaEvalCell]] = {}
+    for c in cells:
+        groups.setdefault((c.level, c.title), []).append(c)
+    for (level, stat), cs in groups.items():
+        lps = list(dict.fromkeys(c.lp for c in cs))
+        metrics = list(dict.fromkeys(c.metric for c in cs))
+        val = {(c.metric, c.lp): c for c in cs}
         best = {}
         for lp in lps:
-            vs = [_num(val[(m, lp)].get("value")) for m in metrics if (m, lp) in val]
+            vs = [_num(val[(m, lp)].value) for m in metrics if (m, lp) in val]
             vs = [v for v in vs if math.isfinite(v)]
             best[lp] = max(vs) if vs else math.nan
         rows = []
@@ -466,37 +469,33 @@ def metaeval_blocks(obj: Any) -> list[Any]:
                 if hit is None:
                     row.append("")
                     continue
-                v = _num(hit.get("value"))
-                ci = hit.get("ci")
-                txt = number(v) + (f" {interval(_num(ci[0]), _num(ci[1]))}"
-                                   if isinstance(ci, list | tuple) and len(ci) == 2 else "")
-                tip = ", ".join(f"{k} {hit[k]}" for k in ("rank", "cluster") if hit.get(k) is not None)
+                v = _num(hit.value)
+                txt = number(v) + (f" {interval(*hit.ci)}" if hit.ci is not None else "")
+                tip = ", ".join(f"{k} {x}" for k, x in (("rank", hit.rank), ("cluster", hit.cluster)) if x is not None)
                 row.append(Cell(txt, "best" if v == best[lp] else "", tip))
             rows.append(row)
         label = " ".join(x for x in (level, stat) if x)
         blocks.append(Table(["metric", *lps], rows, f"{label} (best per column in bold)"))
         blocks.append(Figure(f"metaeval-{_slug(label)}", svg.grouped_bars(
-            lps, [(m, [_num(val[(m, lp)].get("value")) if (m, lp) in val else math.nan for lp in lps])
+            lps, [(m, [_num(val[(m, lp)].value) if (m, lp) in val else math.nan for lp in lps])
                   for m in metrics], ylabel=stat, title=f"Meta-evaluation: {label}"),
             f"{label} per language pair."))
     return blocks
 
 
-def consistency_blocks(obj: Any) -> list[Any]:
-    """Radar charts and κ tables of a consistency study (either JSON shape)."""
-    obj = adapters.consistency_data(obj)
-    res = _records(obj, "results")
-    if not res:
+def consistency_blocks(res: ConsistencyKappas | None) -> list[Any]:
+    """Radar charts and κ tables of a consistency study's typed agreement rows."""
+    if res is None or not res.cohen:
         return []
-    ref = str(obj.get("reference", "en")) if isinstance(obj, dict) else "en"
+    ref = res.reference
     blocks: list[Any] = []
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in res:
-        groups.setdefault((str(r.get("task", "")), str(r.get("criterion", ""))), []).append(r)
+    groups: dict[tuple[str, str], list[ReferenceKappa]] = {}
+    for r in res.cohen:
+        groups.setdefault((r.task, r.criterion), []).append(r)
     for (task, crit), rs in groups.items():
-        langs = list(dict.fromkeys(str(r.get("language")) for r in rs))
-        judges = list(dict.fromkeys(str(r.get("judge", "judge")) for r in rs))
-        val = {(str(r.get("judge", "judge")), str(r.get("language"))): _num(r.get("kappa")) for r in rs}
+        langs = list(dict.fromkeys(r.language for r in rs))
+        judges = list(dict.fromkeys(r.judge for r in rs))
+        val = {(r.judge, r.language): _num(r.kappa) for r in rs}
         series = [(jd, [val.get((jd, lg), math.nan) for lg in langs]) for jd in judges]
         label = " · ".join(x for x in (task, crit) if x) or "all"
         vals = [v for _, vs in series for v in vs if math.isfinite(v)]
@@ -507,21 +506,17 @@ def consistency_blocks(obj: Any) -> list[Any]:
                 f"Cohen's κ between each judge's verdicts in {ref} and in each other language ({label})."))
         blocks.append(Table(["judge", *langs], [[jd, *[number(v) for v in vs]] for jd, vs in series],
                             f"κ with {ref}: {label}"))
-    fl = _records(obj.get("fleiss") if isinstance(obj, dict) else None, "results")
-    if fl:
-        subsets = any(r.get("subset") not in (None, "all") for r in fl)
+    if res.fleiss:
+        subsets = any(r.subset != "all" for r in res.fleiss)
         blocks.append(Table(["judge", "task", "criterion", *(["subset"] if subsets else []),
                              "Fleiss κ across languages"],
-                            [[str(r.get("judge", "")), str(r.get("task", "")), str(r.get("criterion", "")),
-                              *([str(r.get("subset", "all"))] if subsets else []),
-                              number(_num(r.get("kappa")))] for r in fl]))
-    factors = obj.get("factors") if isinstance(obj, dict) else None
-    if isinstance(factors, dict):
-        for key, title in FACTOR_TABLES:
-            rows = [r for r in factors.get(key) or () if isinstance(r, dict)]
-            if rows:
-                cols = list(rows[0])
-                blocks.append(Table(cols, [[_cell(r.get(c)) for c in cols] for r in rows], title))
+                            [[r.judge, r.task, r.criterion, *([r.subset] if subsets else []), number(_num(r.kappa))]
+                             for r in res.fleiss]))
+    tables = {t.key: t for t in res.factors}
+    for key, title in FACTOR_TABLES:
+        if key in tables:
+            blocks.append(Table(list(tables[key].columns), [[_cell(x) for x in row] for row in tables[key].rows],
+                                title))
     return blocks
 
 

@@ -25,13 +25,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from polyjudge.aggregate.panel import Method, TieRule
 from polyjudge.data.errors import InputError
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.result import RunResult
-from polyjudge.engine.session import JudgeConfig, judge
+from polyjudge.engine.session import as_spec, judge
+from polyjudge.engine.spec import JudgingSpec
 from polyjudge.metaeval.ratings.consistency import (
     ConsistencyRow,
     FactorCorrelation,
@@ -40,7 +41,11 @@ from polyjudge.metaeval.ratings.consistency import (
     LanguageFactorRow,
     Rating,
 )
+from polyjudge.protocols.spec import ProtocolSpec
 from polyjudge.studies.tables import aligned, data_frame
+
+if TYPE_CHECKING:
+    from polyjudge.metaeval.kappas import ConsistencyKappas
 
 DATASETS = ("xquad", "mgsm", "jsonl")
 SCALES = ("binary", "grade")
@@ -64,10 +69,11 @@ class ConsistencyConfig:
     ``judge`` says who judges and with which engine settings; its protocol is
     always ``pointwise`` (the study sets the task and criterion options), and
     several judges make a panel. ``seed`` pairs questions with wrong answers;
-    the judges' sampling seed is ``judge.seed``.
+    the judges' sampling seed is ``judge.generation.seed``.
     """
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "judge", as_spec(self.judge))  # the flat JudgeConfig shorthand is taken too
         normalise_fields(self)  # Python shapes; TypeError names a field
 
     dataset: str
@@ -81,7 +87,7 @@ class ConsistencyConfig:
     panel_method: str = "majority"
     tie: str = "low"
     seed: int = 0
-    judge: JudgeConfig = field(default_factory=lambda: JudgeConfig(protocol="pointwise"))
+    judge: JudgingSpec = field(default_factory=lambda: JudgingSpec(protocol=ProtocolSpec(name="pointwise")))
     data_file: str | Path | None = None  # dataset "jsonl": the parallel JSONL file
     task: str | None = None  # pointwise task; default xquad: qa, mgsm: math, jsonl: qa with contexts else math
 
@@ -115,7 +121,7 @@ class ConsistencyConfig:
             raise InputError(f"unknown tie rule {self.tie!r}", field="tie")
         if self.limit is not None and self.limit < 2:
             raise InputError("limit must be at least 2", field="limit")
-        if not self.judge.judges:
+        if not self.judge.judges.judges:
             raise InputError("no judge given", field="judge")
 
     @property
@@ -231,6 +237,13 @@ class ConsistencyResult:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
 
+    def kappas(self) -> ConsistencyKappas:
+        """The agreement tables the report shows (κ with the reference language, Fleiss κ, factor tables),
+        the same rows :func:`polyjudge.metaeval.kappas.read_consistency` reads from study.json."""
+        from polyjudge.metaeval.kappas import consistency_kappas
+
+        return consistency_kappas(self.rows, self.config.reference, self.factors.to_dict())
+
     def to_tsv(self) -> str:
         """What the CLI prints: the summary table, then (with a panel) the Ens - Min table."""
         text = self.summary_tsv()
@@ -306,10 +319,11 @@ def ratings_from_result(result: RunResult, task: str, criterion: str) -> list[Ra
     return out
 
 
-def condition_judge_config(config: ConsistencyConfig, task: str, criterion: str) -> JudgeConfig:
+def condition_judge_config(config: ConsistencyConfig, task: str, criterion: str) -> JudgingSpec:
     """The judge config of one criterion: pointwise, with the study's task and criterion."""
-    options: Mapping[str, Any] = {**config.judge.protocol_options, "task": task, "scale": criterion}
-    return config.judge.replace(protocol="pointwise", protocol_options=options)
+    spec = config.judge
+    options: Mapping[str, Any] = {**spec.protocol.options, "task": task, "scale": criterion}
+    return spec.replace(protocol=dataclasses.replace(spec.protocol, name="pointwise", options=options))
 
 
 def run_consistency(config: ConsistencyConfig, out: str | Path | None = None, *,

@@ -55,13 +55,16 @@ from polyjudge.analysis.pairwise import (
     position_bias,
     segment_win_shares,
 )
+from polyjudge.backends.spec import describe_judge
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.result import RunResult
-from polyjudge.engine.session import JudgeConfig, judge
+from polyjudge.engine.session import as_spec, judge
+from polyjudge.engine.spec import JudgingSpec
 from polyjudge.metaeval.matrices import ScoreMatrix
 from polyjudge.protocols.pairwise import SYSTEM_A, SYSTEM_B, TGT_B, PairwiseJudge, merge_verdicts
+from polyjudge.protocols.spec import ProtocolSpec
 from polyjudge.studies.tables import aligned, data_frame
 
 RUN_DIR = "run"
@@ -88,9 +91,10 @@ class PairwiseConfig:
     """
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "judge", as_spec(self.judge))  # the flat JudgeConfig shorthand is taken too
         normalise_fields(self)  # Python shapes; TypeError names a field
 
-    judge: JudgeConfig = field(default_factory=lambda: JudgeConfig(protocol="pairwise"))
+    judge: JudgingSpec = field(default_factory=lambda: JudgingSpec(protocol=ProtocolSpec(name="pairwise")))
     pairs: int | None = None
     seed: int = 0
     n_boot: int = 1000
@@ -114,11 +118,11 @@ class PairwiseConfig:
         from polyjudge.registry import UnknownNameError
 
         try:
-            cls = PROTOCOLS.get(self.judge.protocol)
+            cls = PROTOCOLS.get(self.judge.protocol.name)
         except UnknownNameError as exc:
             raise InputError(str(exc), field="protocol") from None
         if not issubclass(cls, PairwiseJudge):
-            raise InputError(f"the pairwise study needs the 'pairwise' protocol, not '{self.judge.protocol}'",
+            raise InputError(f"the pairwise study needs the 'pairwise' protocol, not '{self.judge.protocol.name}'",
                              field="protocol")
         if self.pairs is not None and self.pairs < 1:
             raise InputError(f"pairs must be at least 1, got {self.pairs}", field="pairs")
@@ -377,7 +381,8 @@ class PairwiseResult:
 
     def settings(self) -> dict[str, Any]:
         c = self.config
-        return {"protocol": c.judge.protocol, "judges": c.judge.judge_names(), "pairs": c.pairs, "seed": c.seed,
+        judges = [describe_judge(j) for j in c.judge.judges.judges]
+        return {"protocol": c.judge.protocol.name, "judges": judges, "pairs": c.pairs, "seed": c.seed,
                 "n_boot": c.n_boot, "level": c.level, "prior": c.prior,
                 "ties": "half a win each (Bradley-Terry without a tie parameter)"}
 

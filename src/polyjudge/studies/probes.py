@@ -28,7 +28,8 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.result import RunResult
-from polyjudge.engine.session import JudgeConfig, judge
+from polyjudge.engine.session import as_spec, judge
+from polyjudge.engine.spec import JudgingSpec
 from polyjudge.metaeval.ratings.calibration import CalibrationRow, JudgeSource
 from polyjudge.studies.perturb import RepeatRow, SensitivityRow, TemperatureRow
 from polyjudge.studies.tables import aligned, data_frame
@@ -46,10 +47,11 @@ class ProbeConfig:
     """
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "judge", as_spec(self.judge))  # the flat JudgeConfig shorthand is taken too
         normalise_fields(self)  # Python shapes; TypeError names a field
 
     kind: str
-    judge: JudgeConfig = field(default_factory=JudgeConfig)
+    judge: JudgingSpec = field(default_factory=JudgingSpec)
     fraction: float = 0.1  # sensitivity: share of the candidate's words to shuffle
     probe_seed: int = 0  # sensitivity: shuffle seed
     repeats: int = 5  # repeat: runs at temperature 0
@@ -72,7 +74,7 @@ class ProbeConfig:
         """Raise InputError for a value the probe cannot run with."""
         if self.kind not in PROBE_KINDS:
             raise InputError(f"unknown probe {self.kind!r} (choose from {', '.join(PROBE_KINDS)})", field="kind")
-        if len(self.judge.judges) > 1:
+        if len(self.judge.judges.judges) > 1:
             raise InputError("probe takes one judge; run it once per judge", field="judge")
         if not 0.0 <= self.fraction <= 1.0:
             raise InputError(f"fraction must be in [0, 1], got {self.fraction}", field="fraction")
@@ -210,6 +212,11 @@ def _agreement(items: Sequence[Item], scores: dict[float, Sequence[float | None]
     return rows, matches
 
 
+def _generation(spec: JudgingSpec, **changes: Any) -> JudgingSpec:
+    """``spec`` with some fields of its generation group changed (a condition's runs or temperature)."""
+    return spec.replace(generation=dataclasses.replace(spec.generation, **changes))
+
+
 def run_probe(items: Sequence[Item] | str | Path, config: ProbeConfig,
               out: str | Path | None = None) -> ProbeResult:
     """Probe the judge on ``items`` (a list or an input file); with ``out``, keep one
@@ -238,14 +245,14 @@ def run_probe(items: Sequence[Item] | str | Path, config: ProbeConfig,
         changed = [bool(it.extra["perturb_changed"]) for it in perturbed]
         rows = list(sensitivity_table(_first_judge_scores(base), _first_judge_scores(pert), groups, changed))
     elif config.kind == "repeat":
-        res = judge(todo, config.judge.replace(runs=config.repeats, temperature=0.0), out=condition("repeat"))
+        res = judge(todo, _generation(config.judge, runs=config.repeats, temperature=0.0), out=condition("repeat"))
         failures = {"repeat": res.failures()}
         rows = list(repeat_table(res.run_matrix(res.judges[0]), groups))
     else:
         humans = _humans(config)  # read before judging: a bad file costs no requests
         scores: dict[float, Sequence[float | None]] = {}
         for t in config.temperatures:
-            res = judge(todo, config.judge.replace(temperature=t), out=condition(f"T{t:g}"))
+            res = judge(todo, _generation(config.judge, temperature=t), out=condition(f"T{t:g}"))
             scores[t] = _first_judge_scores(res)
             failures[f"T{t:g}"] = res.failures()
         rows = list(temperature_table(scores, groups))
