@@ -3,7 +3,7 @@
     from polyjudge.api import AnnotateConfig, init_campaign, campaign_status, export_campaign
     tokens = init_campaign(AnnotateConfig("camp", items="data.tsv", scheme="esa", annotators="ana,ben"))
 
-:func:`human_source` is the one place the commands that read human judgments
+:func:`campaign_or_file` is the one place the commands that read human judgments
 (``meta-eval --human``, ``validate --human``, ``agreement``) turn a campaign
 folder into a file their readers read: the campaign's export, written to a
 temporary file that lives as long as the process.
@@ -142,14 +142,14 @@ def _scratch() -> Path:
 
 
 @overload
-def human_source(path: None, *, kind: str = ...) -> None: ...
+def campaign_or_file(path: None, *, kind: str = ...) -> None: ...
 @overload
-def human_source(path: str, *, kind: str = ...) -> str: ...
+def campaign_or_file(path: str, *, kind: str = ...) -> str: ...
 @overload
-def human_source(path: Path, *, kind: str = ...) -> str | Path: ...
+def campaign_or_file(path: Path, *, kind: str = ...) -> str | Path: ...
 @overload
-def human_source(path: str | Path, *, kind: str = ...) -> str | Path: ...
-def human_source(path: str | Path | None, *, kind: str = "scores") -> str | Path | None:
+def campaign_or_file(path: str | Path, *, kind: str = ...) -> str | Path: ...
+def campaign_or_file(path: str | Path | None, *, kind: str = "scores") -> str | Path | None:
     """``path`` itself, or, when it is a campaign folder, a file of its export that the reader of
     ``kind`` reads: ``scores`` (meta-eval: an MQM TSV for mqm campaigns, the ESA JSONL's scores
     otherwise) or ``ratings`` (validate, agreement)."""
@@ -188,4 +188,4 @@ def _mean_scores(store: CampaignStore) -> str:
 
 
 __all__ = ["DEFAULT_PORT", "SCHEME_NAMES", "AnnotateConfig", "CampaignStatus", "annotator_links", "campaign_status",
-           "export_campaign", "human_source", "init_campaign", "link_host", "serve_campaign"]
+           "export_campaign", "campaign_or_file", "init_campaign", "link_host", "serve_campaign"]

@@ -128,9 +128,9 @@ def agreement(config: AgreementConfig) -> AgreementResult:
     if config.bin_labels and not config.bins:
         raise InputError("bin labels without bin edges", field="bin-labels")
     bins = Bins(tuple(config.bins), tuple(config.bin_labels)) if config.bins else None
-    from polyjudge.api.annotate import human_source
+    from polyjudge.api.annotate import campaign_or_file
 
-    ratings = read_ratings(human_source(config.ratings, kind="ratings"), config.input_format)  # a campaign too
+    ratings = read_ratings(campaign_or_file(config.ratings, kind="ratings"), config.input_format)  # a campaign too
     sources: list[JudgeSource] = []
     if config.runs:
         from_runs, sources = run_dir_ratings(config.runs, ratings, metric=config.metric, bins=bins)

@@ -271,10 +271,10 @@ def meta_eval(config: MetaEvalConfig) -> MetaEvalResult:
     """Meta-evaluate the metrics against the human scores: per-LP statistics, the
     task preset's ranking table and significance clusters; system-level-only
     metrics get their system statistics. Bad input raises InputError."""
-    from polyjudge.api.annotate import human_source
+    from polyjudge.api.annotate import campaign_or_file
     from polyjudge.metaeval import readers
 
-    config = replace(config, human=human_source(config.human))  # a campaign folder: read as its export
+    config = replace(config, human=campaign_or_file(config.human))  # a campaign folder: read as its export
     _check(config)
     segment, system = _split_system_level(config)
     given = human_source(config) if config.mtme_dir is None and config.human is not None else None

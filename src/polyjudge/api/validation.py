@@ -100,7 +100,7 @@ def _read_matrix(source: str | Path | np.ndarray) -> np.ndarray:
 def validate(config: ValidateConfig) -> SelectionReport:
     """Which judge every definition of performance selects, per beta and cutoff tau,
     with decision consistency, prevalence bias and a PPI++ demonstration."""
-    from polyjudge.api.annotate import human_source
+    from polyjudge.api.annotate import campaign_or_file
     from polyjudge.validation.rating_model import beta_template, check_reverse_forced_choice
     from polyjudge.validation.ratings import read_ratings
     from polyjudge.validation.selection import SelectionSpec, select_judges
@@ -109,7 +109,7 @@ def validate(config: ValidateConfig) -> SelectionReport:
     if config.downstream not in DOWNSTREAM:
         raise InputError(f"unknown downstream {config.downstream!r} (srs, soft)", field="downstream")
     task = load_task(config.task)
-    human = read_ratings(human_source(config.human, kind="ratings"), task, name="human")  # a campaign too
+    human = read_ratings(campaign_or_file(config.human, kind="ratings"), task, name="human")  # a campaign too
     judges = [read_ratings(path, task, name=name) for name, path in map(_judge_source, config.judges)]
     k = 0 if config.option is None else (task.options.index(config.option) if config.option in task.options
                                          else task.option_of_letter(config.option))
