@@ -21,10 +21,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
-from polyjudge.api.runs import (
+from polyjudge.api.runs import (  # light: the engine loads when a command builds its spec, not for --help
     DEFAULT_JUDGE,
-    BatchOptions,
-    JudgeConfig,
     Target,
     file_target,
     input_target,
@@ -36,6 +34,7 @@ from polyjudge.registry import Registry, UnknownNameError
 
 if TYPE_CHECKING:
     from polyjudge.api import CacheSpec, InputSpec, JudgeSpec, JudgesSpec, JudgingSpec, ProtocolSpec
+    from polyjudge.api.runs import JudgeConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
 OUTPUT_FORMATS = ("text", "tsv", "json")
@@ -687,6 +686,7 @@ def judging_spec(params: Mapping[str, Any], *, progress: bool = True) -> Judging
     import sys
 
     from polyjudge.api import BudgetSpec, ExecutionSpec, GenerationSpec, JudgingSpec, OutputSpec
+    from polyjudge.api.runs import BatchOptions
 
     p = params
     protocol = _protocol_group(p)
@@ -735,6 +735,8 @@ def judge_option_names() -> tuple[str, ...]:
 def judge_config(params: dict[str, Any], *, progress: bool = True) -> JudgeConfig:
     """The judge flags of a command whose study takes the flat :class:`JudgeConfig` (``probe``,
     ``pairwise``): built from the one :func:`judging_spec`, then consumed from ``params``."""
+    from polyjudge.api.runs import JudgeConfig
+
     spec = judging_spec(params, progress=progress)
     for name in judge_option_names():
         params.pop(name, None)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.limits import DEFAULT_JUDGE
 from polyjudge.data.records import Item
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.batches import BatchOptions
@@ -48,8 +49,6 @@ from polyjudge.engine.spec import (  # the bounds: re-exported for the CLI's fla
     MAX_TIMEOUT_S,
     JudgingSpec,
 )
-
-DEFAULT_JUDGE = "llamacpp"
 
 
 @dataclass(frozen=True, slots=True)
