@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from polyjudge.backends.base import Backend, check_endpoints, endpoint_from_env
 from polyjudge.data.secrets import redact_url, register_secret_env
 from polyjudge.data.shapes import normalise_fields
-from polyjudge.registry import Registry, UnknownNameError
+from polyjudge.registry import Builtin, Registry, UnknownNameError
 
 # ``--api-key-env``'s default. A backend whose provider names its key otherwise (anthropic:
 # ANTHROPIC_API_KEY) reads its own variable unless another one was chosen (see key_env_for).
@@ -165,10 +165,27 @@ class RegisteredBackend(ABC):
         return {}
 
 
+# The built-ins as ``--help`` lists them (name, class, summary), so listing them imports no backend
+# module (nor the HTTP, batch and pool machinery behind them); tests/architecture/test_startup.py fails
+# when an entry differs from what its module registers.
+BUILTIN_BACKENDS: dict[str, Builtin] = {
+    "anthropic": Builtin("polyjudge.backends.anthropic:AnthropicBackend",
+        "Anthropic Messages API (Claude) over HTTP: anthropic:MODEL[?OPTIONS][@BASE_URL[,BASE_URL...]]."),
+    "llamacpp": Builtin("polyjudge.backends.llamacpp:LlamaCppBackend",
+        "Embedded llama.cpp, offline: llamacpp[:MODEL_OR_GGUF_PATH] (default: the bundled model)."),
+    "openai": Builtin("polyjudge.backends.openai:OpenAIBackend",
+        "OpenAI-compatible chat completions over HTTP: openai:MODEL[?OPTIONS][@BASE_URL[,BASE_URL...]]."),
+    "replay": Builtin("polyjudge.backends.replay:ReplayBackend",
+        "Answers recorded with --record, offline and exact: replay:RECORDING.jsonl."),
+    "vllm": Builtin("polyjudge.backends.vllm:VllmBackend",
+        "vLLM on a Ray cluster's GPU nodes, through ray.data.llm: vllm:HF_MODEL (--executor ray only)."),
+}
+
 BACKENDS: Registry[type[RegisteredBackend]] = Registry(
     "backend",
-    package="polyjudge.backends",  # every module of the package: a new backend is a new module
+    package="polyjudge.backends",  # every module of the package: a new backend is a new module (and an entry above)
     entry_point_group="polyjudge.backends",
+    builtins=BUILTIN_BACKENDS,
 )
 register_backend = BACKENDS.register
 
@@ -364,7 +381,7 @@ class HostedEndpoint:
         return spec
 
 
-__all__ = ["BACKENDS", "DEFAULT_API_KEY_ENV", "REASONING_EFFORTS", "BackendSettings", "Capabilities", "HostedEndpoint",
-           "JudgeSpec", "RegisteredBackend",
+__all__ = ["BACKENDS", "BUILTIN_BACKENDS", "DEFAULT_API_KEY_ENV", "REASONING_EFFORTS", "BackendSettings",
+           "Capabilities", "HostedEndpoint", "JudgeSpec", "RegisteredBackend",
            "UnknownBackendError", "backend_class", "build_judge", "make_backend", "redact_servers",
            "register_backend", "split_servers"]
