@@ -107,11 +107,13 @@ def test_openai_base_url_is_honoured_and_an_explicit_url_wins(inp, tmp_path, mon
 
 
 def test_the_dry_run_shows_the_endpoint_the_environment_names(inp, monkeypatch, capsys):
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value-123456")
-    assert cli("judge", inp, "--lp", "en-de", "--judge", "openai:m", "--dry-run") == 0
-    out = capsys.readouterr()
-    assert "http://127.0.0.1:9/v1" in out.out and "sk-secret" not in out.out + out.err
+    with ScriptedServer(lambda body: SCORE) as srv:  # listening: the preflight's port check passes
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value-123456")
+        assert cli("judge", inp, "--lp", "en-de", "--judge", "openai:m", "--dry-run") == 0
+        out = capsys.readouterr()
+        assert srv.base_url in out.out and "sk-secret" not in out.out + out.err
+        assert srv.requests == []
 
 
 def test_openai_organisation_and_project_are_sent_as_headers(inp, tmp_path, monkeypatch):
@@ -180,3 +182,64 @@ def test_a_pool_server_that_stops_resolving_hands_its_requests_to_the_others():
                            BackendSettings())
         result = run(items, get_protocol("da"), [pool])
     assert result.stop_kind is None and result.answered_count() == 6
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then let go)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("extra", [(), ("--dry-run",)], ids=["run", "dry-run"])
+def test_a_self_hosted_port_that_takes_no_connection_is_unreachable_before_anything_is_written(inp, tmp_path,
+                                                                                            extra):
+    port = closed_port()
+    out = tmp_path / "r"
+    code, err, took = polyjudge("judge", inp, "--lp", "en-de", "-o", out, "-q",
+                                "--judge", f"openai:m@http://127.0.0.1:{port}/v1", *extra)
+    line = one_line(err)
+    # before: the dry run planned it (exit 0); the run created the directory, then the engine gave up (exit 3)
+    assert code == 2 and f"unreachable: 127.0.0.1:{port}" in line and "start the server" in line
+    assert not out.exists()
+    assert took < 30  # one refused connection, no retries (a generous bound for a busy machine)
+
+
+def test_every_server_of_a_pool_and_an_anthropic_compatible_one_are_checked(inp):
+    port = closed_port()
+    with ScriptedServer(lambda body: SCORE) as srv:
+        code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "--dry-run",
+                                 "--judge", f"openai:m@{srv.base_url},http://127.0.0.1:{port}/v1")
+        assert code == 2 and f"unreachable: 127.0.0.1:{port}" in one_line(err) and srv.requests == []
+    code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "--dry-run",
+                             "--judge", f"anthropic:claude-x@http://127.0.0.1:{port}")
+    assert code == 2 and f"unreachable: 127.0.0.1:{port}" in one_line(err)
+
+
+def test_a_listening_server_passes_the_port_check_and_is_sent_nothing_by_a_dry_run(inp, capsys):
+    with ScriptedServer(lambda body: SCORE) as srv:
+        assert cli("judge", inp, "--lp", "en-de", "--judge", f"openai:m@{srv.base_url}", "--dry-run") == 0
+        assert srv.requests == []
+    assert "unreachable" not in capsys.readouterr().err
+
+
+def test_the_api_estimate_raises_input_error_naming_the_port(inp):
+    from polyjudge.api import InputError, JudgeConfig, estimate
+
+    port = closed_port()
+    with pytest.raises(InputError, match=f"unreachable: 127.0.0.1:{port}"):
+        estimate(str(inp), JudgeConfig(judges=(f"openai:m@http://127.0.0.1:{port}/v1",), src_lang="en",
+                                       tgt_lang="de"))
+
+
+def test_the_port_check_leaves_the_official_host_and_proxied_urls_to_the_run(monkeypatch):
+    from polyjudge.backends.registry import check_port_open
+
+    port = closed_port()
+    check_port_open(f"http://api.example.test:{port}/v1", official_host="api.example.test")  # no connection tried
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:1")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    check_port_open(f"http://10.0.0.1:{port}/v1", official_host="api.openai.com")  # the proxy connects, not us

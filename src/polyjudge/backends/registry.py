@@ -369,19 +369,68 @@ class HostedEndpoint:
     key_env: str
 
     def preflight(self, spec: JudgeSpec, settings: BackendSettings, *, network: bool) -> JudgeSpec:
-        """The key the official endpoint needs (a self-hosted server may be keyless), each host resolves;
-        the base-URL variable fills in the endpoint when the spec names none (an ``@URL`` wins)."""
+        """The key the official endpoint needs (a self-hosted server may be keyless), each host resolves,
+        and (``network``) each self-hosted server's port takes a connection; the base-URL variable fills in
+        the endpoint when the spec names none (an ``@URL`` wins)."""
         import dataclasses
 
         if spec.base_url is None and (from_env := endpoint_from_env(self.base_url_env)) is not None:
             spec = dataclasses.replace(spec, base_url=from_env)
         key_env = spec.option("key_env") or settings.key_env_for(self.key_env)
-        check_endpoints(spec.servers or (self.default_url,), key_env=key_env, official_host=self.official_host,
-                        network=network)
+        servers = spec.servers or (self.default_url,)
+        check_endpoints(servers, key_env=key_env, official_host=self.official_host, network=network)
+        if network:
+            for url in servers:
+                check_port_open(url, official_host=self.official_host)
         return spec
+
+
+# Seconds the preflight waits for a self-hosted server's port to take a connection. A port that neither
+# takes nor refuses one within it (a firewall dropping packets, a slow network) is not a failure: the run
+# tries, and its own requests find out, as for a slow name resolver.
+CONNECT_TIMEOUT_S = 2.0
+
+
+def check_port_open(url: str, *, official_host: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise :class:`~polyjudge.backends.base.PreflightError` ("unreachable: HOST:PORT") when nothing takes a
+    TCP connection at ``url``'s host and port (refused, or no route to the host).
+
+    Only self-hosted servers are checked (vLLM, SGLang, a llama.cpp server, ...: a server not started
+    yet is the usual mistake); the official endpoint's host and a URL a proxy reaches for us
+    (``HTTPS_PROXY`` and friends) are left to the run.
+    """
+    import errno
+    import socket
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    from polyjudge.backends.base import PreflightError
+
+    parts = urlsplit(url)
+    host = parts.hostname
+    if not host or parts.scheme not in ("http", "https") or host.lower() == official_host:
+        return
+    proxies = urllib.request.getproxies()
+    if (proxies.get(parts.scheme) or proxies.get("all")) and not urllib.request.proxy_bypass(host):
+        return
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return  # the transport says what is wrong with the URL itself
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except (TimeoutError, socket.gaierror, UnicodeError):
+        return  # slow, or a name the resolver check already judged: the run finds out
+    except OSError as exc:
+        if exc.errno not in (errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.ECONNRESET):
+            return
+        shown = f"[{host}]" if ":" in host else host
+        raise PreflightError(f"unreachable: {shown}:{port} ({redact_url(url)}: {exc.strerror or exc}); "
+                             "nothing takes a connection there: start the server, or fix the URL or port"
+                             ) from None
 
 
 __all__ = ["BACKENDS", "BUILTIN_BACKENDS", "DEFAULT_API_KEY_ENV", "REASONING_EFFORTS", "BackendSettings",
            "Capabilities", "HostedEndpoint", "JudgeSpec", "RegisteredBackend",
-           "UnknownBackendError", "backend_class", "build_judge", "make_backend", "redact_servers",
+           "UnknownBackendError", "backend_class", "build_judge", "check_port_open", "make_backend", "redact_servers",
            "register_backend", "split_servers"]
