@@ -107,13 +107,11 @@ def test_openai_base_url_is_honoured_and_an_explicit_url_wins(inp, tmp_path, mon
 
 
 def test_the_dry_run_shows_the_endpoint_the_environment_names(inp, monkeypatch, capsys):
-    with ScriptedServer(lambda body: SCORE) as srv:  # listening: the preflight's port check passes
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value-123456")
-        assert cli("judge", inp, "--lp", "en-de", "--judge", "openai:m", "--dry-run") == 0
-        out = capsys.readouterr()
-        assert srv.base_url in out.out and "sk-secret" not in out.out + out.err
-        assert srv.requests == []
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value-123456")
+    assert cli("judge", inp, "--lp", "en-de", "--judge", "openai:m", "--dry-run") == 0
+    out = capsys.readouterr()
+    assert "http://127.0.0.1:9/v1" in out.out and "sk-secret" not in out.out + out.err
 
 
 def test_openai_organisation_and_project_are_sent_as_headers(inp, tmp_path, monkeypatch):
@@ -193,45 +191,60 @@ def closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.parametrize("extra", [(), ("--dry-run",)], ids=["run", "dry-run"])
-def test_a_self_hosted_port_that_takes_no_connection_is_unreachable_before_anything_is_written(inp, tmp_path,
-                                                                                            extra):
+def test_a_run_whose_self_hosted_port_takes_no_connection_is_refused_before_anything_is_written(inp, tmp_path):
     port = closed_port()
     out = tmp_path / "r"
     code, err, took = polyjudge("judge", inp, "--lp", "en-de", "-o", out, "-q",
-                                "--judge", f"openai:m@http://127.0.0.1:{port}/v1", *extra)
+                                "--judge", f"openai:m@http://127.0.0.1:{port}/v1")
     line = one_line(err)
-    # before: the dry run planned it (exit 0); the run created the directory, then the engine gave up (exit 3)
+    # before: the run directory was created, then the engine gave up on the refused connection (exit 3)
     assert code == 2 and f"unreachable: 127.0.0.1:{port}" in line and "start the server" in line
     assert not out.exists()
     assert took < 30  # one refused connection, no retries (a generous bound for a busy machine)
 
 
-def test_every_server_of_a_pool_and_an_anthropic_compatible_one_are_checked(inp):
+def test_a_dry_run_plans_but_marks_the_server_that_is_not_up(inp, tmp_path):
+    """One plans before starting the server: the plan is printed (exit 0) with its endpoint marked (a host
+    that does not resolve, a spec error, stops the dry run: exit 2); the run itself is refused."""
+    port = closed_port()
+    done = subprocess.run([sys.executable, "-m", "polyjudge.cli.main", "judge", str(inp), "--lp", "en-de",
+                           "--judge", f"openai:m@http://127.0.0.1:{port}/v1", "--dry-run"],
+                          capture_output=True, text=True, timeout=120, env={k: v for k, v in os.environ.items()
+                                                                             if k not in CLEAN})
+    assert done.returncode == 0, done.stderr
+    # before: the same plan, with nothing said of the server
+    assert f"http://127.0.0.1:{port}/v1 (UNREACHABLE now: start the server before the run)" in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_every_server_of_a_pool_and_an_anthropic_compatible_one_are_checked(inp, tmp_path):
     port = closed_port()
     with ScriptedServer(lambda body: SCORE) as srv:
-        code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "--dry-run",
+        code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "-o", tmp_path / "a", "-q",
                                  "--judge", f"openai:m@{srv.base_url},http://127.0.0.1:{port}/v1")
         assert code == 2 and f"unreachable: 127.0.0.1:{port}" in one_line(err) and srv.requests == []
-    code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "--dry-run",
+    code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "-o", tmp_path / "b", "-q",
                              "--judge", f"anthropic:claude-x@http://127.0.0.1:{port}")
     assert code == 2 and f"unreachable: 127.0.0.1:{port}" in one_line(err)
 
 
-def test_a_listening_server_passes_the_port_check_and_is_sent_nothing_by_a_dry_run(inp, capsys):
+def test_a_listening_server_passes_and_is_sent_nothing_by_a_dry_run(inp, capsys):
     with ScriptedServer(lambda body: SCORE) as srv:
         assert cli("judge", inp, "--lp", "en-de", "--judge", f"openai:m@{srv.base_url}", "--dry-run") == 0
         assert srv.requests == []
-    assert "unreachable" not in capsys.readouterr().err
+    out = capsys.readouterr()
+    assert "UNREACHABLE" not in out.out and "unreachable" not in out.err
 
 
-def test_the_api_estimate_raises_input_error_naming_the_port(inp):
-    from polyjudge.api import InputError, JudgeConfig, estimate
+def test_the_api_raises_input_error_naming_the_port_and_its_estimate_marks_it(inp, tmp_path):
+    from polyjudge.api import InputError, JudgeConfig, estimate, judge
 
     port = closed_port()
+    config = JudgeConfig(judges=(f"openai:m@http://127.0.0.1:{port}/v1",), src_lang="en", tgt_lang="de")
     with pytest.raises(InputError, match=f"unreachable: 127.0.0.1:{port}"):
-        estimate(str(inp), JudgeConfig(judges=(f"openai:m@http://127.0.0.1:{port}/v1",), src_lang="en",
-                                       tgt_lang="de"))
+        judge(str(inp), config, out=tmp_path / "r")
+    assert not (tmp_path / "r").exists()
+    assert any("UNREACHABLE" in e for e in estimate(str(inp), config).endpoints)
 
 
 def test_the_port_check_leaves_the_official_host_and_proxied_urls_to_the_run(monkeypatch):

@@ -148,6 +148,25 @@ class RegisteredBackend(ABC):
         return spec
 
     @classmethod
+    def unreachable(cls, spec: JudgeSpec) -> str | None:
+        """One line naming the first self-hosted server of ``spec`` (after :meth:`preflight`) whose port takes
+        no TCP connection (``unreachable: HOST:PORT ...``); None when every one takes one, or when the judge
+        sends to no server of its own (an official endpoint, an embedded model, a recording)."""
+        from urllib.parse import urlsplit
+
+        from polyjudge.backends.base import PreflightError
+
+        if not cls.url_after_at:
+            return None
+        official = (urlsplit(cls.default_endpoint or "").hostname or "").lower()
+        for url in spec.servers:
+            try:
+                check_port_open(url, official_host=official)
+            except PreflightError as exc:
+                return str(exc)
+        return None
+
+    @classmethod
     def deferred(cls, spec: JudgeSpec, settings: BackendSettings) -> dict[str, Any] | None:
         """The judge's manifest fields (``model`` first, then :meth:`manifest_fields`' own) when they are
         known without building it, so building can wait for the first request (see ``backends.lazy``);
@@ -369,19 +388,15 @@ class HostedEndpoint:
     key_env: str
 
     def preflight(self, spec: JudgeSpec, settings: BackendSettings, *, network: bool) -> JudgeSpec:
-        """The key the official endpoint needs (a self-hosted server may be keyless), each host resolves,
-        and (``network``) each self-hosted server's port takes a connection; the base-URL variable fills in
-        the endpoint when the spec names none (an ``@URL`` wins)."""
+        """The key the official endpoint needs (a self-hosted server may be keyless), each host resolves;
+        the base-URL variable fills in the endpoint when the spec names none (an ``@URL`` wins)."""
         import dataclasses
 
         if spec.base_url is None and (from_env := endpoint_from_env(self.base_url_env)) is not None:
             spec = dataclasses.replace(spec, base_url=from_env)
         key_env = spec.option("key_env") or settings.key_env_for(self.key_env)
-        servers = spec.servers or (self.default_url,)
-        check_endpoints(servers, key_env=key_env, official_host=self.official_host, network=network)
-        if network:
-            for url in servers:
-                check_port_open(url, official_host=self.official_host)
+        check_endpoints(spec.servers or (self.default_url,), key_env=key_env, official_host=self.official_host,
+                        network=network)
         return spec
 
 

@@ -304,6 +304,17 @@ def _preflight(specs: list[JudgeSpec], settings: BackendSettings, spec: JudgingS
         raise InputError(str(exc), field="judge") from None
 
 
+def _unreachable(specs: Sequence[JudgeSpec], spec: JudgingSpec) -> dict[JudgeSpec, str]:
+    """The judges one of whose self-hosted servers takes no TCP connection now, each with its one line
+    (after the preflight; batch files send nothing and are not checked)."""
+    from polyjudge.backends.registry import backend_class
+
+    if spec.execution.batch_export or spec.execution.batch_import:
+        return {}
+    found = {s: backend_class(s.backend).unreachable(s) for s in specs}
+    return {s: line for s, line in found.items() if line is not None}
+
+
 def _check_spending(spec: JudgingSpec, specs: Sequence[JudgeSpec], prices: PriceTable) -> None:
     """The settings of paying less and spending control that involve the judges, checked before
     anything is touched (each group checked its own settings when it was made)."""
@@ -592,6 +603,7 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec 
     from polyjudge.engine.core import remember_outputs
     from polyjudge.engine.result import RunResult
     from polyjudge.rundir import STORE, RunDirLock
+    from polyjudge.rundir.ownership import check_out_path
 
     spec = as_spec(config, out)
     todo = _items(items, spec)
@@ -599,6 +611,10 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec 
     _preflight(prep.specs, prep.settings, spec, network=True)
     out_dir = spec.output.path
     _check_cache_apart(spec, out_dir)
+    if out_dir is not None:
+        check_out_path(out_dir)  # the folder's own problems are said first
+    for line in _unreachable(prep.specs, spec).values():  # a run refuses a server that is not up (exit 2)
+        raise InputError(line, field="judge")
     with ExitStack() as stack:
         if out_dir is not None:
             stack.enter_context(RunDirLock(out_dir))
@@ -631,11 +647,15 @@ def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSp
     result = asyncio.run(_run(todo, prep, out_dir, dry_run=True))
     assert isinstance(result, Estimate)
     _preflight(prep.specs, prep.settings, spec, network=True)  # after the run's other input was checked
-    return _with_endpoints_and_duration(result, prep)
+    # A server not up yet does not stop the plan (one plans before starting it): the plan's endpoint line
+    # says so; the run itself refuses it (exit 2). A host that does not resolve stops both.
+    return _with_endpoints_and_duration(result, prep, _unreachable(prep.specs, spec))
 
 
-def _with_endpoints_and_duration(found: Estimate, prep: _Prepared) -> Estimate:
-    """The estimate with each judge's endpoint (credentials masked) and how long sending would take."""
+def _with_endpoints_and_duration(found: Estimate, prep: _Prepared,
+                                 unreachable: Mapping[JudgeSpec, str] | None = None) -> Estimate:
+    """The estimate with each judge's endpoint (credentials masked, marked when a server of it is
+    unreachable now) and how long sending would take."""
     from polyjudge.backends.registry import backend_class, redact_servers
     from polyjudge.engine.estimate import estimate_duration
 
@@ -644,7 +664,8 @@ def _with_endpoints_and_duration(found: Estimate, prep: _Prepared) -> Estimate:
         cls = backend_class(spec.backend)
         name = f"{spec.backend}:{spec.model or ''}".rstrip(":")
         url = spec.base_url or cls.default_endpoint
-        endpoints.append(f"{name} {redact_servers(url)}" if url else f"{name} (embedded, in this process)")
+        down = " (UNREACHABLE now: start the server before the run)" if spec in (unreachable or {}) else ""
+        endpoints.append(f"{name} {redact_servers(url)}{down}" if url else f"{name} (embedded, in this process)")
         if cls.capabilities.local or (url is not None and url != cls.default_endpoint):
             measured.append(name)  # its pace is this machine's or a self-hosted server's
     given = prep.spec
