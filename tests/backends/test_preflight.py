@@ -213,7 +213,8 @@ def test_a_dry_run_plans_but_marks_the_server_that_is_not_up(inp, tmp_path):
                                                                              if k not in CLEAN})
     assert done.returncode == 0, done.stderr
     # before: the same plan, with nothing said of the server
-    assert f"http://127.0.0.1:{port}/v1 (UNREACHABLE now: start the server before the run)" in done.stdout
+    warned = [x for x in done.stdout.splitlines() if x.startswith(f"warning: unreachable: 127.0.0.1:{port}")]
+    assert len(warned) == 1 and "start the server before the run" in warned[0]
     assert "Traceback" not in done.stderr
 
 
@@ -233,7 +234,7 @@ def test_a_listening_server_passes_and_is_sent_nothing_by_a_dry_run(inp, capsys)
         assert cli("judge", inp, "--lp", "en-de", "--judge", f"openai:m@{srv.base_url}", "--dry-run") == 0
         assert srv.requests == []
     out = capsys.readouterr()
-    assert "UNREACHABLE" not in out.out and "unreachable" not in out.err
+    assert "unreachable" not in out.out + out.err
 
 
 def test_the_api_raises_input_error_naming_the_port_and_its_estimate_marks_it(inp, tmp_path):
@@ -244,7 +245,9 @@ def test_the_api_raises_input_error_naming_the_port_and_its_estimate_marks_it(in
     with pytest.raises(InputError, match=f"unreachable: 127.0.0.1:{port}"):
         judge(str(inp), config, out=tmp_path / "r")
     assert not (tmp_path / "r").exists()
-    assert any("UNREACHABLE" in e for e in estimate(str(inp), config).endpoints)
+    planned = estimate(str(inp), config)
+    assert len(planned.unreachable) == 1 and f"unreachable: 127.0.0.1:{port}" in planned.unreachable[0]
+    assert planned.to_dict()["unreachable"] == list(planned.unreachable)
 
 
 def test_the_port_check_leaves_the_official_host_and_proxied_urls_to_the_run(monkeypatch):

@@ -647,15 +647,15 @@ def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSp
     result = asyncio.run(_run(todo, prep, out_dir, dry_run=True))
     assert isinstance(result, Estimate)
     _preflight(prep.specs, prep.settings, spec, network=True)  # after the run's other input was checked
-    # A server not up yet does not stop the plan (one plans before starting it): the plan's endpoint line
-    # says so; the run itself refuses it (exit 2). A host that does not resolve stops both.
+    # A server not up yet does not stop the plan (one plans before starting it): the plan says so in a
+    # warning line; the run itself refuses it (exit 2). A host that does not resolve stops both.
     return _with_endpoints_and_duration(result, prep, _unreachable(prep.specs, spec))
 
 
 def _with_endpoints_and_duration(found: Estimate, prep: _Prepared,
                                  unreachable: Mapping[JudgeSpec, str] | None = None) -> Estimate:
-    """The estimate with each judge's endpoint (credentials masked, marked when a server of it is
-    unreachable now) and how long sending would take."""
+    """The estimate with each judge's endpoint (credentials masked), the servers unreachable now, and how
+    long sending would take."""
     from polyjudge.backends.registry import backend_class, redact_servers
     from polyjudge.engine.estimate import estimate_duration
 
@@ -664,15 +664,15 @@ def _with_endpoints_and_duration(found: Estimate, prep: _Prepared,
         cls = backend_class(spec.backend)
         name = f"{spec.backend}:{spec.model or ''}".rstrip(":")
         url = spec.base_url or cls.default_endpoint
-        down = " (UNREACHABLE now: start the server before the run)" if spec in (unreachable or {}) else ""
-        endpoints.append(f"{name} {redact_servers(url)}{down}" if url else f"{name} (embedded, in this process)")
+        endpoints.append(f"{name} {redact_servers(url)}" if url else f"{name} (embedded, in this process)")
         if cls.capabilities.local or (url is not None and url != cls.default_endpoint):
             measured.append(name)  # its pace is this machine's or a self-hosted server's
     given = prep.spec
     duration = estimate_duration(found.calls, found.prompt_tokens + found.max_completion_tokens,
                                  concurrency=given.execution.concurrency, rpm=given.budget.rpm, tpm=given.budget.tpm,
                                  measured_judges=measured)
-    return dataclasses.replace(found, endpoints=tuple(endpoints), duration=duration)
+    return dataclasses.replace(found, endpoints=tuple(endpoints), duration=duration,
+                               unreachable=tuple((unreachable or {}).values()))
 
 
 __all__ = ["CONFIG_FIELDS", "DEFAULT_JUDGE", "MAX_CONCURRENCY", "MAX_N_CTX", "MAX_RAY_RESOURCES", "MAX_RUNS",
