@@ -218,13 +218,23 @@ def test_a_dry_run_plans_but_marks_the_server_that_is_not_up(inp, tmp_path):
     assert "Traceback" not in done.stderr
 
 
-def test_every_server_of_a_pool_and_an_anthropic_compatible_one_are_checked(inp, tmp_path):
-    port = closed_port()
-    with ScriptedServer(lambda body: SCORE) as srv:
-        code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "-o", tmp_path / "a", "-q",
-                                 "--judge", f"openai:m@{srv.base_url},http://127.0.0.1:{port}/v1")
-        assert code == 2 and f"unreachable: 127.0.0.1:{port}" in one_line(err) and srv.requests == []
-    code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "-o", tmp_path / "b", "-q",
+def test_a_pool_is_refused_only_when_none_of_its_servers_is_up_and_anthropic_urls_are_checked(inp, tmp_path,
+                                                                                                capsys):
+    port, other = closed_port(), closed_port()
+    code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "-o", tmp_path / "a", "-q",
+                             "--judge", f"openai:m@http://127.0.0.1:{port}/v1,http://127.0.0.1:{other}/v1")
+    assert code == 2 and f"unreachable: 127.0.0.1:{port}" in one_line(err) and not (tmp_path / "a").exists()
+    with ScriptedServer(lambda body: SCORE) as srv:  # one server up: the pool sends to it, as it does mid-run
+        code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "-o", tmp_path / "b", "-q",
+                                 "--judge", f"openai:m@http://127.0.0.1:{port}/v1,{srv.base_url}")
+        assert code == 0, err
+        assert len(srv.requests) == 1
+        capsys.readouterr()
+        assert cli("judge", inp, "--lp", "en-de", "--dry-run",  # the plan names the one that is down
+                   "--judge", f"openai:m@http://127.0.0.1:{port}/v1,{srv.base_url}") == 0
+        warned = [x for x in capsys.readouterr().out.splitlines() if x.startswith("warning: unreachable:")]
+        assert len(warned) == 1 and f"127.0.0.1:{port}" in warned[0]  # nothing said of the one that is up
+    code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "-o", tmp_path / "c", "-q",
                              "--judge", f"anthropic:claude-x@http://127.0.0.1:{port}")
     assert code == 2 and f"unreachable: 127.0.0.1:{port}" in one_line(err)
 

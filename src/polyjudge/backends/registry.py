@@ -148,23 +148,24 @@ class RegisteredBackend(ABC):
         return spec
 
     @classmethod
-    def unreachable(cls, spec: JudgeSpec) -> str | None:
-        """One line naming the first self-hosted server of ``spec`` (after :meth:`preflight`) whose port takes
-        no TCP connection (``unreachable: HOST:PORT ...``); None when every one takes one, or when the judge
-        sends to no server of its own (an official endpoint, an embedded model, a recording)."""
+    def unreachable(cls, spec: JudgeSpec) -> tuple[str, ...]:
+        """One line per self-hosted server of ``spec`` (after :meth:`preflight`) whose port takes no TCP
+        connection now (``unreachable: HOST:PORT ...``); none when the judge sends to no server of its own
+        (an official endpoint, an embedded model, a recording)."""
         from urllib.parse import urlsplit
 
         from polyjudge.backends.base import PreflightError
 
         if not cls.url_after_at:
-            return None
+            return ()
         official = (urlsplit(cls.default_endpoint or "").hostname or "").lower()
+        found: list[str] = []
         for url in spec.servers:
             try:
                 check_port_open(url, official_host=official)
             except PreflightError as exc:
-                return str(exc)
-        return None
+                found.append(str(exc))
+        return tuple(found)
 
     @classmethod
     def deferred(cls, spec: JudgeSpec, settings: BackendSettings) -> dict[str, Any] | None:

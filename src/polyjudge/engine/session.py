@@ -304,15 +304,23 @@ def _preflight(specs: list[JudgeSpec], settings: BackendSettings, spec: JudgingS
         raise InputError(str(exc), field="judge") from None
 
 
-def _unreachable(specs: Sequence[JudgeSpec], spec: JudgingSpec) -> dict[JudgeSpec, str]:
-    """The judges one of whose self-hosted servers takes no TCP connection now, each with its one line
+def _unreachable(specs: Sequence[JudgeSpec], spec: JudgingSpec) -> dict[JudgeSpec, tuple[str, ...]]:
+    """The judges some of whose self-hosted servers take no TCP connection now, with a line per such server
     (after the preflight; batch files send nothing and are not checked)."""
     from polyjudge.backends.registry import backend_class
 
     if spec.execution.batch_export or spec.execution.batch_import:
         return {}
     found = {s: backend_class(s.backend).unreachable(s) for s in specs}
-    return {s: line for s, line in found.items() if line is not None}
+    return {s: lines for s, lines in found.items() if lines}
+
+
+def _refuse_unreachable(specs: Sequence[JudgeSpec], spec: JudgingSpec) -> None:
+    """A run refuses a judge none of whose servers takes a connection (exit 2); a pool with some up sends to
+    those, moving the work of the others as it does mid-run."""
+    for judge_spec, lines in _unreachable(specs, spec).items():
+        if len(lines) == len(judge_spec.servers):
+            raise InputError(lines[0], field="judge")
 
 
 def _check_spending(spec: JudgingSpec, specs: Sequence[JudgeSpec], prices: PriceTable) -> None:
@@ -613,8 +621,7 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec 
     _check_cache_apart(spec, out_dir)
     if out_dir is not None:
         check_out_path(out_dir)  # the folder's own problems are said first
-    for line in _unreachable(prep.specs, spec).values():  # a run refuses a server that is not up (exit 2)
-        raise InputError(line, field="judge")
+    _refuse_unreachable(prep.specs, spec)
     with ExitStack() as stack:
         if out_dir is not None:
             stack.enter_context(RunDirLock(out_dir))
@@ -653,7 +660,7 @@ def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSp
 
 
 def _with_endpoints_and_duration(found: Estimate, prep: _Prepared,
-                                 unreachable: Mapping[JudgeSpec, str] | None = None) -> Estimate:
+                                 unreachable: Mapping[JudgeSpec, tuple[str, ...]] | None = None) -> Estimate:
     """The estimate with each judge's endpoint (credentials masked), the servers unreachable now, and how
     long sending would take."""
     from polyjudge.backends.registry import backend_class, redact_servers
@@ -672,7 +679,7 @@ def _with_endpoints_and_duration(found: Estimate, prep: _Prepared,
                                  concurrency=given.execution.concurrency, rpm=given.budget.rpm, tpm=given.budget.tpm,
                                  measured_judges=measured)
     return dataclasses.replace(found, endpoints=tuple(endpoints), duration=duration,
-                               unreachable=tuple((unreachable or {}).values()))
+                               unreachable=tuple(line for lines in (unreachable or {}).values() for line in lines))
 
 
 __all__ = ["CONFIG_FIELDS", "DEFAULT_JUDGE", "MAX_CONCURRENCY", "MAX_N_CTX", "MAX_RAY_RESOURCES", "MAX_RUNS",
