@@ -10,6 +10,10 @@ imports only the modules that can hold it, see :meth:`Registry.get`), and
 third-party packages add entries through an entry-point group
 (``polyjudge.protocols``, ``polyjudge.backends``, ...), so a plugin appears in
 ``--help`` and works everywhere a built-in does, without a line changed here.
+
+A registry listed by ``--help`` may also declare its built-ins (:class:`Builtin`: where each lives,
+its summary and option names), so that names, summaries and options are listed without importing
+the modules that implement them; a test holds each declaration to what its module registers.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from fnmatch import fnmatch
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -35,6 +40,17 @@ class UnknownNameError(KeyError):
         return self.message
 
 
+@dataclass(frozen=True, slots=True)
+class Builtin:
+    """A built-in entry as its registry declares it: ``target`` (``"module:attribute"``, imported when the
+    entry is looked up), the one-line ``summary`` listings show, and the names of its ``options``.
+    tests/architecture/test_startup.py checks every declaration against the registered object."""
+
+    target: str
+    summary: str
+    options: tuple[str, ...] = ()
+
+
 class Registry(Generic[T]):
     """Named entries of one kind.
 
@@ -48,14 +64,16 @@ class Registry(Generic[T]):
     """
 
     def __init__(self, kind: str, *, package: str | None = None, pattern: str = "*", modules: Iterable[str] = (),
-                 entry_point_group: str | None = None) -> None:
+                 entry_point_group: str | None = None, builtins: Mapping[str, Builtin] | None = None) -> None:
         self.kind = kind
+        self.builtins: Mapping[str, Builtin] = builtins or {}
         self._pattern = pattern
         self.entry_point_group = entry_point_group
         self._package = package
         self._modules = tuple(modules)
         self._entries: dict[str, T] = {}
         self._loaded = False
+        self._plugins_loaded = False
         self._plugin_errors: dict[str, str] = {}
 
     # -- registering -------------------------------------------------------------
@@ -88,14 +106,18 @@ class Registry(Generic[T]):
         rank = {m: i for i, m in enumerate(modules)}
         self._entries = dict(sorted(self._entries.items(),
                                     key=lambda kv: rank.get(getattr(kv[1], "__module__", ""), len(rank))))
-        if self.entry_point_group is None:
+        self._load_plugins()
+
+    def _load_plugins(self) -> None:
+        if self._plugins_loaded or self.entry_point_group is None:
             return
+        self._plugins_loaded = True
         from importlib import metadata  # only when plugins are looked up: keeps imports cheap
 
         for ep in metadata.entry_points(group=self.entry_point_group):
-            if ep.name in self._entries:
+            if ep.name in self._entries or ep.name in self.builtins:
                 continue  # a built-in name is never replaced by a plugin
-            before = len(self._entries)
+            before = set(self._entries)
             try:
                 obj = ep.load()
             except Exception as exc:  # a broken plugin must not break the tool
@@ -104,9 +126,18 @@ class Registry(Generic[T]):
                       f"failed to load: {exc}", file=sys.stderr)
                 continue
             # Loading ran the module's decorators (a statistic, a preset: the registry holds a record
-            # built from the object), or the object is plain and is registered under the entry point's name.
-            if len(self._entries) == before and obj not in self._entries.values():
+            # built from the object), or the object is plain and is registered under the entry point's name
+            # (built-ins its imports registered on the way do not count).
+            if not (set(self._entries) - before - set(self.builtins)) and obj not in self._entries.values():
                 self._entries[ep.name] = obj
+
+    def _listed(self) -> list[str]:
+        """Every name in listing order; a registry with declared built-ins imports none of their modules."""
+        if not self.builtins:
+            self._load()
+            return list(self._entries)
+        self._load_plugins()
+        return list(self.builtins) + [n for n in self._entries if n not in self.builtins]
 
     def builtin_modules(self) -> tuple[str, ...]:
         """The modules holding built-in entries: every module of ``package`` (name order), then ``modules``."""
@@ -154,6 +185,8 @@ class Registry(Generic[T]):
         return by_file + by_text
 
     def get(self, name: str) -> T:
+        if not self._loaded and name not in self._entries and name in self.builtins:
+            importlib.import_module(self.builtins[name].target.split(":")[0])
         if not self._loaded and name not in self._entries:
             self._find_builtin(name)
         if not self._loaded and name in self._entries:
@@ -168,6 +201,8 @@ class Registry(Generic[T]):
                                    f"{', '.join(self.names())}") from None
 
     def __contains__(self, name: object) -> bool:
+        if isinstance(name, str) and name in self.builtins:
+            return True
         if isinstance(name, str) and not self._loaded and name not in self._entries:
             self._find_builtin(name)
         if isinstance(name, str) and name in self._entries:
@@ -177,8 +212,7 @@ class Registry(Generic[T]):
 
     def names(self) -> list[str]:
         """Registered names in registration order (built-ins first, then plugins)."""
-        self._load()
-        return list(self._entries)
+        return self._listed()
 
     def items(self) -> list[tuple[str, T]]:
         self._load()
@@ -187,7 +221,12 @@ class Registry(Generic[T]):
     def describe(self) -> dict[str, str]:
         """Name -> first line of the entry's docstring, for ``--help`` listings."""
         out: dict[str, str] = {}
-        for name, obj in self.items():
+        for name in self._listed():
+            declared = self.builtins.get(name)
+            if declared is not None:
+                out[name] = declared.summary
+                continue
+            obj = self._entries[name]
             doc = getattr(obj, "summary", None) or (getattr(obj, "__doc__", None) or "")
             out[name] = str(doc).strip().splitlines()[0] if str(doc).strip() else ""
         return out
@@ -292,4 +331,4 @@ def lazy_members(module: str, homes: Mapping[str, str]) -> tuple[Callable[[str],
 
     return load, listing
 
-__all__ = ["REGISTRY_KINDS", "Registry", "RegistryKind", "UnknownNameError", "lazy_members", "resolve"]
+__all__ = ["REGISTRY_KINDS", "Builtin", "Registry", "RegistryKind", "UnknownNameError", "lazy_members", "resolve"]

@@ -19,7 +19,8 @@ PROTOCOL_METHODS = {"data_received", "buffer_updated", "eof_received"}
 RAW_CONNECTIONS = {"create_connection", "open_connection", "sock_connect", "sock_recv"}
 OTHER_HTTP_LIBRARIES = {"httpx", "h11", "http.client", "requests", "urllib3"}
 # Raw connections that carry no HTTP, each with its reason.
-NOT_HTTP = {"engine/ray_executor.py": "a TCP reachability probe of a Ray cluster's address before ray.init"}
+NOT_HTTP = {"engine/ray_executor.py": "a TCP reachability probe of a Ray cluster's address before ray.init",
+            "backends/registry.py": "the preflight's TCP probe of a self-hosted server's port (no byte sent)"}
 
 
 def _modules() -> list[Path]:

@@ -180,3 +180,92 @@ def test_a_pool_server_that_stops_resolving_hands_its_requests_to_the_others():
                            BackendSettings())
         result = run(items, get_protocol("da"), [pool])
     assert result.stop_kind is None and result.answered_count() == 6
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then let go)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_run_whose_self_hosted_port_takes_no_connection_is_refused_before_anything_is_written(inp, tmp_path):
+    port = closed_port()
+    out = tmp_path / "r"
+    code, err, took = polyjudge("judge", inp, "--lp", "en-de", "-o", out, "-q",
+                                "--judge", f"openai:m@http://127.0.0.1:{port}/v1")
+    line = one_line(err)
+    # before: the run directory was created, then the engine gave up on the refused connection (exit 3)
+    assert code == 2 and f"unreachable: 127.0.0.1:{port}" in line and "start the server" in line
+    assert not out.exists()
+    assert took < 30  # one refused connection, no retries (a generous bound for a busy machine)
+
+
+def test_a_dry_run_plans_but_marks_the_server_that_is_not_up(inp, tmp_path):
+    """One plans before starting the server: the plan is printed (exit 0) with its endpoint marked (a host
+    that does not resolve, a spec error, stops the dry run: exit 2); the run itself is refused."""
+    port = closed_port()
+    done = subprocess.run([sys.executable, "-m", "polyjudge.cli.main", "judge", str(inp), "--lp", "en-de",
+                           "--judge", f"openai:m@http://127.0.0.1:{port}/v1", "--dry-run"],
+                          capture_output=True, text=True, timeout=120, env={k: v for k, v in os.environ.items()
+                                                                             if k not in CLEAN})
+    assert done.returncode == 0, done.stderr
+    # before: the same plan, with nothing said of the server
+    warned = [x for x in done.stdout.splitlines() if x.startswith(f"warning: unreachable: 127.0.0.1:{port}")]
+    assert len(warned) == 1 and "start the server before the run" in warned[0]
+    assert "Traceback" not in done.stderr
+
+
+def test_a_pool_is_refused_only_when_none_of_its_servers_is_up_and_anthropic_urls_are_checked(inp, tmp_path,
+                                                                                                capsys):
+    port, other = closed_port(), closed_port()
+    code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "-o", tmp_path / "a", "-q",
+                             "--judge", f"openai:m@http://127.0.0.1:{port}/v1,http://127.0.0.1:{other}/v1")
+    assert code == 2 and f"unreachable: 127.0.0.1:{port}" in one_line(err) and not (tmp_path / "a").exists()
+    with ScriptedServer(lambda body: SCORE) as srv:  # one server up: the pool sends to it, as it does mid-run
+        code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "-o", tmp_path / "b", "-q",
+                                 "--judge", f"openai:m@http://127.0.0.1:{port}/v1,{srv.base_url}")
+        assert code == 0, err
+        assert len(srv.requests) == 1
+        capsys.readouterr()
+        assert cli("judge", inp, "--lp", "en-de", "--dry-run",  # the plan names the one that is down
+                   "--judge", f"openai:m@http://127.0.0.1:{port}/v1,{srv.base_url}") == 0
+        warned = [x for x in capsys.readouterr().out.splitlines() if x.startswith("warning: unreachable:")]
+        assert len(warned) == 1 and f"127.0.0.1:{port}" in warned[0]  # nothing said of the one that is up
+    code, err, _ = polyjudge("judge", inp, "--lp", "en-de", "-o", tmp_path / "c", "-q",
+                             "--judge", f"anthropic:claude-x@http://127.0.0.1:{port}")
+    assert code == 2 and f"unreachable: 127.0.0.1:{port}" in one_line(err)
+
+
+def test_a_listening_server_passes_and_is_sent_nothing_by_a_dry_run(inp, capsys):
+    with ScriptedServer(lambda body: SCORE) as srv:
+        assert cli("judge", inp, "--lp", "en-de", "--judge", f"openai:m@{srv.base_url}", "--dry-run") == 0
+        assert srv.requests == []
+    out = capsys.readouterr()
+    assert "unreachable" not in out.out + out.err
+
+
+def test_the_api_raises_input_error_naming_the_port_and_its_estimate_marks_it(inp, tmp_path):
+    from polyjudge.api import InputError, JudgeConfig, estimate, judge
+
+    port = closed_port()
+    config = JudgeConfig(judges=(f"openai:m@http://127.0.0.1:{port}/v1",), src_lang="en", tgt_lang="de")
+    with pytest.raises(InputError, match=f"unreachable: 127.0.0.1:{port}"):
+        judge(str(inp), config, out=tmp_path / "r")
+    assert not (tmp_path / "r").exists()
+    planned = estimate(str(inp), config)
+    assert len(planned.unreachable) == 1 and f"unreachable: 127.0.0.1:{port}" in planned.unreachable[0]
+    assert planned.to_dict()["unreachable"] == list(planned.unreachable)
+
+
+def test_the_port_check_leaves_the_official_host_and_proxied_urls_to_the_run(monkeypatch):
+    from polyjudge.backends.registry import check_port_open
+
+    port = closed_port()
+    check_port_open(f"http://api.example.test:{port}/v1", official_host="api.example.test")  # no connection tried
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:1")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    check_port_open(f"http://10.0.0.1:{port}/v1", official_host="api.openai.com")  # the proxy connects, not us

@@ -2,9 +2,12 @@
 
 Before: nothing listening on the judge's port went through the engine's streak rule, every request retried
 with back-off: 15.2 s and 6 attempts per request for 2 items, 8.1 s for 200 (`polyjudge judge`, exit 3).
-Now the first refused connection of a server that never answered stops the run (exit 3, one line naming
-host and port). A server that answered before and then refuses (restarting, died mid-run) stays on the
-streak rule, and a pool still moves the work of a dead server to the others (tests/backends/test_pool.py).
+Now the preflight finds a self-hosted port that takes no connection before anything is written (exit 2,
+"unreachable: HOST:PORT"; tests/backends/test_preflight.py), and a server that stops listening after the
+preflight, before it ever answered, stops the run at its first refused connection (exit 3, one line naming
+host and port): the tests below reach that engine rule with the port preflight switched off. A server that
+answered before and then refuses (restarting, died mid-run) stays on the streak rule, and a pool still
+moves the work of a dead server to the others (tests/backends/test_pool.py).
 """
 
 import asyncio
@@ -40,7 +43,17 @@ def items_file(tmp_path, n):
     return path
 
 
-def test_a_server_that_never_listened_stops_the_run_at_once_with_the_default_retries(tmp_path):
+@pytest.fixture
+def gone_after_preflight(monkeypatch):
+    """The server was there for the preflight's connection and is gone when the run sends (the port check
+    passes): what the engine does with a server that never answered."""
+    import polyjudge.backends.registry as registry
+
+    monkeypatch.setattr(registry, "check_port_open", lambda url, **kw: None)
+
+
+def test_a_server_that_never_listened_stops_the_run_at_once_with_the_default_retries(tmp_path,
+                                                                                     gone_after_preflight):
     port = dead_port()
     start = time.perf_counter()
     with pytest.raises(EndpointFailed) as exc:
@@ -54,14 +67,17 @@ def test_a_server_that_never_listened_stops_the_run_at_once_with_the_default_ret
     assert elapsed < 3  # was 15 s: six attempts per request with back-off
 
 
-def test_the_cli_exits_3_with_one_line(tmp_path):
+def test_the_cli_exits_2_with_one_line_before_sending(tmp_path):
+    """The command line's preflight finds the closed port (exit 3 from the engine before the preflight checked
+    ports; the engine's own message is tested above)."""
     port = dead_port()
     proc = subprocess.run([sys.executable, "-m", "polyjudge.cli.main", "judge", str(items_file(tmp_path, 3)),
                            "--judge", f"openai:m@http://127.0.0.1:{port}/v1", "-o", str(tmp_path / "run")],
                           capture_output=True, text=True, timeout=60, check=False)
-    assert proc.returncode == 3, proc.stderr
+    assert proc.returncode == 2, proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("polyjudge: error:")]
-    assert len(errors) == 1 and f"127.0.0.1:{port}" in errors[0] and "Traceback" not in proc.stderr
+    assert len(errors) == 1 and f"unreachable: 127.0.0.1:{port}" in errors[0] and "Traceback" not in proc.stderr
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_refusal_is_fatal_only_before_the_server_ever_answered():
@@ -95,7 +111,7 @@ def test_a_refusal_is_fatal_only_before_the_server_ever_answered():
     assert not is_fatal(err)  # it answered before: restarting, perhaps; the engine's streak rule decides
 
 
-def test_every_server_of_a_pool_that_never_listened_stops_the_run_at_once(tmp_path):
+def test_every_server_of_a_pool_that_never_listened_stops_the_run_at_once(tmp_path, gone_after_preflight):
     dead = [f"http://127.0.0.1:{dead_port()}/v1" for _ in range(2)]
     start = time.perf_counter()
     with pytest.raises(EndpointFailed) as exc:

@@ -23,13 +23,14 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
-
-import numpy as np
-from numpy.typing import ArrayLike
+from typing import TYPE_CHECKING, Literal
 
 from polyjudge.aggregate.exact import exact_mean
 from polyjudge.data.errors import InputError
+
+if TYPE_CHECKING:  # numpy is imported where it computes: listing the aggregators (--help) needs none
+    import numpy as np
+    from numpy.typing import ArrayLike
 
 Method = Literal["majority", "mean", "median"]
 TieRule = Literal["low", "high", "none", "first"]
@@ -47,6 +48,8 @@ class PanelResult:
     tie: np.ndarray  # bool: top count shared by several labels
 
     def mean_agreement(self) -> float:
+        import numpy as np
+
         ok = ~np.isnan(self.agreement)
         return float(self.agreement[ok].mean()) if ok.any() else float("nan")
 
@@ -54,6 +57,8 @@ class PanelResult:
 def _exact_row_means(v: np.ndarray) -> np.ndarray:
     """Each row's mean over its valid votes, correctly rounded (the panel's score does not depend on
     numpy's summation order, so equal panel scores tie on every machine); NaN for a row without votes."""
+    import numpy as np
+
     out = np.full(v.shape[0], np.nan)
     for i, row in enumerate(v):
         votes = row[~np.isnan(row)].tolist()
@@ -64,6 +69,8 @@ def _exact_row_means(v: np.ndarray) -> np.ndarray:
 
 def aggregate_panel(votes: ArrayLike, method: Method = "majority", tie: TieRule = "low") -> PanelResult:
     """Aggregate an ``items x judges`` matrix of numeric labels (NaN = missing)."""
+    import numpy as np
+
     v = np.asarray(votes, dtype=float)
     if v.ndim != 2:
         raise InputError(f"panel votes must be an items x judges matrix, got shape {v.shape}")
@@ -131,6 +138,8 @@ def ens_minus_min(per_judge: Mapping[str, float], ensemble: float,
                   statistic: str = "fleiss_kappa") -> EnsMinReport:
     """Delta = Ens - Min, where Min is the lowest value among the single judges
     (NaN values are ignored; all NaN gives NaN)."""
+    import numpy as np
+
     finite = {k: float(x) for k, x in per_judge.items() if x is not None and not np.isnan(x)}
     if not finite:
         return EnsMinReport(statistic, float(ensemble), "", float("nan"), float("nan"),

@@ -38,21 +38,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING
 
 from polyjudge.aggregate.exact import exact_mean, exact_sum, reciprocal_rank_mean
 from polyjudge.aggregate.runs import get_aggregator, register_aggregator
 
 OUTLIER_SIGMAS = 2.0
 
+# numpy is imported by the functions that compute, not here: the aggregator registry is listed by
+# ``--help``, which must not pay for numpy (tests/architecture/test_startup.py).
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
-Floats = NDArray[np.float64]
-Mask = NDArray[np.bool_]
+    Floats = NDArray[np.float64]
+    Mask = NDArray[np.bool_]
 
 
 def _array(scores: Sequence[float] | Floats) -> Floats:
+    import numpy as np
+
     a = np.asarray(scores, dtype=np.float64)
     if a.ndim != 1 or a.size == 0:
         raise ValueError("an aggregator needs at least one score")
@@ -63,6 +68,8 @@ def _array(scores: Sequence[float] | Floats) -> Floats:
 
 def outlier_mask(scores: Sequence[float] | Floats, k: float = OUTLIER_SIGMAS) -> Mask:
     """Boolean mask of the runs kept: ``|s - mean| <= k * std`` (population std)."""
+    import numpy as np
+
     a = _array(scores)
     mean = exact_mean(a.tolist())
     deviations = a - mean
@@ -102,11 +109,15 @@ def kept_runs(scores: Sequence[float] | Floats, k: float = OUTLIER_SIGMAS) -> li
 
 def remove_outliers(scores: Sequence[float] | Floats, k: float = OUTLIER_SIGMAS) -> Floats:
     """The runs within ``k`` standard deviations of the mean, in input order."""
+    import numpy as np
+
     return np.array(kept_runs(scores, k), dtype=np.float64)
 
 
 def rrwa_weights(n: int) -> Floats:
     """Normalised 1/rank weights for ``n`` sorted runs (sum to 1), for display; :func:`rrwa` sums exactly."""
+    import numpy as np
+
     w: Floats = 1.0 / np.arange(1, n + 1, dtype=np.float64)
     normalised: Floats = w / w.sum()
     return normalised
@@ -145,6 +156,8 @@ def minimum(scores: Sequence[float]) -> float:
 
 def _one_sign(kept: Floats, name: str) -> float:
     """-1 when every kept score is <= 0, +1 when every one is >= 0; mixed signs have no geometric mean."""
+    import numpy as np
+
     if np.all(kept <= 0):
         return -1.0
     if np.all(kept >= 0):
@@ -164,6 +177,8 @@ def geometric(scores: Sequence[float]) -> float:
     not collapse. Scores of mixed sign have no geometric mean and raise
     ``ValueError``.
     """
+    import numpy as np
+
     kept = remove_outliers(scores)
     sign = _one_sign(kept, "geo")
     mags = np.abs(kept)
@@ -181,6 +196,8 @@ def geometric_shifted(scores: Sequence[float]) -> float:
     ``log 1 = 0``). On runs that all found errors it is close to, but not
     equal to, ``geo``. Scores of mixed sign raise ``ValueError``, as for ``geo``.
     """
+    import numpy as np
+
     kept = remove_outliers(scores)
     sign = _one_sign(kept, "geo+1")
     return sign * math.expm1(exact_mean([math.log1p(m) for m in np.abs(kept).tolist()]))
@@ -192,6 +209,8 @@ def trimmed_mean(scores: Sequence[float]) -> float:
 
     Needs at least three runs; with fewer it is the plain mean.
     """
+    import numpy as np
+
     a = np.sort(_array(scores))
     return exact_mean((a[1:-1] if a.size >= 3 else a).tolist())
 
@@ -203,6 +222,8 @@ def majority(scores: Sequence[float]) -> float:
     Ties between equally frequent values go to the lowest one: deterministic,
     independent of run order, and conservative for higher-is-better scores.
     """
+    import numpy as np
+
     values, counts = np.unique(_array(scores), return_counts=True)
     return float(values[np.argmax(counts)])  # unique sorts ascending; argmax takes the first
 

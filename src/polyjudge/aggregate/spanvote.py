@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-import numpy as np
-
 
 def vote_spans(runs: list[list[dict[str, Any]]], length: int,
                threshold: float = 0.5) -> tuple[list[dict[str, Any]], list[str]]:
@@ -24,6 +22,8 @@ def vote_spans(runs: list[list[dict[str, Any]]], length: int,
     run spans they overlap. Omissions vote on their insertion point the same
     way. Errors without location are not merged (counted in the problems).
     """
+    import numpy as np  # here, not at the top: --help lists the span protocols without numpy
+
     n = len(runs)
     major = np.zeros((n, length), dtype=bool)
     minor = np.zeros((n, length), dtype=bool)

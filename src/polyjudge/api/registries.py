@@ -109,8 +109,15 @@ def statistic_options(stat: Statistic) -> tuple[OptionInfo, ...]:
 
 
 def protocols_with_option(key: str) -> list[str]:
-    """The protocols whose options include ``key`` (``score_mode``, ``with_reference``), in listing order."""
-    return [name for name, cls in PROTOCOLS.items() if any(o.name == key for o in protocol_options(cls))]
+    """The protocols whose options include ``key`` (``score_mode``, ``with_reference``), in listing order;
+    a built-in's from its declaration, so ``--help`` imports no protocol module."""
+    def takes(name: str) -> bool:
+        declared = PROTOCOLS.builtins.get(name)
+        if declared is not None:
+            return key in declared.options
+        return any(o.name == key for o in protocol_options(PROTOCOLS.get(name)))
+
+    return [name for name in PROTOCOLS.names() if takes(name)]
 
 
 def reader_options(reader: InputReader) -> tuple[OptionInfo, ...]:

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from polyjudge.backends.base import Backend, check_endpoints, endpoint_from_env
 from polyjudge.data.secrets import redact_url, register_secret_env
 from polyjudge.data.shapes import normalise_fields
-from polyjudge.registry import Registry, UnknownNameError
+from polyjudge.registry import Builtin, Registry, UnknownNameError
 
 # ``--api-key-env``'s default. A backend whose provider names its key otherwise (anthropic:
 # ANTHROPIC_API_KEY) reads its own variable unless another one was chosen (see key_env_for).
@@ -148,6 +148,26 @@ class RegisteredBackend(ABC):
         return spec
 
     @classmethod
+    def unreachable(cls, spec: JudgeSpec) -> tuple[str, ...]:
+        """One line per self-hosted server of ``spec`` (after :meth:`preflight`) whose port takes no TCP
+        connection now (``unreachable: HOST:PORT ...``); none when the judge sends to no server of its own
+        (an official endpoint, an embedded model, a recording)."""
+        from urllib.parse import urlsplit
+
+        from polyjudge.backends.base import PreflightError
+
+        if not cls.url_after_at:
+            return ()
+        official = (urlsplit(cls.default_endpoint or "").hostname or "").lower()
+        found: list[str] = []
+        for url in spec.servers:
+            try:
+                check_port_open(url, official_host=official)
+            except PreflightError as exc:
+                found.append(str(exc))
+        return tuple(found)
+
+    @classmethod
     def deferred(cls, spec: JudgeSpec, settings: BackendSettings) -> dict[str, Any] | None:
         """The judge's manifest fields (``model`` first, then :meth:`manifest_fields`' own) when they are
         known without building it, so building can wait for the first request (see ``backends.lazy``);
@@ -165,10 +185,27 @@ class RegisteredBackend(ABC):
         return {}
 
 
+# The built-ins as ``--help`` lists them (name, class, summary), so listing them imports no backend
+# module (nor the HTTP, batch and pool machinery behind them); tests/architecture/test_startup.py fails
+# when an entry differs from what its module registers.
+BUILTIN_BACKENDS: dict[str, Builtin] = {
+    "anthropic": Builtin("polyjudge.backends.anthropic:AnthropicBackend",
+        "Anthropic Messages API (Claude) over HTTP: anthropic:MODEL[?OPTIONS][@BASE_URL[,BASE_URL...]]."),
+    "llamacpp": Builtin("polyjudge.backends.llamacpp:LlamaCppBackend",
+        "Embedded llama.cpp, offline: llamacpp[:MODEL_OR_GGUF_PATH] (default: the bundled model)."),
+    "openai": Builtin("polyjudge.backends.openai:OpenAIBackend",
+        "OpenAI-compatible chat completions over HTTP: openai:MODEL[?OPTIONS][@BASE_URL[,BASE_URL...]]."),
+    "replay": Builtin("polyjudge.backends.replay:ReplayBackend",
+        "Answers recorded with --record, offline and exact: replay:RECORDING.jsonl."),
+    "vllm": Builtin("polyjudge.backends.vllm:VllmBackend",
+        "vLLM on a Ray cluster's GPU nodes, through ray.data.llm: vllm:HF_MODEL (--executor ray only)."),
+}
+
 BACKENDS: Registry[type[RegisteredBackend]] = Registry(
     "backend",
-    package="polyjudge.backends",  # every module of the package: a new backend is a new module
+    package="polyjudge.backends",  # every module of the package: a new backend is a new module (and an entry above)
     entry_point_group="polyjudge.backends",
+    builtins=BUILTIN_BACKENDS,
 )
 register_backend = BACKENDS.register
 
@@ -364,7 +401,52 @@ class HostedEndpoint:
         return spec
 
 
-__all__ = ["BACKENDS", "DEFAULT_API_KEY_ENV", "REASONING_EFFORTS", "BackendSettings", "Capabilities", "HostedEndpoint",
-           "JudgeSpec", "RegisteredBackend",
-           "UnknownBackendError", "backend_class", "build_judge", "make_backend", "redact_servers",
+# Seconds the preflight waits for a self-hosted server's port to take a connection. A port that neither
+# takes nor refuses one within it (a firewall dropping packets, a slow network) is not a failure: the run
+# tries, and its own requests find out, as for a slow name resolver.
+CONNECT_TIMEOUT_S = 2.0
+
+
+def check_port_open(url: str, *, official_host: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise :class:`~polyjudge.backends.base.PreflightError` ("unreachable: HOST:PORT") when nothing takes a
+    TCP connection at ``url``'s host and port (refused, or no route to the host).
+
+    Only self-hosted servers are checked (vLLM, SGLang, a llama.cpp server, ...: a server not started
+    yet is the usual mistake); the official endpoint's host and a URL a proxy reaches for us
+    (``HTTPS_PROXY`` and friends) are left to the run.
+    """
+    import errno
+    import socket
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    from polyjudge.backends.base import PreflightError
+
+    parts = urlsplit(url)
+    host = parts.hostname
+    if not host or parts.scheme not in ("http", "https") or host.lower() == official_host:
+        return
+    proxies = urllib.request.getproxies()
+    if (proxies.get(parts.scheme) or proxies.get("all")) and not urllib.request.proxy_bypass(host):
+        return
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return  # the transport says what is wrong with the URL itself
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except (TimeoutError, socket.gaierror, UnicodeError):
+        return  # slow, or a name the resolver check already judged: the run finds out
+    except OSError as exc:
+        if exc.errno not in (errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.ECONNRESET):
+            return
+        shown = f"[{host}]" if ":" in host else host
+        raise PreflightError(f"unreachable: {shown}:{port} ({redact_url(url)}: {exc.strerror or exc}); "
+                             "nothing takes a connection there: start the server, or fix the URL or port"
+                             ) from None
+
+
+__all__ = ["BACKENDS", "BUILTIN_BACKENDS", "DEFAULT_API_KEY_ENV", "REASONING_EFFORTS", "BackendSettings",
+           "Capabilities", "HostedEndpoint", "JudgeSpec", "RegisteredBackend",
+           "UnknownBackendError", "backend_class", "build_judge", "check_port_open", "make_backend", "redact_servers",
            "register_backend", "split_servers"]

@@ -11,12 +11,8 @@ from dataclasses import dataclass
 
 from polyjudge.backends.registry import DEFAULT_API_KEY_ENV, BackendSettings, JudgeSpec
 from polyjudge.data.errors import InputError
+from polyjudge.data.limits import DEFAULT_JUDGE, MAX_CONCURRENCY, MAX_N_CTX, MAX_TIMEOUT_S
 from polyjudge.data.shapes import check_range, normalise_fields
-
-DEFAULT_JUDGE = "llamacpp"
-MAX_TIMEOUT_S = 86_400.0
-MAX_N_CTX = 2**24
-MAX_CONCURRENCY = 1_024
 
 
 def parse_judge(text: str | JudgeSpec) -> JudgeSpec:

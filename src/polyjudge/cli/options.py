@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
-from polyjudge.api.runs import (
+from polyjudge.api.runs import (  # light: the engine loads when a command builds its spec, not for --help
     DEFAULT_JUDGE,
-    BatchOptions,
     Target,
     file_target,
     input_target,
@@ -686,6 +685,7 @@ def judging_spec(params: Mapping[str, Any], *, progress: bool = True) -> Judging
     import sys
 
     from polyjudge.api import BudgetSpec, ExecutionSpec, GenerationSpec, JudgingSpec, OutputSpec
+    from polyjudge.api.runs import BatchOptions
 
     p = params
     protocol = _protocol_group(p)

@@ -157,6 +157,9 @@ class Estimate:
     from_shared_cache: int = 0
     # Each judge's endpoint as the run would use it (credentials masked): "judge: URL" or "judge: embedded".
     endpoints: tuple[str, ...] = ()
+    # One line per self-hosted server that takes no connection now ("unreachable: HOST:PORT ..."): the plan
+    # is still made (one plans before starting it), the run refuses it.
+    unreachable: tuple[str, ...] = ()
     duration: DurationEstimate | None = None
 
     def describe(self) -> str:
@@ -179,6 +182,8 @@ class Estimate:
             text += f"; {self.duration.describe()}"
         if self.endpoints:
             text += f"\nendpoints: {'; '.join(self.endpoints)}"
+        for line in self.unreachable:
+            text += f"\nwarning: {line}; start the server before the run (the run refuses it while it is down)"
         # One row per way (a local judge's "several samples" way is its one-per-run way), none when every way
         # is free (a local model: no price, no batch API to compare).
         priced = list({s.label: s for s in self.scenarios if s.cost_usd is not None}.values())
@@ -202,7 +207,7 @@ class Estimate:
                 "shared": self.shared, "calls": self.calls, "cached_prompt_tokens": self.cached_prompt_tokens,
                 "samples_per_request": self.samples_per_request, "batch": self.batch,
                 "from_shared_cache": self.from_shared_cache, "scenarios": [s.to_dict() for s in self.scenarios],
-                "endpoints": list(self.endpoints),
+                "endpoints": list(self.endpoints), "unreachable": list(self.unreachable),
                 "duration": None if self.duration is None else self.duration.to_dict()}
 
 

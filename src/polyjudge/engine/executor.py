@@ -14,15 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from polyjudge.backends.base import Backend
 from polyjudge.data.errors import InputError
-from polyjudge.engine.plan import Task
-from polyjudge.engine.runner import ExecStats, SendControls, execute
-from polyjudge.engine.store import Store
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the sending machinery loads with make_executor: --help reads EXECUTORS alone
+    from polyjudge.backends.base import Backend
     from polyjudge.backends.registry import BackendSettings, JudgeSpec
+    from polyjudge.engine.plan import Task
     from polyjudge.engine.ray_executor import RayOptions
+    from polyjudge.engine.runner import ExecStats, SendControls
+    from polyjudge.engine.store import Store
 
 LOCAL, RAY = "local", "ray"
 # The executors, each with its one-line summary: the one list (``--executor``'s choices read it).
@@ -54,6 +54,8 @@ def make_executor(name: str, specs: Sequence[JudgeSpec], settings: BackendSettin
     name, Ray not installed, or bad Ray options raise :class:`InputError`.
     """
     if name == LOCAL:
+        from polyjudge.engine.runner import execute
+
         return execute
     if name == RAY:
         from polyjudge.engine.ray_executor import RayExecutor, RayOptions

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.limits import DEFAULT_JUDGE
 from polyjudge.data.records import Item
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.batches import BatchOptions
@@ -48,8 +49,6 @@ from polyjudge.engine.spec import (  # the bounds: re-exported for the CLI's fla
     MAX_TIMEOUT_S,
     JudgingSpec,
 )
-
-DEFAULT_JUDGE = "llamacpp"
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +302,25 @@ def _preflight(specs: list[JudgeSpec], settings: BackendSettings, spec: JudgingS
         return preflight_judges(specs, settings, network=network)
     except ValueError as exc:
         raise InputError(str(exc), field="judge") from None
+
+
+def _unreachable(specs: Sequence[JudgeSpec], spec: JudgingSpec) -> dict[JudgeSpec, tuple[str, ...]]:
+    """The judges some of whose self-hosted servers take no TCP connection now, with a line per such server
+    (after the preflight; batch files send nothing and are not checked)."""
+    from polyjudge.backends.registry import backend_class
+
+    if spec.execution.batch_export or spec.execution.batch_import:
+        return {}
+    found = {s: backend_class(s.backend).unreachable(s) for s in specs}
+    return {s: lines for s, lines in found.items() if lines}
+
+
+def _refuse_unreachable(specs: Sequence[JudgeSpec], spec: JudgingSpec) -> None:
+    """A run refuses a judge none of whose servers takes a connection (exit 2); a pool with some up sends to
+    those, moving the work of the others as it does mid-run."""
+    for judge_spec, lines in _unreachable(specs, spec).items():
+        if len(lines) == len(judge_spec.servers):
+            raise InputError(lines[0], field="judge")
 
 
 def _check_spending(spec: JudgingSpec, specs: Sequence[JudgeSpec], prices: PriceTable) -> None:
@@ -593,6 +611,7 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec 
     from polyjudge.engine.core import remember_outputs
     from polyjudge.engine.result import RunResult
     from polyjudge.rundir import STORE, RunDirLock
+    from polyjudge.rundir.ownership import check_out_path
 
     spec = as_spec(config, out)
     todo = _items(items, spec)
@@ -600,6 +619,9 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec 
     _preflight(prep.specs, prep.settings, spec, network=True)
     out_dir = spec.output.path
     _check_cache_apart(spec, out_dir)
+    if out_dir is not None:
+        check_out_path(out_dir)  # the folder's own problems are said first
+    _refuse_unreachable(prep.specs, spec)
     with ExitStack() as stack:
         if out_dir is not None:
             stack.enter_context(RunDirLock(out_dir))
@@ -632,11 +654,15 @@ def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSp
     result = asyncio.run(_run(todo, prep, out_dir, dry_run=True))
     assert isinstance(result, Estimate)
     _preflight(prep.specs, prep.settings, spec, network=True)  # after the run's other input was checked
-    return _with_endpoints_and_duration(result, prep)
+    # A server not up yet does not stop the plan (one plans before starting it): the plan says so in a
+    # warning line; the run itself refuses it (exit 2). A host that does not resolve stops both.
+    return _with_endpoints_and_duration(result, prep, _unreachable(prep.specs, spec))
 
 
-def _with_endpoints_and_duration(found: Estimate, prep: _Prepared) -> Estimate:
-    """The estimate with each judge's endpoint (credentials masked) and how long sending would take."""
+def _with_endpoints_and_duration(found: Estimate, prep: _Prepared,
+                                 unreachable: Mapping[JudgeSpec, tuple[str, ...]] | None = None) -> Estimate:
+    """The estimate with each judge's endpoint (credentials masked), the servers unreachable now, and how
+    long sending would take."""
     from polyjudge.backends.registry import backend_class, redact_servers
     from polyjudge.engine.estimate import estimate_duration
 
@@ -652,7 +678,8 @@ def _with_endpoints_and_duration(found: Estimate, prep: _Prepared) -> Estimate:
     duration = estimate_duration(found.calls, found.prompt_tokens + found.max_completion_tokens,
                                  concurrency=given.execution.concurrency, rpm=given.budget.rpm, tpm=given.budget.tpm,
                                  measured_judges=measured)
-    return dataclasses.replace(found, endpoints=tuple(endpoints), duration=duration)
+    return dataclasses.replace(found, endpoints=tuple(endpoints), duration=duration,
+                               unreachable=tuple(line for lines in (unreachable or {}).values() for line in lines))
 
 
 __all__ = ["CONFIG_FIELDS", "DEFAULT_JUDGE", "MAX_CONCURRENCY", "MAX_N_CTX", "MAX_RAY_RESOURCES", "MAX_RUNS",

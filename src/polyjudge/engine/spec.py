@@ -20,9 +20,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from polyjudge.backends.spec import MAX_CONCURRENCY, MAX_N_CTX, MAX_TIMEOUT_S, JudgesSpec
+from polyjudge.backends.spec import JudgesSpec
 from polyjudge.cache.spec import CacheSpec
 from polyjudge.data.errors import InputError
+from polyjudge.data.limits import (  # the bounds of the numeric settings (the CLI's flag types show them)
+    MAX_CONCURRENCY,
+    MAX_N_CTX,
+    MAX_RAY_RESOURCES,
+    MAX_RUNS,
+    MAX_SAMPLES_PER_REQUEST,
+    MAX_SEED,
+    MAX_TEMPERATURE,
+    MAX_TIMEOUT_S,
+)
 from polyjudge.data.shapes import check_range, normalise_fields
 from polyjudge.data.spec import InputSpec
 from polyjudge.engine.batches import BATCH_FALLBACKS, BatchOptions
@@ -37,15 +47,6 @@ if TYPE_CHECKING:
     from polyjudge.backends.batch import BatchClient
     from polyjudge.engine.executor import Executor
 
-# Bounds of the numeric settings (the CLI's flag types use the same ones). Concurrency and
-# per-request samples are capped because more only buys retries (-c 100000 against one server
-# took 111 s and 156 retries where -c 16 took 1.3 s); seeds fit the signed 32-bit field every
-# backend accepts, for the last run too (run r sends seed + r).
-MAX_TEMPERATURE = 2.0
-MAX_SEED = 2**31 - 1
-MAX_RUNS = 1_000
-MAX_SAMPLES_PER_REQUEST = 128
-MAX_RAY_RESOURCES = 1_024.0
 _UNBOUNDED = 1.7976931348623157e308
 
 

@@ -23,10 +23,12 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-
-from jinja2 import nodes
+from typing import TYPE_CHECKING
 
 from polyjudge.backends.base import Message, Role
+
+if TYPE_CHECKING:  # jinja2 loads when a template is built, not when the protocols are listed (--help)
+    from jinja2 import nodes
 
 # Value types whose equality decides how they print (a shape key holds them with their type).
 _ATOMIC = (str, int, float, bool, type(None))
@@ -39,6 +41,8 @@ def slot_variables(ast: nodes.Template) -> frozenset[str]:
     """The variables ``ast`` only prints verbatim or tests for truth (see the module docstring)."""
     slotted: set[str] = set()
     excluded: set[str] = set()
+
+    from jinja2 import nodes
 
     def visit(node: nodes.Node, how: str | None) -> None:
         if isinstance(node, nodes.Name):

@@ -32,20 +32,19 @@ import hashlib
 import re
 import secrets
 from collections.abc import Mapping
+from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, NoReturn
-
-import jinja2
-import jinja2.meta
-from jinja2.exceptions import SecurityError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from polyjudge.backends.base import Message, Role
 from polyjudge.data.errors import InputError
 from polyjudge.data.secrets import redact
 from polyjudge.data.textio import read_text
 from polyjudge.protocols.template_shapes import ShapeMemo, slot_variables
+
+if TYPE_CHECKING:
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 # A template line that starts a message: the marker alone (trailing blanks allowed).
 _MARKER_LINE = re.compile(r"^<\|(system|user|assistant)\|>[ \t]*$", re.MULTILINE)
@@ -58,16 +57,25 @@ _TOKEN_KINDS = {f"{kind}\ue001": kind for kind in range(5)}
 _RENDER_ERRORS = (ArithmeticError, AttributeError, LookupError, RecursionError, TypeError, ValueError)
 
 
-class _SandboxEnvironment(ImmutableSandboxedEnvironment):
-    """Jinja's immutable sandbox, failing at once on a forbidden attribute.
+@cache
+def _sandbox_environment() -> type[ImmutableSandboxedEnvironment]:
+    """The environment class templates are built with, made on first use (jinja2 is imported when a
+    template is built, not when the protocols are listed by ``--help``)."""
+    from jinja2.exceptions import SecurityError
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    The stock sandbox returns an undefined value that fails only when used;
-    raising on access makes ``{% if x.__class__ is defined %}`` fail too.
-    """
+    class _SandboxEnvironment(ImmutableSandboxedEnvironment):
+        """Jinja's immutable sandbox, failing at once on a forbidden attribute.
 
-    def unsafe_undefined(self, obj: Any, attribute: str) -> NoReturn:
-        raise SecurityError(f"access to attribute {attribute!r} of {type(obj).__name__!r} "
-                            f"object is not allowed")
+        The stock sandbox returns an undefined value that fails only when used;
+        raising on access makes ``{% if x.__class__ is defined %}`` fail too.
+        """
+
+        def unsafe_undefined(self, obj: Any, attribute: str) -> NoReturn:
+            raise SecurityError(f"access to attribute {attribute!r} of {type(obj).__name__!r} "
+                                f"object is not allowed")
+
+    return _SandboxEnvironment
 
 
 class _Tokens:
@@ -116,8 +124,11 @@ class PromptTemplate:
 
     def __init__(self, text: str, origin: str) -> None:
         self.text, self.origin = text, origin
+        import jinja2
+        import jinja2.meta
+
         self._tokens = _Tokens()
-        env = _SandboxEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+        env = _sandbox_environment()(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                   autoescape=False, finalize=self._tokens.frame)
         env.globals.clear()  # range, lipsum, cycler, joiner, namespace, dict
         marked = self._tokens.mark_source(text)
@@ -161,6 +172,9 @@ class PromptTemplate:
         return self._render_text(variables)
 
     def _render_text(self, variables: Mapping[str, object]) -> list[Message]:
+        import jinja2
+        from jinja2.exceptions import SecurityError
+
         try:
             text = self._template.render(variables)
         except SecurityError as exc:
