@@ -100,6 +100,68 @@ def _manifest_mtme_name(path: Path) -> str | None:
 
 # json.dumps(obj, ensure_ascii=False), without a new encoder for each of a million lines.
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+_TEXT = json.encoder.encode_basestring  # how that encoder writes a string (ensure_ascii=False)
+_INF = float("inf")
+
+
+def _value(v: Any) -> str:
+    """``_ENCODE(v)``, with the values of most fields of a judgment (None, text, numbers) written at once."""
+    if v is None:
+        return "null"
+    kind = type(v)
+    if kind is str:
+        return _TEXT(v)
+    if kind is int:
+        return int.__repr__(v)
+    if kind is float:
+        if v != v:
+            return "NaN"
+        if v == _INF or v == -_INF:
+            return "Infinity" if v > 0 else "-Infinity"
+        return float.__repr__(v)
+    return _ENCODE(v)
+
+
+class _LineWriter:
+    """``_ENCODE(record.to_json())`` for one judgment after another, byte for byte, piece by piece: an
+    item's runs share its identifiers, their answer text and often their annotation (engine.result parses
+    an answer text once per item), so each is encoded once while it repeats, and the few names (judges,
+    statuses, finish reasons) once per file (tests/rundir/test_judgment_lines.py)."""
+
+    def __init__(self) -> None:
+        self._annotation: tuple[Any, str] = (self, "")  # (the last annotation object, its JSON)
+        self._text: tuple[str | None, str] = (None, "null")
+        self._head: tuple[tuple[Any, ...], str] = ((), "")  # (item index, system, doc, segment) and their JSON
+        self._names: dict[str | None, str] = {None: "null"}
+
+    def _name(self, v: str | None) -> str:
+        found = self._names.get(v) if type(v) is str or v is None else None
+        if found is None:
+            found = _value(v)
+            if type(v) is str and len(self._names) < 4096:
+                self._names[v] = found
+        return found
+
+    def __call__(self, r: JudgmentRecord) -> str:
+        ann = r.annotation
+        if ann is not self._annotation[0]:
+            self._annotation = (ann, _value(ann))
+        text = r.raw_text
+        if text != self._text[0] or type(text) is not type(self._text[0]):
+            self._text = (text, _value(text))
+        ids = (r.item_index, r.system, r.doc_id, r.seg_id)
+        if ids != self._head[0] or any(type(x) is not type(y) for x, y in zip(ids, self._head[0])):
+            self._head = (ids, f'{{"item_index": {_value(r.item_index)}, "system": {_value(r.system)}, '
+                               f'"doc_id": {_value(r.doc_id)}, "seg_id": {_value(r.seg_id)}, "run_index": ')
+        name = self._name
+        line = (f'{self._head[1]}{_value(r.run_index)}, "judge": {name(r.judge)}, "status": {name(r.status)}, '
+                f'"error": {name(r.error)}, "raw_text": {self._text[1]}, "annotation": {self._annotation[1]}, '
+                f'"score": {_value(r.score)}, "usage": {{"prompt_tokens": {_value(r.prompt_tokens)}, '
+                f'"completion_tokens": {_value(r.completion_tokens)}}}, "latency_s": {_value(r.latency_s)}, '
+                f'"finish_reason": {name(r.finish_reason)}')
+        if r.reasoning is not None:
+            return f'{line}, "reasoning": {_value(r.reasoning)}}}'
+        return line + "}"
 
 
 class JudgmentSpool:
@@ -114,12 +176,12 @@ class JudgmentSpool:
         self.path = Path(name)
         self._fh: Any = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
         self._cleanup = weakref.finalize(self, _remove, self.path, self._fh)
+        self._line = _LineWriter()
         self.count = 0
 
     def add(self, record: JudgmentRecord | dict[str, Any]) -> None:
         """One judgment: its record, or the record's JSON object (:meth:`JudgmentRecord.to_json`)."""
-        obj = record if isinstance(record, dict) else record.to_json()
-        self._fh.write(_ENCODE(obj) + "\n")
+        self._fh.write((_ENCODE(record) if isinstance(record, dict) else self._line(record)) + "\n")
         self.count += 1
 
     @property
