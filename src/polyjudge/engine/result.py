@@ -184,7 +184,8 @@ class StoredJudgments(Sequence[Judgment]):
                 if on_rows is not None:
                     on_rows(keys, rows)
                 for i in range(start, stop):
-                    item, ks, memo = self.items[i], keys[i], {}
+                    item, ks = self.items[i], keys[i]
+                    memo: dict[tuple[str, str | None], Parsed] = {}
                     yield i, [judgment_of(i, r, judge, rows.get(ks[n * self.runs + r]), self.protocol, item, memo)
                               for n, judge in enumerate(self.order) for r in range(self.runs)]
         finally:
