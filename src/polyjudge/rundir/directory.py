@@ -150,15 +150,24 @@ class _LineWriter:
         if text != self._text[0] or type(text) is not type(self._text[0]):
             self._text = (text, _value(text))
         ids = (r.item_index, r.system, r.doc_id, r.seg_id)
-        if ids != self._head[0] or any(type(x) is not type(y) for x, y in zip(ids, self._head[0])):
+        last = self._head[0]
+        if not (last and type(ids[0]) is int and ids[0] == last[0] and ids[1] is last[1] and ids[2] is last[2]
+                and ids[3] is last[3]):  # an item's runs share its identifiers' objects
             self._head = (ids, f'{{"item_index": {_value(r.item_index)}, "system": {_value(r.system)}, '
                                f'"doc_id": {_value(r.doc_id)}, "seg_id": {_value(r.seg_id)}, "run_index": ')
-        name = self._name
-        line = (f'{self._head[1]}{_value(r.run_index)}, "judge": {name(r.judge)}, "status": {name(r.status)}, '
-                f'"error": {name(r.error)}, "raw_text": {self._text[1]}, "annotation": {self._annotation[1]}, '
-                f'"score": {_value(r.score)}, "usage": {{"prompt_tokens": {_value(r.prompt_tokens)}, '
-                f'"completion_tokens": {_value(r.completion_tokens)}}}, "latency_s": {_value(r.latency_s)}, '
-                f'"finish_reason": {name(r.finish_reason)}')
+        names = self._names
+        judge, status, error, finish = r.judge, r.status, r.error, r.finish_reason
+        run, prompt, completion = r.run_index, r.prompt_tokens, r.completion_tokens
+        score, latency = r.score, r.latency_s
+        line = (f'{self._head[1]}{run if type(run) is int else _value(run)}, '
+                f'"judge": {names[judge] if judge in names and type(judge) is str else self._name(judge)}, '
+                f'"status": {names[status] if status in names and type(status) is str else self._name(status)}, '
+                f'"error": {"null" if error is None else self._name(error)}, "raw_text": {self._text[1]}, '
+                f'"annotation": {self._annotation[1]}, "score": {_value(score)}, '
+                f'"usage": {{"prompt_tokens": {prompt if type(prompt) is int else _value(prompt)}, '
+                f'"completion_tokens": {completion if type(completion) is int else _value(completion)}}}, '
+                f'"latency_s": {_value(latency)}, '
+                f'"finish_reason": {"null" if finish is None else self._name(finish)}')
         if r.reasoning is not None:
             return f'{line}, "reasoning": {_value(r.reasoning)}}}'
         return line + "}"
