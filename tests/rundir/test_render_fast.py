@@ -37,3 +37,27 @@ def test_aggregate_lines_are_the_reference_rendering(n, names, judges, data):
     tables = {j: {name: np.array(data.draw(st.lists(scores, min_size=n, max_size=n)), dtype=np.float64)
                   for name in names} for j in judges}
     assert list(aggregate_lines(items, tables)) == list(reference_lines(items, tables))
+
+
+def reference_level_scores(grid, level):
+    """mt-metrics-eval's document and domain scores as computed before the one-pass grouping."""
+    from polyjudge.rundir.mtme import _mean
+
+    names = grid.docs if level == "doc" else grid.domains
+    order = grid.doc_order() if level == "doc" else grid.domain_order()
+    return {system: [(label, _mean([v for v, n in zip(values, names or ()) if n == label])) for label in order]
+            for system, values in grid.scores.items()}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 30), st.data())
+def test_document_and_domain_scores_are_the_reference_ones(n, data):
+    from polyjudge.rundir.mtme import MtmeGrid, level_scores
+
+    values = st.none() | st.sampled_from([0.0, -0.0, -1.0, -5.0, 1 / 3, 0.1, 0.2]) | st.floats(-100, 100)
+    scores = {s: data.draw(st.lists(values, min_size=n, max_size=n)) for s in ("A", "B")}
+    labels = st.lists(st.sampled_from(["d1", "d2", "d3", "doc 4"]), min_size=n, max_size=n).map(tuple)
+    grid = MtmeGrid(("A", "B"), n, scores, data.draw(st.none() | labels), data.draw(st.none() | labels))
+    for level in ("doc", "domain"):
+        got, want = level_scores(grid, level), reference_level_scores(grid, level)
+        assert repr(got) == repr(want)
