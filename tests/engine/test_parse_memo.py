@@ -62,37 +62,3 @@ def test_an_aggregate_remembered_is_the_aggregate_computed(score_lists):
                 continue
             got = remembered(list(scores))
             assert repr(got) == repr(want) and type(got) is type(want)
-
-
-def test_a_run_read_ahead_by_a_thread_is_the_run_read_chunk_by_chunk(tmp_path):
-    """StoredJudgments.by_item reads the next chunk on a second connection while one is parsed (a run's
-    store on disk): the judgments, the rows each chunk hands on and their order are the same."""
-    from polyjudge.backends.base import GenerateResult, Usage
-    from polyjudge.engine.result import StoredJudgments
-    from polyjudge.engine.store import AnswerKey, Store
-
-    items = [Item(src_lang="en", tgt_lang="de", src=f"s{i}", tgt=f"t{i}", system="A", doc_id="d", seg_id=str(i))
-             for i in range(23)]
-    store = Store(tmp_path / "store.sqlite")
-    for i in range(0, 23, 2):  # every other item answered, the others pending
-        for r in range(2):
-            store.put_result(AnswerKey(f"k{i}-{r}", f"h{i}", "m", r),
-                             GenerateResult(json.dumps({"score": (i * 7 + r) % 100}), "stop", Usage(10, 3)), 1)
-    keys = lambda i: [f"k{i}-0", f"k{i}-1"]  # noqa: E731
-    opened = []
-
-    def open_store():
-        opened.append(Store(tmp_path / "store.sqlite", readonly=True))
-        return opened[-1]
-
-    def read(lazy):
-        seen = []
-        out = [(i, [(j.status, j.score, j.raw_text) for j in js])
-               for i, js in lazy.by_item(store, lambda chunk, rows: seen.append((dict(chunk), sorted(rows))))]
-        return out, seen
-
-    ahead = StoredJudgments(items, ["m"], 2, get_protocol("da"), keys, open_store, chunk=4)
-    plain = StoredJudgments(items, ["m"], 2, get_protocol("da"), keys, lambda: store, close_store=False, chunk=4)
-    assert read(ahead) == read(plain)
-    assert len(opened) == 1 and sum(s == "ok" for _, js in read(plain)[0] for s, _, _ in js) == 24
-    store.close()

@@ -177,7 +177,10 @@ class StoredJudgments(Sequence[Judgment]):
         own = store is None
         db = self._open() if store is None else store
         try:
-            for start, stop, keys, rows in self._chunks(db, prefetch=not own and self._close):
+            for start in range(0, len(self.items), self._chunk):
+                stop = min(len(self.items), start + self._chunk)
+                keys = {i: self._keys(i) for i in range(start, stop)}
+                rows = db.get_many([k for ks in keys.values() for k in ks])
                 if on_rows is not None:
                     on_rows(keys, rows)
                 for i in range(start, stop):
@@ -188,38 +191,6 @@ class StoredJudgments(Sequence[Judgment]):
         finally:
             if own and self._close:
                 db.close()
-
-    def _fetch(self, db: Store, start: int) -> tuple[int, int, dict[int, Sequence[str]], dict[str, StoredResponse]]:
-        stop = min(len(self.items), start + self._chunk)
-        keys = {i: self._keys(i) for i in range(start, stop)}
-        return start, stop, keys, db.get_many([k for ks in keys.values() for k in ks])
-
-    def _chunks(self, db: Store, *, prefetch: bool
-                ) -> Iterator[tuple[int, int, dict[int, Sequence[str]], dict[str, StoredResponse]]]:
-        """Each chunk of items with its keys and stored rows. With ``prefetch`` (a store of the run's own on
-        disk, whose answers are all committed: it is flushed first), the next chunk is read by a thread on a
-        read-only connection of its own while this one is parsed: SQLite reads without the interpreter lock,
-        so on a second core a million judgments' reading overlaps their parsing."""
-        starts = range(0, len(self.items), self._chunk)
-        if not prefetch or len(starts) < 2:
-            for start in starts:
-                yield self._fetch(db, start)
-            return
-        from concurrent.futures import ThreadPoolExecutor
-
-        db.flush()
-        reader = self._open()
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="polyjudge-read")
-        try:
-            ahead = pool.submit(self._fetch, reader, starts[0])
-            for nxt in [*starts[1:], None]:
-                got = ahead.result()
-                if nxt is not None:
-                    ahead = pool.submit(self._fetch, reader, nxt)
-                yield got
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-            reader.close()
 
     def __iter__(self) -> Iterator[Judgment]:
         for _, js in self.by_item():
