@@ -36,6 +36,12 @@ Per tool and scenario it prints, min and median over the repetitions:
     python benchmarks/engine_throughput.py --scenario 0.005:512:20000 --repeats 1 \
         --tools polyjudge,polyjudge-ray,aiohttp
 
+Before the measured runs of a scenario, one small polyjudge run (other items)
+fills a shared response cache that every measured polyjudge run starts from:
+as in a user's second run against a server, the judge's request form as the
+server settled it is known (``--cold-form``: no warm-up, a first contact each
+time, whose first request goes alone while the form is learned).
+
 The machine should be otherwise idle; on a shared one compare the tools
 side by side (same run), not with numbers from another run.
 """
@@ -47,6 +53,7 @@ import asyncio
 import json
 import os
 import resource
+import shutil
 import socket
 import statistics
 import subprocess
@@ -290,9 +297,10 @@ def client_polyjudge(url: str, n: int, concurrency: int, extra: list[str] | None
     with tempfile.TemporaryDirectory() as tmp:
         items = Path(tmp) / "items.jsonl"
         with items.open("w", encoding="utf-8") as fh:
+            salt = os.environ.get("PJ_BENCH_SALT", "")  # the warm-up's items: none of them is a measured one
             for i in range(n // runs):
-                fh.write(json.dumps({"src": f"source sentence {i}", "tgt": f"target sentence {i}", "src_lang": "en",
-                                     "tgt_lang": "de", "doc_id": f"d{i // 20}", "seg_id": str(i),
+                fh.write(json.dumps({"src": f"{salt}source sentence {i}", "tgt": f"target sentence {i}",
+                                     "src_lang": "en", "tgt_lang": "de", "doc_id": f"d{i // 20}", "seg_id": str(i),
                                      "system": "sys"}) + "\n")
         out = Path(tmp) / "run"
         form = "?reasoning=false,structured=json_schema" if os.environ.get("PJ_BENCH_FORM_GIVEN") else ""
@@ -331,7 +339,8 @@ def child(tool: str, url: str, n: int, concurrency: int) -> None:
 # --------------------------------------------------------------------------- the parent
 
 def run_one(tool: str, port: int, latency: float, concurrency: int, n: int,
-            baseline_src: str | None = None, openai_python: str | None = None) -> dict[str, Any]:
+            baseline_src: str | None = None, openai_python: str | None = None,
+            warm: Path | None = None) -> dict[str, Any]:
     server_stats(port)  # reset
     env = dict(os.environ)
     env.pop("PJ_BENCH_SRC", None)
@@ -343,6 +352,10 @@ def run_one(tool: str, port: int, latency: float, concurrency: int, n: int,
         # A fresh shared response cache per run: polyjudge keeps every answer there (a cost it pays, so it is
         # measured), and a repetition must send its requests rather than find the last one's answers.
         env["POLYJUDGE_CACHE"] = cache
+        if warm is not None and tool.startswith(("polyjudge", "baseline")):
+            # The warm-up's cache (its answers are of other items): what a run after the first one finds, the
+            # judge's request form as the server settled it included (--cold-form: a first contact instead).
+            shutil.copytree(warm, cache, dirs_exist_ok=True)
         proc = subprocess.run([python, __file__, "--child", "polyjudge" if tool == "baseline" else tool, "--url",
                                f"http://127.0.0.1:{port}/v1", "--n", str(n), "--concurrency", str(concurrency)],
                               capture_output=True, text=True, timeout=600, env=env)
@@ -354,6 +367,20 @@ def run_one(tool: str, port: int, latency: float, concurrency: int, n: int,
     return {"tool": tool, "requests": seen["requests"], "ok": got["ok"], "span_s": seen["span_s"],
             "ratio": ideal_s / seen["span_s"] if seen["span_s"] else 0.0,
             "cpu_ms": 1000 * got["cpu_s"] / n, "cpu_process_ms": 1000 * got["cpu_process_s"] / n}
+
+
+def warm_up(folder: Path, port: int, concurrency: int) -> Path:
+    """One small polyjudge run against the server (other items than the measured ones), its shared response
+    cache in ``folder``: the cache every measured polyjudge run starts from, as a user's second run would."""
+    env = dict(os.environ, POLYJUDGE_CACHE=str(folder), PJ_BENCH_SALT="warm-up ")
+    env.pop("PJ_BENCH_SRC", None)
+    proc = subprocess.run([sys.executable, __file__, "--child", "polyjudge", "--url", f"http://127.0.0.1:{port}/v1",
+                           "--n", "20", "--concurrency", str(concurrency)], capture_output=True, text=True,
+                          timeout=600, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the warm-up run failed:\n{proc.stderr[-3000:]}")
+    server_stats(port)  # reset
+    return folder
 
 
 def compile_sources(*trees: str | Path) -> None:
@@ -392,6 +419,9 @@ def main() -> None:
     ap.add_argument("--form-given", action="store_true",
                     help="give polyjudge's judge its request form (?reasoning=false,structured=json_schema: the "
                          "same requests), so none waits for the first answer")
+    ap.add_argument("--cold-form", action="store_true",
+                    help="no warm-up run: every polyjudge run meets the server for the first time, so its judge's "
+                         "request form is unknown and its first request goes alone (see backends/adaptation.py)")
     ap.add_argument("--ray-actors", type=int, default=2, help="actors of the polyjudge-ray tool (default 2)")
     ap.add_argument("--openai-python", metavar="PYTHON",
                     help="the interpreter that runs the openai tool (an environment with `openai` installed)")
@@ -426,16 +456,19 @@ def main() -> None:
         latency, concurrency, n = float(lat_s), int(conc_s), int(n_s)
         server, port = start_server(latency)
         rows: dict[str, list[dict[str, Any]]] = {t: [] for t in tools}
+        warm_dir = tempfile.TemporaryDirectory()
+        warm = None if args.cold_form else warm_up(Path(warm_dir.name), port, concurrency)
         try:
             for rep in range(args.repeats):
                 for k in range(len(tools)):
                     tool = tools[(rep + k) % len(tools)]  # rotate the order: no tool always goes first
-                    row = run_one(tool, port, latency, concurrency, n, args.baseline_src, args.openai_python)
+                    row = run_one(tool, port, latency, concurrency, n, args.baseline_src, args.openai_python, warm)
                     rows[tool].append(row)
                     if args.json:
                         print(json.dumps({"latency_s": latency, "concurrency": concurrency, **row}), flush=True)
         finally:
             server.kill()
+            warm_dir.cleanup()
         print(f"\nlatency {latency:g} s, concurrency {concurrency}, {n} requests, {args.repeats} repetitions "
               f"(ideal {concurrency / latency:.0f} req/s)")
         print(f"{'tool':<15} {'ratio min':>9} {'median':>7}   {'cpu ms/req min':>14} {'median':>7}   "

@@ -70,6 +70,14 @@ CREATE TABLE IF NOT EXISTS adaptations (
     changes TEXT NOT NULL,             -- JSON {parameter: what the backend sent instead}, as run manifests show it
     PRIMARY KEY (scope, model)
 );
+CREATE TABLE IF NOT EXISTS forms (
+    scope TEXT NOT NULL,
+    model TEXT NOT NULL,
+    form TEXT NOT NULL,                -- the judge's request form token ("" for the default form: backends.form)
+    changes TEXT NOT NULL,             -- JSON {parameter: how} of the form the server settled ({}: taken as asked)
+    created REAL NOT NULL,
+    PRIMARY KEY (scope, model, form)
+);
 CREATE TABLE IF NOT EXISTS imported (
     scope TEXT NOT NULL,               -- an entry of answers that came from a --batch-import file, not from the
     key TEXT NOT NULL,                 -- endpoint itself (same scope and key as the entry)
@@ -469,6 +477,34 @@ class ResponseCache:
             db.execute("INSERT OR REPLACE INTO adaptations VALUES (?, ?, ?)",
                        (scope, redact(model), json.dumps(merged, sort_keys=True)))
 
+    def settled_form(self, scope: str, model: str, form: str) -> dict[str, str] | None:
+        """How the server at ``scope`` settled the requests of ``model`` written in request form ``form``
+        (what the backend changed, ``{}`` when it took them as asked), or None when no run learned it."""
+        if self._db is None or not self._has_table("forms"):
+            return None
+        row = self._db.execute("SELECT changes FROM forms WHERE scope=? AND model=? AND form=?",
+                               (redact(scope), redact(model), form)).fetchone()
+        try:
+            loaded = json.loads(row[0]) if row else None
+        except ValueError:
+            return None
+        return {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else None
+
+    def put_settled_form(self, scope: str, model: str, form: str, changes: Mapping[str, str]) -> None:
+        """Remember how the server at ``scope`` settled ``model``'s requests of request form ``form``
+        (replacing what an earlier run learned: the server may have changed since)."""
+        if self.readonly or self._db is None:
+            return
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO forms VALUES (?, ?, ?, ?, ?)",
+                       (redact(scope), redact(model), form,
+                        json.dumps({str(k): redact(str(v)) for k, v in changes.items()}, sort_keys=True),
+                        time.time()))
+
+    def _has_table(self, name: str) -> bool:
+        assert self._db is not None
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE name=?", (name,)).fetchone() is not None
+
     def _has_adaptations(self) -> bool:
         assert self._db is not None
         return self._db.execute("SELECT 1 FROM sqlite_master WHERE name='adaptations'").fetchone() is not None
@@ -529,6 +565,8 @@ class ResponseCache:
         with self._transaction() as db:
             if self._has_adaptations():
                 db.execute("DELETE FROM adaptations")
+            if self._has_table("forms"):
+                db.execute("DELETE FROM forms")
             removed = db.execute("DELETE FROM answers").rowcount
             self._drop_orphan_marks()
             return removed

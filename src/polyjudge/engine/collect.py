@@ -178,6 +178,7 @@ def collect(plan: Plan, store: Store, store_path: Path | None, table: Mapping[st
                    distinct_requests=len(uses) * per_item,
                    shared_answers=sum(per_item for i in range(len(items)) if uses[plan.prompt_hash(i)] > 1))
     counted: set[str] = set()
+    prices: dict[str, ModelPrice | None] = {}
 
     def on_rows(chunk: dict[int, Sequence[str]], rows: dict[str, StoredResponse]) -> None:
         answered = []
@@ -189,7 +190,11 @@ def collect(plan: Plan, store: Store, store_path: Path | None, table: Mapping[st
             answered += [s for s in (rows.get(k) for k in ks) if s is not None and s.status == "done"]
         usage.count(answered)
         for s in answered:
-            cost = cost_of((s,), table)
+            price = prices[s.judge] if s.judge in prices else prices.setdefault(s.judge, table.get(s.judge))
+            cost = 0.0  # as cost_of((s,), table), with each judge's price looked up once
+            if price is not None and s.channel != CACHE:
+                cost += price.cost(s.prompt_tokens, s.completion_tokens, s.cached_prompt_tokens,
+                                   batch=s.channel == BATCH)
             usage.cost += cost
             usage.cost_by_judge[s.judge] = usage.cost_by_judge.get(s.judge, 0.0) + cost
 

@@ -40,6 +40,7 @@ from polyjudge.engine.collect import (
     reuse_outputs,
     seconds_of,
 )
+from polyjudge.engine.core_forms import adopt_remembered_forms, keep_settled_forms
 from polyjudge.engine.estimate import (
     CostScenario,
     Estimate,
@@ -186,8 +187,10 @@ async def _judge(ctx: _Context, interrupts: Interrupts | None) -> RunResult:
     unlisten, use = None, None
     try:
         use = _open_cache(ctx)
+        memory = adopt_remembered_forms(use, spec.backends, spec.request_forms)
         stop, unlisten = _stop_event(interrupts)
         sent = await _send(ctx, store, stop, use)
+        keep_settled_forms(use, spec.backends, spec.request_forms, memory)
         stats = sent.stats
         result, usage = _result(ctx, store, stats, sent.pending)
         # An executor whose workers build their own backends (Ray) stands in for what they learned.

@@ -7,6 +7,7 @@ re-scored with a fixed parser without sending anything again.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,10 +63,17 @@ def judgment_from(task: Task | Planned, stored: StoredResponse | None, protocol:
     return judgment_of(task.item_index, task.run_index, task.judge, stored, protocol, item)
 
 
+# An answer's parse outcome: (status, error, annotation, score), as judgment_of makes it.
+Parsed = tuple[str, str | None, Any, float | None]
+
+
 def judgment_of(item_index: int, run_index: int, judge: str, stored: StoredResponse | None,
-                protocol: JudgeProtocol, item: Item) -> Judgment:
+                protocol: JudgeProtocol, item: Item, memo: dict[tuple[str, str | None], Parsed] | None = None
+                ) -> Judgment:
     """:func:`judgment_from` for one (item, run, judge) given as values (a million of them are parsed
-    when a large run is summarised)."""
+    when a large run is summarised). ``memo`` (one per item: parsing depends on the answer, its token
+    probabilities and the item only) parses an answer text the item's other runs gave already once: the
+    judgments then share one annotation object, which nothing changes after parsing."""
 
     def made(status: str, error: str | None, annotation: Any = None, score: float | None = None) -> Judgment:
         if stored is None:
@@ -86,14 +94,25 @@ def judgment_of(item_index: int, run_index: int, judge: str, stored: StoredRespo
     refusal = refusal_reason(stored.finish_reason)
     if refusal is not None:
         return made(REQUEST_FAILED, refusal)
+    if memo is None:
+        return made(*_parsed(stored, protocol, item))
+    key = (stored.text or "", stored.logprobs)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _parsed(stored, protocol, item)
+    return made(*found)
+
+
+def _parsed(stored: StoredResponse, protocol: JudgeProtocol, item: Item) -> Parsed:
+    """Parse and score an answer the server gave whole (status, error, annotation, score)."""
     try:
         annotation = protocol.parse_answer(stored.text or "", item, logprobs_of(stored.logprobs))
     except ParseFailure as exc:
-        return made(PARSE_FAILED, exc.reason)
+        return PARSE_FAILED, exc.reason, None, None
     score = protocol.score(annotation, item)
     if score is not None and not math.isfinite(score):
-        return made(PARSE_FAILED, f"non-finite score {score}", annotation)
-    return made(OK, None, annotation, score)
+        return PARSE_FAILED, f"non-finite score {score}", annotation, None
+    return OK, None, annotation, score
 
 
 # Finish reasons that say the provider withheld the answer: what text came back is not a verdict.
@@ -166,7 +185,8 @@ class StoredJudgments(Sequence[Judgment]):
                     on_rows(keys, rows)
                 for i in range(start, stop):
                     item, ks = self.items[i], keys[i]
-                    yield i, [judgment_of(i, r, judge, rows.get(ks[n * self.runs + r]), self.protocol, item)
+                    memo: dict[tuple[str, str | None], Parsed] = {}
+                    yield i, [judgment_of(i, r, judge, rows.get(ks[n * self.runs + r]), self.protocol, item, memo)
                               for n, judge in enumerate(self.order) for r in range(self.runs)]
         finally:
             if own and self._close:
@@ -198,6 +218,29 @@ class _Summary:
     segments: dict[str, list[SegmentResult]] | None = None
     matrix: dict[str, np.ndarray] | None = None
     systems: list[SystemRow] | None = None  # the panel's system rows, as last written
+
+
+def _remembering(agg: Callable[[list[float]], float | None]) -> Callable[[list[float]], float | None]:
+    """``agg``, computed once per list of run scores met (a million judgments repeat few of them: scores
+    are few distinct numbers, and runs at temperature 0 often agree); an aggregator is a function of its
+    scores alone (aggregate.runs)."""
+    seen: dict[tuple[tuple[type, ...], bytes], float | None] = {}
+
+    def aggregate(scores: list[float]) -> float | None:
+        # The scores' exact bits and types: -0.0 is not 0.0 here (a mean of -0.0 writes "-0.0").
+        try:
+            key = (tuple(map(type, scores)), struct.pack(f"{len(scores)}d", *scores))
+        except (struct.error, OverflowError, TypeError):
+            return agg(scores)
+        if key in seen:
+            return seen[key]
+        value = agg(scores)
+        if len(seen) >= 100_000:
+            seen.clear()
+        seen[key] = value
+        return value
+
+    return aggregate
 
 
 @dataclass
@@ -243,7 +286,7 @@ class RunResult:
                   on_rows: RowsHook | None = None) -> None:
         """One pass over the judgments: statuses, failures, each judge's segment scores (each item
         aggregated once) and run matrices; with ``spool``, every judgment's line goes there too."""
-        agg = get_aggregator(self.aggregator)
+        agg = _remembering(get_aggregator(self.aggregator))
         status: dict[str, int] = {}
         failures: dict[str, int] = {}
         segments: dict[str, list[SegmentResult]] = {j: [] for j in self.judges}

@@ -100,6 +100,77 @@ def _manifest_mtme_name(path: Path) -> str | None:
 
 # json.dumps(obj, ensure_ascii=False), without a new encoder for each of a million lines.
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+_TEXT = json.encoder.encode_basestring  # how that encoder writes a string (ensure_ascii=False)
+_INF = float("inf")
+
+
+def _value(v: Any) -> str:
+    """``_ENCODE(v)``, with the values of most fields of a judgment (None, text, numbers) written at once."""
+    if v is None:
+        return "null"
+    kind = type(v)
+    if kind is str:
+        return _TEXT(v)
+    if kind is int:
+        return int.__repr__(v)
+    if kind is float:
+        if v != v:
+            return "NaN"
+        if v == _INF or v == -_INF:
+            return "Infinity" if v > 0 else "-Infinity"
+        return float.__repr__(v)
+    return _ENCODE(v)
+
+
+class _LineWriter:
+    """``_ENCODE(record.to_json())`` for one judgment after another, byte for byte, piece by piece: an
+    item's runs share its identifiers, their answer text and often their annotation (engine.result parses
+    an answer text once per item), so each is encoded once while it repeats, and the few names (judges,
+    statuses, finish reasons) once per file (tests/rundir/test_judgment_lines.py)."""
+
+    def __init__(self) -> None:
+        self._annotation: tuple[Any, str] = (self, "")  # (the last annotation object, its JSON)
+        self._text: tuple[str | None, str] = (None, "null")
+        self._head: tuple[tuple[Any, ...], str] = ((), "")  # (item index, system, doc, segment) and their JSON
+        self._names: dict[str | None, str] = {None: "null"}
+
+    def _name(self, v: str | None) -> str:
+        found = self._names.get(v) if type(v) is str or v is None else None
+        if found is None:
+            found = _value(v)
+            if type(v) is str and len(self._names) < 4096:
+                self._names[v] = found
+        return found
+
+    def __call__(self, r: JudgmentRecord) -> str:
+        ann = r.annotation
+        if ann is not self._annotation[0]:
+            self._annotation = (ann, _value(ann))
+        text = r.raw_text
+        if text != self._text[0] or type(text) is not type(self._text[0]):
+            self._text = (text, _value(text))
+        ids = (r.item_index, r.system, r.doc_id, r.seg_id)
+        last = self._head[0]
+        if not (last and type(ids[0]) is int and ids[0] == last[0] and ids[1] is last[1] and ids[2] is last[2]
+                and ids[3] is last[3]):  # an item's runs share its identifiers' objects
+            self._head = (ids, f'{{"item_index": {_value(r.item_index)}, "system": {_value(r.system)}, '
+                               f'"doc_id": {_value(r.doc_id)}, "seg_id": {_value(r.seg_id)}, "run_index": ')
+        names = self._names
+        judge, status, error, finish = r.judge, r.status, r.error, r.finish_reason
+        run, prompt, completion = r.run_index, r.prompt_tokens, r.completion_tokens
+        score, latency = r.score, r.latency_s
+        line = (f'{self._head[1]}{run if type(run) is int else _value(run)}, '
+                f'"judge": {names[judge] if judge in names and type(judge) is str else self._name(judge)}, '
+                f'"status": {names[status] if status in names and type(status) is str else self._name(status)}, '
+                f'"error": {"null" if error is None else self._name(error)}, "raw_text": {self._text[1]}, '
+                f'"annotation": {self._annotation[1]}, "score": {_value(score)}, '
+                f'"usage": {{"prompt_tokens": {prompt if type(prompt) is int else _value(prompt)}, '
+                f'"completion_tokens": {completion if type(completion) is int else _value(completion)}}}, '
+                f'"latency_s": {_value(latency)}, '
+                f'"finish_reason": {"null" if finish is None else self._name(finish)}')
+        if r.reasoning is not None:
+            return f'{line}, "reasoning": {_value(r.reasoning)}}}'
+        return line + "}"
 
 
 class JudgmentSpool:
@@ -114,12 +185,12 @@ class JudgmentSpool:
         self.path = Path(name)
         self._fh: Any = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
         self._cleanup = weakref.finalize(self, _remove, self.path, self._fh)
+        self._line = _LineWriter()
         self.count = 0
 
     def add(self, record: JudgmentRecord | dict[str, Any]) -> None:
         """One judgment: its record, or the record's JSON object (:meth:`JudgmentRecord.to_json`)."""
-        obj = record if isinstance(record, dict) else record.to_json()
-        self._fh.write(_ENCODE(obj) + "\n")
+        self._fh.write((_ENCODE(record) if isinstance(record, dict) else self._line(record)) + "\n")
         self.count += 1
 
     @property

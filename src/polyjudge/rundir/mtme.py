@@ -196,7 +196,10 @@ def level_scores(grid: MtmeGrid, level: str) -> dict[str, list[tuple[str | None,
         else:
             names = grid.docs if level == "doc" else grid.domains
             order = grid.doc_order() if level == "doc" else grid.domain_order()
-            out[system] = [(label, _mean([v for v, n in zip(values, names or ()) if n == label])) for label in order]
+            by_label: dict[str | None, list[float | None]] = {}  # each label's values in segment order, in one pass
+            for v, n in zip(values, names or ()):
+                by_label.setdefault(n, []).append(v)
+            out[system] = [(label, _mean(by_label.get(label, []))) for label in order]
     return out
 
 

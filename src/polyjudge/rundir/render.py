@@ -10,8 +10,7 @@ whichever path writes it.
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -43,11 +42,32 @@ def aggregate_lines(items: Sequence[Item], tables: Mapping[str, Mapping[str, np.
     """``aggregates.tsv``: per judge and item, the score of each aggregator over the runs."""
     names = list(next(iter(tables.values())))
     yield "\t".join([*AGGREGATES_KEYS, *names]) + "\n"
+    cell = _cells()
     for judge, table in tables.items():
-        for i, it in enumerate(items):
-            vals = [float(table[n][i]) for n in names]
+        columns = [np.asarray(table[n], dtype=np.float64).tolist() for n in names]  # Python floats, once
+        for it, vals in zip(items, zip(*columns) if columns else ((),) * len(items)):
             yield "\t".join([judge, tsv_text(it.system), tsv_text(it.doc_id), tsv_text(it.seg_id),
-                             *(format_cell(None if math.isnan(v) else v) for v in vals)]) + "\n"
+                             *map(cell, vals)]) + "\n"
+
+
+def _cells() -> Callable[[float], str]:
+    """``format_cell`` of a float (NaN: empty), each value formatted once while it repeats (scores are few
+    distinct numbers); zeros are formatted each time, since ``-0.0 == 0.0`` would share a string."""
+    seen: dict[float, str] = {}
+
+    def cell(v: float) -> str:
+        if v != v:
+            return ""
+        if v == 0.0:
+            return format_cell(v)
+        found = seen.get(v)
+        if found is None:
+            found = format_cell(v)
+            if len(seen) < 100_000:
+                seen[v] = found
+        return found
+
+    return cell
 
 
 def merged_lines(rows: Sequence[MergedRow]) -> Iterator[str]:
