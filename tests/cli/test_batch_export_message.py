@@ -38,3 +38,34 @@ def test_an_export_with_requests_to_send_names_its_file(tmp_path: Path, capsys: 
                "--batch-export", export) == 0
     assert len(export.read_text(encoding="utf-8").splitlines()) == 3
     assert f"batch input written to {export}; answer it" in capsys.readouterr().err
+
+
+
+def test_an_import_under_openai_base_url_is_found_by_a_live_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batch files are keyed under the endpoint OPENAI_BASE_URL names, as a live run is: answers imported
+    through a batch file are found in the shared cache by a later live run, which then sends nothing
+    (they were keyed under the official endpoint, and paid for again)."""
+    import urllib.request
+
+    inp, cache = _items(tmp_path / "in.jsonl"), tmp_path / "cache.sqlite"
+    requests, results = tmp_path / "requests.jsonl", tmp_path / "results.jsonl"
+    with ScriptedServer(lambda body: json.dumps({"score": 70})) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        judge = ["judge", inp, "--judge", "openai:m", "-q", "--cache", cache]
+        assert cli(*judge, "-o", tmp_path / "run", "--batch-export", requests) == 0
+        lines = []
+        for n, line in enumerate(requests.read_text(encoding="utf-8").splitlines()):
+            request = json.loads(line)
+            call = urllib.request.Request(srv.base_url.rstrip("/") + "/chat/completions",
+                                          data=json.dumps(request["body"]).encode(),
+                                          headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(call) as answer:
+                body = json.load(answer)
+            lines.append(json.dumps({"id": f"line-{n}", "custom_id": request["custom_id"], "error": None,
+                                     "response": {"status_code": 200, "body": body}}) + "\n")
+        results.write_text("".join(lines), encoding="utf-8")
+        assert cli(*judge, "-o", tmp_path / "run", "--batch-import", results) == 0
+        answered = len(srv.requests)
+        assert cli(*judge, "-o", tmp_path / "live") == 0
+        assert len(srv.requests) == answered  # every answer came from the cache

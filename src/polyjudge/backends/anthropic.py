@@ -120,6 +120,11 @@ class AnthropicBackend(RegisteredBackend):
         return ENDPOINT.preflight(spec, settings, network=network)
 
     @classmethod
+    def endpoint(cls, spec: JudgeSpec) -> JudgeSpec:
+        """``ANTHROPIC_BASE_URL`` fills in the endpoint when the judge names none (batch files use it too)."""
+        return ENDPOINT.filled(spec)
+
+    @classmethod
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
         if not spec.model:
             raise ValueError("the anthropic backend needs a model: anthropic:MODEL")

@@ -61,6 +61,11 @@ def preflight_judges(specs: Sequence[JudgeSpec], settings: BackendSettings, *,
     return [backend_class(spec.backend).preflight(spec, settings, network=network) for spec in specs]
 
 
+def endpoints_of(specs: Sequence[JudgeSpec]) -> list[JudgeSpec]:
+    """Each judge with the endpoint its environment names, checking nothing (batch files send nothing)."""
+    return [backend_class(spec.backend).endpoint(spec) for spec in specs]
+
+
 def _spec_text(spec: JudgeSpec) -> str:
     entry = spec.describe()
     url = f"@{entry['base_url']}" if entry["base_url"] else ""
@@ -126,5 +131,5 @@ def server_counts_of(backend: Backend) -> dict[str, int] | None:
     return counts() if callable(counts) else None
 
 
-__all__ = ["adaptations_of", "adopt_form_of", "build_backends", "check_distinct_names", "form_settled_of",
+__all__ = ["adaptations_of", "adopt_form_of", "build_backends", "check_distinct_names", "endpoints_of", "form_settled_of",
            "preflight_judges", "server_counts_of"]

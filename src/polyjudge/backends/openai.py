@@ -154,6 +154,11 @@ class OpenAIBackend(RegisteredBackend):
         return ENDPOINT.preflight(spec, settings, network=network)
 
     @classmethod
+    def endpoint(cls, spec: JudgeSpec) -> JudgeSpec:
+        """``OPENAI_BASE_URL`` fills in the endpoint when the judge names none (batch files use it too)."""
+        return ENDPOINT.filled(spec)
+
+    @classmethod
     def from_spec(cls, spec: JudgeSpec, settings: BackendSettings) -> Backend:
         if not spec.model:
             raise ValueError("the openai backend needs --model")

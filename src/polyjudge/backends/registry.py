@@ -148,6 +148,13 @@ class RegisteredBackend(ABC):
         return spec
 
     @classmethod
+    def endpoint(cls, spec: JudgeSpec) -> JudgeSpec:
+        """``spec`` with the endpoint its environment names filled in (``OPENAI_BASE_URL``), checking nothing:
+        what batch files (export, import) use, so their answers are keyed under the server a live run with
+        the same variables sends to. :meth:`preflight` returns the same endpoint. Default: ``spec``."""
+        return spec
+
+    @classmethod
     def unreachable(cls, spec: JudgeSpec) -> tuple[str, ...]:
         """One line per self-hosted server of ``spec`` (after :meth:`preflight`) whose port takes no TCP
         connection now (``unreachable: HOST:PORT ...``); none when the judge sends to no server of its own
@@ -388,13 +395,18 @@ class HostedEndpoint:
     base_url_env: str
     key_env: str
 
-    def preflight(self, spec: JudgeSpec, settings: BackendSettings, *, network: bool) -> JudgeSpec:
-        """The key the official endpoint needs (a self-hosted server may be keyless), each host resolves;
-        the base-URL variable fills in the endpoint when the spec names none (an ``@URL`` wins)."""
+    def filled(self, spec: JudgeSpec) -> JudgeSpec:
+        """The base-URL variable fills in the endpoint when the spec names none (an ``@URL`` wins)."""
         import dataclasses
 
         if spec.base_url is None and (from_env := endpoint_from_env(self.base_url_env)) is not None:
             spec = dataclasses.replace(spec, base_url=from_env)
+        return spec
+
+    def preflight(self, spec: JudgeSpec, settings: BackendSettings, *, network: bool) -> JudgeSpec:
+        """The key the official endpoint needs (a self-hosted server may be keyless), each host resolves;
+        the base-URL variable fills in the endpoint when the spec names none (an ``@URL`` wins)."""
+        spec = self.filled(spec)
         key_env = spec.option("key_env") or settings.key_env_for(self.key_env)
         check_endpoints(spec.servers or (self.default_url,), key_env=key_env, official_host=self.official_host,
                         network=network)

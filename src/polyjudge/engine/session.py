@@ -293,11 +293,12 @@ def _preflight(specs: list[JudgeSpec], settings: BackendSettings, spec: JudgingS
                network: bool) -> list[JudgeSpec]:
     """Every judge's preflight (key, model file; with ``network`` each host resolves too), before the plan is
     shown or anything is sent. Hosts are resolved last, once the run's other input is checked; batch files
-    (export or import) send nothing and need no key, so they are not checked."""
-    from polyjudge.backends.build import preflight_judges
+    (export or import) send nothing and need no key, so they are not checked, but their endpoint is filled in
+    as a live run's is (their answers are cached under it)."""
+    from polyjudge.backends.build import endpoints_of, preflight_judges
 
     if spec.execution.batch_export or spec.execution.batch_import:
-        return specs
+        return endpoints_of(specs)  # no key or host to check, but the same endpoint as a live run's
     try:
         return preflight_judges(specs, settings, network=network)
     except ValueError as exc:
