@@ -41,7 +41,8 @@ def test_an_export_with_requests_to_send_names_its_file(tmp_path: Path, capsys: 
 
 
 
-def test_an_import_under_openai_base_url_is_found_by_a_live_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_import_under_openai_base_url_is_found_by_a_live_run(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Batch files are keyed under the endpoint OPENAI_BASE_URL names, as a live run is: answers imported
     through a batch file are found in the shared cache by a later live run, which then sends nothing
     (they were keyed under the official endpoint, and paid for again)."""

@@ -131,5 +131,5 @@ def server_counts_of(backend: Backend) -> dict[str, int] | None:
     return counts() if callable(counts) else None
 
 
-__all__ = ["adaptations_of", "adopt_form_of", "build_backends", "check_distinct_names", "endpoints_of", "form_settled_of",
-           "preflight_judges", "server_counts_of"]
+__all__ = ["adaptations_of", "adopt_form_of", "build_backends", "check_distinct_names", "endpoints_of",
+           "form_settled_of", "preflight_judges", "server_counts_of"]
