@@ -30,7 +30,7 @@ from __future__ import annotations
 from polyjudge.aggregate.runs import Aggregator
 from polyjudge.backends.base import GenerateRequest, GenerateResult, Message, TokenLogprob, Usage
 from polyjudge.backends.batch import BatchClient, BatchLine, BatchLineFormat
-from polyjudge.backends.registry import BackendSettings, JudgeSpec, RegisteredBackend
+from polyjudge.backends.registry import BackendSettings, Capabilities, JudgeSpec, RegisteredBackend
 from polyjudge.data.errors import InputError
 from polyjudge.data.formats import SourceProbe
 from polyjudge.data.readers import InputReader, ItemDefaults
@@ -51,7 +51,7 @@ DECORATORS: dict[str, str] = {kind.register.split(":")[1]: kind.register.split("
 __getattr__, __dir__ = lazy_members(__name__, DECORATORS)
 
 __all__ = [  # noqa: PLE0604 (the decorators are DECORATORS' names)
-    "Aggregator", "BackendSettings", "BatchClient", "BatchLine", "BatchLineFormat", "DocumentContext",
+    "Aggregator", "BackendSettings", "BatchClient", "Capabilities", "BatchLine", "BatchLineFormat", "DocumentContext",
     "GenerateRequest", "GenerateResult", "InputError", "InputReader", "Item", "ItemDefaults", "JudgeProtocol",
     "JudgeSpec", "Message", "NoOptions", "OutputWriter", "ParseFailure", "ProtocolOptions", "RegisteredBackend",
     "RunChoice", "RunDir", "RunFiles", "ScoreFormat", "ScoreTable", "Scores", "SourceProbe", "Span", "SpanFormat",
