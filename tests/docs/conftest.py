@@ -26,6 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 TUTORIALS = sorted((ROOT / "docs" / "tutorials").glob("*.md"))
 HOWTOS = sorted((ROOT / "docs" / "how-to").glob("*.md"))
 README = ROOT / "README.md"
+# The site's other pages (home, reference, explanations): their runnable blocks run too.
+SITE_PAGES = sorted(p for p in (ROOT / "docs").rglob("*.md")
+                    if p.parent.name not in {"tutorials", "how-to", "hooks"})
 # Pages that get more than the four API variables: the WMT tutorial's mt-metrics-eval data root.
 NEEDS_MTME = {"wmt-test-set.md"}
 WORKERS = 3  # pages run at once (the machine's cores are shared with the scripted servers)

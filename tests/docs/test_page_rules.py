@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.docs.blocks import console_commands, page_env, parse_blocks, prepare, run_page
-from tests.docs.conftest import HOWTOS, README, TUTORIALS
+from tests.docs.conftest import HOWTOS, README, ROOT, SITE_PAGES, TUTORIALS
 
 MAX_SKIPS = 2
 PAGES = [README, *TUTORIALS, *HOWTOS]
@@ -86,3 +86,24 @@ def test_a_background_server_does_not_hold_the_page_and_ends_with_it(tmp_path: P
         time.sleep(0.1)
     else:
         pytest.fail(f"the background process {pid} outlived its page")
+
+
+def _hidden_commands(page: Path) -> list[int]:
+    """Lines of blocks shown but never run (``text``, untitled ``tsv``...) that hold a ``$ command``."""
+    return [b.line for b in parse_blocks(page)
+            if b.kind == "shown" and any(line.startswith("$ ") for line in b.text.splitlines())]
+
+
+@pytest.mark.parametrize("page", [README, *SITE_PAGES, *TUTORIALS, *HOWTOS],
+                         ids=[p.relative_to(ROOT).as_posix() for p in [README, *SITE_PAGES, *TUTORIALS, *HOWTOS]])
+def test_no_command_hides_in_a_block_that_never_runs(page: Path) -> None:
+    """A ``$ command`` is written in a ``console`` block (run, or skipped with a reason), never in a ``text``
+    block the tests pass over."""
+    assert _hidden_commands(page) == [], f"{page.name}: commands in a shown block at lines {_hidden_commands(page)}"
+    assert all(b.skip != "no reason given" for b in parse_blocks(page) if b.skip is not None)
+
+
+def test_the_hidden_command_rule_catches_one(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("```text\n$ polyjudge judge x\n```\n", encoding="utf-8")
+    assert _hidden_commands(page) == [1]
