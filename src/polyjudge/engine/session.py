@@ -307,10 +307,11 @@ def _preflight(specs: list[JudgeSpec], settings: BackendSettings, spec: JudgingS
 
 def _unreachable(specs: Sequence[JudgeSpec], spec: JudgingSpec) -> dict[JudgeSpec, tuple[str, ...]]:
     """The judges some of whose self-hosted servers take no TCP connection now, with a line per such server
-    (after the preflight; batch files send nothing and are not checked)."""
+    (after the preflight; batch files send nothing and are not checked). With ``--executor ray`` the
+    cluster's actors send, and a server they reach may be out of this machine's reach: not checked here."""
     from polyjudge.backends.registry import backend_class
 
-    if spec.execution.batch_export or spec.execution.batch_import:
+    if spec.execution.batch_export or spec.execution.batch_import or spec.execution.executor != "local":
         return {}
     found = {s: backend_class(s.backend).unreachable(s) for s in specs}
     return {s: lines for s, lines in found.items() if lines}
