@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Any
 
@@ -123,14 +123,11 @@ class CampaignStatus:
     def to_json(self) -> dict[str, Any]:
         """The document ``annotate status --format json`` prints (keys in this order)."""
         return {"name": self.name, "scheme": self.scheme, "items": self.items,
-                "progress": [{"annotator": p.annotator, "done": p.done, "total": p.total, "versions": p.versions}
-                             for p in self.progress],
+                "progress": [asdict(p) for p in self.progress],
                 "alpha": self.alpha, "alpha_level": self.alpha_level, "alpha_items": self.alpha_items,
-                "span_f1": [{"first": p.first, "second": p.second, "items": p.items, "f1": p.f1}
-                            for p in self.span_f1],
+                "span_f1": [asdict(p) for p in self.span_f1],
                 "ppi": None if self.ppi is None else self.ppi.to_json(), "ppi_note": self.ppi_note,
-                "judge": [{"who": j.who, "items": j.items, "pearson": j.pearson, "kendall": j.kendall}
-                          for j in self.judge],
+                "judge": [asdict(j) for j in self.judge],  # rows: their fields in order
                 "mean_span_f1": self.mean_span_f1}
 
 
