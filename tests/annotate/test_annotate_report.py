@@ -133,6 +133,15 @@ def test_status_json_is_unchanged_and_reads_back_to_the_same_status(tmp_path, ca
     assert back == status and status_json(back) == STATUS_JSON
     with pytest.raises(dataclasses.FrozenInstanceError):
         status.alpha = 1.0  # type: ignore[misc]
+    assert cli("annotate", "status", folder, "--format", "tsv") == 0
+    assert capsys.readouterr().out == ("measure\twho\tvalue\ndone\ta\t3\ntotal\ta\t4\nversions\ta\t4\n"
+                                       "done\tb\t2\ntotal\tb\t4\nversions\tb\t2\n"
+                                       "alpha\tinterval\t0.815068493150685\nspan_f1\ta|b\t0.25\n")
+    assert cli("annotate", "status", folder) == 0
+    assert capsys.readouterr().out == ("campaign camp (esa), 4 item(s)\n  a: 3/4 done, 4 version(s) saved\n"
+                                       "  b: 2/4 done, 2 version(s) saved\n"
+                                       "Krippendorff's alpha (interval): 0.815 over 2 item(s)\n"
+                                       "span F1 a vs b: 0.250 on 2 item(s)\n")
 
 
 def test_a_ppi_status_reads_back_field_for_field(judged, tmp_path):
