@@ -227,3 +227,39 @@ def test_the_campaign_folder_is_private(served):
     _, folder = served
     assert (Path(folder).stat().st_mode & 0o777) == 0o700
     assert (Path(folder) / "campaign.sqlite").stat().st_mode & 0o077 == 0
+
+
+def test_a_wrong_page_link_gets_a_short_html_page_without_tokens(served):
+    s, _ = served
+    real = s.tokens["ana"]
+    near = real[:-1] + ("A" if real[-1] != "A" else "B")  # one character off a real token
+    for path, code in (("/a/WRONG", 403), ("/a/" + near, 403), ("/a/", 401), ("/a", 401)):
+        status, headers, body = call("GET", s.base + path)
+        text = body.decode("utf-8") if isinstance(body, bytes) else str(body)
+        assert status == code and headers["Content-Type"].startswith("text/html"), path
+        assert text.startswith("<!doctype html>") and len(text) < 600 and "<script" not in text
+        assert "WRONG" not in text and near not in text and all(t not in text for t in s.tokens.values())
+        assert headers["Content-Security-Policy"].startswith("default-src 'none'")
+
+
+def test_history_lists_own_versions_newest_first(served):
+    s, _ = served
+    ana, ben = s.tokens["ana"], s.tokens["ben"]
+    item = call("GET", s.base + "/api/items/0", headers=auth(ana))[2]
+    before = call("GET", s.base + "/api/items/0/history", headers=auth(ana))[2]["versions"]
+    marked = {**MAJOR, "start": 1, "end": 3, "severity": "minor"}
+    assert _post(s, ana, {"item_id": item["item_id"], "no_error": True})[0] == 200
+    assert _post(s, ana, {"item_id": item["item_id"], "spans": [marked]})[0] == 200
+    got = call("GET", s.base + "/api/items/0/history", headers=auth(ana))[2]
+    assert got["item_id"] == item["item_id"] and got["position"] == 0
+    versions = got["versions"]
+    assert len(versions) == len(before) + 2
+    assert [v["version"] for v in versions] == list(range(len(versions), 0, -1))  # newest first
+    assert versions[0]["spans"] == [marked] and versions[1]["no_error"] is True
+    assert versions[0]["saved_at"] >= versions[1]["saved_at"]
+    # ben's position 0 is an item of ben's queue: ana's versions never show there
+    other = call("GET", s.base + "/api/items/0/history", headers=auth(ben))[2]
+    assert other["item_id"] != item["item_id"] and all(v.get("spans") != [marked] for v in other["versions"])
+    assert call("GET", s.base + "/api/items/99/history", headers=auth(ana))[0] == 404
+    assert call("GET", s.base + "/api/items/0/history")[0] == 401
+    assert call("GET", s.base + "/api/items/0/history", headers=auth("nope"))[0] == 403

@@ -116,9 +116,9 @@ def test_ppi_sample_and_the_estimate_against_ppi_python(judged, tmp_path):
     unlabelled = np.array([v for k, v in judge.items() if k not in human])  # the judge's alone
     lo, hi = ppi_mean_ci(y, yhat, unlabelled, alpha=0.1)
     assert status.ppi is not None
-    assert status.ppi["estimate"] == pytest.approx(float(ppi_mean_pointestimate(y, yhat, unlabelled)[0]))
-    assert (status.ppi["lower"], status.ppi["upper"]) == (pytest.approx(float(lo[0])), pytest.approx(float(hi[0])))
-    assert status.ppi["n_labelled"] == 6 and status.ppi["n_judged"] == N - 6
+    assert status.ppi.estimate == pytest.approx(float(ppi_mean_pointestimate(y, yhat, unlabelled)[0]))
+    assert (status.ppi.lower, status.ppi.upper) == (pytest.approx(float(lo[0])), pytest.approx(float(hi[0])))
+    assert status.ppi.n_labelled == 6 and status.ppi.n_judged == N - 6
 
 
 def test_status_formats(judged, tmp_path, capsys):

@@ -14,6 +14,8 @@ What it promises (tests/annotate/test_annotate_http.py checks every line):
   that does not fit the scheme: 422 with one line naming the field.
 * An annotation is committed (WAL, ``synchronous=FULL``) before its 200
   leaves: a ``kill -9`` of the server loses nothing it acknowledged.
+* A wrong page link (``/a/`` without a token: 401, an unknown token: 403) gets a
+  short HTML page that names neither the token given nor any other.
 * No request reaches the file system by a path: the three static files are
   read once at start from a fixed list; any other path is 404.
 * Every response carries a strict Content-Security-Policy, ``no-referrer``,
@@ -25,10 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import html
 import json
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 from importlib import resources
 from typing import Any
 
@@ -57,6 +61,15 @@ def _static_files() -> dict[str, bytes]:
 
 def _error(cls: type[web.HTTPException], message: str, **headers: str) -> web.HTTPException:
     return cls(text=json.dumps({"error": message}), content_type="application/json", headers=headers or None)
+
+
+def _page_error(cls: type[web.HTTPException], message: str) -> web.HTTPException:
+    """A short HTML page for a person who opened a wrong link (no token, no segment text in it)."""
+    body = ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>polyjudge annotate</title>'
+            f"</head><body><h1>{cls.status_code}: {HTTPStatus(cls.status_code).phrase}</h1>"
+            f"<p>{html.escape(message)}</p>"
+            "</body></html>\n")
+    return cls(text=body, content_type="text/html")
 
 
 def _too_large(size: int) -> web.HTTPException:
@@ -121,11 +134,13 @@ class CampaignApp:
     # -- routes -------------------------------------------------------------------
     async def page(self, request: web.Request) -> web.Response:
         if self._who(request.match_info["token"]) is None:
-            raise web.HTTPForbidden(text="unknown link")
+            raise _page_error(web.HTTPForbidden, "This link is not one of this campaign's annotator links. "
+                                                 "Ask the person running the campaign for yours.")
         return web.Response(body=self.static["annotate.html"], content_type="text/html", charset="utf-8")
 
     async def no_token(self, request: web.Request) -> web.Response:
-        raise web.HTTPUnauthorized(text="open the link with your token: /a/TOKEN")
+        raise _page_error(web.HTTPUnauthorized, "Open your own annotator link: it ends with your token "
+                                                "(/a/TOKEN).")
 
     def static_route(self, name: str) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handler(request: web.Request) -> web.Response:
@@ -153,6 +168,19 @@ class CampaignApp:
         if not text.isdigit() or int(text) >= len(q):
             raise _error(web.HTTPNotFound, f"no item at that position (0..{len(q) - 1})")
         return _json(self.item_view(name, int(text)))
+
+    async def history(self, request: web.Request) -> web.Response:
+        """Every version of the annotator's own annotation of the item at that position, newest first."""
+        name = self.annotator(request)
+        text = request.match_info["position"]
+        q = self.queues[name].items
+        if not text.isdigit() or int(text) >= len(q):
+            raise _error(web.HTTPNotFound, f"no item at that position (0..{len(q) - 1})")
+        item = q[int(text)]
+        rows = self.store.db.execute("SELECT version, body, created FROM annotations WHERE annotator = ? AND "
+                                     "item = ? ORDER BY version DESC", (name, item))
+        versions = [{"version": int(v), "saved_at": float(t), **json.loads(b)} for v, b, t in rows]
+        return _json({"item_id": self.items[item].item_id, "position": int(text), "versions": versions})
 
     async def annotations(self, request: web.Request) -> web.Response:
         name = self.annotator(request)
@@ -237,6 +265,7 @@ def build_app(handlers: CampaignApp) -> web.Application:
     app.router.add_get("/api/campaign", handlers.campaign)
     app.router.add_get("/api/next", handlers.next_item)
     app.router.add_get("/api/items/{position}", handlers.item_at)
+    app.router.add_get("/api/items/{position}/history", handlers.history)
     app.router.add_get("/api/annotations", handlers.annotations)
     app.router.add_post("/api/annotations", handlers.post_annotation)
     return app

@@ -21,8 +21,9 @@
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Any
 
@@ -34,29 +35,34 @@ from polyjudge.annotate.store import Annotation, CampaignStore
 from polyjudge.data.errors import InputError
 from polyjudge.data.spans import Span, SpanSegment
 from polyjudge.metaeval.ratings.agreement import krippendorff_alpha
+from polyjudge.metaeval.results import JsonDoc
 from polyjudge.metaeval.spans.scoring import span_f1
 from polyjudge.validation.ppi import ppi_mean
 
 PPI_ALPHA = 0.1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AnnotatorProgress:
+    """One annotator: items annotated of their queue, and versions saved (edits included)."""
+
     annotator: str
     done: int
     total: int
     versions: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PairF1:
+    """Character-level span F1 of two annotators (``first`` as gold) on the ``items`` both annotated."""
+
     first: str
     second: str
     items: int
     f1: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JudgeAgreement:
     """One annotator's (or, ``humans (mean)``, the item means') agreement with the judge's scores."""
 
@@ -66,28 +72,130 @@ class JudgeAgreement:
     kendall: float | None
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
+class PpiEstimate:
+    """PPI++ estimate of the mean human score over every item of the judge's run, with its interval,
+    the power-tuning ``lam`` (``lambda`` in the JSON) and the human-only estimate beside it."""
+
+    estimate: float
+    lower: float
+    upper: float
+    lam: float
+    n_labelled: int
+    n_judged: int
+    human_only: float
+    human_only_lower: float
+    human_only_upper: float
+    confidence: float
+
+    def to_json(self) -> dict[str, float | int]:
+        """The ``ppi`` object of ``annotate status --format json`` (in this key order)."""
+        return {"estimate": self.estimate, "lower": self.lower, "upper": self.upper, "lambda": self.lam,
+                "n_labelled": self.n_labelled, "n_judged": self.n_judged, "human_only": self.human_only,
+                "human_only_lower": self.human_only_lower, "human_only_upper": self.human_only_upper,
+                "confidence": self.confidence}
+
+
+@dataclass(frozen=True, slots=True)
 class CampaignStatus:
+    """How far a campaign is and what it says so far: what ``annotate status`` prints and the
+    report's campaign section renders, computed here or read back by :func:`read_status`.
+
+    ``ppi`` is set for a campaign sampled with ``--by ppi`` once the estimate can be made;
+    otherwise ``ppi_note`` says why it is missing (None: not a ppi sample)."""
+
     name: str
     scheme: str
     items: int  # items shown to annotators
-    progress: list[AnnotatorProgress]
+    progress: tuple[AnnotatorProgress, ...]
     alpha: float | None  # None: fewer than two annotations of one item yet
     alpha_level: str
     alpha_items: int
-    span_f1: list[PairF1] = field(default_factory=list)
-    ppi: dict[str, float | int] | None = None
+    span_f1: tuple[PairF1, ...] = ()
+    ppi: PpiEstimate | None = None
     ppi_note: str | None = None
-    judge: list[JudgeAgreement] = field(default_factory=list)  # campaigns made with the judge's run
+    judge: tuple[JudgeAgreement, ...] = ()  # campaigns made with the judge's run
 
     @property
     def mean_span_f1(self) -> float | None:
         return float(np.mean([p.f1 for p in self.span_f1])) if self.span_f1 else None
 
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["mean_span_f1"] = self.mean_span_f1
-        return out
+    def to_json(self) -> dict[str, Any]:
+        """The document ``annotate status --format json`` prints (keys in this order)."""
+        return {"name": self.name, "scheme": self.scheme, "items": self.items,
+                "progress": [asdict(p) for p in self.progress],
+                "alpha": self.alpha, "alpha_level": self.alpha_level, "alpha_items": self.alpha_items,
+                "span_f1": [asdict(p) for p in self.span_f1],
+                "ppi": None if self.ppi is None else self.ppi.to_json(), "ppi_note": self.ppi_note,
+                "judge": [asdict(j) for j in self.judge],  # rows: their fields in order
+                "mean_span_f1": self.mean_span_f1}
+
+
+def status_json(status: CampaignStatus) -> str:
+    """The one writer of a status document: ``annotate status --format json``'s text."""
+    return json.dumps(status.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+# What a status file may look like, for the message when it does not.
+EXPECTED = 'the JSON of "polyjudge annotate status --format json" ({"name", "scheme", "progress": [...], ...})'
+
+
+def _whole(doc: JsonDoc, v: Any, where: str) -> int:
+    x = doc.whole(v, where)
+    if x is None:
+        raise doc.fail(where, "must be a whole number, got null")
+    return x
+
+
+def _real(doc: JsonDoc, v: Any, where: str) -> float:
+    x = doc.number(v, where)
+    if x is None:
+        raise doc.fail(where, "must be a number, got null")
+    return float(x)
+
+
+def _maybe(doc: JsonDoc, v: Any, where: str) -> float | None:
+    x = doc.number(v, where)
+    return None if x is None else float(x)
+
+
+def _read_ppi(doc: JsonDoc, v: Any) -> PpiEstimate | None:
+    if v is None:
+        return None
+    d = doc.obj(v, "ppi")
+    r = {k: _real(doc, d.get(k), f"ppi.{k}") for k in ("estimate", "lower", "upper", "lambda", "human_only",
+                                                         "human_only_lower", "human_only_upper", "confidence")}
+    return PpiEstimate(r["estimate"], r["lower"], r["upper"], r["lambda"], _whole(doc, d.get("n_labelled"),
+                       "ppi.n_labelled"), _whole(doc, d.get("n_judged"), "ppi.n_judged"), r["human_only"],
+                       r["human_only_lower"], r["human_only_upper"], r["confidence"])
+
+
+def read_status(obj: Any, path: str) -> CampaignStatus:
+    """A status document (:func:`status_json`'s output) read back into the same typed rows; an
+    InputError naming ``path`` and the place in the JSON when it is not one."""
+    doc = JsonDoc(path, EXPECTED)
+    d = doc.obj(obj, "the document")
+    progress = tuple(AnnotatorProgress(doc.text(p.get("annotator"), f"progress[{i}].annotator", ""),
+                                       _whole(doc, p.get("done"), f"progress[{i}].done"),
+                                       _whole(doc, p.get("total"), f"progress[{i}].total"),
+                                       _whole(doc, p.get("versions"), f"progress[{i}].versions"))
+                     for i, p in enumerate(doc.objects(d.get("progress"), "progress", optional=False)))
+    pairs = tuple(PairF1(doc.text(p.get("first"), f"span_f1[{i}].first", ""),
+                         doc.text(p.get("second"), f"span_f1[{i}].second", ""),
+                         _whole(doc, p.get("items"), f"span_f1[{i}].items"),
+                         _real(doc, p.get("f1"), f"span_f1[{i}].f1"))
+                  for i, p in enumerate(doc.objects(d.get("span_f1"), "span_f1")))
+    judge = tuple(JudgeAgreement(doc.text(j.get("who"), f"judge[{i}].who", ""),
+                                 _whole(doc, j.get("items"), f"judge[{i}].items"),
+                                 _maybe(doc, j.get("pearson"), f"judge[{i}].pearson"),
+                                 _maybe(doc, j.get("kendall"), f"judge[{i}].kendall"))
+                  for i, j in enumerate(doc.objects(d.get("judge"), "judge")))
+    note = d.get("ppi_note")
+    return CampaignStatus(
+        doc.text(d.get("name"), "name", ""), doc.text(d.get("scheme"), "scheme", ""),
+        _whole(doc, d.get("items"), "items"), progress, _maybe(doc, d.get("alpha"), "alpha"),
+        doc.text(d.get("alpha_level"), "alpha_level", ""), _whole(doc, d.get("alpha_items", 0), "alpha_items"),
+        pairs, _read_ppi(doc, d.get("ppi")), None if note is None else doc.text(note, "ppi_note", ""), judge)
 
 
 def human_value(scheme: Scheme, body: dict[str, Any], letters: tuple[str, ...]) -> float:
@@ -142,8 +250,7 @@ def pairwise_span_f1(store: CampaignStore, latest: dict[tuple[str, int], Annotat
     return out
 
 
-def _ppi(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> tuple[dict[str, float | int] | None,
-                                                                                   str | None]:
+def _ppi(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> tuple[PpiEstimate | None, str | None]:
     if store.info.sampling.get("by") != "ppi":
         return None, None
     if store.info.scheme.rating:
@@ -159,10 +266,8 @@ def _ppi(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> tup
                      np.array(unlabelled, dtype=float), alpha=PPI_ALPHA)
     except InputError as exc:
         return None, f"not yet: {exc.reason}"
-    return {"estimate": r.estimate, "lower": r.lower, "upper": r.upper, "lambda": r.lam,
-            "n_labelled": r.n_labelled, "n_judged": r.n_unlabelled, "human_only": r.classical,
-            "human_only_lower": r.classical_lower, "human_only_upper": r.classical_upper,
-            "confidence": 1 - PPI_ALPHA}, None
+    return PpiEstimate(r.estimate, r.lower, r.upper, r.lam, r.n_labelled, r.n_unlabelled, r.classical,
+                       r.classical_lower, r.classical_upper, 1 - PPI_ALPHA), None
 
 
 def _correlations(who: str, pairs: list[tuple[float, float]]) -> JudgeAgreement:
@@ -198,20 +303,18 @@ def campaign_status(store: CampaignStore) -> CampaignStatus:
     counts: dict[str, int] = {}
     for (name,) in store.db.execute("SELECT annotator FROM annotations"):
         counts[name] = counts.get(name, 0) + 1
-    progress = [AnnotatorProgress(n, sum(1 for i in q if (n, i) in latest), len(q), counts.get(n, 0))
-                for n, q in queues.items()]
+    progress = tuple(AnnotatorProgress(n, sum(1 for i in q if (n, i) in latest), len(q), counts.get(n, 0))
+                     for n, q in queues.items())
     scheme = store.info.scheme
     m, paired = _matrix(store, latest)
     level = scheme.level
     alpha = krippendorff_alpha(m, level=level) if paired else None  # type: ignore[arg-type]
-    status = CampaignStatus(store.info.name, scheme.name, sum(1 for it in store.items if it.sampled), progress,
-                            None if alpha is None or math.isnan(alpha) else alpha, level, paired)
-    if scheme.spans:
-        status.span_f1 = pairwise_span_f1(store, latest)
-    status.ppi, status.ppi_note = _ppi(store, latest)
-    status.judge = judge_agreement(store, latest)
-    return status
+    ppi, note = _ppi(store, latest)
+    return CampaignStatus(store.info.name, scheme.name, sum(1 for it in store.items if it.sampled), progress,
+                          None if alpha is None or math.isnan(alpha) else alpha, level, paired,
+                          tuple(pairwise_span_f1(store, latest)) if scheme.spans else (), ppi, note,
+                          tuple(judge_agreement(store, latest)))
 
 
-__all__ = ["AnnotatorProgress", "CampaignStatus", "JudgeAgreement", "PairF1", "campaign_status", "human_value",
-           "judge_agreement", "pairwise_span_f1"]
+__all__ = ["AnnotatorProgress", "CampaignStatus", "JudgeAgreement", "PairF1", "PpiEstimate", "campaign_status",
+           "human_value", "judge_agreement", "pairwise_span_f1", "read_status", "status_json"]

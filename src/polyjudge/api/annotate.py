@@ -23,7 +23,15 @@ from typing import overload
 from polyjudge.annotate.campaign import CampaignPlan, make_campaign
 from polyjudge.annotate.export import export_lines
 from polyjudge.annotate.schemes import SCHEMES
-from polyjudge.annotate.status import CampaignStatus
+from polyjudge.annotate.status import (
+    AnnotatorProgress,
+    CampaignStatus,
+    JudgeAgreement,
+    PairF1,
+    PpiEstimate,
+    read_status,
+    status_json,
+)
 from polyjudge.annotate.status import campaign_status as _status
 from polyjudge.annotate.store import CampaignLock, CampaignStore, is_campaign, open_folder
 from polyjudge.data.errors import InputError
@@ -122,6 +130,20 @@ def campaign_status(folder: str | Path) -> CampaignStatus:
         store.close()
 
 
+def status_of(source: str | Path | CampaignStatus) -> CampaignStatus:
+    """The status the report's ``--annotation`` renders: ``source`` itself, a campaign folder's status,
+    or a status file written by ``annotate status --format json`` read back (exit 2 naming the file and
+    the place in it when it is not one)."""
+    if isinstance(source, CampaignStatus):
+        return source
+    if Path(source).is_file():
+        from polyjudge.data import textio
+        from polyjudge.data.readers import parse_json
+
+        return read_status(parse_json(textio.read_text(source), path=str(source)), str(source))
+    return campaign_status(source)
+
+
 def export_campaign(folder: str | Path, to: str) -> str:
     """The campaign exported ``to`` mqm-tsv, esa-jsonl or ratings (newest versions only)."""
     store = CampaignStore(folder, readonly=True)
@@ -187,5 +209,6 @@ def _mean_scores(store: CampaignStore) -> str:
     return "".join(lines)
 
 
-__all__ = ["DEFAULT_PORT", "SCHEME_NAMES", "AnnotateConfig", "CampaignStatus", "annotator_links", "campaign_status",
-           "export_campaign", "campaign_or_file", "init_campaign", "link_host", "serve_campaign"]
+__all__ = ["DEFAULT_PORT", "SCHEME_NAMES", "AnnotateConfig", "AnnotatorProgress", "CampaignStatus", "JudgeAgreement",
+           "PairF1", "PpiEstimate", "annotator_links", "campaign_or_file", "campaign_status", "export_campaign",
+           "init_campaign", "link_host", "read_status", "serve_campaign", "status_json", "status_of"]

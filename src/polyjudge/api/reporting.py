@@ -38,7 +38,7 @@ class ReportConfig:
     validation: str | Path | SelectionReport | None = None
     simulation: str | Path | None = None  # ``polyjudge simulate --format json``
     pairwise: str | Path | None = None  # pairwise.json of ``polyjudge pairwise``
-    annotation: str | Path | None = None  # an annotation campaign folder (``polyjudge annotate``)
+    annotation: str | Path | None = None  # a campaign folder (``polyjudge annotate``) or its status JSON file
     plots_dir: str | Path | None = None  # also write every plot as a standalone SVG here
     title: str | None = None  # default: the run names
     n_boot: int = 1000  # bootstrap resamples of the system-ranking confidence intervals
@@ -58,10 +58,10 @@ def _study(source: str | Path | MetaEvalResult | ConsistencyResult | SelectionRe
         return source.kappas()
     if isinstance(source, SelectionReport):
         return _as_json(source.to_json())
-    if kind == "annotation.json":  # a campaign folder: its status, as `annotate status --format json` prints it
-        from polyjudge.api.annotate import campaign_status
+    if kind == "annotation.json":  # a campaign folder or its `annotate status --format json` file: typed rows
+        from polyjudge.api.annotate import status_of
 
-        return _as_json(campaign_status(source).to_dict())
+        return status_of(source)
     return read_study(source, kind)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -15,7 +14,7 @@ from polyjudge.cli.options import SEED, emit, format_option, input_format_option
 from polyjudge.cli.specs import argument, option, shared, takes
 
 if TYPE_CHECKING:
-    from polyjudge.api.annotate import AnnotateConfig
+    from polyjudge.api.annotate import AnnotateConfig, CampaignStatus
 
 SAMPLING = ("judge-uncertainty", "ppi")
 TARGETS = ("mqm-tsv", "esa-jsonl", "ratings")
@@ -108,45 +107,46 @@ def serve(campaign: str, host: str, port: int) -> None:
     click.echo("stopped", err=True)
 
 
-def _status_text(data: dict[str, object]) -> str:
-    lines = [f"campaign {data['name']} ({data['scheme']}), {data['items']} item(s)"]
-    for p in data["progress"]:  # type: ignore[attr-defined]
-        lines.append(f"  {p['annotator']}: {p['done']}/{p['total']} done, {p['versions']} version(s) saved")
-    alpha = data["alpha"]
-    lines.append(f"Krippendorff's alpha ({data['alpha_level']}): "
-                 + (f"{alpha:.3f} over {data['alpha_items']} item(s)" if isinstance(alpha, float)
+def _number(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def _status_text(st: CampaignStatus) -> str:
+    lines = [f"campaign {st.name} ({st.scheme}), {st.items} item(s)"]
+    lines += [f"  {p.annotator}: {p.done}/{p.total} done, {p.versions} version(s) saved" for p in st.progress]
+    lines.append(f"Krippendorff's alpha ({st.alpha_level}): "
+                 + (f"{st.alpha:.3f} over {st.alpha_items} item(s)" if st.alpha is not None
                     else "not yet (no item has two annotations)"))
-    for pair in data["span_f1"]:  # type: ignore[attr-defined]
-        lines.append(f"span F1 {pair['first']} vs {pair['second']}: {pair['f1']:.3f} on {pair['items']} item(s)")
-    for j in data["judge"]:  # type: ignore[attr-defined]
-        r = "n/a" if j["pearson"] is None else f"{j['pearson']:.3f}"
-        tau = "n/a" if j["kendall"] is None else f"{j['kendall']:.3f}"
-        lines.append(f"{j['who']} vs the judge: Pearson {r}, Kendall tau {tau} on {j['items']} item(s)")
-    ppi = data["ppi"]
-    if isinstance(ppi, dict):
-        lines.append(f"PPI++ mean human score: {ppi['estimate']:.3f} [{ppi['lower']:.3f}, {ppi['upper']:.3f}] "
-                     f"({ppi['confidence']:.0%}; {ppi['n_labelled']} labelled, {ppi['n_judged']} judged); "
-                     f"humans alone: {ppi['human_only']:.3f} [{ppi['human_only_lower']:.3f}, "
-                     f"{ppi['human_only_upper']:.3f}]")
-    elif data["ppi_note"]:
-        lines.append(f"PPI++: {data['ppi_note']}")
+    lines += [f"span F1 {p.first} vs {p.second}: {p.f1:.3f} on {p.items} item(s)" for p in st.span_f1]
+    lines += [f"{j.who} vs the judge: Pearson {_number(j.pearson)}, Kendall tau {_number(j.kendall)} "
+              f"on {j.items} item(s)" for j in st.judge]
+    ppi = st.ppi
+    if ppi is not None:
+        lines.append(f"PPI++ mean human score: {ppi.estimate:.3f} [{ppi.lower:.3f}, {ppi.upper:.3f}] "
+                     f"({ppi.confidence:.0%}; {ppi.n_labelled} labelled, {ppi.n_judged} judged); "
+                     f"humans alone: {ppi.human_only:.3f} [{ppi.human_only_lower:.3f}, "
+                     f"{ppi.human_only_upper:.3f}]")
+    elif st.ppi_note:
+        lines.append(f"PPI++: {st.ppi_note}")
     return "\n".join(lines) + "\n"
 
 
-def _status_tsv(data: dict[str, object]) -> str:
+def _repr(x: float | None) -> str:
+    return "" if x is None else repr(x)
+
+
+def _status_tsv(st: CampaignStatus) -> str:
     rows = [("measure", "who", "value")]
-    for p in data["progress"]:  # type: ignore[attr-defined]
-        rows += [("done", p["annotator"], str(p["done"])), ("total", p["annotator"], str(p["total"])),
-                 ("versions", p["annotator"], str(p["versions"]))]
-    rows.append(("alpha", str(data["alpha_level"]), "" if data["alpha"] is None else repr(data["alpha"])))
-    for pair in data["span_f1"]:  # type: ignore[attr-defined]
-        rows.append(("span_f1", f"{pair['first']}|{pair['second']}", repr(pair["f1"])))
-    for j in data["judge"]:  # type: ignore[attr-defined]
-        rows += [("judge_pearson", j["who"], "" if j["pearson"] is None else repr(j["pearson"])),
-                 ("judge_kendall", j["who"], "" if j["kendall"] is None else repr(j["kendall"]))]
-    if isinstance(data["ppi"], dict):
-        rows += [(f"ppi_{k}", "", repr(v)) for k, v in data["ppi"].items()]
-    return "".join("\t".join(map(str, r)) + "\n" for r in rows)
+    for p in st.progress:
+        rows += [("done", p.annotator, str(p.done)), ("total", p.annotator, str(p.total)),
+                 ("versions", p.annotator, str(p.versions))]
+    rows.append(("alpha", st.alpha_level, _repr(st.alpha)))
+    rows += [("span_f1", f"{pair.first}|{pair.second}", repr(pair.f1)) for pair in st.span_f1]
+    for j in st.judge:
+        rows += [("judge_pearson", j.who, _repr(j.pearson)), ("judge_kendall", j.who, _repr(j.kendall))]
+    if st.ppi is not None:
+        rows += [(f"ppi_{k}", "", repr(v)) for k, v in st.ppi.to_json().items()]
+    return "".join("\t".join(r) + "\n" for r in rows)
 
 
 @annotate.command("status")
@@ -155,11 +155,10 @@ def _status_tsv(data: dict[str, object]) -> str:
 @out_option("Write the status to this file instead of standard output.")
 def status(campaign: str, fmt: str, out: str | None) -> None:
     """Progress per annotator, agreement so far and, for a ppi sample, the PPI++ estimate."""
-    from polyjudge.api.annotate import campaign_status
+    from polyjudge.api.annotate import campaign_status, status_json
 
-    data = campaign_status(campaign).to_dict()
-    text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n" if fmt == "json"
-            else _status_tsv(data) if fmt == "tsv" else _status_text(data))
+    st = campaign_status(campaign)
+    text = status_json(st) if fmt == "json" else _status_tsv(st) if fmt == "tsv" else _status_text(st)
     emit(text, out)
 
 

@@ -41,9 +41,9 @@ class ReportFlags:
                                    type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
                                    help="pairwise.json of `polyjudge pairwise`.")
     annotation: Path | None = option("--annotation", "annotation",
-                                     type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-                                     help="An annotation campaign folder (`polyjudge annotate`): progress and "
-                                          "agreement.")
+                                     type=click.Path(exists=True, path_type=Path), default=None,
+                                     help="An annotation campaign folder (`polyjudge annotate`), or the file "
+                                          "`annotate status --format json` wrote: progress and agreement.")
     plots_dir: Path | None = option("--plots-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                                     help="Also write every plot as a standalone SVG file here (for papers).")
     title: str | None = option("--title", default=None, help="Page title (default: the run names).")
