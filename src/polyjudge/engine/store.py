@@ -591,7 +591,8 @@ class RowScan:
 
     def __init__(self, store: Store, slack: int) -> None:
         self._store, self._slack = store, slack
-        self._rows = store._rows_in_order()
+        self._cursor = store._rows_in_order()
+        self._rows = None if self._cursor is None else iter(self._cursor)
         self._ahead: dict[str, StoredResponse] = {}
         self._looked_up: set[str] = set()  # keys served by lookup: the pass skips their rows
 
@@ -606,7 +607,7 @@ class RowScan:
                 missing.add(k)
         rows, looked_up = self._rows, self._looked_up
         while missing and rows is not None and len(ahead) < self._slack:
-            r = rows.fetchone()
+            r = next(rows, None)
             if r is None:
                 self.close()
                 break
@@ -626,6 +627,6 @@ class RowScan:
         return out
 
     def close(self) -> None:
-        if self._rows is not None:
-            self._rows.close()
-            self._rows = None
+        if self._cursor is not None:
+            self._cursor.close()
+            self._cursor = self._rows = None
