@@ -176,11 +176,12 @@ class StoredJudgments(Sequence[Judgment]):
             return
         own = store is None
         db = self._open() if store is None else store
+        scan = db.scan()  # the chunks' keys come in about the order they were stored: one pass over the table
         try:
             for start in range(0, len(self.items), self._chunk):
                 stop = min(len(self.items), start + self._chunk)
                 keys = {i: self._keys(i) for i in range(start, stop)}
-                rows = db.get_many([k for ks in keys.values() for k in ks])
+                rows = scan.get_many([k for ks in keys.values() for k in ks])
                 if on_rows is not None:
                     on_rows(keys, rows)
                 for i in range(start, stop):
@@ -189,6 +190,7 @@ class StoredJudgments(Sequence[Judgment]):
                     yield i, [judgment_of(i, r, judge, rows.get(ks[n * self.runs + r]), self.protocol, item, memo)
                               for n, judge in enumerate(self.order) for r in range(self.runs)]
         finally:
+            scan.close()
             if own and self._close:
                 db.close()
 

@@ -222,6 +222,8 @@ def _seconds(value: float) -> float:
 
 
 _CHUNK = 500  # keys per IN (...) query, well under SQLite's variable limit
+# Rows a RowScan holds read ahead of the keys asked for (stored out of order, or not asked for at all).
+SCAN_SLACK = 50_000
 MMAP_BYTES = 128 << 20  # mapped pages count in the resident size: bounded well under the memory goal
 
 
@@ -426,16 +428,27 @@ class Store:
         out: dict[str, StoredResponse] = {}
         if self.readonly and not self._has_table("responses"):
             return out
-        select = ",".join(c if c in self._columns else "NULL" for c in _RESPONSE_COLUMNS)
+        select = self._response_select()
         ordered = sorted(keys) if len(keys) > _CHUNK else list(keys)  # neighbouring keys share index pages
         for i in range(0, len(ordered), _CHUNK):
             chunk = ordered[i:i + _CHUNK]
             rows = self._db.execute(
                 f"SELECT {select} FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
             for r in rows:
-                out[r[0]] = StoredResponse(r[0], r[1], r[2], r[3], r[4] or 0, r[5] or 0, r[6] or 0.0, r[7], r[8],
-                                           r[9] or 0, r[10] or 0, r[11] or LIVE, r[12] or "", r[13], r[14], r[15])
+                out[r[0]] = _stored(r)
         return out
+
+    def _response_select(self) -> str:
+        return ",".join(c if c in self._columns else "NULL" for c in _RESPONSE_COLUMNS)
+
+    def scan(self, slack: int = SCAN_SLACK) -> RowScan:
+        """A reader of many keys in about the order they were stored (see :class:`RowScan`)."""
+        return RowScan(self, slack)
+
+    def _rows_in_order(self) -> sqlite3.Cursor | None:
+        if self.readonly and not self._has_table("responses"):
+            return None
+        return self._db.execute(f"SELECT {self._response_select()} FROM responses ORDER BY rowid")
 
     def put_prompt(self, prompt_hash: str, request: GenerateRequest) -> None:
         """Keep the request once per prompt (runs differ only by seed)."""
@@ -560,3 +573,60 @@ class Store:
 
 
 __all__ = ["BATCH", "LIVE", "BatchLineRow", "BatchRecord", "Store", "StoredResponse"]
+
+
+def _stored(r: Sequence[Any]) -> StoredResponse:
+    """A row of ``_RESPONSE_COLUMNS`` as read."""
+    return StoredResponse(r[0], r[1], r[2], r[3], r[4] or 0, r[5] or 0, r[6] or 0.0, r[7], r[8],
+                          r[9] or 0, r[10] or 0, r[11] or LIVE, r[12] or "", r[13], r[14], r[15])
+
+
+class RowScan:
+    """:meth:`Store.get_many` for a reader that asks for every key of a run, chunk by chunk, in about
+    the order the answers were stored (a run's items in input order): one sequential pass over the
+    table instead of a point lookup per key (a million lookups in a large store cost about five times
+    the pass). Rows read ahead of the keys asked for wait in a buffer of at most ``slack`` rows; a key
+    the pass has not reached when the buffer is full (an answer stored far out of order, a row the
+    run does not hold) is looked up by key, so the answer is always :meth:`Store.get_many`'s."""
+
+    def __init__(self, store: Store, slack: int) -> None:
+        self._store, self._slack = store, slack
+        self._cursor = store._rows_in_order()
+        self._rows = None if self._cursor is None else iter(self._cursor)
+        self._ahead: dict[str, StoredResponse] = {}
+        self._looked_up: set[str] = set()  # keys served by lookup: the pass skips their rows
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, StoredResponse]:
+        out: dict[str, StoredResponse] = {}
+        ahead, missing = self._ahead, set()
+        for k in keys:
+            s = ahead.pop(k, None)
+            if s is not None:
+                out[k] = s
+            elif k not in out:
+                missing.add(k)
+        rows, looked_up = self._rows, self._looked_up
+        while missing and rows is not None and len(ahead) < self._slack:
+            r = next(rows, None)
+            if r is None:
+                self.close()
+                break
+            k = r[0]
+            if k in missing:
+                out[k] = _stored(r)
+                missing.discard(k)
+            elif k in looked_up:
+                looked_up.discard(k)
+            else:
+                ahead[k] = _stored(r)
+        if missing:
+            found = self._store.get_many(list(missing))
+            out.update(found)
+            if self._rows is not None:
+                looked_up.update(found)
+        return out
+
+    def close(self) -> None:
+        if self._cursor is not None:
+            self._cursor.close()
+            self._cursor = self._rows = None
