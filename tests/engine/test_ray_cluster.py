@@ -230,3 +230,31 @@ def test_a_lost_node_costs_only_what_was_in_flight(cluster, tmp_path, da_respond
     held = 2 * 4
     assert twice <= held and counts["ray_resent"] == counts["retries"] <= held
     assert wall < 60  # it never waited for the lost actors' resources
+
+
+@needs_ray
+def test_actors_adopt_the_form_an_earlier_run_settled(cluster, tmp_path):
+    """The shared cache remembers how an o-series-style server (behind a name no table knows) settled the
+    judge's requests: a later run on Ray sends them so from the start (no request rejected again), and records
+    the same adaptations."""
+    rejected = []
+
+    def counting(body):
+        reply = o_series(body)
+        if reply.status == 400:
+            rejected.append(body)
+        return reply
+
+    cache = tmp_path / "cache"
+    with serve(counting) as srv:
+        _, local = judged(tmp_path / "local", srv, judge="house-model", items=items(6), concurrency=2,
+                          cache_path=cache)
+        assert rejected, "the first run learns the form from the server's 400 answers"
+        before = len(rejected)
+        executor = RayExecutor([JudgeSpec("openai", "house-model", srv.base_url)], BackendSettings(),
+                               RayOptions(actors=2))
+        result, remote = judged(tmp_path / "ray", srv, judge="house-model", executor=executor, items=items(12),
+                                concurrency=2, cache_path=cache)
+    assert len(rejected) == before  # nothing was rejected on the actors
+    assert remote["judges"][0]["adaptations"] == local["judges"][0]["adaptations"]
+    assert result.status_counts()["ok"] == 12

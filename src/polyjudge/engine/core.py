@@ -188,6 +188,8 @@ async def _judge(ctx: _Context, interrupts: Interrupts | None) -> RunResult:
     try:
         use = _open_cache(ctx)
         memory = adopt_remembered_forms(use, spec.backends, spec.request_forms)
+        if memory.adopted and (seed := getattr(spec.executor, "adopt_forms", None)) is not None:
+            seed(memory.adopted)  # an executor whose workers build their own backends (Ray) adopts them too
         stop, unlisten = _stop_event(interrupts)
         sent = await _send(ctx, store, stop, use)
         keep_settled_forms(use, spec.backends, spec.request_forms, memory)

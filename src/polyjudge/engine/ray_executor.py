@@ -1314,6 +1314,12 @@ class RayExecutor:
         per judge, read by the engine as it reads its own backends."""
         return list(self.report.learned.values())
 
+    def adopt_forms(self, forms: Mapping[str, Mapping[str, str]]) -> None:
+        """Judges whose request form an earlier run settled (judge -> what the server changed, from the shared
+        cache): every actor writes their requests so from the start, none is held while it is learned again."""
+        for judge, changes in forms.items():
+            self.report.forms.setdefault(judge, dict(changes))
+
     def manifest_counts(self) -> dict[str, int]:
         """The ``ray_*`` counts of the run's manifest: actors started, lost and left, nodes lost, re-sent."""
         return self.report.counts()
