@@ -57,7 +57,7 @@ def _study(source: str | Path | MetaEvalResult | ConsistencyResult | SelectionRe
     if isinstance(source, ConsistencyResult):
         return source.kappas()
     if isinstance(source, SelectionReport):
-        return _as_json(source.to_json())
+        return source.results()
     if kind == "annotation.json":  # a campaign folder: its status, as `annotate status --format json` prints it
         from polyjudge.api.annotate import campaign_status
 

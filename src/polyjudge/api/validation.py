@@ -30,7 +30,7 @@ from polyjudge.validation.experiments import (
     BudgetResult,
     PrevalenceResult,
 )
-from polyjudge.validation.selection import SelectionReport
+from polyjudge.validation.selection import SelectionReport, selection_json
 from polyjudge.validation.simulate import SimConfig, SimResult
 
 if TYPE_CHECKING:
@@ -348,4 +348,4 @@ def write_simulation_report(result: SimulationResult, out: str | Path, *, plots_
 
 
 __all__ = ["DEFAULT_BETAS", "DEFAULT_TAUS", "AmbiguityLevels", "BudgetGrid", "SimulationBlock", "SimulationResult",
-           "ValidateConfig", "simulate", "validate", "write_simulation_report"]
+           "ValidateConfig", "selection_json", "simulate", "validate", "write_simulation_report"]

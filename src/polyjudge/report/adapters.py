@@ -3,10 +3,11 @@
 A meta-evaluation is read into its typed results
 (:func:`polyjudge.metaeval.results.read_metaeval`, the reader of the JSON
 ``polyjudge meta-eval --format json`` writes), which the report renders as
-they are. ``polyjudge consistency`` (its ``study.json``) and ``polyjudge
-validate --format json`` each write their own shape; the report sections read
-one documented shape per study (see :mod:`polyjudge.report.sections`), and the
-``*_data`` functions here accept either and return the documented one.
+they are. The consistency study's ``study.json`` and ``polyjudge validate --format
+json`` are read into their typed rows likewise
+(:func:`polyjudge.metaeval.kappas.read_consistency`,
+:func:`polyjudge.validation.results.read_validation`); the simulation and
+pairwise outputs are checked here and rendered as written.
 :func:`check_study` refuses a file of no known shape (or with nothing to show)
 with an InputError naming the file and the shape expected, so a wrong file
 never just disappears from the report.
@@ -25,85 +26,8 @@ from polyjudge.metaeval.kappas import EXPECTED as CONSISTENCY_EXPECTED
 from polyjudge.metaeval.kappas import read_consistency
 from polyjudge.metaeval.results import EXPECTED as METAEVAL_EXPECTED
 from polyjudge.metaeval.results import read_metaeval
-from polyjudge.report.format import general
-
-
-def _dicts(x: Any) -> list[dict[str, Any]]:
-    return [r for r in x if isinstance(r, dict)] if isinstance(x, list) else []
-
-
-# --------------------------------------------------------------------------- validation
-
-def is_validation_report(obj: Any) -> bool:
-    """True for ``polyjudge validate --format json`` output (``rows`` with ``definition``)."""
-    return (isinstance(obj, dict) and "selection" not in obj and isinstance(obj.get("rows"), list)
-            and any(isinstance(r, dict) and "definition" in r for r in obj["rows"]))
-
-
-def validation_data(obj: Any) -> Any:
-    """The documented ``{"selection": [...]}`` shape: per (β, τ) two selection
-    tables, one for decision consistency (higher is better, loss = best C −
-    selected C) and one for |estimation bias| (lower is better, loss = selected
-    |B| − best |B|). The oracle rows (``[best ...]``) are left out: the best
-    judge is named in the caption."""
-    if not is_validation_report(obj):
-        return obj
-    judges = [str(j) for j in obj.get("judges") or []]
-    per_judge = obj.get("per_judge") or {}
-    groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
-    for r in _dicts(obj["rows"]):
-        groups.setdefault((r.get("beta"), r.get("tau")), []).append(r)
-    selection: list[dict[str, Any]] = []
-    for (beta, tau), rows in groups.items():
-        table = per_judge.get(f"beta={general(beta)},tau={general(tau)}") or {}
-        label = ", ".join(x for x in ((f"β = {general(beta)}" if beta is not None else ""),
-                                      (f"τ = {general(tau)}" if tau is not None else "")) if x)
-        defs = [r for r in rows if not str(r.get("definition", "")).startswith("[")]
-        for target, key, hib, loss_of in (
-                ("decision consistency", "consistency", True, _consistency_loss),
-                ("|estimation bias|", "bias", False, _bias_loss)):
-            tv: dict[str, Any] = {}
-            for j in judges:
-                v = (table.get(j) or {}).get(key)
-                tv[j] = abs(v) if isinstance(v, int | float) and key == "bias" else v
-            for r in defs:  # selected judges' values are in the rows even without per_judge
-                sel = str(r.get("selected"))
-                if tv.get(sel) is None:
-                    tv[sel] = r.get("consistency" if key == "consistency" else "abs_bias")
-            selection.append({
-                "label": label, "target": target, "higher_is_better": hib, "target_values": tv,
-                "rows": [{"metric": str(r.get("definition")), "selected": str(r.get("selected")),
-                          "loss": loss_of(r),
-                          "metric_values": {j: (table.get(j) or {}).get(str(r.get("definition")))
-                                            for j in judges if str(r.get("definition")) in (table.get(j) or {})}}
-                         for r in defs]})
-    notes = [("task", str(obj.get("task", ""))), ("option", f"{obj.get('option', '')} (k={obj.get('k', 0)})"),
-             ("items rated by humans and every judge", str(obj.get("n_items", ""))),
-             ("judges", ", ".join(judges))]
-    hp = obj.get("human_prevalence") or {}
-    if hp:
-        notes.append(("human prevalence", "; ".join(f"{k}: {general(v)}" for k, v in hp.items())))
-    fails = {k: v for k, v in (obj.get("failures") or {}).items() if v}
-    notes.append(("failed judgments left out", ", ".join(f"{k}: {v}" for k, v in fails.items()) or "none"))
-    return {"selection": selection, "notes": notes}
-
-
-def _f(x: Any) -> float:
-    try:
-        return float(x) if x is not None else math.nan
-    except (TypeError, ValueError, OverflowError):
-        return math.nan
-
-
-def _consistency_loss(row: dict[str, Any]) -> float:
-    """Best judge's decision consistency minus the selected judge's (the row stores its negative)."""
-    return -_f(row.get("consistency_loss"))
-
-
-def _bias_loss(row: dict[str, Any]) -> float:
-    """Selected judge's |estimation bias| minus the best judge's."""
-    return _f(row.get("bias_excess"))
-
+from polyjudge.validation.results import EXPECTED as VALIDATION_EXPECTED
+from polyjudge.validation.selection import read_validation
 
 # --------------------------------------------------------------------------- shape checks
 
@@ -111,8 +35,7 @@ def _bias_loss(row: dict[str, Any]) -> float:
 EXPECTED = {
     "metaeval.json": METAEVAL_EXPECTED,
     "consistency.json": CONSISTENCY_EXPECTED,
-    "validation.json": 'the JSON of "polyjudge validate --format json" ({"judges", "rows": [{"beta", "tau", '
-                       '"definition", "selected"}, ...]}) or {"selection": [{"target_values", "rows"}, ...]}',
+    "validation.json": VALIDATION_EXPECTED,
     "simulation.json": 'the JSON of "polyjudge simulate --format json" ({"runs": [{"label", "selection", '
                        '"rank_correlation"}, ...], "budget": {"rows": [...]}, "prevalence": {"rows": [...]}})',
     "pairwise.json": 'the pairwise.json of "polyjudge pairwise" ({"ranking": [{"system", "score", "ci_low", '
@@ -171,39 +94,6 @@ class _Shape:
                 self.number(x, f"{where}.{k}")
 
 
-def _check_validation(obj: Any, shape: _Shape) -> None:
-    if is_validation_report(obj):
-        for i, row in enumerate(shape.objects(obj["rows"], "rows")):
-            shape.numbers(row, ("beta", "tau", "consistency", "abs_bias"), f"rows[{i}]")
-        shape.texts(obj.get("judges"), "judges")
-        per_judge = obj.get("per_judge")
-        for key, table in (shape.obj(per_judge, "per_judge") if per_judge is not None else {}).items():
-            for judge, values in shape.obj(table, f"per_judge.{key}").items():
-                shape.obj(values, f"per_judge.{key}.{judge}")
-        shape.numbers_of(obj.get("human_prevalence"), "human_prevalence")
-        shape.numbers_of(obj.get("failures"), "failures")
-        obj = validation_data(obj)
-    doc = shape.obj(obj, "the file")
-    sels = doc.get("selection")
-    tables = shape.objects(sels if isinstance(sels, list) or sels is None else [sels], "selection", optional=True)
-    for i, sel in enumerate(tables):
-        shape.numbers_of(sel.get("target_values"), f"selection[{i}].target_values")
-        for j, r in enumerate(shape.objects(sel.get("rows"), f"selection[{i}].rows")):
-            shape.numbers(r, ("loss",), f"selection[{i}].rows[{j}]")
-            shape.numbers_of(r.get("metric_values"), f"selection[{i}].rows[{j}].metric_values")
-    cells = shape.objects(doc.get("class_distribution"), "class_distribution", optional=True)
-    for i, c in enumerate(cells):
-        count = c.get("count")
-        if isinstance(count, bool) or not isinstance(count, int | float) or not 0 <= count < 2**53:
-            raise shape.fail(f"class_distribution[{i}].count", "must be a non-negative number")
-    notes = doc.get("notes")
-    if notes is not None and (not isinstance(notes, list)
-                              or not all(isinstance(n, list | tuple) and len(n) == 2 for n in notes)):
-        raise shape.fail("notes", "must be a list of [name, value] pairs")
-    if not tables and not cells:
-        raise shape.fail("the file", "no selection table and no class distribution")
-
-
 def _check_simulation(obj: Any, shape: _Shape) -> None:
     doc = shape.obj(obj, "the file")
     runs = shape.objects(doc.get("runs"), "runs", optional=True)
@@ -254,7 +144,7 @@ def _check_pairwise(obj: Any, shape: _Shape) -> None:
         raise shape.fail("the file", "no ranking and no position bias")
 
 
-_CHECKS = {"validation.json": _check_validation, "simulation.json": _check_simulation,
+_CHECKS = {"simulation.json": _check_simulation,
            "pairwise.json": _check_pairwise}
 
 
@@ -293,6 +183,8 @@ def check_study(obj: Any, kind: str, path: str) -> Any:
         return read_metaeval(obj, path)
     if kind == "consistency.json":
         return read_consistency(obj, path)
+    if kind == "validation.json":
+        return read_validation(obj, path)
     _CHECKS[kind](obj, _Shape(path, kind))
     return obj
 
