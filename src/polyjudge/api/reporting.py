@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from polyjudge.api.metaeval import MetaEvalResult
+from polyjudge.api.validation import SimulationResult
 from polyjudge.data.errors import InputError
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.studies.consistency import ConsistencyResult
@@ -36,7 +37,7 @@ class ReportConfig:
     metaeval: str | Path | MetaEvalResult | None = None
     consistency: str | Path | ConsistencyResult | None = None
     validation: str | Path | SelectionReport | None = None
-    simulation: str | Path | None = None  # ``polyjudge simulate --format json``
+    simulation: str | Path | SimulationResult | None = None  # ``polyjudge simulate --format json``
     pairwise: str | Path | None = None  # pairwise.json of ``polyjudge pairwise``
     annotation: str | Path | None = None  # an annotation campaign folder (``polyjudge annotate``)
     plots_dir: str | Path | None = None  # also write every plot as a standalone SVG here
@@ -49,14 +50,15 @@ def _as_json(doc: Any) -> Any:
     return json.loads(json.dumps(doc, default=float))
 
 
-def _study(source: str | Path | MetaEvalResult | ConsistencyResult | SelectionReport, kind: str) -> Any:
+def _study(source: str | Path | MetaEvalResult | ConsistencyResult | SelectionReport | SimulationResult,
+           kind: str) -> Any:
     from polyjudge.report.adapters import read_study
 
     if isinstance(source, MetaEvalResult):
         return source.results()  # the typed rows the report renders, as a file would read back
     if isinstance(source, ConsistencyResult):
         return source.kappas()
-    if isinstance(source, SelectionReport):
+    if isinstance(source, SelectionReport | SimulationResult):
         return source.results()
     if kind == "annotation.json":  # a campaign folder: its status, as `annotate status --format json` prints it
         from polyjudge.api.annotate import campaign_status

@@ -6,8 +6,10 @@ A meta-evaluation is read into its typed results
 they are. The consistency study's ``study.json`` and ``polyjudge validate --format
 json`` are read into their typed rows likewise
 (:func:`polyjudge.metaeval.kappas.read_consistency`,
-:func:`polyjudge.validation.results.read_validation`); the simulation and
-pairwise outputs are checked here and rendered as written.
+:func:`polyjudge.validation.selection.read_validation`), and so is ``polyjudge
+simulate --format json``
+(:func:`polyjudge.validation.simulation_results.read_simulation`); the pairwise
+study's output is checked here and rendered as written.
 :func:`check_study` refuses a file of no known shape (or with nothing to show)
 with an InputError naming the file and the shape expected, so a wrong file
 never just disappears from the report.
@@ -28,6 +30,8 @@ from polyjudge.metaeval.results import EXPECTED as METAEVAL_EXPECTED
 from polyjudge.metaeval.results import read_metaeval
 from polyjudge.validation.results import EXPECTED as VALIDATION_EXPECTED
 from polyjudge.validation.selection import read_validation
+from polyjudge.validation.simulation_results import EXPECTED as SIMULATION_EXPECTED
+from polyjudge.validation.simulation_results import read_simulation
 
 # --------------------------------------------------------------------------- shape checks
 
@@ -36,8 +40,7 @@ EXPECTED = {
     "metaeval.json": METAEVAL_EXPECTED,
     "consistency.json": CONSISTENCY_EXPECTED,
     "validation.json": VALIDATION_EXPECTED,
-    "simulation.json": 'the JSON of "polyjudge simulate --format json" ({"runs": [{"label", "selection", '
-                       '"rank_correlation"}, ...], "budget": {"rows": [...]}, "prevalence": {"rows": [...]}})',
+    "simulation.json": SIMULATION_EXPECTED,
     "pairwise.json": 'the pairwise.json of "polyjudge pairwise" ({"ranking": [{"system", "score", "ci_low", '
                      '"ci_high"}, ...], "position": {...}})',
 }
@@ -94,33 +97,6 @@ class _Shape:
                 self.number(x, f"{where}.{k}")
 
 
-def _check_simulation(obj: Any, shape: _Shape) -> None:
-    doc = shape.obj(obj, "the file")
-    runs = shape.objects(doc.get("runs"), "runs", optional=True)
-    for i, run in enumerate(runs):
-        for key in ("selection", "rank_correlation"):
-            table = run.get(key)
-            for label, values in (shape.obj(table, f"runs[{i}].{key}") if table is not None else {}).items():
-                shape.numbers_of(values, f"runs[{i}].{key}.{label}")
-        shape.numbers(run, ("gamma_human", "gamma_judge"), f"runs[{i}]")
-    parts = [bool(runs)]
-    for key, numeric in (("budget", ("n_items", "ratings_per_item", "regret_mean", "regret_sd")),
-                         ("prevalence", ("ambiguity", "option", "tau", "true_mean", "forced_choice_mean",
-                                         "response_set_mean"))):
-        part = doc.get(key)
-        if part is None:
-            continue
-        rows = shape.objects(shape.obj(part, key).get("rows"), f"{key}.rows")
-        for i, r in enumerate(rows):
-            shape.numbers(r, numeric, f"{key}.rows[{i}]")
-            for name in numeric:
-                if not isinstance(r.get(name), int | float):
-                    raise shape.fail(f"{key}.rows[{i}].{name}", "missing")
-        parts.append(bool(rows))
-    if not any(parts):
-        raise shape.fail("the file", "no selection runs, budget rows or prevalence rows")
-
-
 def _check_pairwise(obj: Any, shape: _Shape) -> None:
     doc = shape.obj(obj, "the file")
     ranking = shape.objects(doc.get("ranking"), "ranking")
@@ -144,8 +120,7 @@ def _check_pairwise(obj: Any, shape: _Shape) -> None:
         raise shape.fail("the file", "no ranking and no position bias")
 
 
-_CHECKS = {"simulation.json": _check_simulation,
-           "pairwise.json": _check_pairwise}
+_CHECKS = {"pairwise.json": _check_pairwise}
 
 
 # --------------------------------------------------------------------------- pairwise
@@ -185,6 +160,8 @@ def check_study(obj: Any, kind: str, path: str) -> Any:
         return read_consistency(obj, path)
     if kind == "validation.json":
         return read_validation(obj, path)
+    if kind == "simulation.json":
+        return read_simulation(obj, path)
     _CHECKS[kind](obj, _Shape(path, kind))
     return obj
 

@@ -91,11 +91,11 @@ class JsonDoc:
     """Checks one parsed document while it is read; the first mismatch is an InputError naming the
     file, where in the JSON it is, and the shape expected."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self, path: str, expected: str = EXPECTED) -> None:
+        self.path, self.expected = path, expected
 
     def fail(self, where: str, detail: str) -> InputError:
-        return InputError(f"{plain(where, 160)}: {detail}; expected {EXPECTED}", path=self.path)
+        return InputError(f"{plain(where, 160)}: {detail}; expected {self.expected}", path=self.path)
 
     def obj(self, v: Any, where: str) -> dict[str, Any]:
         if not isinstance(v, dict):
@@ -188,5 +188,5 @@ def read_tables(obj: Any, path: str) -> ValidationResults:
     return ValidationResults(tuple((str(k), str(v)) for k, v in notes or ()), cells, tables)
 
 
-__all__ = ["EXPECTED", "ClassCount", "JsonDoc", "SelectionPick", "SelectionTable", "ValidationResults", "as_float",
-           "read_tables", "whole"]
+__all__ = ["EXPECTED", "ClassCount", "JsonDoc", "SelectionPick", "SelectionTable", "ValidationResults", "Values",
+           "as_float", "read_tables", "whole"]
