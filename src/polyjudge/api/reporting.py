@@ -13,6 +13,7 @@ from polyjudge.api.validation import SimulationResult
 from polyjudge.data.errors import InputError
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.studies.consistency import ConsistencyResult
+from polyjudge.studies.pairwise import PairwiseResult
 from polyjudge.validation.selection import SelectionReport
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ class ReportConfig:
     consistency: str | Path | ConsistencyResult | None = None
     validation: str | Path | SelectionReport | None = None
     simulation: str | Path | SimulationResult | None = None  # ``polyjudge simulate --format json``
-    pairwise: str | Path | None = None  # pairwise.json of ``polyjudge pairwise``
+    pairwise: str | Path | PairwiseResult | None = None  # pairwise.json of ``polyjudge pairwise``
     annotation: str | Path | None = None  # an annotation campaign folder (``polyjudge annotate``)
     plots_dir: str | Path | None = None  # also write every plot as a standalone SVG here
     title: str | None = None  # default: the run names
@@ -50,15 +51,15 @@ def _as_json(doc: Any) -> Any:
     return json.loads(json.dumps(doc, default=float))
 
 
-def _study(source: str | Path | MetaEvalResult | ConsistencyResult | SelectionReport | SimulationResult,
-           kind: str) -> Any:
+def _study(source: str | Path | MetaEvalResult | ConsistencyResult | SelectionReport | SimulationResult
+           | PairwiseResult, kind: str) -> Any:
     from polyjudge.report.adapters import read_study
 
     if isinstance(source, MetaEvalResult):
         return source.results()  # the typed rows the report renders, as a file would read back
     if isinstance(source, ConsistencyResult):
         return source.kappas()
-    if isinstance(source, SelectionReport | SimulationResult):
+    if isinstance(source, SelectionReport | SimulationResult | PairwiseResult):
         return source.results()
     if kind == "annotation.json":  # a campaign folder: its status, as `annotate status --format json` prints it
         from polyjudge.api.annotate import campaign_status
