@@ -31,7 +31,6 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("engine/pricing.py", "openai"): "MAINTAINED_BATCH_DISCOUNT's keys are genai-prices provider ids (google "
                                      "has no backend), the one table of Batch API discounts",
     ("metaeval/mtme.py", "mqm"): "mt-metrics-eval's name of its MQM human scores, not the protocol",
-    ("report/adapters.py", "kendall"): "a key of pairwise.json's agreement object (a file's field), not the statistic",
     ("studies/pairwise.py", "kendall"): "a key of pairwise.json's agreement object (a file's field), not the statistic",
 }
 # (file, name of a module-level table): why the table may hold names of a registry. Not checked for

@@ -22,11 +22,11 @@ from scipy import stats as sps
 from polyjudge.cli.main import cli, main
 from polyjudge.metaeval.kappas import is_study, read_consistency
 from polyjudge.metaeval.results import read_metaeval
-from polyjudge.report import adapters
 from polyjudge.report.format import number as fmt
 from polyjudge.report.html import render
 from polyjudge.report.load import load_run
 from polyjudge.report.sections import Cell, Figure, KeyValues, Table, study_sections
+from polyjudge.validation.selection import read_selection, read_validation, selection_json
 from tests.report.fixtures import CONSISTENCY, METAEVAL, VALIDATION, build_run
 
 LPS = ("en-de", "zh-en")
@@ -177,8 +177,10 @@ def validation_json(tmp_path_factory):
 
 def test_validation_real_output(validation_json):
     obj = json.loads(validation_json.read_text())
-    assert "selection" not in obj and adapters.is_validation_report(obj)
-    sec = _section(study_sections({"validation.json": obj}), "Judge validation")
+    res = read_validation(obj, str(validation_json))
+    assert "selection" not in obj and res.selection  # read as validate wrote it
+    assert selection_json(read_selection(obj, str(validation_json))) == validation_json.read_text()
+    sec = _section(study_sections({"validation.json": res}), "Judge validation")
     kv = dict(next(b for b in sec.blocks if isinstance(b, KeyValues)).items)
     assert kv["items rated by humans and every judge"] == "30" and kv["judges"] == "good, bad"
     tables = [b for b in sec.blocks if isinstance(b, Table)]
@@ -314,7 +316,7 @@ def test_cli_report_real_files_in_run_dir_and_options(tmp_path, metaeval_json, v
 def test_documented_shapes_still_read():
     secs = study_sections({"metaeval.json": read_metaeval(METAEVAL, "m"),
                            "consistency.json": read_consistency(CONSISTENCY, "c"),
-                           "validation.json": VALIDATION})
+                           "validation.json": read_validation(VALIDATION, "v")})
     assert [s.title for s in secs] == ["Meta-evaluation against human judgments", "Multilingual consistency",
                                        "Judge validation"]
     cells = read_metaeval(METAEVAL, "m").cells()  # the documented shape's results, as given
@@ -324,7 +326,9 @@ def test_documented_shapes_still_read():
     assert [(k.judge, k.language, k.kappa, k.task, k.criterion) for k in kappas.cohen] == [
         (r["judge"], r["language"], r["kappa"], r["task"], r["criterion"]) for r in CONSISTENCY["results"]]
     assert [(f.judge, f.kappa, f.subset) for f in kappas.fleiss] == [("gpt-4o", 0.31, "all")]
-    assert adapters.validation_data(VALIDATION) is VALIDATION
+    sel = read_validation(VALIDATION, "v").selection  # the documented shape's table, as given
+    assert [(p.metric, p.selected, dict(p.metric_values)) for t in sel for p in t.picks] == [
+        (r["metric"], r["selected"], r.get("metric_values", {})) for r in VALIDATION["selection"]["rows"]]
 
 
 def test_cli_report_needs_some_input(tmp_path):

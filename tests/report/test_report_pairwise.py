@@ -74,10 +74,10 @@ def test_report_of_the_run_shows_ranking_and_position_bias(study):
         ET.fromstring(str(f.svg))
     # the figure shows the same shares as the pairwise command's own figure
     expected = _verdict_shares(res.pairs)
-    doc = load_run(out / "run").extras["pairwise.json"]
+    shares = dict(load_run(out / "run").extras["pairwise.json"].verdict_shares)  # typed rows
     for v in ("A", "B", "tie"):
-        assert doc["verdict_shares"][v] == pytest.approx(expected[v], nan_ok=True)
-    assert doc["verdict_shares"]["A"][0] > doc["verdict_shares"]["B"][0]  # the judge favours A
+        assert list(shares[v]) == pytest.approx(expected[v], nan_ok=True)
+    assert shares["A"][0] > shares["B"][0]  # the judge favours A
     ranking = next(b for b in sec.blocks if isinstance(b, Table) and b.caption == "Bradley–Terry ranking")
     assert [r[1] for r in ranking.rows] == [r.system for r in res.ranking] == ["best", "good", "poor"]
     pos = next(b for b in sec.blocks if isinstance(b, Table) and b.caption == "Position bias")
@@ -104,7 +104,7 @@ def test_a_mismatched_or_broken_study_file(study, tmp_path):
     doc = json.loads((copy / "pairwise.json").read_text())
     doc["n_pairs"] += 1
     (copy / "pairwise.json").write_text(json.dumps(doc))
-    assert "may belong to another run" in load_run(copy / "run").extras["pairwise.json"]["note"]
+    assert "may belong to another run" in load_run(copy / "run").extras["pairwise.json"].note
     (copy / "pairwise.json").write_text(json.dumps({"ranking": [{"system": 3}]}))
     with pytest.raises(InputError, match=r"ranking\[0\]\.system"):
         load_run(copy / "run")

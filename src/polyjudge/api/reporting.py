@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from polyjudge.api.metaeval import MetaEvalResult
+from polyjudge.api.validation import SimulationResult
 from polyjudge.data.errors import InputError
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.studies.consistency import ConsistencyResult
+from polyjudge.studies.pairwise import PairwiseResult
 from polyjudge.validation.selection import SelectionReport
 
 if TYPE_CHECKING:
@@ -36,28 +37,24 @@ class ReportConfig:
     metaeval: str | Path | MetaEvalResult | None = None
     consistency: str | Path | ConsistencyResult | None = None
     validation: str | Path | SelectionReport | None = None
-    simulation: str | Path | None = None  # ``polyjudge simulate --format json``
-    pairwise: str | Path | None = None  # pairwise.json of ``polyjudge pairwise``
+    simulation: str | Path | SimulationResult | None = None  # ``polyjudge simulate --format json``
+    pairwise: str | Path | PairwiseResult | None = None  # pairwise.json of ``polyjudge pairwise``
     annotation: str | Path | None = None  # a campaign folder (``polyjudge annotate``) or its status JSON file
     plots_dir: str | Path | None = None  # also write every plot as a standalone SVG here
     title: str | None = None  # default: the run names
     n_boot: int = 1000  # bootstrap resamples of the system-ranking confidence intervals
 
 
-def _as_json(doc: Any) -> Any:
-    """What the report would read back from the file the CLI writes for this document."""
-    return json.loads(json.dumps(doc, default=float))
-
-
-def _study(source: str | Path | MetaEvalResult | ConsistencyResult | SelectionReport, kind: str) -> Any:
+def _study(source: str | Path | MetaEvalResult | ConsistencyResult | SelectionReport | SimulationResult
+           | PairwiseResult, kind: str) -> Any:
     from polyjudge.report.adapters import read_study
 
     if isinstance(source, MetaEvalResult):
         return source.results()  # the typed rows the report renders, as a file would read back
     if isinstance(source, ConsistencyResult):
         return source.kappas()
-    if isinstance(source, SelectionReport):
-        return _as_json(source.to_json())
+    if isinstance(source, SelectionReport | SimulationResult | PairwiseResult):
+        return source.results()
     if kind == "annotation.json":  # a campaign folder or its `annotate status --format json` file: typed rows
         from polyjudge.api.annotate import status_of
 

@@ -30,11 +30,12 @@ from polyjudge.validation.experiments import (
     BudgetResult,
     PrevalenceResult,
 )
-from polyjudge.validation.selection import SelectionReport
+from polyjudge.validation.selection import SelectionReport, selection_json
 from polyjudge.validation.simulate import SimConfig, SimResult
 
 if TYPE_CHECKING:
     from polyjudge.report.html import Report
+    from polyjudge.validation.simulation_results import SimulationResults
 
 DOWNSTREAM = ("srs", "soft")
 DEFAULT_BETAS = (0.0, 0.1, 0.2, 0.3, 0.4)
@@ -220,7 +221,15 @@ class SimulationResult:
         return out
 
     def to_json(self) -> str:
+        """The document ``polyjudge simulate --format json`` writes (without its final newline)."""
         return json.dumps(self.to_dict(), indent=2)
+
+    def results(self) -> SimulationResults:
+        """The typed rows the report renders, exactly as :func:`read_simulation` reads them back from
+        :meth:`to_json` (built from the same document, NaN and numpy numbers included)."""
+        from polyjudge.validation.simulation_results import simulation_results
+
+        return simulation_results(json.loads(json.dumps(self.to_dict(), default=float)), "the simulation")
 
     def to_text(self) -> str:
         lines = []
@@ -342,10 +351,9 @@ def write_simulation_report(result: SimulationResult, out: str | Path, *, plots_
 
     if Path(out).is_dir():
         raise InputError("is a directory; give the HTML file to write", path=str(out), field="report")
-    doc = json.loads(json.dumps(result.to_dict(), default=float))
     return write_report([], out, plots_dir=plots_dir, title=title or "polyjudge simulate: Guerdan et al. analyses",
-                        studies={"simulation.json": doc})
+                        studies={"simulation.json": result.results()})
 
 
 __all__ = ["DEFAULT_BETAS", "DEFAULT_TAUS", "AmbiguityLevels", "BudgetGrid", "SimulationBlock", "SimulationResult",
-           "ValidateConfig", "simulate", "validate", "write_simulation_report"]
+           "ValidateConfig", "selection_json", "simulate", "validate", "write_simulation_report"]

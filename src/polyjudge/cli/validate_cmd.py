@@ -5,7 +5,6 @@ The computations are :func:`polyjudge.api.validate` and :func:`polyjudge.api.sim
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -99,11 +98,12 @@ def validate(flags: ValidateFlags) -> None:
     report which judge each one selects and what that costs downstream
     (decision consistency and prevalence bias), after Guerdan et al."""
     from polyjudge.api import validate as select
+    from polyjudge.api.validation import selection_json
 
     report = select(flags.config())
     fmt = flags.fmt
     text = (report.to_text() if fmt == "text" else report.to_tsv() if fmt == "tsv"
-            else json.dumps(report.to_json(), indent=2) + "\n")
+            else selection_json(report))
     emit(text, flags.out)
 
 

@@ -3,10 +3,14 @@
 A meta-evaluation is read into its typed results
 (:func:`polyjudge.metaeval.results.read_metaeval`, the reader of the JSON
 ``polyjudge meta-eval --format json`` writes), which the report renders as
-they are. ``polyjudge consistency`` (its ``study.json``) and ``polyjudge
-validate --format json`` each write their own shape; the report sections read
-one documented shape per study (see :mod:`polyjudge.report.sections`), and the
-``*_data`` functions here accept either and return the documented one.
+they are. The consistency study's ``study.json`` and ``polyjudge validate --format
+json`` are read into their typed rows likewise
+(:func:`polyjudge.metaeval.kappas.read_consistency`,
+:func:`polyjudge.validation.selection.read_validation`), and so is ``polyjudge
+simulate --format json``
+(:func:`polyjudge.validation.simulation_results.read_simulation`) and the
+``pairwise.json`` of ``polyjudge pairwise``
+(:func:`polyjudge.studies.pairwise_results.read_pairwise`).
 :func:`check_study` refuses a file of no known shape (or with nothing to show)
 with an InputError naming the file and the shape expected, so a wrong file
 never just disappears from the report.
@@ -20,242 +24,26 @@ from typing import Any
 
 from polyjudge.data import textio
 from polyjudge.data.errors import InputError
-from polyjudge.data.readers import json_type, parse_json, plain
+from polyjudge.data.readers import parse_json
 from polyjudge.metaeval.kappas import EXPECTED as CONSISTENCY_EXPECTED
 from polyjudge.metaeval.kappas import read_consistency
 from polyjudge.metaeval.results import EXPECTED as METAEVAL_EXPECTED
 from polyjudge.metaeval.results import read_metaeval
-from polyjudge.report.format import general
-
-
-def _dicts(x: Any) -> list[dict[str, Any]]:
-    return [r for r in x if isinstance(r, dict)] if isinstance(x, list) else []
-
-
-# --------------------------------------------------------------------------- validation
-
-def is_validation_report(obj: Any) -> bool:
-    """True for ``polyjudge validate --format json`` output (``rows`` with ``definition``)."""
-    return (isinstance(obj, dict) and "selection" not in obj and isinstance(obj.get("rows"), list)
-            and any(isinstance(r, dict) and "definition" in r for r in obj["rows"]))
-
-
-def validation_data(obj: Any) -> Any:
-    """The documented ``{"selection": [...]}`` shape: per (β, τ) two selection
-    tables, one for decision consistency (higher is better, loss = best C −
-    selected C) and one for |estimation bias| (lower is better, loss = selected
-    |B| − best |B|). The oracle rows (``[best ...]``) are left out: the best
-    judge is named in the caption."""
-    if not is_validation_report(obj):
-        return obj
-    judges = [str(j) for j in obj.get("judges") or []]
-    per_judge = obj.get("per_judge") or {}
-    groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
-    for r in _dicts(obj["rows"]):
-        groups.setdefault((r.get("beta"), r.get("tau")), []).append(r)
-    selection: list[dict[str, Any]] = []
-    for (beta, tau), rows in groups.items():
-        table = per_judge.get(f"beta={general(beta)},tau={general(tau)}") or {}
-        label = ", ".join(x for x in ((f"β = {general(beta)}" if beta is not None else ""),
-                                      (f"τ = {general(tau)}" if tau is not None else "")) if x)
-        defs = [r for r in rows if not str(r.get("definition", "")).startswith("[")]
-        for target, key, hib, loss_of in (
-                ("decision consistency", "consistency", True, _consistency_loss),
-                ("|estimation bias|", "bias", False, _bias_loss)):
-            tv: dict[str, Any] = {}
-            for j in judges:
-                v = (table.get(j) or {}).get(key)
-                tv[j] = abs(v) if isinstance(v, int | float) and key == "bias" else v
-            for r in defs:  # selected judges' values are in the rows even without per_judge
-                sel = str(r.get("selected"))
-                if tv.get(sel) is None:
-                    tv[sel] = r.get("consistency" if key == "consistency" else "abs_bias")
-            selection.append({
-                "label": label, "target": target, "higher_is_better": hib, "target_values": tv,
-                "rows": [{"metric": str(r.get("definition")), "selected": str(r.get("selected")),
-                          "loss": loss_of(r),
-                          "metric_values": {j: (table.get(j) or {}).get(str(r.get("definition")))
-                                            for j in judges if str(r.get("definition")) in (table.get(j) or {})}}
-                         for r in defs]})
-    notes = [("task", str(obj.get("task", ""))), ("option", f"{obj.get('option', '')} (k={obj.get('k', 0)})"),
-             ("items rated by humans and every judge", str(obj.get("n_items", ""))),
-             ("judges", ", ".join(judges))]
-    hp = obj.get("human_prevalence") or {}
-    if hp:
-        notes.append(("human prevalence", "; ".join(f"{k}: {general(v)}" for k, v in hp.items())))
-    fails = {k: v for k, v in (obj.get("failures") or {}).items() if v}
-    notes.append(("failed judgments left out", ", ".join(f"{k}: {v}" for k, v in fails.items()) or "none"))
-    return {"selection": selection, "notes": notes}
-
-
-def _f(x: Any) -> float:
-    try:
-        return float(x) if x is not None else math.nan
-    except (TypeError, ValueError, OverflowError):
-        return math.nan
-
-
-def _consistency_loss(row: dict[str, Any]) -> float:
-    """Best judge's decision consistency minus the selected judge's (the row stores its negative)."""
-    return -_f(row.get("consistency_loss"))
-
-
-def _bias_loss(row: dict[str, Any]) -> float:
-    """Selected judge's |estimation bias| minus the best judge's."""
-    return _f(row.get("bias_excess"))
-
-
-# --------------------------------------------------------------------------- shape checks
+from polyjudge.studies.pairwise_results import EXPECTED as PAIRWISE_EXPECTED
+from polyjudge.studies.pairwise_results import read_pairwise
+from polyjudge.validation.results import EXPECTED as VALIDATION_EXPECTED
+from polyjudge.validation.selection import read_validation
+from polyjudge.validation.simulation_results import EXPECTED as SIMULATION_EXPECTED
+from polyjudge.validation.simulation_results import read_simulation
 
 # What each study file may look like, for the message when it does not.
 EXPECTED = {
     "metaeval.json": METAEVAL_EXPECTED,
     "consistency.json": CONSISTENCY_EXPECTED,
-    "validation.json": 'the JSON of "polyjudge validate --format json" ({"judges", "rows": [{"beta", "tau", '
-                       '"definition", "selected"}, ...]}) or {"selection": [{"target_values", "rows"}, ...]}',
-    "simulation.json": 'the JSON of "polyjudge simulate --format json" ({"runs": [{"label", "selection", '
-                       '"rank_correlation"}, ...], "budget": {"rows": [...]}, "prevalence": {"rows": [...]}})',
-    "pairwise.json": 'the pairwise.json of "polyjudge pairwise" ({"ranking": [{"system", "score", "ci_low", '
-                     '"ci_high"}, ...], "position": {...}})',
+    "validation.json": VALIDATION_EXPECTED,
+    "simulation.json": SIMULATION_EXPECTED,
+    "pairwise.json": PAIRWISE_EXPECTED,
 }
-
-
-class _Shape:
-    """Checks one study file's JSON; the first mismatch is an InputError naming the file,
-    where in the JSON it is, and the shape the file should have."""
-
-    def __init__(self, path: str, kind: str) -> None:
-        self.path, self.kind = path, kind
-
-    def fail(self, where: str, detail: str) -> InputError:
-        return InputError(f"{plain(where, 160)}: {detail}; expected {EXPECTED[self.kind]}", path=self.path)
-
-    def obj(self, v: Any, where: str) -> dict[str, Any]:
-        if not isinstance(v, dict):
-            raise self.fail(where, f"must be an object, got {json_type(v)}")
-        return v
-
-    def objects(self, v: Any, where: str, *, optional: bool = False) -> list[dict[str, Any]]:
-        """A list of objects (None when optional and absent)."""
-        if v is None and optional:
-            return []
-        if not isinstance(v, list):
-            raise self.fail(where, f"must be a list, got {json_type(v)}")
-        return [self.obj(x, f"{where}[{i}]") for i, x in enumerate(v)]
-
-    def texts(self, v: Any, where: str) -> None:
-        if v is not None and (not isinstance(v, list) or not all(isinstance(x, str) for x in v)):
-            raise self.fail(where, "must be a list of strings")
-
-    def number(self, v: Any, where: str) -> None:
-        """A JSON number that fits a float, or null."""
-        if v is None:
-            return
-        ok = isinstance(v, int | float) and not isinstance(v, bool)
-        if ok and isinstance(v, int):
-            try:
-                float(v)
-            except OverflowError:
-                ok = False
-        if not ok:
-            raise self.fail(where, f"must be a number or null, got {json_type(v)}")
-
-    def numbers(self, d: dict[str, Any], keys: tuple[str, ...], where: str) -> None:
-        for key in keys:
-            self.number(d.get(key), f"{where}.{key}")
-
-    def numbers_of(self, v: Any, where: str) -> None:
-        """An object whose values are numbers or null (absent is fine)."""
-        if v is not None:
-            for k, x in self.obj(v, where).items():
-                self.number(x, f"{where}.{k}")
-
-
-def _check_validation(obj: Any, shape: _Shape) -> None:
-    if is_validation_report(obj):
-        for i, row in enumerate(shape.objects(obj["rows"], "rows")):
-            shape.numbers(row, ("beta", "tau", "consistency", "abs_bias"), f"rows[{i}]")
-        shape.texts(obj.get("judges"), "judges")
-        per_judge = obj.get("per_judge")
-        for key, table in (shape.obj(per_judge, "per_judge") if per_judge is not None else {}).items():
-            for judge, values in shape.obj(table, f"per_judge.{key}").items():
-                shape.obj(values, f"per_judge.{key}.{judge}")
-        shape.numbers_of(obj.get("human_prevalence"), "human_prevalence")
-        shape.numbers_of(obj.get("failures"), "failures")
-        obj = validation_data(obj)
-    doc = shape.obj(obj, "the file")
-    sels = doc.get("selection")
-    tables = shape.objects(sels if isinstance(sels, list) or sels is None else [sels], "selection", optional=True)
-    for i, sel in enumerate(tables):
-        shape.numbers_of(sel.get("target_values"), f"selection[{i}].target_values")
-        for j, r in enumerate(shape.objects(sel.get("rows"), f"selection[{i}].rows")):
-            shape.numbers(r, ("loss",), f"selection[{i}].rows[{j}]")
-            shape.numbers_of(r.get("metric_values"), f"selection[{i}].rows[{j}].metric_values")
-    cells = shape.objects(doc.get("class_distribution"), "class_distribution", optional=True)
-    for i, c in enumerate(cells):
-        count = c.get("count")
-        if isinstance(count, bool) or not isinstance(count, int | float) or not 0 <= count < 2**53:
-            raise shape.fail(f"class_distribution[{i}].count", "must be a non-negative number")
-    notes = doc.get("notes")
-    if notes is not None and (not isinstance(notes, list)
-                              or not all(isinstance(n, list | tuple) and len(n) == 2 for n in notes)):
-        raise shape.fail("notes", "must be a list of [name, value] pairs")
-    if not tables and not cells:
-        raise shape.fail("the file", "no selection table and no class distribution")
-
-
-def _check_simulation(obj: Any, shape: _Shape) -> None:
-    doc = shape.obj(obj, "the file")
-    runs = shape.objects(doc.get("runs"), "runs", optional=True)
-    for i, run in enumerate(runs):
-        for key in ("selection", "rank_correlation"):
-            table = run.get(key)
-            for label, values in (shape.obj(table, f"runs[{i}].{key}") if table is not None else {}).items():
-                shape.numbers_of(values, f"runs[{i}].{key}.{label}")
-        shape.numbers(run, ("gamma_human", "gamma_judge"), f"runs[{i}]")
-    parts = [bool(runs)]
-    for key, numeric in (("budget", ("n_items", "ratings_per_item", "regret_mean", "regret_sd")),
-                         ("prevalence", ("ambiguity", "option", "tau", "true_mean", "forced_choice_mean",
-                                         "response_set_mean"))):
-        part = doc.get(key)
-        if part is None:
-            continue
-        rows = shape.objects(shape.obj(part, key).get("rows"), f"{key}.rows")
-        for i, r in enumerate(rows):
-            shape.numbers(r, numeric, f"{key}.rows[{i}]")
-            for name in numeric:
-                if not isinstance(r.get(name), int | float):
-                    raise shape.fail(f"{key}.rows[{i}].{name}", "missing")
-        parts.append(bool(rows))
-    if not any(parts):
-        raise shape.fail("the file", "no selection runs, budget rows or prevalence rows")
-
-
-def _check_pairwise(obj: Any, shape: _Shape) -> None:
-    doc = shape.obj(obj, "the file")
-    ranking = shape.objects(doc.get("ranking"), "ranking")
-    for i, r in enumerate(ranking):
-        if not isinstance(r.get("system"), str):
-            raise shape.fail(f"ranking[{i}].system", "must be a string")
-        shape.numbers(r, ("score", "ci_low", "ci_high", "win_rate", "comparisons", "human"), f"ranking[{i}]")
-    shape.numbers_of(doc.get("position"), "position")
-    shape.numbers_of(doc.get("failures"), "failures")
-    agreement = doc.get("agreement")
-    if agreement is not None:
-        shape.numbers(shape.obj(agreement, "agreement"), ("pairwise_accuracy", "pearson", "kendall"), "agreement")
-    shares = doc.get("verdict_shares")
-    if shares is not None:
-        for k, v in shape.obj(shares, "verdict_shares").items():
-            if not isinstance(v, list):
-                raise shape.fail(f"verdict_shares.{k}", "must be a list")
-            for j, x in enumerate(v):
-                shape.number(x, f"verdict_shares.{k}[{j}]")
-    if not ranking and doc.get("position") is None:
-        raise shape.fail("the file", "no ranking and no position bias")
-
-
-_CHECKS = {"validation.json": _check_validation, "simulation.json": _check_simulation,
-           "pairwise.json": _check_pairwise}
 
 
 # --------------------------------------------------------------------------- pairwise
@@ -285,16 +73,21 @@ def pairwise_verdict_shares(rows: list[dict[str, str]]) -> dict[str, list[float]
 
 
 def check_study(obj: Any, kind: str, path: str) -> Any:
-    """What the report renders of ``obj`` for ``kind`` (one of :data:`STUDY_FILES`): the typed
-    :class:`~polyjudge.metaeval.results.MetaEvalResults` of a meta-evaluation, ``obj`` itself for the
-    others, when it has a shape the report reads; otherwise an InputError naming ``path``, the place
-    in the JSON and the shape expected, so a wrong file is never silently left out of the report."""
+    """What the report renders of ``obj`` for ``kind`` (one of :data:`STUDY_FILES`): its typed rows
+    (the study's reader), when it has a shape the report reads; otherwise an InputError naming
+    ``path``, the place in the JSON and the shape expected, so a wrong file is never silently left
+    out of the report."""
     if kind == "metaeval.json":
         return read_metaeval(obj, path)
     if kind == "consistency.json":
         return read_consistency(obj, path)
-    _CHECKS[kind](obj, _Shape(path, kind))
-    return obj
+    if kind == "validation.json":
+        return read_validation(obj, path)
+    if kind == "simulation.json":
+        return read_simulation(obj, path)
+    if kind == "pairwise.json":
+        return read_pairwise(obj, path)
+    raise KeyError(kind)
 
 
 # --------------------------------------------------------------------------- files

@@ -18,7 +18,7 @@ import io
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from polyjudge.data.textio import short
 from polyjudge.protocols.registry import PROTOCOLS
 from polyjudge.report.adapters import check_study, pairwise_verdict_shares
 from polyjudge.rundir import MANIFEST, OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED, Manifest, RunDir
+from polyjudge.studies.pairwise_results import PairwiseRows
 
 # The statuses the report counts one column each (a "pending" judgment never reaches a run directory).
 STATUSES = (OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED)
@@ -332,7 +333,7 @@ def load_run(path: str | Path) -> RunData:
     return RunData(rundir=rd, segments=segments, judgments=judgments, extras=extras)
 
 
-def _pairwise_study(rd: RunDir, n_items: int) -> dict[str, Any] | None:
+def _pairwise_study(rd: RunDir, n_items: int) -> PairwiseRows | None:
     """The ``pairwise.json`` of a pairwise study, in the run directory or next to it (the study
     writes ``OUT/run`` and its tables into ``OUT``), with the verdict shares of the
     ``pairwise.tsv`` beside it. Only for runs of the ``pairwise`` protocol."""
@@ -345,19 +346,19 @@ def _pairwise_study(rd: RunDir, n_items: int) -> dict[str, Any] | None:
             break
     else:
         return None
-    doc = check_study(parse_json(textio.read_text(path), path=str(path)), PAIRWISE_JSON, str(path))
-    doc = dict(doc)
-    n_pairs = doc.get("n_pairs")
+    obj = parse_json(textio.read_text(path), path=str(path))
+    doc: PairwiseRows = check_study(obj, PAIRWISE_JSON, str(path))
+    n_pairs = doc.n_pairs
     if isinstance(n_pairs, int) and 2 * n_pairs != n_items:
-        doc["note"] = (f"{path} describes {n_pairs} pairs but this run judged {n_items} items (two per pair): "
-                       "it may belong to another run of the study.")
+        doc = replace(doc, note=f"{path} describes {n_pairs} pairs but this run judged {n_items} items (two per "
+                                "pair): it may belong to another run of the study.")
     tsv = folder / PAIRWISE_TSV
-    if tsv.is_file() and "verdict_shares" not in doc:
+    if tsv.is_file() and not (isinstance(obj, dict) and "verdict_shares" in obj):
         rows = list(csv.DictReader(io.StringIO(textio.read_text(tsv)), delimiter="\t"))
         missing = {"verdict_ab", "verdict_ba", "outcome"} - set(rows[0] if rows else ())
         if rows and missing:
             raise InputError(f"no column {', '.join(sorted(missing))}", path=str(tsv), line=1)
-        doc["verdict_shares"] = pairwise_verdict_shares(rows)
+        doc = replace(doc, verdict_shares=tuple((v, tuple(x)) for v, x in pairwise_verdict_shares(rows).items()))
     return doc
 
 

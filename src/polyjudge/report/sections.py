@@ -12,19 +12,13 @@ needs no run directory). A meta-evaluation is rendered from its typed rows
 process, or read back from the JSON ``polyjudge meta-eval --format json``
 wrote): each ranking column is a cell (rank and cluster shown as a tooltip),
 the averages a ranking table; with ``--task none`` the per-LP standard
-statistics (sys SPA/Pearson, seg Pearson/acc-t) are shown instead. The other
-studies may be exactly what the command wrote;
-:mod:`polyjudge.report.adapters` turns that into the section data below:
-
-* ``study.json`` of ``polyjudge consistency`` (``{"reference", "rows":
-  [{"judge", "task", "criterion", "subset", "fleiss_kappa", "per_language":
-  {lang: {"cohen_vs_ref", ...}}}]}``, or its ``--out`` folder): Cohen's κ per
-  non-reference language from the rows over all answers; Fleiss κ of every row.
-* ``polyjudge validate --format json`` (``{"judges", "rows": [{"beta", "tau",
-  "definition", "selected", "consistency_loss", "bias_excess", ...}],
-  "per_judge": {"beta=B,tau=T": {judge: {...}}}}``): per (β, τ) one selection
-  table for decision consistency and one for |estimation bias|, plus a
-  key/value summary.
+statistics (sys SPA/Pearson, seg Pearson/acc-t) are shown instead. A
+consistency study is rendered from its typed κ rows
+(:class:`polyjudge.metaeval.kappas.ConsistencyKappas`), a judge validation from
+its typed selection tables (:class:`polyjudge.validation.results.ValidationResults`:
+computed by ``polyjudge validate``, or read back from its ``--format json``, per
+(β, τ) one table for decision consistency and one for |estimation bias|, plus a
+key/value summary).
 
 The section data (also accepted as written):
 
@@ -91,7 +85,7 @@ from polyjudge.analysis import (
 from polyjudge.engine.pricing import PRICE_UNKNOWN
 from polyjudge.metaeval.kappas import ConsistencyKappas, ReferenceKappa
 from polyjudge.metaeval.results import MetaEvalCell, MetaEvalResults
-from polyjudge.report import adapters, svg
+from polyjudge.report import svg
 from polyjudge.report.annotation import annotation_blocks
 from polyjudge.report.blocks import Cell as Cell
 from polyjudge.report.blocks import Figure as Figure
@@ -105,6 +99,7 @@ from polyjudge.report.load import STATUSES, RunData
 from polyjudge.report.pairwise import pairwise_blocks
 from polyjudge.report.simulation import simulation_blocks
 from polyjudge.report.systems import comparison_blocks, run_comparison
+from polyjudge.validation.results import ClassCount, SelectionTable, ValidationResults
 
 
 def _slug(s: str) -> str:
@@ -533,74 +528,67 @@ def _cell(value: Any) -> str:
     return number(float(value)) if isinstance(value, int | float) else str(value)
 
 
-def validation_blocks(obj: Any) -> list[Any]:
-    """Class distributions and judge-selection tables (either JSON shape)."""
-    obj = adapters.validation_data(obj)
-    if not isinstance(obj, dict):
+def validation_blocks(res: ValidationResults | None) -> list[Any]:
+    """Summary, class distributions and judge-selection tables, rendered as they are typed."""
+    if not isinstance(res, ValidationResults):
         return []
     blocks: list[Any] = []
-    notes = obj.get("notes")
-    if isinstance(notes, list) and notes:
-        blocks.append(KeyValues([(str(k), str(v)) for k, v in notes]))
-    cd = _records(obj.get("class_distribution"), "results")
-    if cd:
-        by_group: dict[str, list[dict[str, Any]]] = {}
-        for r in cd:
-            by_group.setdefault(str(r.get("group", "")), []).append(r)
-        for group, rs in by_group.items():
-            cases = list(dict.fromkeys(str(r.get("case")) for r in rs))
-            raters = list(dict.fromkeys(str(r.get("rater")) for r in rs))
-            classes = sorted({str(r.get("class")) for r in rs})
-            cnt: Counter[tuple[str, str, str]] = Counter()
-            for r in rs:
-                cnt[(str(r.get("case")), str(r.get("rater")), str(r.get("class")))] += int(_num(r.get("count")) or 0)
-            # As in Hada et al.: for each class, the humans' bar then each judge's, same colour.
-            series, colours, opac = [], [], []
-            for ci, c in enumerate(classes):
-                for ri, rater in enumerate(raters):
-                    vals = []
-                    for case in cases:
-                        tot = sum(cnt[(case, rater, k)] for k in classes)
-                        vals.append(100 * cnt[(case, rater, c)] / tot if tot else math.nan)
-                    series.append((f"{c} {rater}", vals))
-                    colours.append(svg.colour(ci))
-                    opac.append(1.0 if ri == 0 else max(0.25, 0.55 - 0.15 * (ri - 1)))
-            sizes = [sum(cnt[(case, raters[0], k)] for k in classes) for case in cases]
-            total = sum(sizes) or 1
-            cat_labels = [f"{case} ({percent(n, total, digits=0)} of items)" for case, n in zip(cases, sizes)]
-            title = "Class distribution by agreement case" + (f": {group}" if group else "")
-            blocks.append(Figure(f"class-distribution-{_slug(group or 'all')}", svg.grouped_bars(
-                cat_labels, series, ylabel="% of items in the case", ymin=0, ymax=100, title=title,
-                colours=colours, opacities=opac),
-                title + ": share of each score class per rater within each case of human agreement."))
-    sels = obj.get("selection")
-    for sel in (sels if isinstance(sels, list) else [sels]):
-        if isinstance(sel, dict) and isinstance(sel.get("rows"), list):
-            blocks.append(_selection_table(sel))
+    if res.notes:
+        blocks.append(KeyValues(list(res.notes)))
+    by_group: dict[str, list[ClassCount]] = {}
+    for r in res.class_distribution:
+        by_group.setdefault(r.group, []).append(r)
+    for group, rs in by_group.items():
+        blocks.append(_class_figure(group, rs))
+    blocks += [_selection_table(sel) for sel in res.selection]
     return blocks
 
 
-def _selection_table(sel: dict[str, Any]) -> Table:
-    target = str(sel.get("target", "target"))
-    hib = bool(sel.get("higher_is_better", True))
-    tv = {str(k): _num(v) for k, v in (sel.get("target_values") or {}).items()}
+def _class_figure(group: str, rs: list[ClassCount]) -> Figure:
+    cases = list(dict.fromkeys(r.case for r in rs))
+    raters = list(dict.fromkeys(r.rater for r in rs))
+    classes = sorted({r.cls for r in rs})
+    cnt: Counter[tuple[str, str, str]] = Counter()
+    for r in rs:
+        cnt[(r.case, r.rater, r.cls)] += r.count
+    # As in Hada et al.: for each class, the humans' bar then each judge's, same colour.
+    series, colours, opac = [], [], []
+    for ci, c in enumerate(classes):
+        for ri, rater in enumerate(raters):
+            vals = []
+            for case in cases:
+                tot = sum(cnt[(case, rater, k)] for k in classes)
+                vals.append(100 * cnt[(case, rater, c)] / tot if tot else math.nan)
+            series.append((f"{c} {rater}", vals))
+            colours.append(svg.colour(ci))
+            opac.append(1.0 if ri == 0 else max(0.25, 0.55 - 0.15 * (ri - 1)))
+    sizes = [sum(cnt[(case, raters[0], k)] for k in classes) for case in cases]
+    total = sum(sizes) or 1
+    cat_labels = [f"{case} ({percent(n, total, digits=0)} of items)" for case, n in zip(cases, sizes)]
+    title = "Class distribution by agreement case" + (f": {group}" if group else "")
+    return Figure(f"class-distribution-{_slug(group or 'all')}", svg.grouped_bars(
+        cat_labels, series, ylabel="% of items in the case", ymin=0, ymax=100, title=title,
+        colours=colours, opacities=opac),
+        title + ": share of each score class per rater within each case of human agreement.")
+
+
+def _selection_table(sel: SelectionTable) -> Table:
+    target = sel.target
+    tv = dict(sel.target_values)
     finite = {k: v for k, v in tv.items() if math.isfinite(v)}
-    best_j = (max if hib else min)(finite, key=lambda jd: finite[jd]) if finite else None
+    best_j = (max if sel.higher_is_better else min)(finite, key=lambda jd: finite[jd]) if finite else None
     judges = list(tv)
     rows = []
-    for r in sel["rows"]:
-        if not isinstance(r, dict):
-            continue
-        chosen = str(r.get("selected", ""))
-        got = tv.get(chosen, math.nan)
-        loss = _num(r.get("loss")) if r.get("loss") is not None else (
+    for r in sel.picks:
+        got = tv.get(r.selected, math.nan)
+        loss = r.loss if r.loss is not None else (
             abs(finite[best_j] - got) if best_j is not None and math.isfinite(got) else math.nan)
-        mv = r.get("metric_values") or {}
-        rows.append([str(r.get("metric", "")), chosen, number(got),
+        mv = dict(r.metric_values)
+        rows.append([r.metric, r.selected, number(got),
                      Cell(number(loss), "loss" if math.isfinite(loss) and loss > 1e-12 else "",
                           f"best judge for {target}: {best_j}" if best_j else "")]
-                    + [number(_num(mv.get(jd))) if jd in mv else "" for jd in judges])
-    label = str(sel.get("label") or "")
+                    + [number(mv[jd]) if jd in mv else "" for jd in judges])
+    label = sel.label
     return Table(["selection metric", "selected judge", target, f"loss in {target}",
                   *[f"metric value: {jd}" for jd in judges]], rows,
                  f"Judge selection{f' ({label})' if label else ''}: which judge each agreement metric "

@@ -65,6 +65,7 @@ from polyjudge.engine.spec import JudgingSpec
 from polyjudge.metaeval.matrices import ScoreMatrix
 from polyjudge.protocols.pairwise import SYSTEM_A, SYSTEM_B, TGT_B, PairwiseJudge, merge_verdicts
 from polyjudge.protocols.spec import ProtocolSpec
+from polyjudge.studies.pairwise_results import PairwiseRows, read_pairwise
 from polyjudge.studies.tables import aligned, data_frame
 
 RUN_DIR = "run"
@@ -397,7 +398,13 @@ class PairwiseResult:
                 "failures": self.failures}
 
     def to_json(self) -> str:
+        """The ``pairwise.json`` the study writes."""
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
+
+    def results(self) -> PairwiseRows:
+        """The typed rows the report renders, exactly as :func:`read_pairwise` reads them back from
+        :meth:`to_json` (built from the same document)."""
+        return read_pairwise(json.loads(self.to_json()), "the pairwise study")
 
     def write(self, out_dir: str | Path) -> None:
         """Every table of the module docstring into ``out_dir`` (next to its ``run`` directory)."""

@@ -10,6 +10,7 @@ downstream goal. Downstream decisions threshold the multi-label vectors
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -22,11 +23,21 @@ from polyjudge.data.rating_task import RatingTask
 from polyjudge.validation import metrics as M
 from polyjudge.validation.ppi import ppi_mean
 from polyjudge.validation.ratings import Distributions, RatingCounts, human_distributions, judge_distributions
+from polyjudge.validation.results import (
+    JsonDoc,
+    SelectionPick,
+    SelectionTable,
+    ValidationResults,
+    as_float,
+    read_tables,
+    whole,
+)
 
-__all__ = ["SelectionReport", "SelectionRow", "SelectionSpec", "select_judges"]
+__all__ = ["SelectionReport", "SelectionRow", "SelectionSpec", "read_selection", "read_validation", "select_judges",
+           "selection_json", "selection_results"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class SelectionRow:
     beta: float | None
     tau: float
@@ -39,7 +50,7 @@ class SelectionRow:
     bias_excess: float  # |B|(selected) - best |B| (>= 0)
 
 
-@dataclass
+@dataclass(frozen=True)
 class SelectionReport:
     task: str
     k: int
@@ -56,6 +67,10 @@ class SelectionReport:
     def to_json(self) -> dict[str, Any]:
         cleaned: dict[str, Any] = _clean(asdict(self))
         return cleaned
+
+    def results(self) -> ValidationResults:
+        """The typed rows the report shows (:func:`polyjudge.validation.results.selection_results`)."""
+        return selection_results(self)
 
     def to_tsv(self) -> str:
         cols = ["beta", "tau", "definition", "selected", "value", "consistency", "abs_bias",
@@ -261,3 +276,105 @@ def _ppi_block(task: RatingTask, common: list[str], hd: Distributions,
         out[name] = asdict(r)
     return out
 
+
+# --------------------------------------------------------------------------- the report's rows and the JSON
+
+def _general(x: Any) -> str:
+    """``%.4g`` (``-`` for None), the form validate uses for β and τ in its keys and labels."""
+    if x is None:
+        return "-"
+    if isinstance(x, float | int) and not isinstance(x, bool):
+        return "nan" if math.isnan(float(x)) else f"{float(x):.4g}"
+    return str(x)
+
+
+def _tables(rep: SelectionReport, beta: float | None, tau: float,
+            rows: list[SelectionRow]) -> list[SelectionTable]:
+    """The two selection tables of one (β, τ): decision consistency (loss = best C − selected C)
+    and |estimation bias| (loss = selected |B| − best |B|); the oracle rows (``[best ...]``) are left
+    out, the best judge is named in the caption."""
+    table = rep.per_judge.get(f"beta={_general(beta)},tau={_general(tau)}") or {}
+    label = ", ".join(x for x in ((f"β = {_general(beta)}" if beta is not None else ""),
+                                  (f"τ = {_general(tau)}" if tau is not None else "")) if x)
+    defs = [r for r in rows if not r.definition.startswith("[")]
+    out = []
+    for target, key, hib in (("decision consistency", "consistency", True), ("|estimation bias|", "bias", False)):
+        tv: dict[str, float] = {}
+        for j in rep.judges:
+            v = as_float((table.get(j) or {}).get(key))
+            tv[j] = abs(v) if key == "bias" else v
+        for r in defs:  # selected judges' values are in the rows even without per_judge
+            if not math.isfinite(tv.get(r.selected, math.nan)):
+                tv[r.selected] = as_float(r.consistency if key == "consistency" else r.abs_bias)
+        picks = tuple(SelectionPick(
+            r.definition, r.selected,
+            -as_float(r.consistency_loss) if key == "consistency" else as_float(r.bias_excess),
+            tuple((j, as_float(table[j][r.definition])) for j in rep.judges if r.definition in (table.get(j) or {})))
+            for r in defs)
+        out.append(SelectionTable(label, target, hib, tuple(tv.items()), picks))
+    return out
+
+
+def selection_results(rep: SelectionReport) -> ValidationResults:
+    """What the report shows of a validation: per (β, τ) a table for decision consistency and one for
+    |estimation bias|, and a summary (task, option, items, judges, human prevalence, failures)."""
+    groups: dict[tuple[float | None, float], list[SelectionRow]] = {}
+    for r in rep.rows:
+        groups.setdefault((r.beta, r.tau), []).append(r)
+    tables = tuple(t for (beta, tau), rows in groups.items() for t in _tables(rep, beta, tau, rows))
+    notes = [("task", rep.task), ("option", f"{rep.option} (k={rep.k})"),
+             ("items rated by humans and every judge", str(rep.n_items)), ("judges", ", ".join(rep.judges))]
+    if rep.human_prevalence:
+        notes.append(("human prevalence", "; ".join(
+            f"{k}: {_general(v if math.isfinite(as_float(v)) else None)}" for k, v in rep.human_prevalence.items())))
+    fails = {k: v for k, v in rep.failures.items() if v}
+    notes.append(("failed judgments left out", ", ".join(f"{k}: {v}" for k, v in fails.items()) or "none"))
+    return ValidationResults(tuple(notes), (), tables)
+
+
+def selection_json(rep: SelectionReport) -> str:
+    """The document ``polyjudge validate --format json`` writes."""
+    return json.dumps(rep.to_json(), indent=2) + "\n"
+
+
+def _is_report(obj: Any) -> bool:
+    """True for ``polyjudge validate --format json`` output (``rows`` with ``definition``)."""
+    return (isinstance(obj, dict) and "selection" not in obj and isinstance(obj.get("rows"), list)
+            and any(isinstance(r, dict) and "definition" in r for r in obj["rows"]))
+
+
+def read_selection(obj: Any, path: str) -> SelectionReport:
+    """The :class:`SelectionReport` of a ``polyjudge validate --format json`` document (nulls as
+    written; its :func:`selection_json` is the same text); an InputError naming ``path`` and the
+    place in the JSON otherwise."""
+    doc = JsonDoc(path)
+    d = doc.obj(obj, "the file")
+    rows = []
+    for i, r in enumerate(doc.objects(d.get("rows"), "rows")):
+        n = {k: doc.number(r.get(k), f"rows[{i}].{k}") for k in (
+            "beta", "tau", "value", "consistency", "abs_bias", "consistency_loss", "bias_excess")}
+        rows.append(SelectionRow(definition=str(r.get("definition")), selected=str(r.get("selected")),
+                                 **n))  # type: ignore[arg-type]
+    judges = d.get("judges")
+    if judges is not None and (not isinstance(judges, list) or not all(isinstance(x, str) for x in judges)):
+        raise doc.fail("judges", "must be a list of strings")
+    per_judge = {key: {j: doc.numbers_of(doc.obj(v, f"per_judge.{key}.{j}"), f"per_judge.{key}.{j}")
+                       for j, v in doc.obj(table, f"per_judge.{key}").items()}
+                 for key, table in doc.obj(d.get("per_judge") or {}, "per_judge").items()}
+    ppi = d.get("ppi")
+    return SelectionReport(
+        task=str(d.get("task", "")), k=whole(doc, d.get("k"), "k"), option=str(d.get("option", "")),
+        n_items=whole(doc, d.get("n_items"), "n_items"), judges=list(judges or []), rows=rows, per_judge=per_judge,
+        human_prevalence=doc.numbers_of(d.get("human_prevalence"), "human_prevalence"),
+        ppi=doc.obj(ppi, "ppi") if ppi is not None else {},
+        failures=doc.numbers_of(d.get("failures"), "failures"))
+
+
+def read_validation(obj: Any, path: str) -> ValidationResults:
+    """What the report shows of a validation file: the JSON of ``polyjudge validate --format json``
+    (read by :func:`read_selection`) or the hand-written ``{"selection", "class_distribution",
+    "notes"}``; an InputError naming ``path`` and the place in the JSON when it is neither, or has
+    nothing to show."""
+    if _is_report(obj):
+        return read_selection(obj, path).results()
+    return read_tables(obj, path)
