@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from polyjudge.data.errors import InputError
-from polyjudge.data.readers import json_type, plain
+from polyjudge.data.jsondoc import JsonDoc as BaseJsonDoc
+from polyjudge.data.readers import json_type
 from polyjudge.metaeval.statistics import COLUMNS, STATISTICS, Level, statistic_titles
 
 Number = float | int | None
@@ -194,42 +194,15 @@ def task_cell(metric: str, lp: str, level: str, statistic: str, value: Number, *
 
 # --------------------------------------------------------------------------- reading
 
-class JsonDoc:
-    """Checks one parsed study document while it is read; the first mismatch is an InputError naming
-    the file, where in the JSON it is, and the shape expected."""
+class JsonDoc(BaseJsonDoc):
+    """A meta-evaluation document read with checks (see :class:`polyjudge.data.jsondoc.JsonDoc`)."""
 
     def __init__(self, path: str, expected: str = EXPECTED) -> None:
-        self.path, self.expected = path, expected
-
-    def fail(self, where: str, detail: str) -> InputError:
-        return InputError(f"{plain(where, 160)}: {detail}; expected {self.expected}", path=self.path)
-
-    def obj(self, v: Any, where: str) -> dict[str, Any]:
-        if not isinstance(v, dict):
-            raise self.fail(where, f"must be an object, got {json_type(v)}")
-        return v
+        super().__init__(path, expected)
 
     def objects(self, v: Any, where: str, *, optional: bool = True) -> list[dict[str, Any]]:
         """A list of objects (when optional, absent or null is empty)."""
-        if v is None and optional:
-            return []
-        if not isinstance(v, list):
-            raise self.fail(where, f"must be a list, got {json_type(v)}")
-        return [self.obj(x, f"{where}[{i}]") for i, x in enumerate(v)]
-
-    def number(self, v: Any, where: str) -> Number:
-        """A JSON number that fits a float, or null."""
-        if v is None:
-            return None
-        ok = isinstance(v, int | float) and not isinstance(v, bool)
-        if ok and isinstance(v, int):
-            try:
-                float(v)
-            except OverflowError:
-                ok = False
-        if not ok:
-            raise self.fail(where, f"must be a number or null, got {json_type(v)}")
-        return v  # type: ignore[no-any-return]
+        return super().objects(v, where, optional=optional)
 
     def whole(self, v: Any, where: str) -> int | None:
         """A rank or cluster: a whole number (1.0 reads as 1), or null."""

@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
-from polyjudge.data.errors import InputError
-from polyjudge.data.readers import json_type, plain
+from polyjudge.data.jsondoc import JsonDoc
+from polyjudge.data.readers import json_type
 
 Number = float | int | None
 
@@ -77,42 +77,17 @@ class PairwiseRows:
         return dict(self.position).get(key)
 
 
-class _Doc:
+class _Doc(JsonDoc):
+    """A pairwise study's document read with checks (see :class:`polyjudge.data.jsondoc.JsonDoc`)."""
+
     def __init__(self, path: str) -> None:
-        self.path = path
-
-    def fail(self, where: str, detail: str) -> InputError:
-        return InputError(f"{plain(where, 160)}: {detail}; expected {EXPECTED}", path=self.path)
-
-    def obj(self, v: Any, where: str) -> dict[str, Any]:
-        if not isinstance(v, dict):
-            raise self.fail(where, f"must be an object, got {json_type(v)}")
-        return v
-
-    def number(self, v: Any, where: str) -> Number:
-        if v is None:
-            return None
-        ok = isinstance(v, int | float) and not isinstance(v, bool)
-        if ok and isinstance(v, int):
-            try:
-                float(v)
-            except OverflowError:
-                ok = False
-        if not ok:
-            raise self.fail(where, f"must be a number or null, got {json_type(v)}")
-        return v  # type: ignore[no-any-return]
+        super().__init__(path, EXPECTED)
 
     def numbers_of(self, v: Any, where: str) -> tuple[tuple[str, Number], ...]:
         if v is None:
             return ()
         return tuple((str(k), self.number(x, f"{where}.{k}")) for k, x in self.obj(v, where).items())
 
-    def texts(self, v: Any, where: str) -> tuple[str, ...]:
-        if v is None:
-            return ()
-        if not isinstance(v, list):
-            raise self.fail(where, f"must be a list, got {json_type(v)}")
-        return tuple(str(x) for x in v)
 
 
 def _float(x: Number) -> float:

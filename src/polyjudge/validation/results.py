@@ -25,8 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from polyjudge.data.errors import InputError
-from polyjudge.data.readers import json_type, plain
+from polyjudge.data.jsondoc import JsonDoc as BaseJsonDoc
 
 # What a validation file may look like, for the message when it does not.
 EXPECTED = ('the JSON of "polyjudge validate --format json" ({"judges", "rows": [{"beta", "tau", '
@@ -87,41 +86,11 @@ def as_float(x: Any) -> float:
 
 # --------------------------------------------------------------------------- reading
 
-class JsonDoc:
-    """Checks one parsed document while it is read; the first mismatch is an InputError naming the
-    file, where in the JSON it is, and the shape expected."""
+class JsonDoc(BaseJsonDoc):
+    """A validation document read with checks (see :class:`polyjudge.data.jsondoc.JsonDoc`)."""
 
     def __init__(self, path: str, expected: str = EXPECTED) -> None:
-        self.path, self.expected = path, expected
-
-    def fail(self, where: str, detail: str) -> InputError:
-        return InputError(f"{plain(where, 160)}: {detail}; expected {self.expected}", path=self.path)
-
-    def obj(self, v: Any, where: str) -> dict[str, Any]:
-        if not isinstance(v, dict):
-            raise self.fail(where, f"must be an object, got {json_type(v)}")
-        return v
-
-    def objects(self, v: Any, where: str, *, optional: bool = False) -> list[dict[str, Any]]:
-        if v is None and optional:
-            return []
-        if not isinstance(v, list):
-            raise self.fail(where, f"must be a list, got {json_type(v)}")
-        return [self.obj(x, f"{where}[{i}]") for i, x in enumerate(v)]
-
-    def number(self, v: Any, where: str) -> float | int | None:
-        """A JSON number that fits a float, or null (kept as written, so it writes back the same)."""
-        if v is None:
-            return None
-        ok = isinstance(v, int | float) and not isinstance(v, bool)
-        if ok and isinstance(v, int):
-            try:
-                float(v)
-            except OverflowError:
-                ok = False
-        if not ok:
-            raise self.fail(where, f"must be a number or null, got {json_type(v)}")
-        return v  # type: ignore[no-any-return]
+        super().__init__(path, expected)
 
     def numbers_of(self, v: Any, where: str) -> dict[str, Any]:
         """An object whose values are numbers or null (absent: empty)."""
