@@ -168,6 +168,33 @@ def test_what_actors_learn_reaches_the_manifest_and_signature(cluster, tmp_path)
 
 
 @needs_ray
+def test_actors_adopt_the_form_an_earlier_run_settled(cluster, tmp_path):
+    """The shared cache remembers how an o-series-style server (behind a name no table knows) settled the
+    judge's requests: a later run on Ray sends them so from the start (no request rejected again), and records
+    the same adaptations."""
+    rejected = []
+
+    def counting(body):
+        reply = o_series(body)
+        if reply.status == 400:
+            rejected.append(body)
+        return reply
+
+    cache = tmp_path / "cache"
+    with serve(counting) as srv:
+        _, local = judged(tmp_path / "local", srv, judge="house-model", items=items(6), concurrency=2,
+                          cache_path=cache)
+        assert rejected, "the first run learns the form from the server's 400 answers"
+        before = len(rejected)
+        executor = RayExecutor([JudgeSpec("openai", "house-model", srv.base_url)], BackendSettings(),
+                               RayOptions(actors=2))
+        result, remote = judged(tmp_path / "ray", srv, judge="house-model", executor=executor, items=items(12),
+                                concurrency=2, cache_path=cache)
+    assert len(rejected) == before  # nothing was rejected on the actors
+    assert remote["judges"][0]["adaptations"] == local["judges"][0]["adaptations"]
+    assert result.status_counts()["ok"] == 12
+
+@needs_ray
 def test_per_server_counts_come_from_the_actors(cluster, tmp_path, da_responder):
     batch = items(16)
     with serve(da_responder) as one, serve(da_responder) as two:
@@ -188,6 +215,24 @@ def test_per_server_counts_come_from_the_actors(cluster, tmp_path, da_responder)
     assert sorted(counts.values()) == sorted(seen.values())
 
 
+@needs_ray
+def test_a_pool_the_cluster_cannot_place_is_refused_in_time(cluster, tmp_path, da_responder):
+    """The module's cluster has 3 CPUs: 4 actors of one CPU each can never all start. The run stops with one
+    line naming the resources after restart_timeout_s, instead of waiting for them forever."""
+    from polyjudge.data.errors import InputError
+
+    with serve(da_responder) as srv:
+        executor = RayExecutor([JudgeSpec("openai", "judge-1", srv.base_url)], BackendSettings(),
+                               RayOptions(actors=4, restart_timeout_s=5.0))
+        started = time.monotonic()
+        with pytest.raises(InputError, match=r"4 Ray actors .* did not all start within 5 s; .* 3 CPUs"):
+            judged(tmp_path / "ray", srv, executor=executor, items=items(4), concurrency=4)
+        assert time.monotonic() - started < 30
+        assert srv.requests == []
+
+
+# This test removes the module cluster's worker node: it stays the file's last (after it the head holds one
+# actor, and a test asking for two would wait for resources the cluster no longer has).
 @needs_ray
 def test_a_lost_node_costs_only_what_was_in_flight(cluster, tmp_path, da_responder):
     """Three actors (one on the head, two on the worker); the worker node is removed mid-run.
@@ -231,30 +276,3 @@ def test_a_lost_node_costs_only_what_was_in_flight(cluster, tmp_path, da_respond
     assert twice <= held and counts["ray_resent"] == counts["retries"] <= held
     assert wall < 60  # it never waited for the lost actors' resources
 
-
-@needs_ray
-def test_actors_adopt_the_form_an_earlier_run_settled(cluster, tmp_path):
-    """The shared cache remembers how an o-series-style server (behind a name no table knows) settled the
-    judge's requests: a later run on Ray sends them so from the start (no request rejected again), and records
-    the same adaptations."""
-    rejected = []
-
-    def counting(body):
-        reply = o_series(body)
-        if reply.status == 400:
-            rejected.append(body)
-        return reply
-
-    cache = tmp_path / "cache"
-    with serve(counting) as srv:
-        _, local = judged(tmp_path / "local", srv, judge="house-model", items=items(6), concurrency=2,
-                          cache_path=cache)
-        assert rejected, "the first run learns the form from the server's 400 answers"
-        before = len(rejected)
-        executor = RayExecutor([JudgeSpec("openai", "house-model", srv.base_url)], BackendSettings(),
-                               RayOptions(actors=2))
-        result, remote = judged(tmp_path / "ray", srv, judge="house-model", executor=executor, items=items(12),
-                                concurrency=2, cache_path=cache)
-    assert len(rejected) == before  # nothing was rejected on the actors
-    assert remote["judges"][0]["adaptations"] == local["judges"][0]["adaptations"]
-    assert result.status_counts()["ok"] == 12

@@ -1206,6 +1206,20 @@ async def _check_ready(actors: list[Any]) -> list[_Ready]:
     return infos
 
 
+async def _ready_in_time(ray: ModuleType, actors: list[Any], options: RayOptions) -> list[_Ready]:
+    """The actors' readiness, waited for at most ``restart_timeout_s``: a pool the cluster cannot place (more
+    actors, CPUs or GPUs than its live nodes have) would otherwise wait for resources forever."""
+    try:
+        return await asyncio.wait_for(_check_ready(actors), options.restart_timeout_s)
+    except TimeoutError:
+        cpus, gpus = _live_resources(ray)
+        raise InputError(
+            f"{len(actors)} Ray actors ({options.cpus_per_actor:g} CPU, {options.gpus_per_actor:g} GPU each) did "
+            f"not all start within {options.restart_timeout_s:g} s; the cluster's live nodes have {cpus:g} CPUs "
+            f"and {gpus:g} GPUs: give fewer --ray-actors or a smaller --ray-cpus-per-actor", field="ray-actors",
+        ) from None
+
+
 def _kill(ray: ModuleType, actors: list[Any]) -> None:
     for a in actors:
         try:
@@ -1268,7 +1282,7 @@ async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[Ju
         actors = _start_actors(ray, specs, settings, served, options, count=count, slots=slots, retry=retry,
                                rng=rng, limiters=controls.limiters)
         try:
-            infos = await _check_ready(actors)
+            infos = await _ready_in_time(ray, actors, options)
             driver = _Driver(ray, actors, store, stats, slots=slots, options=options, on_update=on_update,
                              budget=controls.budget, attempts_used=controls.attempts_used, report=report)
             await driver.run(chunk_work(pooled, driver.chunk_size), stop, {j for i in infos for j in i.unsettled})
