@@ -1207,17 +1207,26 @@ async def _check_ready(actors: list[Any]) -> list[_Ready]:
 
 
 async def _ready_in_time(ray: ModuleType, actors: list[Any], options: RayOptions) -> list[_Ready]:
-    """The actors' readiness, waited for at most ``restart_timeout_s``: a pool the cluster cannot place (more
-    actors, CPUs or GPUs than its live nodes have) would otherwise wait for resources forever."""
+    """The actors' readiness. Every ``restart_timeout_s`` that they are not all ready, the live nodes'
+    resources are compared with what the pool reserves: a pool they cannot hold (more actors, CPUs or GPUs
+    than the cluster has) would wait for resources forever and is refused; one they can hold is still
+    starting (a runtime environment may be installing packages on the nodes) and is waited for."""
+    pending = asyncio.ensure_future(_check_ready(actors))
     try:
-        return await asyncio.wait_for(_check_ready(actors), options.restart_timeout_s)
-    except TimeoutError:
-        cpus, gpus = _live_resources(ray)
-        raise InputError(
-            f"{len(actors)} Ray actors ({options.cpus_per_actor:g} CPU, {options.gpus_per_actor:g} GPU each) did "
-            f"not all start within {options.restart_timeout_s:g} s; the cluster's live nodes have {cpus:g} CPUs "
-            f"and {gpus:g} GPUs: give fewer --ray-actors or a smaller --ray-cpus-per-actor", field="ray-actors",
-        ) from None
+        while True:
+            done, _ = await asyncio.wait({pending}, timeout=options.restart_timeout_s)
+            if done:
+                return pending.result()
+            cpus, gpus = _live_resources(ray)
+            if cpus < len(actors) * options.cpus_per_actor or gpus < len(actors) * options.gpus_per_actor:
+                raise InputError(
+                    f"{len(actors)} Ray actors ({options.cpus_per_actor:g} CPU, {options.gpus_per_actor:g} GPU "
+                    f"each) did not all start within {options.restart_timeout_s:g} s; the cluster's live nodes "
+                    f"have {cpus:g} CPUs and {gpus:g} GPUs: give fewer --ray-actors or a smaller "
+                    "--ray-cpus-per-actor", field="ray-actors")
+    finally:
+        if not pending.done():
+            pending.cancel()
 
 
 def _kill(ray: ModuleType, actors: list[Any]) -> None:
