@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from polyjudge.engine.executor import Executor
     from polyjudge.engine.result import RunResult
 
-from polyjudge.engine.spec import (  # the bounds: re-exported for the CLI's flag types
+from polyjudge.engine.spec import (  # the bounds (their home: data.limits), kept among this module's names
     MAX_CONCURRENCY,
     MAX_N_CTX,
     MAX_RAY_RESOURCES,
