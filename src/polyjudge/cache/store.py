@@ -78,6 +78,12 @@ CREATE TABLE IF NOT EXISTS forms (
     created REAL NOT NULL,
     PRIMARY KEY (scope, model, form)
 );
+CREATE TABLE IF NOT EXISTS prices (
+    source TEXT NOT NULL,              -- the price table asked and the day (UTC) it was asked for
+    model TEXT NOT NULL,
+    price TEXT NOT NULL,               -- JSON of the price it gave (engine.pricing.ModelPrice), or null
+    PRIMARY KEY (source, model)
+);
 CREATE TABLE IF NOT EXISTS imported (
     scope TEXT NOT NULL,               -- an entry of answers that came from a --batch-import file, not from the
     key TEXT NOT NULL,                 -- endpoint itself (same scope and key as the entry)
@@ -501,6 +507,24 @@ class ResponseCache:
                         json.dumps({str(k): redact(str(v)) for k, v in changes.items()}, sort_keys=True),
                         time.time()))
 
+    def looked_up_price(self, source: str, model: str) -> str | None:
+        """The JSON text of what the price table ``source`` gave for ``model`` (``"null"``: it lacks the
+        model), or None when no run asked it."""
+        if self._db is None or not self._has_table("prices"):
+            return None
+        row = self._db.execute("SELECT price FROM prices WHERE source=? AND model=?",
+                               (source, redact(model))).fetchone()
+        return str(row[0]) if row else None
+
+    def put_looked_up_price(self, source: str, model: str, price: str) -> None:
+        """Remember what ``source`` gave for ``model``; what other sources (another version of the table,
+        another day) gave is forgotten, so the table holds one day's lookups at most."""
+        if self.readonly or self._db is None:
+            return
+        with self._transaction() as db:
+            db.execute("DELETE FROM prices WHERE source != ?", (source,))
+            db.execute("INSERT OR REPLACE INTO prices VALUES (?, ?, ?)", (source, redact(model), price))
+
     def _has_table(self, name: str) -> bool:
         assert self._db is not None
         return self._db.execute("SELECT 1 FROM sqlite_master WHERE name=?", (name,)).fetchone() is not None
@@ -565,8 +589,9 @@ class ResponseCache:
         with self._transaction() as db:
             if self._has_adaptations():
                 db.execute("DELETE FROM adaptations")
-            if self._has_table("forms"):
-                db.execute("DELETE FROM forms")
+            for table in ("forms", "prices"):
+                if self._has_table(table):
+                    db.execute(f"DELETE FROM {table}")
             removed = db.execute("DELETE FROM answers").rowcount
             self._drop_orphan_marks()
             return removed

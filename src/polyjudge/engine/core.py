@@ -29,6 +29,7 @@ from polyjudge.engine.caching import (
     mark_synced,
     needs_backfill,
     open_cache,
+    prices_remembered,
 )
 from polyjudge.engine.collect import (
     WALL_TIME_META,
@@ -138,9 +139,10 @@ def _estimate(ctx: _Context) -> Estimate:
             ro.close()
     use = _open_cache(ctx, readonly=True)
     try:
-        found = estimate_plan(ctx.plan, cached, prices=ctx.table, free=spec.free_judges, context_sizes=ctx.sizes,
-                              samples_per_request=ctx.per_request, batch=spec.batch_clients is not None,
-                              elsewhere=cache_lookup(use))
+        with prices_remembered(ctx.table, use):
+            found = estimate_plan(ctx.plan, cached, prices=ctx.table, free=spec.free_judges,
+                                  context_sizes=ctx.sizes, samples_per_request=ctx.per_request,
+                                  batch=spec.batch_clients is not None, elsewhere=cache_lookup(use))
     finally:
         if use is not None:
             use.close()
@@ -187,23 +189,24 @@ async def _judge(ctx: _Context, interrupts: Interrupts | None) -> RunResult:
     unlisten, use = None, None
     try:
         use = _open_cache(ctx)
-        memory = adopt_remembered_forms(use, spec.backends, spec.request_forms)
-        if memory.adopted and (seed := getattr(spec.executor, "adopt_forms", None)) is not None:
-            seed(memory.adopted)  # an executor whose workers build their own backends (Ray) adopts them too
-        stop, unlisten = _stop_event(interrupts)
-        sent = await _send(ctx, store, stop, use)
-        keep_settled_forms(use, spec.backends, spec.request_forms, memory)
-        stats = sent.stats
-        result, usage = _result(ctx, store, stats, sent.pending)
-        # An executor whose workers build their own backends (Ray) stands in for what they learned.
-        knowing = [*spec.backends, *getattr(spec.executor, "learned", ())]
-        adapted = adaptations(store, knowing, cached_adaptations(use) if sent.from_cache else None)
-        keep_adaptations(use, adapted)
-        result.server_counts = {b.model: counts for b in knowing if (counts := server_counts_of(b))}
-        session_wall = time.time() - started
-        wall = session_wall + seconds_of(store.get_meta(WALL_TIME_META))
-        if not store.readonly:
-            store.set_meta(WALL_TIME_META, repr(wall))
+        with prices_remembered(ctx.table, use):  # genai-prices asked only of models it did not answer before
+            memory = adopt_remembered_forms(use, spec.backends, spec.request_forms)
+            if memory.adopted and (seed := getattr(spec.executor, "adopt_forms", None)) is not None:
+                seed(memory.adopted)  # an executor whose workers build their own backends (Ray) adopts them too
+            stop, unlisten = _stop_event(interrupts)
+            sent = await _send(ctx, store, stop, use)
+            keep_settled_forms(use, spec.backends, spec.request_forms, memory)
+            stats = sent.stats
+            result, usage = _result(ctx, store, stats, sent.pending)
+            # An executor whose workers build their own backends (Ray) stands in for what they learned.
+            knowing = [*spec.backends, *getattr(spec.executor, "learned", ())]
+            adapted = adaptations(store, knowing, cached_adaptations(use) if sent.from_cache else None)
+            keep_adaptations(use, adapted)
+            result.server_counts = {b.model: counts for b in knowing if (counts := server_counts_of(b))}
+            session_wall = time.time() - started
+            wall = session_wall + seconds_of(store.get_meta(WALL_TIME_META))
+            if not store.readonly:
+                store.set_meta(WALL_TIME_META, repr(wall))
     finally:
         if unlisten is not None:
             unlisten()
