@@ -163,6 +163,11 @@ class HttpResponse:
         return self.content.decode("utf-8", errors="replace")
 
 
+# A request body as JSON (compact, UTF-8 as is, no NaN): one encoder for every request, since json.dumps
+# with options builds a new one per call.
+_encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
 @functools.cache
 def _user_agent() -> str:
     from polyjudge._version import __version__
@@ -363,7 +368,7 @@ class HttpClients:
     async def post(self, url: str, body: dict[str, Any], *, headers: dict[str, str],
                    params: dict[str, str] | None = None) -> HttpResponse:
         """POST ``body`` as JSON; any answer (whatever its status) is returned, transport failures raise."""
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        data = _encode_json(body).encode()
         return await self.request("POST", url, headers={"Content-Type": "application/json", **headers},
                                   params=params, data=data)
 

@@ -357,7 +357,11 @@ class OpenAIBackend(RegisteredBackend):
     def _result(self, request: GenerateRequest, resp: HttpResponse, latency: float) -> GenerateResult:
         try:
             data = resp.json()
-            raw = sorted(data["choices"], key=lambda c: int(c.get("index") or 0))
+            raw = data["choices"]
+            if len(raw) != 1:  # choices in index order (one alone needs no sorting)
+                raw = sorted(raw, key=lambda c: int(c.get("index") or 0))
+            else:
+                int(raw[0].get("index") or 0)  # read as when sorting: an index that is no number is malformed
             texts: list[str] = []
             finishes: list[str] = []
             first_reasoning: str | None = None

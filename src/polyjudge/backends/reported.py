@@ -26,6 +26,8 @@ NOT_TEXT = "content_not_text"  # the finish reason of an answer whose content is
 def count(value: Any) -> int:
     """A reported token count as an int: absent is 0, a fractional count is rounded up,
     anything unusable is :data:`UNKNOWN`. Absurdly large integers are kept (the engine bounds them)."""
+    if type(value) is int:  # the usual count, checked first (a bool is not one: its type is bool)
+        return value if value >= 0 else UNKNOWN
     if value is None:
         return 0
     if isinstance(value, bool):
@@ -40,6 +42,8 @@ def count(value: Any) -> int:
 
 
 def _plain(value: Any) -> bool:
+    if type(value) is int:  # the usual value, checked first (a bool is not one: its type is bool)
+        return value >= 0
     if isinstance(value, Mapping):
         return all(_plain(v) for v in value.values())
     return value is None or isinstance(value, list) \

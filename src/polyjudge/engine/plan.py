@@ -177,6 +177,9 @@ class Plan:
             range(len(items)),
             key=lambda i: (doc_rank[items[i].doc_id] if items[i].doc_id is not None else n_docs + i, i))
         self._hashes: list[str | None] = [None] * len(items)
+        # The keys of the items looked at last (a run asks for an item's keys several times: the store, the
+        # shared cache, its tasks), bounded so a million-item plan never holds them all.
+        self._keys: dict[int, tuple[str, ...]] = {}
         self._fingerprints: list[str | None] = [None] * len(items)
         self._identity: str | None = None
         self._doc_digests: dict[int, tuple[tuple[str, ...], str]] = {}
@@ -298,25 +301,39 @@ class Plan:
 
     def keys_of(self, i: int) -> list[str]:
         """Item ``i``'s cache keys in task order (run, then judge)."""
-        h = self.prompt_hash(i)
-        names = self.key_names
-        return [task_key(names[judge], r, self.seed + r, h) for r in range(self.runs) for judge in self.judges]
+        return list(self._keys_of(i))
+
+    def _keys_of(self, i: int) -> tuple[str, ...]:
+        found = self._keys.get(i)
+        if found is None:
+            h = self.prompt_hash(i)
+            names = self.key_names
+            found = tuple(task_key(names[judge], r, self.seed + r, h) for r in range(self.runs)
+                          for judge in self.judges)
+            if len(self._keys) >= KEYS_KEPT:
+                self._keys.clear()
+            self._keys[i] = found
+        return found
 
     def tasks_of(self, i: int, base: GenerateRequest | None = None) -> list[Task]:
         """Item ``i``'s tasks (run, then judge), with their requests."""
         base = base if base is not None else self.request(i)
         h = self.prompt_hash(i)
         out: list[Task] = []
-        names = self.key_names
+        keys = iter(self._keys_of(i))  # in the same order: run, then judge
         for r in range(self.runs):
             request = dataclasses.replace(base, seed=self.seed + r)
             for j, judge in enumerate(self.judges):
-                out.append(Task(i, r, j, judge, request, h, task_key(names[judge], r, self.seed + r, h)))
+                out.append(Task(i, r, j, judge, request, h, next(keys)))
         return out
 
     def tasks(self) -> list[Task]:
         """Every task, in planned order (small runs, the dry run and the batch paths)."""
         return [t for i in self.order for t in self.tasks_of(i)]
+
+
+# Items whose keys a plan keeps at once (Plan._keys_of): more than the items of a chunk the engine works on.
+KEYS_KEPT = 4096
 
 
 def plan_tasks(items: list[Item], protocol: JudgeProtocol, judges: list[str], *, runs: int,

@@ -40,8 +40,22 @@ MESSAGE_OVERHEAD_TOKENS, REQUEST_OVERHEAD_TOKENS = 8, 8
 
 
 def prompt_bytes(request: GenerateRequest) -> int:
-    """UTF-8 bytes of the request's messages (:func:`long_prompts.prompt_bytes`)."""
-    return messages_bytes(request.messages)
+    """UTF-8 bytes of the request's messages (:func:`long_prompts.prompt_bytes`), measured once for the
+    runs of a prompt (they share one tuple of messages: every answer is vetted against its size)."""
+    messages = request.messages
+    seen = _SIZES.get(id(messages))
+    if seen is not None and seen[0] is messages:
+        return seen[1]
+    size = messages_bytes(messages)
+    if len(_SIZES) >= _SIZES_KEPT:
+        _SIZES.clear()
+    _SIZES[id(messages)] = (messages, size)  # the tuple is held, so its id is not another's while it is here
+    return size
+
+
+# The sizes of the prompts measured last, by the identity of their messages.
+_SIZES: dict[int, tuple[object, int]] = {}
+_SIZES_KEPT = 512  # about the prompts in flight at once (they are held by their requests anyway)
 
 
 def estimated_prompt_tokens(request: GenerateRequest) -> int:

@@ -210,6 +210,8 @@ _INT64_MAX = 2**63 - 1
 
 def _count(value: int) -> int:
     """A token count SQLite can hold (the engine bounds counts first; this is the last guard)."""
+    if type(value) is int and 0 <= value <= _INT64_MAX:  # the usual count, as it is
+        return value
     return min(max(int(value), 0), _INT64_MAX) if isinstance(value, int) else 0
 
 
