@@ -217,6 +217,7 @@ class _Target:
     url: Any  # a yarl.URL, parsed and encoded once (aiohttp would parse the text on every request)
     proxy: str | None
     basic_auth: bool
+    origin: tuple[str, int | None]  # (host, port)
 
 
 def _target(url: str) -> _Target:
@@ -234,7 +235,8 @@ def _target(url: str) -> _Target:
     basic_auth = parts.username is not None or parts.password is not None
     from yarl import URL  # aiohttp's URL type (imported with it)
 
-    return _Target(URL(url), _proxy_for(scheme, host), basic_auth)
+    parsed = URL(url)
+    return _Target(parsed, _proxy_for(scheme, host), basic_auth, (parsed.host or "", parsed.port))
 
 
 def _transport_error(kind: str, exc: BaseException | str) -> BackendError:
@@ -405,7 +407,7 @@ class HttpClients:
             return self._answered_by(target, resp)
 
     def _answered_by(self, target: _Target, resp: HttpResponse) -> HttpResponse:
-        self._answered.add(_origin(target))
+        self._answered.add(target.origin)
         return resp
 
     def _failure(self, exc: BaseException, target: _Target) -> BackendError:
@@ -414,7 +416,7 @@ class HttpClients:
         stays retryable: another server of a pool may take the request). One that answered before may be
         restarting: its refusals are ordinary retryable failures."""
         err = _classify(exc, self.timeout)
-        if _is_refused(exc) and _origin(target) not in self._answered:
+        if _is_refused(exc) and target.origin not in self._answered:
             err.fatal = True
         return err
 
@@ -466,10 +468,6 @@ class HttpClients:
         else:
             self._session = session
             self._forget_session()
-
-
-def _origin(target: _Target) -> tuple[str, int | None]:
-    return target.url.host or "", target.url.port
 
 
 def _never_answered(exc: BaseException) -> bool:

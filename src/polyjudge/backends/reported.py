@@ -45,7 +45,10 @@ def _plain(value: Any) -> bool:
     if type(value) is int:  # the usual value, checked first (a bool is not one: its type is bool)
         return value >= 0
     if isinstance(value, Mapping):
-        return all(_plain(v) for v in value.values())
+        for v in value.values():  # a loop, not all(): this runs for every answer
+            if not (v >= 0 if type(v) is int else _plain(v)):
+                return False
+        return True
     return value is None or isinstance(value, list) \
         or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
 
