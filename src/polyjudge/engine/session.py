@@ -227,9 +227,10 @@ def _prices(spec: JudgingSpec) -> PriceTable:
         raise InputError(f"bad price table: {exc}", field="prices", setting=True) from None
 
 
-def _items(items: Sequence[Item] | str | Path, spec: JudgingSpec) -> list[Item]:
+def _items(items: Sequence[Item] | str | Path, spec: JudgingSpec) -> tuple[list[Item], JudgeProtocol]:
     """Items read from a file (checked there) or given in code (checked here, by the same rules), the
-    data group's languages given to those without theirs; none may lack a language its prompt names."""
+    data group's languages given to those without theirs; none may lack a language its prompt names.
+    The protocol built to check that is returned with them (building it compiles its template)."""
     from polyjudge.data.languages import check_languages
 
     src, tgt = spec.data.src_lang, spec.data.tgt_lang
@@ -245,8 +246,9 @@ def _items(items: Sequence[Item] | str | Path, spec: JudgingSpec) -> list[Item]:
         if src or tgt:
             given = [it if (it.src_lang or not src) and (it.tgt_lang or not tgt) else dataclasses.replace(
                 it, src_lang=it.src_lang or src, tgt_lang=it.tgt_lang or tgt) for it in given]
-    check_languages(given, build_protocol(spec).missing_languages)
-    return given
+    protocol = build_protocol(spec)
+    check_languages(given, protocol.missing_languages)
+    return given, protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,8 +263,7 @@ class _Prepared:
     executor: Executor | None = None  # None: the local executor
 
 
-def _prepare(spec: JudgingSpec) -> _Prepared:
-    protocol = build_protocol(spec)
+def _prepare(spec: JudgingSpec, protocol: JudgeProtocol) -> _Prepared:
     spec.generation.check_with(protocol)
     prices = _prices(spec)
     _check_cache(spec)
@@ -616,8 +617,8 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec 
     from polyjudge.rundir.ownership import check_out_path
 
     spec = as_spec(config, out)
-    todo = _items(items, spec)
-    prep = _prepare(spec)
+    todo, protocol = _items(items, spec)
+    prep = _prepare(spec, protocol)
     _preflight(prep.specs, prep.settings, spec, network=True)
     out_dir = spec.output.path
     _check_cache_apart(spec, out_dir)
@@ -649,8 +650,8 @@ def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSp
     from polyjudge.engine.core import Estimate
 
     spec = as_spec(config, out)
-    todo = _items(items, spec)
-    prep = _prepare(spec)
+    todo, protocol = _items(items, spec)
+    prep = _prepare(spec, protocol)
     out_dir = spec.output.path
     _check_cache_apart(spec, out_dir)
     result = asyncio.run(_run(todo, prep, out_dir, dry_run=True))
