@@ -15,19 +15,12 @@ from polyjudge.api import JudgeConfig, judge
 from polyjudge.cache import ResponseCache
 from polyjudge.engine.caching import RememberedPrices
 from polyjudge.engine.pricing import MAX_PRICE, ModelPrice, PriceTier, maintained_price, maintained_source
+from tests.engine.test_form_memory import _items
 from tests.helpers.openai_server import Reply, ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICED = "gpt-4o-mini"  # a model genai-prices knows
 UNPRICED = "my-own-finetune"  # one it does not
-
-
-def _items(tmp_path, name, n=4):
-    path = tmp_path / f"{name}.jsonl"
-    path.write_text("".join(json.dumps({"src_lang": "en", "tgt_lang": "de", "src": f"{name} s{i}",
-                                        "tgt": f"{name} t{i}", "seg_id": str(i)}) + "\n" for i in range(n)),
-                    encoding="utf-8")
-    return path
 
 
 def _answer(body):
