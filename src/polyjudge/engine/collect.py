@@ -21,7 +21,21 @@ from polyjudge.engine.caching import CACHE
 from polyjudge.engine.plan import Plan, task_key
 from polyjudge.engine.pricing import ModelPrice
 from polyjudge.engine.result import RunResult, StoredJudgments
-from polyjudge.engine.store import BATCH, Store, StoredResponse
+from polyjudge.engine.store import (
+    BATCH,
+    LIVE,
+    R_CACHED_PROMPT_TOKENS,
+    R_CHANNEL,
+    R_COMPLETION_TOKENS,
+    R_JUDGE,
+    R_PROMPT_TOKENS,
+    R_REASONING_TOKENS,
+    R_STATUS,
+    R_USAGE_NOTE,
+    Row,
+    Store,
+    StoredResponse,
+)
 from polyjudge.rundir import FORMAT_VERSION, JudgmentSpool, SystemRow, output_sizes
 
 
@@ -70,9 +84,38 @@ class Usage:
             self.answered_by_batch += s.channel == BATCH
             self.answered_from_cache += s.channel == CACHE
             if s.usage_note is not None:
-                self.anomalies["requests"] += 1
-                if len(self.anomalies["examples"]) < ANOMALY_EXAMPLES:
-                    self.anomalies["examples"].append({"judge": s.judge, **json.loads(s.usage_note)})
+                self._anomaly(s.judge, s.usage_note)
+
+    def count_rows(self, answered: Sequence[Row]) -> None:
+        """:meth:`count` of the answers' rows as read (a million of them when a large run is summarised)."""
+        prompt = completion = cached = reasoning = by_batch = from_cache = 0
+        for r in answered:
+            judge = r[R_JUDGE] or ""
+            p, c, channel = r[R_PROMPT_TOKENS] or 0, r[R_COMPLETION_TOKENS] or 0, r[R_CHANNEL] or LIVE
+            mine = self.by_judge.get(judge)
+            if mine is None:
+                mine = self.by_judge[judge] = {"prompt": 0, "completion": 0}
+            mine["prompt"] += p
+            mine["completion"] += c
+            prompt, completion = prompt + p, completion + c
+            cached += r[R_CACHED_PROMPT_TOKENS] or 0
+            reasoning += r[R_REASONING_TOKENS] or 0
+            by_batch += channel == BATCH
+            from_cache += channel == CACHE
+            if r[R_USAGE_NOTE] is not None:
+                self._anomaly(judge, r[R_USAGE_NOTE])
+        t = self.tokens
+        t["prompt"] += prompt
+        t["completion"] += completion
+        t["cached_prompt"] += cached
+        t["reasoning"] += reasoning
+        self.answered_by_batch += by_batch
+        self.answered_from_cache += from_cache
+
+    def _anomaly(self, judge: str, note: str) -> None:
+        self.anomalies["requests"] += 1
+        if len(self.anomalies["examples"]) < ANOMALY_EXAMPLES:
+            self.anomalies["examples"].append({"judge": judge, **json.loads(note)})
 
 
 OUTPUTS_META = "outputs"
@@ -180,23 +223,27 @@ def collect(plan: Plan, store: Store, store_path: Path | None, table: Mapping[st
     counted: set[str] = set()
     prices: dict[str, ModelPrice | None] = {}
 
-    def on_rows(chunk: dict[int, Sequence[str]], rows: dict[str, StoredResponse]) -> None:
+    def on_rows(chunk: dict[int, Sequence[str]], rows: dict[str, Row]) -> None:
         answered = []
+        get = rows.get
         for i, ks in chunk.items():
             h = plan.prompt_hash(i)
             if h in counted:
                 continue
             counted.add(h)
-            answered += [s for s in (rows.get(k) for k in ks) if s is not None and s.status == "done"]
-        usage.count(answered)
-        for s in answered:
-            price = prices[s.judge] if s.judge in prices else prices.setdefault(s.judge, table.get(s.judge))
+            answered += [r for r in map(get, ks) if r is not None and r[R_STATUS] == "done"]
+        usage.count_rows(answered)
+        by_judge = usage.cost_by_judge
+        for r in answered:
+            judge = r[R_JUDGE] or ""
+            price = prices[judge] if judge in prices else prices.setdefault(judge, table.get(judge))
             cost = 0.0  # as cost_of((s,), table), with each judge's price looked up once
-            if price is not None and s.channel != CACHE:
-                cost += price.cost(s.prompt_tokens, s.completion_tokens, s.cached_prompt_tokens,
-                                   batch=s.channel == BATCH)
+            channel = r[R_CHANNEL] or LIVE
+            if price is not None and channel != CACHE:
+                cost += price.cost(r[R_PROMPT_TOKENS] or 0, r[R_COMPLETION_TOKENS] or 0,
+                                   r[R_CACHED_PROMPT_TOKENS] or 0, batch=channel == BATCH)
             usage.cost += cost
-            usage.cost_by_judge[s.judge] = usage.cost_by_judge.get(s.judge, 0.0) + cost
+            by_judge[judge] = by_judge.get(judge, 0.0) + cost
 
     if store_path is None:  # an in-memory store: small runs, kept as a list
         lazy = StoredJudgments(items, judges, runs, plan.protocol, keys, lambda: store, close_store=False)
