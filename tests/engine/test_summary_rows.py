@@ -215,3 +215,19 @@ def test_the_cost_counted_from_rows_is_cost_of_each_distinct_answer(tmp_path_fac
     assert (usage.cost, usage.cost_by_judge, usage.tokens) == (want, by_judge, tokens)
     assert usage.answered_by_batch == sum(1 for st_, ch, *_ in drawn[:len(tasks)] if st_ == "done" and ch == "batch")
     result.judgments  # noqa: B018 - the spool is dropped with the result
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["j", "m1", "Ünï", "a\x00b", "openai:gpt"]), min_size=1, max_size=3, unique=True),
+       st.integers(1, 4), st.integers(0, 2**40), st.booleans())
+def test_an_items_keys_are_task_key_of_each_judge_and_run(judges, runs, seed, forms):
+    from polyjudge.engine.collect import item_keys
+    from polyjudge.engine.plan import Plan, task_key
+    from tests.engine.helpers import duplicated_items
+
+    plan = Plan(duplicated_items(), get_protocol("da"), judges, runs=runs, temperature=0.0, seed=seed,
+                forms={j: "structured=none" for j in judges[:1]} if forms else None)
+    keys = item_keys(plan)
+    for i in range(len(plan.items)):
+        h = plan.prompt_hash(i)
+        assert keys(i) == [task_key(plan.key_names[j], r, seed + r, h) for j in sorted(judges) for r in range(runs)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,15 +188,30 @@ def remember_outputs(store_path: Path, out_dir: Path, result: RunResult) -> None
         store.close()
 
 
-def _stored_judgments(plan: Plan, store_path: Path) -> StoredJudgments:
-    """The run's judgments, read back from the store on disk when iterated."""
+def item_keys(plan: Plan) -> Callable[[int], list[str]]:
+    """Item ``i``'s cache keys sorted by judge, then run: :func:`~polyjudge.engine.plan.task_key` of each, with
+    the part of the hashed text before the prompt hash (judge, run, seed) made once, not once per key
+    (a million keys are made when a large run is summarised; tests/engine/test_summary_rows.py)."""
     order, runs, seed, names = sorted(plan.judges), plan.runs, plan.seed, plan.key_names
+    before = [f"{names[j]}\x00{r}\x00{seed + r}\x00".encode() for j in order for r in range(runs)]
+    sha256 = hashlib.sha256
 
     def keys(i: int) -> list[str]:
+        h = plan.prompt_hash(i).encode()
+        return [sha256(b + h).hexdigest() for b in before]
+
+    def reference(i: int) -> list[str]:
         h = plan.prompt_hash(i)
         return [task_key(names[j], r, seed + r, h) for j in order for r in range(runs)]
 
-    return StoredJudgments(plan.items, plan.judges, runs, plan.protocol, keys,
+    probe = [sha256(b + b"probe").hexdigest() for b in before]
+    return keys if probe == [task_key(names[j], r, seed + r, "probe") for j in order for r in range(runs)] \
+        else reference  # (task_key's text changed: its own way)
+
+
+def _stored_judgments(plan: Plan, store_path: Path) -> StoredJudgments:
+    """The run's judgments, read back from the store on disk when iterated."""
+    return StoredJudgments(plan.items, plan.judges, plan.runs, plan.protocol, item_keys(plan),
                            lambda: Store(store_path, readonly=True))
 
 
@@ -204,14 +219,9 @@ def collect(plan: Plan, store: Store, store_path: Path | None, table: Mapping[st
              aggregator: str, min_runs: int) -> tuple[RunResult, Usage]:
     """The run's judgments, summarised in one pass over the store (parsed once, each item aggregated
     once; with a store on disk their ``judgments.jsonl`` lines are spooled beside it as they go)."""
-    items, judges, runs, seed, names = plan.items, plan.judges, plan.runs, plan.seed, plan.key_names
+    items, judges, runs = plan.items, plan.judges, plan.runs
     plan.resolve(range(len(items)), None if store.readonly else store)
-    order = sorted(judges)
-
-    def keys(i: int) -> list[str]:
-        h = plan.prompt_hash(i)
-        return [task_key(names[j], r, seed + r, h) for j in order for r in range(runs)]
-
+    keys = item_keys(plan)
     uses: dict[str, int] = {}
     for i in range(len(items)):
         h = plan.prompt_hash(i)

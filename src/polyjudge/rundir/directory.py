@@ -333,9 +333,9 @@ def write_run(path: str | Path, contents: RunContents) -> None:
     if isinstance(judgments, JudgmentSpool):
         judgments.move_to(out / JUDGMENTS)
     else:
-        _atomic_write(out / JUDGMENTS, (json.dumps(j.to_json(), ensure_ascii=False) + "\n" for j in judgments))
+        _atomic_write(out / JUDGMENTS, (_ENCODE(j.to_json()) + "\n" for j in judgments))
     # The judged texts, so reports can show spans in context without the input file.
-    _atomic_write(out / ITEMS, (json.dumps({"item_index": i, **it.to_dict()}, ensure_ascii=False) + "\n"
+    _atomic_write(out / ITEMS, (_ENCODE({"item_index": i, **it.to_dict()}) + "\n"
                                 for i, it in enumerate(contents.items)))
     _atomic_write(out / SEGMENTS, segment_lines(contents.segments, contents.judges if len(contents.judges) > 1 else ()))
     if contents.merged:
