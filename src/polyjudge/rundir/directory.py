@@ -45,7 +45,7 @@ from polyjudge.rundir.names import (
     STORE_FILES,
     SYSTEMS,
 )
-from polyjudge.rundir.ownership import OwnedDir, atomic_write, claim, is_polyjudge_store, read_record
+from polyjudge.rundir.ownership import WRITE_BUFFER, OwnedDir, atomic_write, claim, is_polyjudge_store, read_record
 from polyjudge.rundir.records import (
     JudgmentRecord,
     Manifest,
@@ -211,7 +211,7 @@ class JudgmentSpool:
         fd, name = tempfile.mkstemp(prefix=".judgments-", suffix=".tmp", dir=directory)
         os.chmod(name, 0o666 & ~_umask())  # as open() would create it (mkstemp makes it private)
         self.path = Path(name)
-        self._fh: Any = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        self._fh: Any = os.fdopen(fd, "w", encoding="utf-8", newline="\n", buffering=WRITE_BUFFER)
         self._cleanup = weakref.finalize(self, _remove, self.path, self._fh)
         self._line = _LineWriter()
         self.count = 0
