@@ -123,6 +123,10 @@ CUT = "answer cut by the max-token limit"
 _PENDING: Parsed = (PENDING, NOT_SENT, None, None)
 
 
+# refusal_reason of the finish reasons met (a few distinct texts in a million rows).
+_REFUSALS_SEEN: dict[str, str | None] = {}
+
+
 def outcome_of(row: Row | None, protocol: JudgeProtocol, item: Item, memo: dict[tuple[Any, Any], Parsed]) -> Parsed:
     """:func:`judgment_of`'s outcome (status, error, annotation, score) of a stored row as read
     (:data:`~polyjudge.engine.store.Row`), for the readers of a million rows. ``memo`` (one per item) keeps each
@@ -136,7 +140,12 @@ def outcome_of(row: Row | None, protocol: JudgeProtocol, item: Item, memo: dict[
     if finish is not None:
         if finish == "length":
             return TRUNCATED, CUT, None, None
-        refusal = refusal_reason(finish)
+        if finish in _REFUSALS_SEEN:
+            refusal = _REFUSALS_SEEN[finish]
+        else:
+            refusal = refusal_reason(finish)
+            if type(finish) is str and len(_REFUSALS_SEEN) < 1024:
+                _REFUSALS_SEEN[finish] = refusal
         if refusal is not None:
             return REQUEST_FAILED, refusal, None, None
     key = (row[R_TEXT], row[R_LOGPROBS])
