@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,21 @@ from polyjudge.engine.caching import CACHE
 from polyjudge.engine.plan import Plan, task_key
 from polyjudge.engine.pricing import ModelPrice
 from polyjudge.engine.result import RunResult, StoredJudgments
-from polyjudge.engine.store import BATCH, Store, StoredResponse
+from polyjudge.engine.store import (
+    BATCH,
+    LIVE,
+    R_CACHED_PROMPT_TOKENS,
+    R_CHANNEL,
+    R_COMPLETION_TOKENS,
+    R_JUDGE,
+    R_PROMPT_TOKENS,
+    R_REASONING_TOKENS,
+    R_STATUS,
+    R_USAGE_NOTE,
+    Row,
+    Store,
+    StoredResponse,
+)
 from polyjudge.rundir import FORMAT_VERSION, JudgmentSpool, SystemRow, output_sizes
 
 
@@ -70,9 +84,38 @@ class Usage:
             self.answered_by_batch += s.channel == BATCH
             self.answered_from_cache += s.channel == CACHE
             if s.usage_note is not None:
-                self.anomalies["requests"] += 1
-                if len(self.anomalies["examples"]) < ANOMALY_EXAMPLES:
-                    self.anomalies["examples"].append({"judge": s.judge, **json.loads(s.usage_note)})
+                self._anomaly(s.judge, s.usage_note)
+
+    def count_rows(self, answered: Sequence[Row]) -> None:
+        """:meth:`count` of the answers' rows as read (a million of them when a large run is summarised)."""
+        prompt = completion = cached = reasoning = by_batch = from_cache = 0
+        for r in answered:
+            judge = r[R_JUDGE] or ""
+            p, c, channel = r[R_PROMPT_TOKENS] or 0, r[R_COMPLETION_TOKENS] or 0, r[R_CHANNEL] or LIVE
+            mine = self.by_judge.get(judge)
+            if mine is None:
+                mine = self.by_judge[judge] = {"prompt": 0, "completion": 0}
+            mine["prompt"] += p
+            mine["completion"] += c
+            prompt, completion = prompt + p, completion + c
+            cached += r[R_CACHED_PROMPT_TOKENS] or 0
+            reasoning += r[R_REASONING_TOKENS] or 0
+            by_batch += channel == BATCH
+            from_cache += channel == CACHE
+            if r[R_USAGE_NOTE] is not None:
+                self._anomaly(judge, r[R_USAGE_NOTE])
+        t = self.tokens
+        t["prompt"] += prompt
+        t["completion"] += completion
+        t["cached_prompt"] += cached
+        t["reasoning"] += reasoning
+        self.answered_by_batch += by_batch
+        self.answered_from_cache += from_cache
+
+    def _anomaly(self, judge: str, note: str) -> None:
+        self.anomalies["requests"] += 1
+        if len(self.anomalies["examples"]) < ANOMALY_EXAMPLES:
+            self.anomalies["examples"].append({"judge": judge, **json.loads(note)})
 
 
 OUTPUTS_META = "outputs"
@@ -145,15 +188,30 @@ def remember_outputs(store_path: Path, out_dir: Path, result: RunResult) -> None
         store.close()
 
 
-def _stored_judgments(plan: Plan, store_path: Path) -> StoredJudgments:
-    """The run's judgments, read back from the store on disk when iterated."""
+def item_keys(plan: Plan) -> Callable[[int], list[str]]:
+    """Item ``i``'s cache keys sorted by judge, then run: :func:`~polyjudge.engine.plan.task_key` of each, with
+    the part of the hashed text before the prompt hash (judge, run, seed) made once, not once per key
+    (a million keys are made when a large run is summarised; tests/engine/test_summary_rows.py)."""
     order, runs, seed, names = sorted(plan.judges), plan.runs, plan.seed, plan.key_names
+    before = [f"{names[j]}\x00{r}\x00{seed + r}\x00".encode() for j in order for r in range(runs)]
+    sha256 = hashlib.sha256
 
     def keys(i: int) -> list[str]:
+        h = plan.prompt_hash(i).encode()
+        return [sha256(b + h).hexdigest() for b in before]
+
+    def reference(i: int) -> list[str]:
         h = plan.prompt_hash(i)
         return [task_key(names[j], r, seed + r, h) for j in order for r in range(runs)]
 
-    return StoredJudgments(plan.items, plan.judges, runs, plan.protocol, keys,
+    probe = [sha256(b + b"probe").hexdigest() for b in before]
+    return keys if probe == [task_key(names[j], r, seed + r, "probe") for j in order for r in range(runs)] \
+        else reference  # (task_key's text changed: its own way)
+
+
+def _stored_judgments(plan: Plan, store_path: Path) -> StoredJudgments:
+    """The run's judgments, read back from the store on disk when iterated."""
+    return StoredJudgments(plan.items, plan.judges, plan.runs, plan.protocol, item_keys(plan),
                            lambda: Store(store_path, readonly=True))
 
 
@@ -161,14 +219,9 @@ def collect(plan: Plan, store: Store, store_path: Path | None, table: Mapping[st
              aggregator: str, min_runs: int) -> tuple[RunResult, Usage]:
     """The run's judgments, summarised in one pass over the store (parsed once, each item aggregated
     once; with a store on disk their ``judgments.jsonl`` lines are spooled beside it as they go)."""
-    items, judges, runs, seed, names = plan.items, plan.judges, plan.runs, plan.seed, plan.key_names
+    items, judges, runs = plan.items, plan.judges, plan.runs
     plan.resolve(range(len(items)), None if store.readonly else store)
-    order = sorted(judges)
-
-    def keys(i: int) -> list[str]:
-        h = plan.prompt_hash(i)
-        return [task_key(names[j], r, seed + r, h) for j in order for r in range(runs)]
-
+    keys = item_keys(plan)
     uses: dict[str, int] = {}
     for i in range(len(items)):
         h = plan.prompt_hash(i)
@@ -180,23 +233,27 @@ def collect(plan: Plan, store: Store, store_path: Path | None, table: Mapping[st
     counted: set[str] = set()
     prices: dict[str, ModelPrice | None] = {}
 
-    def on_rows(chunk: dict[int, Sequence[str]], rows: dict[str, StoredResponse]) -> None:
+    def on_rows(chunk: dict[int, Sequence[str]], rows: dict[str, Row]) -> None:
         answered = []
+        get = rows.get
         for i, ks in chunk.items():
             h = plan.prompt_hash(i)
             if h in counted:
                 continue
             counted.add(h)
-            answered += [s for s in (rows.get(k) for k in ks) if s is not None and s.status == "done"]
-        usage.count(answered)
-        for s in answered:
-            price = prices[s.judge] if s.judge in prices else prices.setdefault(s.judge, table.get(s.judge))
+            answered += [r for r in map(get, ks) if r is not None and r[R_STATUS] == "done"]
+        usage.count_rows(answered)
+        by_judge = usage.cost_by_judge
+        for r in answered:
+            judge = r[R_JUDGE] or ""
+            price = prices[judge] if judge in prices else prices.setdefault(judge, table.get(judge))
             cost = 0.0  # as cost_of((s,), table), with each judge's price looked up once
-            if price is not None and s.channel != CACHE:
-                cost += price.cost(s.prompt_tokens, s.completion_tokens, s.cached_prompt_tokens,
-                                   batch=s.channel == BATCH)
+            channel = r[R_CHANNEL] or LIVE
+            if price is not None and channel != CACHE:
+                cost += price.cost(r[R_PROMPT_TOKENS] or 0, r[R_COMPLETION_TOKENS] or 0,
+                                   r[R_CACHED_PROMPT_TOKENS] or 0, batch=channel == BATCH)
             usage.cost += cost
-            usage.cost_by_judge[s.judge] = usage.cost_by_judge.get(s.judge, 0.0) + cost
+            by_judge[judge] = by_judge.get(judge, 0.0) + cost
 
     if store_path is None:  # an in-memory store: small runs, kept as a list
         lazy = StoredJudgments(items, judges, runs, plan.protocol, keys, lambda: store, close_store=False)

@@ -20,7 +20,21 @@ from polyjudge.backends.reported import NOT_TEXT
 from polyjudge.data.records import Item
 from polyjudge.data.spans import SpanSegment, spans_from_annotation
 from polyjudge.engine.plan import Task
-from polyjudge.engine.store import Store, StoredResponse, logprobs_of
+from polyjudge.engine.store import (
+    R_COMPLETION_TOKENS,
+    R_ERROR,
+    R_FINISH_REASON,
+    R_LATENCY_S,
+    R_LOGPROBS,
+    R_PROMPT_TOKENS,
+    R_REASONING,
+    R_STATUS,
+    R_TEXT,
+    Row,
+    Store,
+    StoredResponse,
+    logprobs_of,
+)
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure
 from polyjudge.rundir import (
     OK,
@@ -28,6 +42,7 @@ from polyjudge.rundir import (
     PENDING,
     REQUEST_FAILED,
     TRUNCATED,
+    JudgmentLines,
     JudgmentRecord,
     JudgmentSpool,
     Manifest,
@@ -85,12 +100,12 @@ def judgment_of(item_index: int, run_index: int, judge: str, stored: StoredRespo
                               stored.reasoning)
 
     if stored is None:
-        return made(PENDING, "not sent (the run stopped before it; re-run the same command to resume)")
+        return made(PENDING, NOT_SENT)
     if stored.status != "done":
         return made(REQUEST_FAILED, stored.error)
     if stored.finish_reason == "length":
         # A reply cut by the token limit is a failure, not an answer.
-        return made(TRUNCATED, "answer cut by the max-token limit")
+        return made(TRUNCATED, CUT)
     refusal = refusal_reason(stored.finish_reason)
     if refusal is not None:
         return made(REQUEST_FAILED, refusal)
@@ -103,10 +118,62 @@ def judgment_of(item_index: int, run_index: int, judge: str, stored: StoredRespo
     return made(*found)
 
 
+NOT_SENT = "not sent (the run stopped before it; re-run the same command to resume)"
+CUT = "answer cut by the max-token limit"
+_PENDING: Parsed = (PENDING, NOT_SENT, None, None)
+
+
+# refusal_reason of the finish reasons met (a few distinct texts in a million rows).
+_REFUSALS_SEEN: dict[str, str | None] = {}
+
+
+def outcome_of(row: Row | None, protocol: JudgeProtocol, item: Item, memo: dict[tuple[Any, Any], Parsed]) -> Parsed:
+    """:func:`judgment_of`'s outcome (status, error, annotation, score) of a stored row as read
+    (:data:`~polyjudge.engine.store.Row`), for the readers of a million rows. ``memo`` (one per item) keeps each
+    answer text parsed once, keyed by the text and its token probabilities as stored: equal outcomes are then
+    one object, whose parts nothing changes after parsing."""
+    if row is None:
+        return _PENDING
+    if row[R_STATUS] != "done":
+        return REQUEST_FAILED, row[R_ERROR], None, None
+    finish = row[R_FINISH_REASON]
+    if finish is not None:
+        if finish == "length":
+            return TRUNCATED, CUT, None, None
+        if finish in _REFUSALS_SEEN:
+            refusal = _REFUSALS_SEEN[finish]
+        else:
+            refusal = refusal_reason(finish)
+            if type(finish) is str and len(_REFUSALS_SEEN) < 1024:
+                _REFUSALS_SEEN[finish] = refusal
+        if refusal is not None:
+            return REQUEST_FAILED, refusal, None, None
+    key = (row[R_TEXT], row[R_LOGPROBS])
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _parsed_text(key[0] or "", key[1], protocol, item)
+    return found
+
+
+def record_of(item_index: int, item: Item, run_index: int, judge: str, row: Row | None, outcome: Parsed) -> Judgment:
+    """The judgment of a stored row as read and its outcome (:func:`outcome_of`): :func:`judgment_of`'s."""
+    status, error, annotation, score = outcome
+    if row is None:
+        return JudgmentRecord(item_index, item.system, item.doc_id, item.seg_id, run_index, judge, status, error,
+                              None, None, None)
+    return JudgmentRecord(item_index, item.system, item.doc_id, item.seg_id, run_index, judge, status, error,
+                          row[R_TEXT], annotation, score, row[R_PROMPT_TOKENS] or 0, row[R_COMPLETION_TOKENS] or 0,
+                          row[R_LATENCY_S] or 0.0, row[R_FINISH_REASON], row[R_REASONING])
+
+
 def _parsed(stored: StoredResponse, protocol: JudgeProtocol, item: Item) -> Parsed:
     """Parse and score an answer the server gave whole (status, error, annotation, score)."""
+    return _parsed_text(stored.text or "", stored.logprobs, protocol, item)
+
+
+def _parsed_text(text: str, logprobs: str | None, protocol: JudgeProtocol, item: Item) -> Parsed:
     try:
-        annotation = protocol.parse_answer(stored.text or "", item, logprobs_of(stored.logprobs))
+        annotation = protocol.parse_answer(text, item, logprobs_of(logprobs))
     except ParseFailure as exc:
         return PARSE_FAILED, exc.reason, None, None
     score = protocol.score(annotation, item)
@@ -142,7 +209,8 @@ class SegmentResult:
     merged: Any = None
 
 
-RowsHook = Callable[[dict[int, Sequence[str]], dict[str, StoredResponse]], None]
+# What a reader of a run's store sees of each chunk: its items' keys and their rows as read.
+RowsHook = Callable[[dict[int, Sequence[str]], dict[str, Row]], None]
 
 
 class StoredJudgments(Sequence[Judgment]):
@@ -174,21 +242,33 @@ class StoredJudgments(Sequence[Judgment]):
             for i in range(len(self.items)):
                 yield i, self._all[i * per:(i + 1) * per]
             return
+        runs, order = self.runs, self.order
+        for i, rows, outcomes in self.outcomes(store, on_rows):
+            item = self.items[i]
+            yield i, [record_of(i, item, k % runs, order[k // runs], row, p)
+                      for k, (row, p) in enumerate(zip(rows, outcomes))]
+
+    def outcomes(self, store: Store | None = None, on_rows: RowsHook | None = None
+                 ) -> Iterator[tuple[int, list[Row | None], list[Parsed]]]:
+        """(item index, its stored rows as read, their outcomes (:func:`outcome_of`)), sorted by judge and
+        run, items in input order: :meth:`by_item` without the judgments (a million of them are summarised)."""
         own = store is None
         db = self._open() if store is None else store
         scan = db.scan()  # the chunks' keys come in about the order they were stored: one pass over the table
+        items, protocol = self.items, self.protocol
         try:
-            for start in range(0, len(self.items), self._chunk):
-                stop = min(len(self.items), start + self._chunk)
+            for start in range(0, len(items), self._chunk):
+                stop = min(len(items), start + self._chunk)
                 keys = {i: self._keys(i) for i in range(start, stop)}
-                rows = scan.get_many([k for ks in keys.values() for k in ks])
+                rows = scan.get_rows([k for ks in keys.values() for k in ks])
                 if on_rows is not None:
                     on_rows(keys, rows)
+                get = rows.get
                 for i in range(start, stop):
-                    item, ks = self.items[i], keys[i]
-                    memo: dict[tuple[str, str | None], Parsed] = {}
-                    yield i, [judgment_of(i, r, judge, rows.get(ks[n * self.runs + r]), self.protocol, item, memo)
-                              for n, judge in enumerate(self.order) for r in range(self.runs)]
+                    item = items[i]
+                    memo: dict[tuple[Any, Any], Parsed] = {}
+                    mine = [get(k) for k in keys[i]]
+                    yield i, mine, [outcome_of(row, protocol, item, memo) for row in mine]
         finally:
             scan.close()
             if own and self._close:
@@ -220,6 +300,54 @@ class _Summary:
     segments: dict[str, list[SegmentResult]] | None = None
     matrix: dict[str, np.ndarray] | None = None
     systems: list[SystemRow] | None = None  # the panel's system rows, as last written
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What :meth:`RunResult.summarise` counts as it goes: statuses, failures, segment results, run matrices."""
+
+    status: dict[str, int]
+    failures: dict[str, int]
+    segments: dict[str, list[SegmentResult]]
+    matrix: dict[str, np.ndarray]
+
+
+def _outcome(j: Judgment) -> Parsed:
+    return j.status, j.error, j.annotation, j.score
+
+
+class _ItemLines:
+    """An item's ``judgments.jsonl`` lines from its stored rows and their outcomes (:meth:`StoredJudgments.outcomes`,
+    sorted by judge and run), through :class:`~polyjudge.rundir.JudgmentLines`: the line of each row is the one its
+    judgment (:func:`record_of`) would have. An outcome's part (its text, annotation and score) is encoded once
+    per item: one outcome object always goes with one answer text (the parse memo's key holds the text; the
+    other outcomes are made for one row each, or are pending: no row)."""
+
+    def __init__(self, lines: JudgmentLines, order: Sequence[str], runs: int) -> None:
+        self.lines = lines
+        # The line's part from the run index's value to the status, for each (judge, run) in order.
+        self.between = [lines.run(r) + lines.judge(j) for j in order for r in range(runs)]
+        self.no_row = lines.tail(0, 0, 0.0, None, None)
+
+    def __call__(self, i: int, item: Item, rows: Sequence[Row | None], outcomes: Sequence[Parsed]) -> str:
+        lines = self.lines
+        head, tail, value, no_row = lines.head(i, item.system, item.doc_id, item.seg_id), lines.tail, lines.value, \
+            self.no_row
+        middles: dict[int, str] = {}
+        out = []
+        for between, row, p in zip(self.between, rows, outcomes):
+            middle = middles.get(id(p))
+            if middle is None:
+                middle = middles[id(p)] = lines.middle(p[0], p[1], value(None if row is None else row[R_TEXT]),
+                                                       value(p[2]), p[3])
+            if row is None:
+                out.append(head + between + middle + no_row)
+            else:
+                out.append(head + between + middle + tail(row[R_PROMPT_TOKENS] or 0, row[R_COMPLETION_TOKENS] or 0,
+                                                          row[R_LATENCY_S] or 0.0, row[R_FINISH_REASON],
+                                                          row[R_REASONING]))
+        out.append("")
+        return "\n".join(out)
 
 
 def _remembering(agg: Callable[[list[float]], float | None]) -> Callable[[list[float]], float | None]:
@@ -289,10 +417,45 @@ class RunResult:
         """One pass over the judgments: statuses, failures, each judge's segment scores (each item
         aggregated once) and run matrices; with ``spool``, every judgment's line goes there too."""
         agg = _remembering(get_aggregator(self.aggregator))
-        status: dict[str, int] = {}
-        failures: dict[str, int] = {}
-        segments: dict[str, list[SegmentResult]] = {j: [] for j in self.judges}
-        matrix = {j: np.full((len(self.items), self.runs), np.nan) for j in self.judges}
+        tally = _Tally({}, {}, {j: [] for j in self.judges},
+                       {j: np.full((len(self.items), self.runs), np.nan) for j in self.judges})
+        stored = self.judgments if isinstance(self.judgments, StoredJudgments) else None
+        if stored is not None and (store is not None or stored._all is None):
+            self._summarise_rows(stored, tally, agg, spool, store, on_rows)
+        else:
+            self._summarise_records(tally, agg, spool, store, on_rows)
+        failures = dict(sorted(tally.failures.items(), key=lambda kv: -kv[1]))
+        self._summary = _Summary(tally.status, failures, tally.segments, tally.matrix)
+        self._segments.update(tally.segments)
+        if spool is not None:
+            self._spool = spool
+
+    def _summarise_rows(self, stored: StoredJudgments, tally: _Tally, agg: Callable[[list[float]], float | None],
+                        spool: JudgmentSpool | None, store: Store | None, on_rows: RowsHook | None) -> None:
+        """:meth:`summarise` from the store's rows and their outcomes, without a judgment record: what the
+        records give (:meth:`_summarise_records`, tests/engine/test_summary_rows.py), in less time."""
+        status, failures, runs, items = tally.status, tally.failures, self.runs, self.items
+        per_judge = [(n, tally.matrix[j], tally.segments[j]) for n, j in enumerate(stored.order)]
+        lines = None if spool is None else _ItemLines(spool.lines, stored.order, runs)
+        for i, rows, outcomes in stored.outcomes(store, on_rows):
+            item = items[i]
+            if lines is not None and spool is not None:
+                spool.add_text(lines(i, item, rows, outcomes), len(outcomes))
+            for n, matrix, segments in per_judge:
+                mine = outcomes[n * runs:(n + 1) * runs]
+                for r, (st, error, _, score) in enumerate(mine):
+                    status[st] = status.get(st, 0) + 1
+                    if st != OK:
+                        key = f"{st}: {error}"
+                        failures[key] = failures.get(key, 0) + 1
+                    elif score is not None:
+                        matrix[i, r] = score
+                segments.append(self._segment(agg, item, mine))
+
+    def _summarise_records(self, tally: _Tally, agg: Callable[[list[float]], float | None],
+                           spool: JudgmentSpool | None, store: Store | None, on_rows: RowsHook | None) -> None:
+        """:meth:`summarise` from the judgment records (a list, or kept ones)."""
+        status, failures, matrix = tally.status, tally.failures, tally.matrix
         for i, js in self._by_item_sorted(store, on_rows):
             item = self.items[i]
             per: dict[str, list[Judgment]] = {j: [] for j in self.judges}
@@ -308,11 +471,7 @@ class RunResult:
                     spool.add(jd)
             for judge, mine in per.items():
                 mine.sort(key=lambda j: j.run_index)
-                segments[judge].append(self._segment(agg, item, mine))
-        self._summary = _Summary(status, dict(sorted(failures.items(), key=lambda kv: -kv[1])), segments, matrix)
-        self._segments.update(segments)
-        if spool is not None:
-            self._spool = spool
+                tally.segments[judge].append(self._segment(agg, item, [_outcome(j) for j in mine]))
 
     def _by_item_sorted(self, store: Store | None = None, on_rows: RowsHook | None = None
                         ) -> Iterator[tuple[int, list[Judgment]]]:
@@ -325,12 +484,14 @@ class RunResult:
             groups[jd.item_index].append(jd)
         yield from enumerate(groups)
 
-    def _segment(self, agg: Callable[[list[float]], float | None], item: Item, js: list[Judgment]) -> SegmentResult:
-        ok = [j for j in js if j.ok]
-        scores = [j.score for j in ok if j.score is not None]
-        merged = self.protocol.merge_runs([j.annotation for j in ok], item) if ok else None
+    def _segment(self, agg: Callable[[list[float]], float | None], item: Item,
+                 outcomes: Sequence[Parsed]) -> SegmentResult:
+        """An item's result for one judge from its runs' outcomes (status, error, annotation, score)."""
+        ok = [p for p in outcomes if p[0] == OK]
+        scores = [p[3] for p in ok if p[3] is not None]
+        merged = self.protocol.merge_runs([p[2] for p in ok], item) if ok else None
         value = agg(scores) if scores and len(scores) >= self.min_runs else None
-        return SegmentResult(value, len(ok), len(js) - len(ok), scores, merged)
+        return SegmentResult(value, len(ok), len(outcomes) - len(ok), scores, merged)
 
     def by_item(self) -> list[dict[str, list[Judgment]]]:
         """Judgments per item, per judge, in run order."""
@@ -348,7 +509,8 @@ class RunResult:
         if cached is not None:
             return cached
         agg = get_aggregator(self.aggregator)
-        out = [self._segment(agg, item, per_judge[judge]) for item, per_judge in zip(self.items, self.by_item())]
+        out = [self._segment(agg, item, [_outcome(j) for j in per_judge[judge]])
+               for item, per_judge in zip(self.items, self.by_item())]
         self._segments[judge] = out
         return out
 

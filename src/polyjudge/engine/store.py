@@ -201,6 +201,11 @@ def _local_time(seconds: float) -> str:
 _RESPONSE_COLUMNS = ("key", "status", "text", "finish_reason", "prompt_tokens", "completion_tokens", "latency_s",
                      "error", "attempts", "cached_prompt_tokens", "reasoning_tokens", "channel", "judge",
                      "reasoning", "logprobs", "usage_note")
+# A row of ``_RESPONSE_COLUMNS`` as read (NULLs as SQLite gives them; :func:`_stored` gives them their defaults),
+# and the place of each column in it: the bulk readers of a million answers (engine.result) use rows as they are.
+Row = tuple[Any, ...]
+(R_KEY, R_STATUS, R_TEXT, R_FINISH_REASON, R_PROMPT_TOKENS, R_COMPLETION_TOKENS, R_LATENCY_S, R_ERROR, R_ATTEMPTS,
+ R_CACHED_PROMPT_TOKENS, R_REASONING_TOKENS, R_CHANNEL, R_JUDGE, R_REASONING, R_LOGPROBS, R_USAGE_NOTE) = range(16)
 _BATCH_COLUMNS = ("submission", "provider", "judge", "endpoint", "key_env", "batch_id", "status", "total",
                   "completed", "failed", "created", "expires_at", "collected", "error")
 
@@ -427,7 +432,11 @@ class Store:
         return ":".join(str(x) for x in row)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, StoredResponse]:
-        out: dict[str, StoredResponse] = {}
+        return {k: _stored(r) for k, r in self.get_rows(keys).items()}
+
+    def get_rows(self, keys: Sequence[str]) -> dict[str, Row]:
+        """:meth:`get_many`'s rows as read (see :data:`Row`)."""
+        out: dict[str, Row] = {}
         if self.readonly and not self._has_table("responses"):
             return out
         select = self._response_select()
@@ -437,7 +446,7 @@ class Store:
             rows = self._db.execute(
                 f"SELECT {select} FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
             for r in rows:
-                out[r[0]] = _stored(r)
+                out[r[0]] = r
         return out
 
     def _response_select(self) -> str:
@@ -574,11 +583,11 @@ class Store:
         return [BatchLineRow(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
 
-__all__ = ["BATCH", "LIVE", "BatchLineRow", "BatchRecord", "Store", "StoredResponse"]
+__all__ = ["BATCH", "LIVE", "BatchLineRow", "BatchRecord", "Row", "Store", "StoredResponse"]
 
 
 def _stored(r: Sequence[Any]) -> StoredResponse:
-    """A row of ``_RESPONSE_COLUMNS`` as read."""
+    """A row of ``_RESPONSE_COLUMNS`` as read, with its defaults."""
     return StoredResponse(r[0], r[1], r[2], r[3], r[4] or 0, r[5] or 0, r[6] or 0.0, r[7], r[8],
                           r[9] or 0, r[10] or 0, r[11] or LIVE, r[12] or "", r[13], r[14], r[15])
 
@@ -595,11 +604,15 @@ class RowScan:
         self._store, self._slack = store, slack
         self._cursor = store._rows_in_order()
         self._rows = None if self._cursor is None else iter(self._cursor)
-        self._ahead: dict[str, StoredResponse] = {}
+        self._ahead: dict[str, Row] = {}
         self._looked_up: set[str] = set()  # keys served by lookup: the pass skips their rows
 
     def get_many(self, keys: Sequence[str]) -> dict[str, StoredResponse]:
-        out: dict[str, StoredResponse] = {}
+        return {k: _stored(r) for k, r in self.get_rows(keys).items()}
+
+    def get_rows(self, keys: Sequence[str]) -> dict[str, Row]:
+        """:meth:`get_many`'s rows as read (see :data:`Row`)."""
+        out: dict[str, Row] = {}
         ahead, missing = self._ahead, set()
         for k in keys:
             s = ahead.pop(k, None)
@@ -615,14 +628,14 @@ class RowScan:
                 break
             k = r[0]
             if k in missing:
-                out[k] = _stored(r)
+                out[k] = r
                 missing.discard(k)
             elif k in looked_up:
                 looked_up.discard(k)
             else:
-                ahead[k] = _stored(r)
+                ahead[k] = r
         if missing:
-            found = self._store.get_many(list(missing))
+            found = self._store.get_rows(list(missing))
             out.update(found)
             if self._rows is not None:
                 looked_up.update(found)

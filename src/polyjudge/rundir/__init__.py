@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from polyjudge.rundir.directory import SPANS as SPANS
     from polyjudge.rundir.directory import STORE as STORE
     from polyjudge.rundir.directory import SYSTEMS as SYSTEMS
+    from polyjudge.rundir.directory import JudgmentLines as JudgmentLines
     from polyjudge.rundir.directory import JudgmentSpool as JudgmentSpool
     from polyjudge.rundir.directory import RunContents as RunContents
     from polyjudge.rundir.directory import RunDir as RunDir
@@ -67,6 +68,7 @@ _HOMES = {
     "SPANS": "polyjudge.rundir.directory",
     "STORE": "polyjudge.rundir.directory",
     "SYSTEMS": "polyjudge.rundir.directory",
+    "JudgmentLines": "polyjudge.rundir.directory",
     "JudgmentSpool": "polyjudge.rundir.directory",
     "RunContents": "polyjudge.rundir.directory",
     "RunDir": "polyjudge.rundir.directory",

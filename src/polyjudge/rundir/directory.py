@@ -45,7 +45,7 @@ from polyjudge.rundir.names import (
     STORE_FILES,
     SYSTEMS,
 )
-from polyjudge.rundir.ownership import OwnedDir, atomic_write, claim, is_polyjudge_store, read_record
+from polyjudge.rundir.ownership import WRITE_BUFFER, OwnedDir, atomic_write, claim, is_polyjudge_store, read_record
 from polyjudge.rundir.records import (
     JudgmentRecord,
     Manifest,
@@ -122,25 +122,67 @@ def _value(v: Any) -> str:
     return _ENCODE(v)
 
 
-class _LineWriter:
-    """``_ENCODE(record.to_json())`` for one judgment after another, byte for byte, piece by piece: an
-    item's runs share its identifiers, their answer text and often their annotation (engine.result parses
-    an answer text once per item), so each is encoded once while it repeats, and the few names (judges,
-    statuses, finish reasons) once per file (tests/rundir/test_judgment_lines.py)."""
+class JudgmentLines:
+    """The parts of a ``judgments.jsonl`` line, for a writer that has the values without a record (engine.result
+    writes a million stored answers' lines): ``head + run + judge + middle + tail`` is
+    ``_ENCODE(record.to_json())`` of the record holding those values, byte for byte
+    (tests/rundir/test_judgment_lines.py). The few names (judges, statuses, errors, finish reasons) are
+    encoded once per file."""
 
     def __init__(self) -> None:
-        self._annotation: tuple[Any, str] = (self, "")  # (the last annotation object, its JSON)
-        self._text: tuple[str | None, str] = (None, "null")
-        self._head: tuple[tuple[Any, ...], str] = ((), "")  # (item index, system, doc, segment) and their JSON
         self._names: dict[str | None, str] = {None: "null"}
 
-    def _name(self, v: str | None) -> str:
+    # Any value of a line as the file holds it (the JSON of an annotation, an answer text, a score).
+    value = staticmethod(_value)
+
+    def name(self, v: str | None) -> str:
+        """A value that repeats across lines (a text kept once encoded; anything else encoded each time)."""
         found = self._names.get(v) if type(v) is str or v is None else None
         if found is None:
             found = _value(v)
             if type(v) is str and len(self._names) < 4096:
                 self._names[v] = found
         return found
+
+    @staticmethod
+    def head(item_index: Any, system: Any, doc_id: Any, seg_id: Any) -> str:
+        """The item's part: the line up to the run index's value."""
+        return (f'{{"item_index": {_value(item_index)}, "system": {_value(system)}, "doc_id": {_value(doc_id)}, '
+                f'"seg_id": {_value(seg_id)}, "run_index": ')
+
+    @staticmethod
+    def run(run_index: Any) -> str:
+        return int.__repr__(run_index) if type(run_index) is int else _value(run_index)
+
+    def judge(self, judge: Any) -> str:
+        """The judge's part, between the run index and the status."""
+        return f', "judge": {self.name(judge)}, '
+
+    def middle(self, status: Any, error: Any, text_json: str, annotation_json: str, score: Any) -> str:
+        """The outcome's part: status, error, answer text and annotation (both given encoded) and score."""
+        return (f'"status": {self.name(status)}, "error": {"null" if error is None else self.name(error)}, '
+                f'"raw_text": {text_json}, "annotation": {annotation_json}, "score": {_value(score)}, ')
+
+    def tail(self, prompt: Any, completion: Any, latency: Any, finish: Any, reasoning: Any) -> str:
+        """The answer's usage, latency, finish reason and reasoning, to the line's end (no line break)."""
+        line = (f'"usage": {{"prompt_tokens": {prompt if type(prompt) is int else _value(prompt)}, '
+                f'"completion_tokens": {completion if type(completion) is int else _value(completion)}}}, '
+                f'"latency_s": {_value(latency)}, "finish_reason": {"null" if finish is None else self.name(finish)}')
+        if reasoning is not None:
+            return f'{line}, "reasoning": {_value(reasoning)}}}'
+        return line + "}"
+
+
+class _LineWriter(JudgmentLines):
+    """``_ENCODE(record.to_json())`` for one judgment record after another (:class:`JudgmentLines`' parts):
+    an item's runs share its identifiers, their answer text and often their annotation (engine.result parses
+    an answer text once per item), so each is encoded once while it repeats."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._annotation: tuple[Any, str] = (self, "")  # (the last annotation object, its JSON)
+        self._text: tuple[str | None, str] = (None, "null")
+        self._head: tuple[tuple[Any, ...], str] = ((), "")  # (item index, system, doc, segment) and their JSON
 
     def __call__(self, r: JudgmentRecord) -> str:
         ann = r.annotation
@@ -153,24 +195,10 @@ class _LineWriter:
         last = self._head[0]
         if not (last and type(ids[0]) is int and ids[0] == last[0] and ids[1] is last[1] and ids[2] is last[2]
                 and ids[3] is last[3]):  # an item's runs share its identifiers' objects
-            self._head = (ids, f'{{"item_index": {_value(r.item_index)}, "system": {_value(r.system)}, '
-                               f'"doc_id": {_value(r.doc_id)}, "seg_id": {_value(r.seg_id)}, "run_index": ')
-        names = self._names
-        judge, status, error, finish = r.judge, r.status, r.error, r.finish_reason
-        run, prompt, completion = r.run_index, r.prompt_tokens, r.completion_tokens
-        score, latency = r.score, r.latency_s
-        line = (f'{self._head[1]}{run if type(run) is int else _value(run)}, '
-                f'"judge": {names[judge] if judge in names and type(judge) is str else self._name(judge)}, '
-                f'"status": {names[status] if status in names and type(status) is str else self._name(status)}, '
-                f'"error": {"null" if error is None else self._name(error)}, "raw_text": {self._text[1]}, '
-                f'"annotation": {self._annotation[1]}, "score": {_value(score)}, '
-                f'"usage": {{"prompt_tokens": {prompt if type(prompt) is int else _value(prompt)}, '
-                f'"completion_tokens": {completion if type(completion) is int else _value(completion)}}}, '
-                f'"latency_s": {_value(latency)}, '
-                f'"finish_reason": {"null" if finish is None else self._name(finish)}')
-        if r.reasoning is not None:
-            return f'{line}, "reasoning": {_value(r.reasoning)}}}'
-        return line + "}"
+            self._head = (ids, self.head(*ids))
+        return (self._head[1] + self.run(r.run_index) + self.judge(r.judge)
+                + self.middle(r.status, r.error, self._text[1], self._annotation[1], r.score)
+                + self.tail(r.prompt_tokens, r.completion_tokens, r.latency_s, r.finish_reason, r.reasoning))
 
 
 class JudgmentSpool:
@@ -183,7 +211,7 @@ class JudgmentSpool:
         fd, name = tempfile.mkstemp(prefix=".judgments-", suffix=".tmp", dir=directory)
         os.chmod(name, 0o666 & ~_umask())  # as open() would create it (mkstemp makes it private)
         self.path = Path(name)
-        self._fh: Any = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        self._fh: Any = os.fdopen(fd, "w", encoding="utf-8", newline="\n", buffering=WRITE_BUFFER)
         self._cleanup = weakref.finalize(self, _remove, self.path, self._fh)
         self._line = _LineWriter()
         self.count = 0
@@ -192,6 +220,16 @@ class JudgmentSpool:
         """One judgment: its record, or the record's JSON object (:meth:`JudgmentRecord.to_json`)."""
         self._fh.write((_ENCODE(record) if isinstance(record, dict) else self._line(record)) + "\n")
         self.count += 1
+
+    def add_text(self, text: str, count: int) -> None:
+        """``count`` judgments' lines, already formatted (:class:`JudgmentLines`), each ending in a line break."""
+        self._fh.write(text)
+        self.count += count
+
+    @property
+    def lines(self) -> JudgmentLines:
+        """The parts of this file's lines, for :meth:`add_text` (one set of encoded names per file)."""
+        return self._line
 
     @property
     def available(self) -> bool:
@@ -295,9 +333,9 @@ def write_run(path: str | Path, contents: RunContents) -> None:
     if isinstance(judgments, JudgmentSpool):
         judgments.move_to(out / JUDGMENTS)
     else:
-        _atomic_write(out / JUDGMENTS, (json.dumps(j.to_json(), ensure_ascii=False) + "\n" for j in judgments))
+        _atomic_write(out / JUDGMENTS, (_ENCODE(j.to_json()) + "\n" for j in judgments))
     # The judged texts, so reports can show spans in context without the input file.
-    _atomic_write(out / ITEMS, (json.dumps({"item_index": i, **it.to_dict()}, ensure_ascii=False) + "\n"
+    _atomic_write(out / ITEMS, (_ENCODE({"item_index": i, **it.to_dict()}) + "\n"
                                 for i, it in enumerate(contents.items)))
     _atomic_write(out / SEGMENTS, segment_lines(contents.segments, contents.judges if len(contents.judges) > 1 else ()))
     if contents.merged:

@@ -17,6 +17,8 @@ import numpy as np
 from polyjudge.data.records import Item
 from polyjudge.rundir.records import MergedRow, SegmentRow, SystemRow, format_cell, tsv_text
 
+# json.dumps(obj, ensure_ascii=False), without a new encoder for each line.
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 SYSTEMS_HEADER = ("system", "score", "n_segments", "n_unscored")
 AGGREGATES_KEYS = ("judge", "system", "doc_id", "seg_id")
 
@@ -73,5 +75,5 @@ def _cells() -> Callable[[float], str]:
 def merged_lines(rows: Sequence[MergedRow]) -> Iterator[str]:
     """``merged.jsonl``: a judge's annotation of an item merged over its runs, one per line."""
     for m in rows:
-        yield json.dumps({"item_index": m.item_index, "judge": m.judge, "system": m.system, "seg_id": m.seg_id,
-                          "annotation": m.annotation}, ensure_ascii=False) + "\n"
+        yield _ENCODE({"item_index": m.item_index, "judge": m.judge, "system": m.system, "seg_id": m.seg_id,
+                       "annotation": m.annotation}) + "\n"
