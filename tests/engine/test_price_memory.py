@@ -88,6 +88,24 @@ def test_a_damaged_or_stale_entry_is_asked_again(tmp_path):
     assert rows == [(source, json.dumps(maintained_price(PRICED).to_json()))]  # repaired; the stale day is gone
 
 
+@pytest.mark.parametrize("damaged", [
+    {"input": float("nan"), "output": 1.0},
+    {"input": 1.0, "output": 1e300},
+    {"input": 1.0, "output": 2.0, "tiers": [{"above": 200000, "input": float("nan"), "output": 1.0}]},
+    {"input": 1.0, "output": 2.0, "tiers": [{"above": -1, "input": 1.0, "output": 1.0}]},
+    {"input": 1.0, "output": 2.0, "batch_discount": 2},
+    [1.0, 2.0],
+])
+def test_a_remembered_price_that_is_no_price_is_asked_again(tmp_path, damaged):
+    """What the cache holds is data from disk: a price no run could have written is never used."""
+    from polyjudge.engine.caching import CacheUse
+
+    with ResponseCache(tmp_path / "cache") as kept:
+        memo = RememberedPrices(CacheUse(kept, {}, read=True))
+        kept.put_looked_up_price(memo.source, PRICED, json.dumps(damaged))
+        assert memo.get(PRICED) == (False, None)
+
+
 def test_cache_clear_forgets_the_prices(tmp_path):
     cache = tmp_path / "cache"
     with ResponseCache(cache) as kept:

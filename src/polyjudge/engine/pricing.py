@@ -131,6 +131,15 @@ class PriceTier:
     output: float
     cached_input: float | None = None
 
+    def __post_init__(self) -> None:
+        """Refused as a flat price is (a tier read back from the shared cache is data from disk)."""
+        if not (isinstance(self.above, int) and not isinstance(self.above, bool) and self.above >= 0):
+            raise ValueError(f"a price tier starts at a whole number of tokens, got {self.above!r}")
+        for name in ("input", "output", "cached_input"):
+            value = getattr(self, name)
+            if value is not None and not _valid_price(value):
+                raise ValueError(f"tier {name} price must be a finite number from 0 to {MAX_PRICE:g}, got {value!r}")
+
 
 @dataclass(frozen=True, slots=True)
 class ModelPrice:
