@@ -42,6 +42,7 @@ from polyjudge.backends.batch import (
 )
 from polyjudge.backends.http import HttpClients, HttpResponse, error_info, is_retryable_status, max_body_from_env
 from polyjudge.backends.registry import BackendSettings, JudgeSpec
+from polyjudge.backends.reported import server_json
 from polyjudge.data.secrets import redact, redact_url
 
 # The provider's limits per batch (platform.claude.com, Message Batches).
@@ -259,7 +260,7 @@ class AnthropicBatchClient(RegisteredBatchClient):
     def _parse_result(self, raw: str) -> LineResult | None:
         """One results line; None for a line that cannot be read (its request counts as unanswered)."""
         try:
-            obj = json.loads(raw)
+            obj = server_json(raw)
         except ValueError:
             return None
         if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from polyjudge.backends.base import BackendError
+from polyjudge.backends.reported import server_json
 from polyjudge.data.secrets import redact, redact_url
 
 if TYPE_CHECKING:
@@ -155,8 +156,8 @@ class HttpResponse:
         self.resends = resends  # 1 when a kept connection was found closed and the request sent again
 
     def json(self) -> Any:
-        """The body parsed as JSON (``ValueError`` when it is not JSON)."""
-        return json.loads(self.content)
+        """The body parsed as JSON (``ValueError`` when it is not JSON, or nested too deeply to be read)."""
+        return server_json(self.content)
 
     @property
     def text(self) -> str:

@@ -37,7 +37,7 @@ from polyjudge.backends.http import HttpClients, HttpResponse, max_body_from_env
 from polyjudge.backends.openai import chat_body
 from polyjudge.backends.reasoning import is_known_reasoning_model
 from polyjudge.backends.registry import DEFAULT_API_KEY_ENV, BackendSettings, JudgeSpec
-from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported
+from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported, server_json
 from polyjudge.data.secrets import redact, redact_url
 
 if TYPE_CHECKING:
@@ -316,7 +316,7 @@ class OpenAIBatchClient(RegisteredBatchClient):
                 if not raw.strip():
                     continue
                 try:
-                    out.append(parse_output_line(json.loads(raw)))
+                    out.append(parse_output_line(server_json(raw)))
                 except ValueError:
                     continue  # a line we cannot read counts as unanswered (retried)
         return out
@@ -337,7 +337,7 @@ class OpenAIBatchClient(RegisteredBatchClient):
         ids: set[str] = set()
         for raw in resp.text.splitlines():
             try:
-                obj = json.loads(raw) if raw.strip() else None
+                obj = server_json(raw) if raw.strip() else None
             except ValueError:
                 continue
             if isinstance(obj, dict) and isinstance(obj.get("custom_id"), str):

@@ -61,6 +61,16 @@ def reported(usage: Mapping[str, Any]) -> str | None:
     return json.dumps(usage, ensure_ascii=False, default=repr)
 
 
+def server_json(raw: str | bytes) -> Any:
+    """A server's JSON (an answer's body, a line of a batch's results); ``ValueError`` when it is not JSON
+    that can be read, including a structure nested deeper than Python's parser goes (its RecursionError
+    would otherwise stop the run, and stop it again at every resume, after paying for the answer)."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to be read") from None
+
+
 def message_text(content: Any) -> str | None:
     """The text of a message's ``content`` (a string, or a list of text parts joined);
     None when it is something else (an object, a number, an image part)."""
@@ -79,4 +89,4 @@ def as_json_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
 
 
-__all__ = ["NOT_TEXT", "UNKNOWN", "as_json_text", "count", "message_text", "reported"]
+__all__ = ["NOT_TEXT", "UNKNOWN", "as_json_text", "count", "message_text", "reported", "server_json"]
