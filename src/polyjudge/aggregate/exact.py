@@ -23,8 +23,14 @@ from functools import cache
 
 
 def _fsum_is_exact(values: Sequence[float], total: float) -> bool:
-    """Whether ``total`` (the fsum of ``values``) is their exact sum: the residual sums to exactly 0."""
-    return math.isfinite(total) and math.fsum([*values, -total]) == 0.0
+    """Whether ``total`` (the fsum of ``values``) is their exact sum: the residual sums to exactly 0.
+    A residual whose partial sums overflow (values near the largest float) is not taken as exact."""
+    if not math.isfinite(total):
+        return False
+    try:
+        return math.fsum([*values, -total]) == 0.0
+    except OverflowError:
+        return False
 
 
 def exact_sum(values: Iterable[float]) -> float:
