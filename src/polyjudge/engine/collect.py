@@ -18,7 +18,7 @@ from typing import Any
 from polyjudge._version import __version__
 from polyjudge.data.secrets import redact
 from polyjudge.engine.caching import CACHE
-from polyjudge.engine.plan import Plan, task_key
+from polyjudge.engine.plan import Plan, key_prefix
 from polyjudge.engine.pricing import ModelPrice
 from polyjudge.engine.result import RunResult, StoredJudgments
 from polyjudge.engine.store import (
@@ -70,24 +70,9 @@ class Usage:
                    anomalies=dict(d.get("anomalies") or {"requests": 0, "examples": []}),
                    by_judge=dict(d.get("by_judge") or {}), cost_by_judge=dict(d.get("cost_by_judge") or {}))
 
-    def count(self, answered: Sequence[StoredResponse]) -> None:
-        """Add the tokens and usage anomalies of distinct answers."""
-        t = self.tokens
-        for s in answered:
-            mine = self.by_judge.setdefault(s.judge, {"prompt": 0, "completion": 0})
-            mine["prompt"] += s.prompt_tokens
-            mine["completion"] += s.completion_tokens
-            t["prompt"] += s.prompt_tokens
-            t["completion"] += s.completion_tokens
-            t["cached_prompt"] += s.cached_prompt_tokens
-            t["reasoning"] += s.reasoning_tokens
-            self.answered_by_batch += s.channel == BATCH
-            self.answered_from_cache += s.channel == CACHE
-            if s.usage_note is not None:
-                self._anomaly(s.judge, s.usage_note)
-
     def count_rows(self, answered: Sequence[Row]) -> None:
-        """:meth:`count` of the answers' rows as read (a million of them when a large run is summarised)."""
+        """Add the tokens and usage anomalies of distinct answers, from their rows as read (a million of them
+        when a large run is summarised)."""
         prompt = completion = cached = reasoning = by_batch = from_cache = 0
         for r in answered:
             judge = r[R_JUDGE] or ""
@@ -190,23 +175,17 @@ def remember_outputs(store_path: Path, out_dir: Path, result: RunResult) -> None
 
 def item_keys(plan: Plan) -> Callable[[int], list[str]]:
     """Item ``i``'s cache keys sorted by judge, then run: :func:`~polyjudge.engine.plan.task_key` of each, with
-    the part of the hashed text before the prompt hash (judge, run, seed) made once, not once per key
+    each judge's and run's :func:`~polyjudge.engine.plan.key_prefix` encoded once, not once per key
     (a million keys are made when a large run is summarised; tests/engine/test_summary_rows.py)."""
-    order, runs, seed, names = sorted(plan.judges), plan.runs, plan.seed, plan.key_names
-    before = [f"{names[j]}\x00{r}\x00{seed + r}\x00".encode() for j in order for r in range(runs)]
+    names, seed = plan.key_names, plan.seed
+    before = [key_prefix(names[j], r, seed + r) for j in sorted(plan.judges) for r in range(plan.runs)]
     sha256 = hashlib.sha256
 
     def keys(i: int) -> list[str]:
         h = plan.prompt_hash(i).encode()
         return [sha256(b + h).hexdigest() for b in before]
 
-    def reference(i: int) -> list[str]:
-        h = plan.prompt_hash(i)
-        return [task_key(names[j], r, seed + r, h) for j in order for r in range(runs)]
-
-    probe = [sha256(b + b"probe").hexdigest() for b in before]
-    return keys if probe == [task_key(names[j], r, seed + r, "probe") for j in order for r in range(runs)] \
-        else reference  # (task_key's text changed: its own way)
+    return keys
 
 
 def _stored_judgments(plan: Plan, store_path: Path) -> StoredJudgments:

@@ -361,7 +361,13 @@ def task_key(judge: str, run_index: int, seed: int, phash: str) -> str:
     never a cached copy of run 1. ``judge`` is :attr:`Plan.key_names`' entry for the judge
     (:func:`key_name`): its request form is part of the key.
     """
-    return hashlib.sha256(f"{judge}\x00{run_index}\x00{seed}\x00{phash}".encode()).hexdigest()
+    return hashlib.sha256(key_prefix(judge, run_index, seed) + phash.encode()).hexdigest()
+
+
+def key_prefix(judge: str, run_index: int, seed: int) -> bytes:
+    """What :func:`task_key` hashes before the prompt hash: the same for every prompt of a judge's run,
+    so a caller making many keys (a large run's summary) encodes it once."""
+    return f"{judge}\x00{run_index}\x00{seed}\x00".encode()
 
 
 def distinct_tasks(tasks: Iterable[Task]) -> list[Task]:
