@@ -281,3 +281,19 @@ def test_every_export_reads_back_equal(tmp_path_factory, case):
     _check_mqm_tsv(folder, tmp, saved, items, scheme)
     _check_esa_jsonl(folder, tmp, saved, items, scheme)
     _check_ratings(folder, tmp, saved, items, scheme)
+
+
+def test_human_mqm_of_two_raters_is_their_mean_or_the_rater_asked_for(tmp_path, capsys):
+    folder = _campaign(tmp_path, [_row("alpha", "d1", "1", "One cat."), _row("alpha", "d2", "1", "Two dogs.")],
+                       "mqm", "ana,ben", 2)
+    _annotate_all(folder, lambda n, _it: {"spans": [{"start": 0, "end": 3, "category": CAT, "severity": "major"}]}
+                  if n == "ana" else {"no_error": True})
+    out = _export(folder, "mqm-tsv", tmp_path / "m.tsv")
+    capsys.readouterr()
+    assert cli("human-mqm", out, "--format", "tsv") == 0
+    assert capsys.readouterr().out.splitlines()[1] == "alpha\t2.5\t-2.5\t2"  # (5 + 0) / 2 per segment
+    assert cli("human-mqm", out, "--format", "tsv", "--rater", "ana") == 0
+    assert capsys.readouterr().out.splitlines()[1] == "alpha\t5\t-5\t2"
+    assert cli("human-mqm", out, "--rater", "cy") == 2
+    err = capsys.readouterr().err
+    assert "no rater 'cy'" in err and "'ana', 'ben'" in err and len(err.strip().splitlines()) == 1
