@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from polyjudge.aggregate.mqm import mqm_points
 from polyjudge.annotate.schemes import Scheme
@@ -87,7 +88,7 @@ def _doc_positions(items: list[ItemRow]) -> dict[int, int]:
     return out
 
 
-def unique_spans(body: dict[str, object]) -> list[dict[str, object]]:
+def unique_spans(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The annotation's spans, an exact repeat (same start, end, category, severity) dropped: one
     annotator's identical spans are one error (a double click), in every export and in the points."""
     spans = body.get("spans") or []
@@ -102,7 +103,7 @@ def unique_spans(body: dict[str, object]) -> list[dict[str, object]]:
     return out
 
 
-def mqm_points_of(body: dict[str, object]) -> float:
+def mqm_points_of(body: dict[str, Any]) -> float:
     """Error points of one annotation, with polyjudge's MQM weights (:mod:`polyjudge.aggregate.mqm`);
     an exact repeat of a span counts once (:func:`unique_spans`)."""
     return mqm_points((str(s["severity"]), str(s.get("category", ""))) for s in unique_spans(body))
@@ -135,8 +136,9 @@ def _pair(item: ItemRow) -> str | None:
 def esa_jsonl_lines(store: CampaignStore) -> Iterator[str]:
     points = store.info.scheme.value == "points"
     for item, ann in _ordered(store):
-        rec = {"system": item.system, "doc_id": item.doc_id, "seg_id": item.seg_id, "item_id": item.item_id,
-               "lp": _pair(item), "annotator": ann.annotator, "src": item.src, "hypothesis": item.tgt}
+        rec: dict[str, Any] = {"system": item.system, "doc_id": item.doc_id, "seg_id": item.seg_id,
+                               "item_id": item.item_id, "lp": _pair(item), "annotator": ann.annotator,
+                               "src": item.src, "hypothesis": item.tgt}
         if points:  # MQM points are no 0-100 ESA score: their own field
             rec["mqm_score"] = 0.0 - mqm_points_of(ann.body)
         else:
