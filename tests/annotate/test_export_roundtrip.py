@@ -23,7 +23,7 @@ from polyjudge.annotate.schemes import check_annotation
 from polyjudge.annotate.store import CampaignStore
 from polyjudge.api.annotate import AnnotateConfig, export_campaign, init_campaign
 from polyjudge.data.errors import InputError
-from polyjudge.data.wmt_mqm import read_wmt_mqm
+from polyjudge.data.wmt_mqm import read_wmt_mqm, wmt_mqm_items
 from polyjudge.metaeval.ratings.calibration import read_ratings
 from polyjudge.metaeval.readers import read_scores
 from polyjudge.metaeval.spans.readers import read_span_jsonl, read_spans
@@ -224,6 +224,8 @@ def _check_mqm_tsv(folder, tmp, saved, items, scheme):
     assert not unsafe
     anns = {(a.rater, f"{a.system}:{a.doc}:{a.seg_id}"): a for a in read_wmt_mqm(out)}
     assert set(anns) == set(saved)
+    as_items = {f"{i.system}:{i.doc_id}:{i.seg_id}": (i.src, i.tgt) for i in wmt_mqm_items(list(anns.values()))}
+    assert as_items == {k: (items[k]["src"], items[k]["tgt"]) for _, k in saved}  # `judge` reads it as items
     for key, body in saved.items():
         a, it = anns[key], items[key[1]]
         assert (a.source, a.target) == (it["src"], it["tgt"])
