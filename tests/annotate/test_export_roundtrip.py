@@ -169,12 +169,12 @@ def _texts(pieces: list[str]) -> st.SearchStrategy[str]:
     return st.lists(st.sampled_from(pieces), min_size=1, max_size=8).map("".join).filter(lambda t: t.strip() != "")
 
 
-_SEVERITY = {"mqm": ["minor", "major", "critical"], "esa": ["minor", "major"]}
+_SEVERITY = {"mqm": ["minor", "major", "critical"], "esa": ["minor", "major"], "da": []}
 
 
 @st.composite
 def _campaigns(draw):
-    scheme = draw(st.sampled_from(["mqm", "esa"]))
+    scheme = draw(st.sampled_from(["mqm", "esa", "da"]))
     # half the campaigns hold only what the MQM TSV can: the TSV's rows are then read back, else refused
     safe = draw(st.booleans())
     text = _texts([p for p in _PIECES if p not in _TSV_UNSAFE] if safe else _PIECES)
@@ -189,12 +189,14 @@ def _campaigns(draw):
 
 def _body(scheme: str, seed: int, name: str, tgt: str, item_id: str) -> dict:
     rng = np.random.default_rng([seed, sum(map(ord, name + item_id))])
-    spans = []
-    for _ in range(int(rng.integers(0, 3))):
+    spans: list[dict] = []
+    for _ in range(int(rng.integers(0, 3)) if scheme != "da" else 0):
         start = int(rng.integers(0, len(tgt)))
         span = {"start": start, "end": int(rng.integers(start + 1, len(tgt) + 1)),
                 "severity": str(rng.choice(_SEVERITY[scheme])), "category": CAT if scheme == "mqm" else ""}
         spans += [span] * int(rng.integers(1, 3))  # sometimes the same span twice (a double click)
+    if scheme == "da":
+        return {"score": float(rng.integers(0, 101))}
     if scheme == "esa":
         return {"spans": spans, "score": float(rng.integers(0, 101))}
     return {"spans": spans} if spans else {"no_error": True}
@@ -209,12 +211,14 @@ def _unique(spans: list[dict]) -> list[tuple[int, int, str]]:
 
 
 def _value(scheme: str, body: dict) -> float:
-    if scheme == "esa":
+    if scheme in ("esa", "da"):
         return float(body["score"])
     return 0.0 - mqm_points([(sev, CAT) for _, _, sev in _unique(body["spans"])])
 
 
 def _check_mqm_tsv(folder, tmp, saved, items, scheme):
+    if scheme == "da":  # no spans: refused (tested in test_annotate_export)
+        return
     unsafe = any(u in it["src"] + it["tgt"] for it in items.values() for u in _TSV_UNSAFE)
     try:
         out = _export(folder, "mqm-tsv", tmp / "m.tsv")
