@@ -9,7 +9,10 @@ the systems table or a JSON document naming the unit. With ``-o/--out DIR``
 score n_raters``; ``score`` = −points, higher is better) and
 ``DIR/systems.tsv`` (``system points score n_segments``). A row repeated word
 for word (same rater, segment and error) counts once, with a warning; a file
-with no annotation rows is bad input (exit 2).
+with no annotation rows is bad input (exit 2). A segment rated by several raters
+scores the mean of its raters (as mt-metrics-eval scores WMT's MQM); ``--rater
+NAME`` scores one rater's annotations alone (a name the file lacks: exit 2,
+naming the raters it has).
 """
 
 from __future__ import annotations
