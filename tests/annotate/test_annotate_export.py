@@ -127,7 +127,7 @@ def test_score_ratings_round_trip_through_the_agreement_reader(tmp_path):
     out.write_text(export_campaign(folder, "ratings"), encoding="utf-8")
     rows = {(r.rater, r.item_id): r for r in read_long_ratings(out)}
     assert {k: rows[k].rating for k in rows} == {k: float(b["score"]) for k, b in answers.items()}
-    assert {r.kind for r in rows.values()} == {"human"} and {r.language for r in rows.values()} == {"de"}
+    assert {r.kind for r in rows.values()} == {"human"} and {r.language for r in rows.values()} == {"en-de"}
 
 
 def test_only_the_newest_version_is_exported(tmp_path):

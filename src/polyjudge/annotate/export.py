@@ -1,25 +1,34 @@
 """A campaign's annotations in the formats polyjudge's (and the field's) readers read.
 
 Only the newest version of each annotation counts; items nobody annotated yet
-are left out.
+are left out. Every export reads back equal (items, scores, spans) through the
+readers the docs name (``tests/annotate/test_export_roundtrip.py``).
 
 * ``mqm-tsv``: the WMT MQM TSV (``system doc doc_id seg_id rater source target
   category severity comment``; no quoting): one row per error span, marked
   with ``<v>…</v>`` in the target, or one ``No-error`` row. ``doc`` is the
-  item's document, ``doc_id`` its 1-based position there, as in the WMT files,
-  so ``human-mqm``, ``meta-eval --human`` and ``span-f1`` read it.
+  item's document, ``doc_id`` its 1-based position there, ``seg_id`` the
+  item's own; the readers key a segment by system, document and seg_id, so
+  ids that restart in every document stay apart. The format has no quoting
+  and no escape: a text or id holding a tab, a line feed or a carriage
+  return, or a text holding ``<v>`` or ``</v>`` (which every reader of the
+  format takes for span markup), is refused with one line naming the item
+  (export it ``--to esa-jsonl``, which holds any text).
 * ``esa-jsonl``: one line per annotator and segment, as WMT24/25 ESA releases:
-  identifiers, ``lp``, ``src``, ``hypothesis``, the 0-100 ``score`` and
-  ``esa_spans`` with ``start_i``/``end_i`` character offsets (code points) of
-  the hypothesis.
+  identifiers, ``lp``, ``annotator``, ``src``, ``hypothesis``, the 0-100
+  ``score`` and ``esa_spans`` with ``start_i``/``end_i`` character offsets
+  (code points) of the hypothesis. An MQM campaign has no ESA score: its lines
+  carry ``mqm_score`` (negated error points) instead of ``score``, so no
+  reader takes MQM points for a 0-100 score.
 * ``ratings``: forced-choice and response-set campaigns give the table
   ``validate`` reads (``item protocol answer``, letters); score campaigns the
   long table ``agreement`` reads (``item_id language task metric rater kind
-  rating``, kind ``human``; an MQM annotation's rating is its negated error
-  points, higher is better).
+  rating``, kind ``human``, ``language`` the pair ``src-tgt``; an MQM
+  annotation's rating is its negated error points, higher is better).
 
-Tabs and line breaks inside a text become spaces in the TSV formats (one
-character for one, so offsets still hold): the WMT TSV has no quoting.
+Duplicate spans: one annotator's spans with the same start, end, category and
+severity are one error (a double click), in every export and in the points
+(:func:`unique_spans`); the same span marked by two annotators counts once for each.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from polyjudge.aggregate.mqm import mqm_points
 from polyjudge.annotate.schemes import Scheme
@@ -35,11 +45,28 @@ from polyjudge.data.errors import InputError
 
 TARGETS = ("mqm-tsv", "esa-jsonl", "ratings")
 MQM_HEADER = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity", "comment")
-_BREAKS = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+# What a TSV cell cannot hold: a field separator, or a line end (pandas' reader, which WMT's scripts use,
+# also ends a line at a lone carriage return).
+_TSV_UNSAFE = re.compile(r"[\t\n\r]")
+_MARKUP = re.compile(r"</?v>")
 
 
-def _cell(text: str) -> str:
-    return _BREAKS.sub(" ", text)
+def _tsv_cell(text: str, item: ItemRow, name: str) -> str:
+    """``text`` as one cell of an export TSV, or an InputError naming the item and the character."""
+    bad = _TSV_UNSAFE.search(text)
+    if bad is not None:
+        raise InputError(f"item {item.item_id!r}: its {name} holds {bad.group()!r}, which a TSV export cannot hold "
+                         "(no quoting in the WMT TSV); export the campaign --to esa-jsonl", field=name)
+    return text
+
+
+def _mqm_text(text: str, item: ItemRow, name: str) -> str:
+    """A source or target for the MQM TSV: no tab or line end, no literal ``<v>``/``</v>``."""
+    tag = _MARKUP.search(text)
+    if tag is not None:
+        raise InputError(f"item {item.item_id!r}: its {name} holds a literal {tag.group()!r}, which the WMT MQM "
+                         "TSV's readers take for span markup; export the campaign --to esa-jsonl", field=name)
+    return _tsv_cell(text, item, name)
 
 
 def _ordered(store: CampaignStore) -> list[tuple[ItemRow, Annotation]]:
@@ -61,67 +88,91 @@ def _doc_positions(items: list[ItemRow]) -> dict[int, int]:
     return out
 
 
-def _marked(tgt: str, start: int, end: int) -> str:
-    return f"{_cell(tgt[:start])}<v>{_cell(tgt[start:end])}</v>{_cell(tgt[end:])}"
-
-
-def mqm_points_of(body: dict[str, object]) -> float:
-    """Error points of one annotation, with polyjudge's MQM weights (:mod:`polyjudge.aggregate.mqm`)."""
+def unique_spans(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The annotation's spans, an exact repeat (same start, end, category, severity) dropped: one
+    annotator's identical spans are one error (a double click), in every export and in the points."""
     spans = body.get("spans") or []
     assert isinstance(spans, list)
-    return mqm_points((str(s["severity"]), str(s.get("category", ""))) for s in spans)
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for sp in spans:
+        key = (sp["start"], sp["end"], sp.get("category") or "", str(sp["severity"]).lower())
+        if key not in seen:
+            seen.add(key)
+            out.append(sp)
+    return out
+
+
+def mqm_points_of(body: dict[str, Any]) -> float:
+    """Error points of one annotation, with polyjudge's MQM weights (:mod:`polyjudge.aggregate.mqm`);
+    an exact repeat of a span counts once (:func:`unique_spans`)."""
+    return mqm_points((str(s["severity"]), str(s.get("category", ""))) for s in unique_spans(body))
+
+
+def _mqm_rows(item: ItemRow, ann: Annotation, position: int) -> list[str]:
+    head = [_tsv_cell(item.system, item, "system"), _tsv_cell(item.doc_id, item, "doc_id"), str(position),
+            _tsv_cell(item.seg_id, item, "seg_id"), _tsv_cell(ann.annotator, item, "annotator"),
+            _mqm_text(item.src, item, "source")]
+    tgt = _mqm_text(item.tgt, item, "target")
+    spans = unique_spans(ann.body)
+    if not spans:
+        return ["\t".join([*head, tgt, "No-error", "No-error", ""]) + "\n"]
+    return ["\t".join([*head, f"{tgt[:sp['start']]}<v>{tgt[sp['start']:sp['end']]}</v>{tgt[sp['end']:]}",
+                       _tsv_cell(str(sp.get("category") or ""), item, "category"),
+                       str(sp["severity"]).capitalize(), ""]) + "\n" for sp in spans]
 
 
 def mqm_tsv_lines(store: CampaignStore) -> Iterator[str]:
+    """The MQM TSV's lines; every row is built (and checked) before the first is given."""
     pos = _doc_positions(store.items)
-    yield "\t".join(MQM_HEADER) + "\n"
-    for item, ann in _ordered(store):
-        head = [_cell(item.system), _cell(item.doc_id), str(pos[item.id]), _cell(item.seg_id), ann.annotator,
-                _cell(item.src)]
-        spans = ann.body.get("spans") or []
-        if not spans:
-            yield "\t".join([*head, _cell(item.tgt), "No-error", "No-error", ""]) + "\n"
-        for sp in spans:
-            yield "\t".join([*head, _marked(item.tgt, sp["start"], sp["end"]), _cell(sp.get("category") or ""),
-                             str(sp["severity"]).capitalize(), ""]) + "\n"
+    rows = [row for item, ann in _ordered(store) for row in _mqm_rows(item, ann, pos[item.id])]
+    return iter(["\t".join(MQM_HEADER) + "\n", *rows])
+
+
+def _pair(item: ItemRow) -> str | None:
+    return f"{item.src_lang}-{item.tgt_lang}" if item.src_lang and item.tgt_lang else None
 
 
 def esa_jsonl_lines(store: CampaignStore) -> Iterator[str]:
+    points = store.info.scheme.value == "points"
     for item, ann in _ordered(store):
-        lp = f"{item.src_lang}-{item.tgt_lang}" if item.src_lang and item.tgt_lang else None
-        rec = {"system": item.system, "doc_id": item.doc_id, "seg_id": item.seg_id, "item_id": item.item_id,
-               "lp": lp, "annotator": ann.annotator, "src": item.src, "hypothesis": item.tgt,
-               "score": ann.body.get("score"),
-               "esa_spans": [{"start_i": s["start"], "end_i": s["end"], "severity": s["severity"],
-                              "category": s.get("category") or ""} for s in ann.body.get("spans") or []]}
-        if store.info.scheme.value == "points":
-            rec["score"] = -mqm_points_of(ann.body)
+        rec: dict[str, Any] = {"system": item.system, "doc_id": item.doc_id, "seg_id": item.seg_id,
+                               "item_id": item.item_id, "lp": _pair(item), "annotator": ann.annotator,
+                               "src": item.src, "hypothesis": item.tgt}
+        if points:  # MQM points are no 0-100 ESA score: their own field
+            rec["mqm_score"] = 0.0 - mqm_points_of(ann.body)
+        else:
+            rec["score"] = ann.body.get("score")
+        rec["esa_spans"] = [{"start_i": s["start"], "end_i": s["end"], "severity": s["severity"],
+                             "category": s.get("category") or ""} for s in unique_spans(ann.body)]
         yield json.dumps(rec, ensure_ascii=False) + "\n"
 
 
 def _rating_value(scheme: Scheme, body: dict[str, object]) -> str:
     if scheme.value == "points":
-        return repr(-mqm_points_of(body))
+        return repr(0.0 - mqm_points_of(body))
     return repr(body.get("score"))
 
 
 def ratings_lines(store: CampaignStore) -> Iterator[str]:
+    """The ratings table's lines; every row is built (and checked) before the first is given."""
     scheme = store.info.scheme
     if scheme.rating:
-        yield "item\tprotocol\tanswer\n"
         proto = "fc" if scheme.answer == "choice" else "rs"
-        for item, ann in _ordered(store):
-            answer = "".join(ann.body[scheme.answer])
-            yield f"{_cell(item.item_id)}\t{proto}\t{answer}\n"
-        return
-    yield "item_id\tlanguage\ttask\tmetric\trater\tkind\trating\n"
-    for item, ann in _ordered(store):
-        yield (f"{_cell(item.item_id)}\t{_cell(item.tgt_lang)}\t{store.info.name}\t{scheme.name}\t{ann.annotator}\t"
-               f"human\t{_rating_value(scheme, ann.body)}\n")
+        return iter(["item\tprotocol\tanswer\n",
+                     *(f"{_tsv_cell(item.item_id, item, 'item_id')}\t{proto}\t{''.join(ann.body[scheme.answer])}\n"
+                       for item, ann in _ordered(store))])
+    task = store.info.name
+    return iter(["item_id\tlanguage\ttask\tmetric\trater\tkind\trating\n",
+                 *(f"{_tsv_cell(item.item_id, item, 'item_id')}\t{_tsv_cell(_pair(item) or item.tgt_lang, item, 'lp')}"
+                   f"\t{_tsv_cell(task, item, 'campaign name')}\t{scheme.name}"
+                   f"\t{_tsv_cell(ann.annotator, item, 'annotator')}\thuman\t{_rating_value(scheme, ann.body)}\n"
+                   for item, ann in _ordered(store))])
 
 
 def export_lines(store: CampaignStore, to: str) -> Iterator[str]:
-    """The lines of the export ``to`` (InputError, before any line, when the scheme has no such data)."""
+    """The lines of the export ``to`` (InputError, before any line, when the scheme has no such data
+    or a TSV cannot hold a text)."""
     scheme = store.info.scheme
     if to == "mqm-tsv" and not scheme.spans:
         raise InputError(f"a {scheme.name} campaign has no error spans; export it --to ratings", field="to",
@@ -139,4 +190,4 @@ def export_lines(store: CampaignStore, to: str) -> Iterator[str]:
 
 
 __all__ = ["MQM_HEADER", "TARGETS", "esa_jsonl_lines", "export_lines", "mqm_points_of", "mqm_tsv_lines",
-           "ratings_lines"]
+           "ratings_lines", "unique_spans"]

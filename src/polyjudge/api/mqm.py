@@ -13,10 +13,12 @@ from typing import Any
 from polyjudge.aggregate.mqm import HumanMQMScores, MQMWeights, score_human_annotations
 from polyjudge.aggregate.rrwa import COMPARISON
 from polyjudge.analysis import aggregate_table, distinct_counts, segment_deltas, variability_report
-from polyjudge.data.wmt_mqm import read_wmt_mqm_report
+from polyjudge.data.errors import InputError
+from polyjudge.data.textio import short
+from polyjudge.data.wmt_mqm import MQMAnnotation, read_wmt_mqm_report
 
 __all__ = ["COMPARISON", "HumanMQMTable", "MQMWeights", "aggregate_table", "distinct_counts", "human_mqm_table",
-           "read_wmt_mqm_report", "score_human_annotations", "segment_deltas", "variability_report"]
+           "of_rater", "read_wmt_mqm_report", "score_human_annotations", "segment_deltas", "variability_report"]
 
 UNIT = "MQM error points"
 SCORINGS = {False: "Freitag et al. (2021): major 5, minor 1, minor punctuation 0.1, non-translation 25",
@@ -71,6 +73,20 @@ class HumanMQMTable:
         if fmt == "json":
             return self.to_json() + "\n"
         return self.to_tsv() if fmt == "tsv" else self.to_text()
+
+
+def of_rater(annotations: list[MQMAnnotation], rater: str | None, source: str) -> list[MQMAnnotation]:
+    """The annotations of ``rater`` alone (None: every rater's, each segment then scored as the mean
+    over its raters, as mt-metrics-eval does); a rater the file does not have is an InputError naming
+    the ones it has."""
+    if rater is None:
+        return annotations
+    kept = [a for a in annotations if a.rater == rater]
+    if not kept:
+        have = sorted({a.rater for a in annotations})
+        raise InputError(f"no rater {short(rater)} in the file (raters: {', '.join(map(short, have[:20]))}"
+                         f"{', ...' if len(have) > 20 else ''})", path=source, field="rater")
+    return kept
 
 
 def human_mqm_table(source: str, scores: HumanMQMScores, *, classic: bool = False) -> HumanMQMTable:

@@ -168,7 +168,11 @@ def status(campaign: str, fmt: str, out: str | None) -> None:
               help="mqm-tsv (WMT MQM TSV), esa-jsonl (WMT ESA JSONL) or ratings (validate/agreement tables).")
 @out_option("The file to write.", required=True)
 def export(campaign: str, to: str, out: str) -> None:
-    """Write CAMPAIGN's annotations (newest versions) in a format polyjudge's readers read."""
+    """Write CAMPAIGN's annotations (newest versions) in a format polyjudge's readers read back equal.
+
+    One annotator's identical spans count once. mqm-tsv has no quoting or escape: a text holding
+    <v>, </v>, a tab or a line end is refused (exit 2, naming the item); esa-jsonl holds any text.
+    """
     from pathlib import Path
 
     from polyjudge.api.annotate import export_campaign

@@ -9,7 +9,10 @@ the systems table or a JSON document naming the unit. With ``-o/--out DIR``
 score n_raters``; ``score`` = −points, higher is better) and
 ``DIR/systems.tsv`` (``system points score n_segments``). A row repeated word
 for word (same rater, segment and error) counts once, with a warning; a file
-with no annotation rows is bad input (exit 2).
+with no annotation rows is bad input (exit 2). A segment rated by several raters
+scores the mean of its raters (as mt-metrics-eval scores WMT's MQM); ``--rater
+NAME`` scores one rater's annotations alone (a name the file lacks: exit 2,
+naming the raters it has).
 """
 
 from __future__ import annotations
@@ -58,15 +61,18 @@ def _fmt(x: float) -> str:
               help="Classic GEMBA-MQM scoring instead of Freitag et al.'s: every minor error 1 (punctuation "
                    "included), a non-translation counted as critical, at most 5 errors, capped at 25.")
 @click.option("--quirks", is_flag=True, help="Also report markup quirks of the file on stderr.")
-def human_mqm(tsv: str, out: str | None, fmt: str, classic: bool, quirks: bool) -> None:
+@click.option("--rater", default=None, metavar="NAME",
+              help="Score this rater's annotations alone (default: every rater's, each segment the mean over "
+                   "its raters, as mt-metrics-eval scores WMT's MQM).")
+def human_mqm(tsv: str, out: str | None, fmt: str, classic: bool, quirks: bool, rater: str | None) -> None:
     """Score a WMT MQM annotation TSV: MQM error points per system (lower is better), the mean over
-    segments of each segment's mean over raters.
+    segments of each segment's mean over raters (--rater: one rater's alone).
 
     --format text prints a line saying what the numbers are, then system and points best first;
     tsv prints the systems table (points, score = -points, segments); json the same with the
     unit and the scoring.
     """
-    from polyjudge.api.mqm import MQMWeights, human_mqm_table, read_wmt_mqm_report, score_human_annotations
+    from polyjudge.api.mqm import MQMWeights, human_mqm_table, of_rater, read_wmt_mqm_report, score_human_annotations
 
     if out is not None:  # refused before the file is read: exit 2 naming the clash
         claim_human_mqm_dir(out)
@@ -75,6 +81,7 @@ def human_mqm(tsv: str, out: str | None, fmt: str, classic: bool, quirks: bool) 
     if report.duplicate_rows:
         warn(f"{tsv}: dropped {report.duplicate_rows} duplicate annotation row(s) (the same rater, system, "
              "document, segment and error repeated word for word)")
+    annotations = of_rater(annotations, rater, tsv)
     table = human_mqm_table(tsv, score_human_annotations(annotations, MQMWeights(classic=classic)), classic=classic)
     for line in table.format(fmt).splitlines():  # line by line: a reader that goes away stops it (exit 141)
         click.echo(line)

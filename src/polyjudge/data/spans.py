@@ -169,7 +169,8 @@ def read_task2_tsv(path: str | Path) -> tuple[list[SpanSegment], list[str]]:
     csv.field_size_limit(2**31 - 1)
     warnings: list[str] = []
     segs: list[SpanSegment] = []
-    reader = csv.reader((f"{text}\n" for _, text in iter_lines(path)), delimiter="\t")
+    # line ends kept: a CR LF inside a quoted text stays one; CRLF line ends are the csv module's own
+    reader = csv.reader((text for _, text in iter_lines(path, keep_ends=True)), delimiter="\t")
     try:
         header = next(reader, None)
         if header is None:
@@ -209,6 +210,9 @@ def write_task2_tsv(path: str | Path, segments: Iterable[SpanSegment], *,
     """
     with Path(path).open("w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh, delimiter="\t", lineterminator="\n")
+        # csv quotes a field holding a tab, a quote or a LF, not one holding a lone CR, which the task's
+        # pandas reader and ours take for a line end: such a row is written with every field quoted
+        quoted = csv.writer(fh, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_ALL)
         w.writerow(TASK2_FIELDS)
         for s in segments:
             src_l, _, tgt_l = (s.lp or "-").partition("-")
@@ -218,9 +222,10 @@ def write_task2_tsv(path: str | Path, segments: Iterable[SpanSegment], *,
                 types = " ".join(x.severity for x in s.spans)
             else:
                 starts, ends, types = "-1", "-1", NO_ERROR
-            w.writerow([s.doc_id or "", s.seg_id or "", src_l, tgt_l, s.set_id or set_id,
-                        s.system or "", s.source or "", s.hypothesis or "", s.reference or "",
-                        s.domain or "", s.method or method, starts, ends, types])
+            row = [s.doc_id or "", s.seg_id or "", src_l, tgt_l, s.set_id or set_id, s.system or "",
+                   s.source or "", s.hypothesis or "", s.reference or "", s.domain or "", s.method or method,
+                   starts, ends, types]
+            (quoted if any("\r" in cell for cell in row) else w).writerow(row)
 
 
 def _annotation_bound(value: Any, *, path: str, line: int | None, name: str) -> int | None:

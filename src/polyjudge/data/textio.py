@@ -56,11 +56,13 @@ def _decode(raw: bytes, path: Path, line: int) -> str:
     return text
 
 
-def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+def iter_lines(path: str | Path, *, keep_ends: bool = False) -> Iterator[tuple[int, str]]:
     """(line number, text without its line end) for every line, streamed.
 
     A BOM at the start of the file is dropped; a trailing ``\\r`` of a CRLF line
     end is dropped. Blank lines are kept (callers decide what they mean).
+    ``keep_ends``: the line end is kept as it is (a quoting reader, such as
+    the csv module, then keeps a CR LF inside a quoted field).
     """
     p = Path(path)
     try:
@@ -71,7 +73,7 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
         for n, raw in enumerate(fh, start=1):
             if n == 1 and raw.startswith(BOM):
                 raw = raw[len(BOM):]
-            if raw.endswith(b"\n"):
+            if raw.endswith(b"\n") and not keep_ends:
                 raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
             yield n, _decode(raw, p, n)
 

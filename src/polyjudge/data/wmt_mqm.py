@@ -160,7 +160,7 @@ def _header(lines: list[str], name: str) -> list[str]:
     return header
 
 
-_Key = tuple[str, str, str, str]  # (system, doc_id, seg_id, rater): one annotation
+_Key = tuple[str, str, str, str, str]  # (system, doc, doc_id, seg_id, rater): one annotation
 
 
 class _MQMReader:
@@ -175,8 +175,8 @@ class _MQMReader:
         self.has_comment = "comment" in self.idx
         self.report = MQMReadReport()
         self.groups: dict[_Key, MQMAnnotation] = {}
-        self.first_target: dict[tuple[str, str], str] = {}
-        self.first_source: dict[str, str] = {}
+        self.first_target: dict[tuple[str, str, str], str] = {}
+        self.first_source: dict[tuple[str, str], str] = {}
         self.no_error_keys: set[_Key] = set()
         self.seen_rows: set[tuple[str, ...]] = set()
 
@@ -191,11 +191,13 @@ class _MQMReader:
         severity = self._check(lineno, get)
         self.report.rows += 1
         target, tspan, source, sspan = self._texts(lineno, get)
-        key = (get["system"], get["doc_id"], get["seg_id"], get["rater"])
+        # the document is part of the key: files whose seg_id restarts in every document (polyjudge's
+        # campaign exports, WMT's doc-level files) never merge two segments of one rater
+        key = (get["system"], get["doc"], get["doc_id"], get["seg_id"], get["rater"])
         ann = self.groups.get(key)
         if ann is None:
-            ann = self.groups[key] = MQMAnnotation(system=key[0], doc=get["doc"], doc_id=key[1], seg_id=key[2],
-                                                   rater=key[3], source=source, target=target, errors=[],
+            ann = self.groups[key] = MQMAnnotation(system=key[0], doc=key[1], doc_id=key[2], seg_id=key[3],
+                                                   rater=key[4], source=source, target=target, errors=[],
                                                    line=lineno)
         if severity.lower() == NO_ERROR:
             self._no_error(lineno, key, ann)
@@ -238,14 +240,14 @@ class _MQMReader:
         source, sspan, squirk = strip_markup(get["source"])
         for quirk in (tquirk, squirk):
             self._count_quirk(lineno, quirk)
-        system, seg_id = get["system"], get["seg_id"]
-        first = self.first_target.setdefault((system, seg_id), target)
+        system, doc, seg_id = get["system"], get["doc"], get["seg_id"]
+        first = self.first_target.setdefault((system, doc, seg_id), target)
         if first != target:
             self.report.target_mismatches += 1
             self.report.notes.append(f"{self.name}:{lineno}: target differs from the first row of "
-                                     f"system {system} segment {seg_id}")
+                                     f"system {system} document {doc} segment {seg_id}")
             tspan = None  # offsets refer to a different string
-        if self.first_source.setdefault(seg_id, source) != source:
+        if self.first_source.setdefault((doc, seg_id), source) != source:
             self.report.source_mismatches += 1
             sspan = None
         return first, tspan, source, sspan
@@ -282,7 +284,7 @@ class _MQMReader:
 
 
 def read_wmt_mqm(path: str | Path) -> list[MQMAnnotation]:
-    """One :class:`MQMAnnotation` per (system, doc_id, seg_id, rater), file order
+    """One :class:`MQMAnnotation` per (system, doc, doc_id, seg_id, rater), file order
     (a row repeated word for word counts once)."""
     return read_wmt_mqm_report(path)[0]
 
@@ -331,16 +333,16 @@ def wmt_mqm_languages(path: str | Path, src_lang: str | None = None,
 
 def wmt_mqm_items(annotations: list[MQMAnnotation], src_lang: str | None = None,
                   tgt_lang: str | None = None) -> list[Item]:
-    """One :class:`Item` per (system, segment), in first-appearance order.
+    """One :class:`Item` per (system, document, segment), in first-appearance order.
 
     ``doc_id`` of the item is the document name (``doc`` column) so that
     document context covers the whole talk; the TSV's ``doc_id`` (position in
     the document) is kept as ``extra["doc_pos"]``.
     """
     items: list[Item] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, str]] = set()
     for ann in annotations:
-        key = (ann.system, ann.seg_id)
+        key = (ann.system, ann.doc, ann.seg_id)
         if key in seen:
             continue
         seen.add(key)

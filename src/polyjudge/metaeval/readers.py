@@ -273,6 +273,7 @@ def _json_score(value: Any, *, path: Path, line: int, name: str) -> float | None
 
 def _jsonl_table(p: Path) -> ScoreTable:
     rows: list[Row] = []
+    raters: list[str | None] = []
     has_doc = False
     for n, rec in iter_jsonl(p, user_text=True):
         for f in ("system", "seg_id"):
@@ -285,7 +286,35 @@ def _jsonl_table(p: Path) -> ScoreTable:
         rows.append((_json_id(rec["system"], path=p, line=n, name="system"), doc_id,
                      _json_id(rec["seg_id"], path=p, line=n, name="seg_id"),
                      _json_score(rec.get(col), path=p, line=n, name=col), n))
-    return ScoreTable(str(p), tuple(rows), has_doc)
+        raters.append(_json_rater(rec, path=p, line=n))
+    return ScoreTable(str(p), rater_means(rows, raters, str(p)), has_doc)
+
+
+def _json_rater(rec: dict[str, Any], *, path: Path, line: int) -> str | None:
+    value = rec.get("annotator", rec.get("rater"))
+    return None if value is None else _json_id(value, path=path, line=line, name="annotator")
+
+
+def rater_means(rows: list[Row], raters: Sequence[str | None], source: str) -> tuple[Row, ...]:
+    """Rows of several raters (``annotate export --to esa-jsonl``: one line per annotator and segment)
+    as one row per (system, doc_id, seg_id): the mean of its raters' scores (as WMT and mt-metrics-eval
+    score a segment rated by several people; a rater without a score is left out, all without: None).
+    Rows without a rater pass as they are; one rater's two rows of a segment are an InputError."""
+    if all(r is None for r in raters):
+        return tuple(rows)
+    groups: dict[tuple[str, str | None, str], list[tuple[Row, str | None]]] = {}
+    for row, rater in zip(rows, raters, strict=True):
+        group = groups.setdefault((row[0], row[1], row[2]), [])
+        twice = next((r for r, who in group if who == rater), None)
+        if twice is not None:
+            raise InputError(f"duplicate score of rater {short(rater)} for system {short(row[0])}, segment "
+                             f"{short(row[2])} (first at line {twice[4]})", path=source, line=row[4])
+        group.append((row, rater))
+    out: list[Row] = []
+    for (system, doc, seg), group in groups.items():
+        scores = [r[3] for r, _ in group if r[3] is not None]
+        out.append((system, doc, seg, sum(scores) / len(scores) if scores else None, group[0][0][4]))
+    return tuple(out)
 
 
 def _tsv_table(p: Path) -> ScoreTable:

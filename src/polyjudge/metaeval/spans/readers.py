@@ -81,7 +81,7 @@ def _length(x: Any, path: str, line: int) -> int | None:
     return n
 
 
-def read_span_jsonl(path: str | Path, *, lp: str | None = None) -> list[SpanSegment]:
+def read_span_jsonl(path: str | Path, *, lp: str | None = None, raters: str = "first") -> list[SpanSegment]:
     """Read spans from JSONL: our layout or WMT24 ESA records.
 
     Each line is an object with identifiers (``system``/``system_id``,
@@ -90,13 +90,18 @@ def read_span_jsonl(path: str | Path, *, lp: str | None = None) -> list[SpanSegm
     (``hypothesis``/``tgt``/``hypothesis_segment``) or its ``length``, and
     spans under ``spans`` (``start``, ``end``, ``severity``) or ``esa_spans``
     (``start_i``, ``end_i``, ``severity``); bounds may be ``"missing"``.
+    Records naming their ``annotator`` (or ``rater``), several per segment as
+    in ``annotate export --to esa-jsonl``, are one segment each after
+    :func:`choose_raters` (``raters``: ``first``, ``all`` or one rater's name).
     """
     path = Path(path)
     name = str(path)
     if not path.is_file():
         raise InputError("file not found", path=name)
     out: list[SpanSegment] = []
+    rater_of: list[str | None] = []
     for n, d in iter_jsonl(path):
+        rater_of.append(_opt_str(_first(d, "annotator", "rater")))
         raw = _first(d, "spans", "esa_spans", "errors")
         if raw is None:
             raw = []
@@ -133,6 +138,25 @@ def read_span_jsonl(path: str | Path, *, lp: str | None = None) -> list[SpanSegm
             domain=_opt_str(_first(d, "domain", "domain_name")), method=_opt_str(_first(d, "method")),
             source=_text(_first(d, "source", "src", "source_segment"), name, n, "source"),
             origin=name, line=n))
+    return choose_raters(out, rater_of, raters) if any(r is not None for r in rater_of) else out
+
+
+def choose_raters(segments: list[SpanSegment], rater_of: Sequence[str | None], raters: str) -> list[SpanSegment]:
+    """One segment per (system, doc_id, seg_id, lp) from several raters' records (``rater_of[i]`` rated
+    ``segments[i]``): ``first`` keeps the first rater of each segment, ``all`` pools every rater's spans
+    (WMT MQM's convention: each annotated error counts), a rater's name keeps that rater's segments only."""
+    out: list[SpanSegment] = []
+    where: dict[tuple[str | None, ...], tuple[int, str | None]] = {}  # segment -> (index in out, its rater)
+    for seg, rater in zip(segments, rater_of, strict=True):
+        key = (seg.system, seg.doc_id, seg.seg_id, seg.lp)
+        if raters not in ("first", "all") and rater != raters:
+            continue
+        if key not in where or where[key][1] == rater:  # one rater twice: kept, so the scorer names it
+            where.setdefault(key, (len(out), rater))
+            out.append(seg)
+        elif raters == "all":
+            k = where[key][0]
+            out[k] = replace(out[k], spans=out[k].spans + seg.spans)
     return out
 
 
@@ -156,10 +180,9 @@ def segments_from_mqm(annotations: Iterable[Any], *, lp: str | None = None,
     major, Minor as minor; Neutral and no-error rows add no span, and errors
     without a ``<v>`` span become "missing" spans (ignored by the scorer).
     ``raters="first"`` keeps the first rater seen for a segment (the TED
-    files have one rater per segment); ``"all"`` pools every rater's spans.
+    files have one rater per segment); ``"all"`` pools every rater's spans;
+    any other value is one rater's name, whose segments alone are kept.
     """
-    if raters not in ("first", "all"):
-        raise ValueError("raters must be 'first' or 'all'")
     segs: dict[tuple[str, str, str], SpanSegment] = {}
     rater_of: dict[tuple[str, str, str], str] = {}
     spans: dict[tuple[str, str, str], list[Span]] = defaultdict(list)
@@ -167,6 +190,8 @@ def segments_from_mqm(annotations: Iterable[Any], *, lp: str | None = None,
         # The document name (``doc``) is the item doc_id in polyjudge runs of these files.
         doc = str(getattr(a, "doc", None) or a.doc_id)
         key = (a.system, doc, str(a.seg_id))
+        if raters not in ("first", "all") and a.rater != raters:
+            continue
         if key not in segs:
             segs[key] = SpanSegment(system=a.system, doc_id=doc, seg_id=str(a.seg_id),
                                     spans=(), lp=lp, hypothesis=a.target, source=a.source,
@@ -379,7 +404,7 @@ def _read_mqm(path: Path, request: SpanRequest) -> SpanResult:
 @register_span_format("jsonl", detect=_is_span_jsonl)
 def _read_jsonl(path: Path, request: SpanRequest) -> SpanResult:
     """JSON lines: our layout or WMT24 ESA records."""
-    return read_span_jsonl(path, lp=request.lp), []
+    return read_span_jsonl(path, lp=request.lp, raters=request.raters), []
 
 
 @register_span_format("run", detect=_is_run)
@@ -436,4 +461,4 @@ def _detect_format(p: Path) -> str:
 
 __all__ = ["SPAN_FORMAT_REGISTRY", "SpanFormat", "SpanMerger", "SpanProtocols", "SpanReader", "SpanRequest",
            "SpanResult", "lp_from_filename", "read_run_predictions", "read_span_jsonl", "read_spans",
-           "register_span_format", "segments_from_mqm", "span_format_names", "vote_merger"]
+           "register_span_format", "choose_raters", "segments_from_mqm", "span_format_names", "vote_merger"]
