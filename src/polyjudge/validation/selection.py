@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.numbers import defined, stat_text
 from polyjudge.data.rating_task import RatingTask
 from polyjudge.validation import metrics as M
 from polyjudge.validation.ppi import ppi_mean
@@ -100,14 +101,21 @@ class SelectionReport:
             out.append(f"  prevalence by judge: {prev}")
             if key in self.ppi:
                 for j, p in self.ppi[key].items():
-                    out.append(f"  PPI++ with {j}: {p['estimate']:.3f} [{p['lower']:.3f}, {p['upper']:.3f}] "
-                               f"lambda={p['lam']:.2f} (n={p['n_labelled']}, N={p['n_unlabelled']}; "
-                               f"humans only {p['classical']:.3f} [{p['classical_lower']:.3f}, "
-                               f"{p['classical_upper']:.3f}])")
+                    out.append(f"  PPI++ with {j}: {_ppi_text(p, '')} lambda={stat_text(p['lam'], '.2f')} "
+                               f"(n={p['n_labelled']}, N={p['n_unlabelled']}; "
+                               f"humans only {_ppi_text(p, 'classical')})")
         if any(self.failures.values()):
             out.append("")
             out.append("failed judgments left out: " + ", ".join(f"{j}={n}" for j, n in self.failures.items() if n))
         return "\n".join(out) + "\n"
+
+
+def _ppi_text(p: dict[str, Any], prefix: str) -> str:
+    """``estimate [lower, upper]``, each part n/a when undefined (too few labels, no spread)."""
+    est, lo, hi = (p[prefix or "estimate"], p[f"{prefix}_lower" if prefix else "lower"],
+                   p[f"{prefix}_upper" if prefix else "upper"])
+    band = "[n/a]" if defined(lo) is None or defined(hi) is None else f"[{lo:.3f}, {hi:.3f}]"
+    return f"{stat_text(est, '.3f')} {band}"
 
 
 def _fmt(x: Any) -> str:
