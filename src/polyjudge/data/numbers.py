@@ -14,6 +14,15 @@ from typing import Any
 
 NOT_AVAILABLE = "n/a"
 
+# Fewest items (paired segments, labelled items, a system's scored segments) for a resampling p-value or an
+# interval. With n items a sign-flip test has 2**n outcomes, so its smallest two-sided p-value is 2 / 2**n:
+# 0.0625 at 5, 0.03125 at 6, the first n at which any difference can be significant at 0.05. Below that an
+# interval or p-value from resampling says more than the items can.
+MIN_RESAMPLED_ITEMS = 6
+# Fewest points for a correlation or any other statistic over items or systems: over two, a correlation
+# is +-1 whatever the scores.
+MIN_ITEMS = 3
+
 
 def defined(x: Any) -> float | None:
     """``x`` as a float when it is a finite number; None when it is undefined (None, NaN, +-inf, not a number)."""
@@ -46,4 +55,4 @@ def undefined_to_none(x: Any) -> Any:
     return x
 
 
-__all__ = ["NOT_AVAILABLE", "defined", "stat_text", "undefined_to_none"]
+__all__ = ["MIN_ITEMS", "MIN_RESAMPLED_ITEMS", "NOT_AVAILABLE", "defined", "stat_text", "undefined_to_none"]

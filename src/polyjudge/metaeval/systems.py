@@ -56,6 +56,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from polyjudge.data.numbers import MIN_RESAMPLED_ITEMS
+
 Floats = NDArray[np.float64]
 
 TESTS = ("randomization", "bootstrap", "t-test")
@@ -63,7 +65,7 @@ CORRECTIONS = ("none", "holm", "bonferroni")
 _BLOCK_CELLS = 4_000_000  # draws x segments per block: bounds memory at 20,000 segments
 # Fewest shared segments for a resampling p-value or interval: the smallest two-sided sign-flip p-value,
 # 2 / 2**n, is below 0.05 from n = 6 on (0.0625 at 5, 0.125 at 4); see the module docstring.
-MIN_PAIRED_SEGMENTS = 6
+MIN_PAIRED_SEGMENTS = MIN_RESAMPLED_ITEMS
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,13 +26,14 @@ import numpy as np
 from scipy.stats import norm
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.numbers import MIN_ITEMS, MIN_RESAMPLED_ITEMS
 
 __all__ = ["MIN_INTERVAL_LABELLED", "MIN_LABELLED", "PPIResult", "ppi_mean"]
 
 # Fewest human-labelled items for an estimate (as for any statistic over items) and for an interval (as for
 # the paired tests' intervals: docs/explanations/statistics.md gives the reasons).
-MIN_LABELLED = 3
-MIN_INTERVAL_LABELLED = 6
+MIN_LABELLED = MIN_ITEMS
+MIN_INTERVAL_LABELLED = MIN_RESAMPLED_ITEMS
 
 
 @dataclass(frozen=True)
