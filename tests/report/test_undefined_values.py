@@ -50,3 +50,21 @@ def test_one_rule_for_undefined():
     assert stat_text(np.float64(0.25), ".2f") == "0.25" and number(0.0) == "0"
     assert undefined_to_none({"a": [math.nan, 1.0, np.float64("nan")], "b": (math.inf,)}) == \
         {"a": [None, 1.0, None], "b": [None]}
+
+
+def test_the_report_of_a_constant_metric_shows_na_and_no_1e09_axis(tmp_path, capsys):
+    import pytest
+
+    from polyjudge.cli.main import main
+
+    rows = [(s, i, (7 * i + ord(s)) % 10 / 10) for s in "ABCDE" for i in range(10)]
+    (tmp_path / "human.tsv").write_text("system\tseg_id\tscore\n" + "".join(f"{s}\t{i}\t{v}\n" for s, i, v in rows))
+    (tmp_path / "const.tsv").write_text("system\tseg_id\tscore\n" + "".join(f"{s}\t{i}\t0.5\n" for s, i, _ in rows))
+    for args in (["meta-eval", "--human", str(tmp_path / "human.tsv"), "--metric", str(tmp_path / "const.tsv"),
+                  "-k", "0", "--lp", "en-de", "--task", "none", "--format", "json", "-o", str(tmp_path / "m.json")],
+                 ["report", "--metaeval", str(tmp_path / "m.json"), "-o", str(tmp_path / "r.html")]):
+        with pytest.raises(SystemExit) as exc:
+            main(args)
+        assert exc.value.code == 0, capsys.readouterr()
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "e-09" not in html and ">n/a</td>" in html and ">n/a</text>" in html

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from polyjudge.data.numbers import MIN_RESAMPLED_ITEMS
 from polyjudge.metaeval import stats
 
 ArrayStatistic = Callable[[np.ndarray, np.ndarray], float]
@@ -229,10 +230,13 @@ class BootstrapCI:
 
 def bootstrap_ci(human: np.ndarray, metric: np.ndarray, statistic: ArrayStatistic, k: int = 1000,
                  seed: int = 0, level: float = 0.95) -> BootstrapCI:
-    """Percentile CI of statistic(human, metric), resampling items (columns)."""
+    """Percentile CI of statistic(human, metric), resampling items (columns); NaN ends (n/a) from fewer than
+    MIN_RESAMPLED_ITEMS (6) items or when the statistic is undefined on some resamples' data."""
     h, m = np.asarray(human, float), np.asarray(metric, float)
     rng = np.random.default_rng(seed)
     T = h.shape[1]
+    if T < MIN_RESAMPLED_ITEMS:
+        return BootstrapCI(float(statistic(h, m)), float("nan"), float("nan"), level)
     vals = np.empty(k)
     for r in range(k):
         idx = rng.integers(0, T, T)

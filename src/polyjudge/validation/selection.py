@@ -78,7 +78,8 @@ class SelectionReport:
                 "consistency_loss", "bias_excess"]
         lines = ["\t".join(cols)]
         for r in self.rows:
-            lines.append("\t".join(_fmt(getattr(r, c)) for c in cols))
+            lines.append("\t".join(_fmt(getattr(r, c)) if c in ("beta", "tau") else _value(getattr(r, c))
+                                   for c in cols))
         return "\n".join(lines) + "\n"
 
     def to_text(self) -> str:
@@ -89,15 +90,15 @@ class SelectionReport:
         for (b, t) in sorted({(r.beta, r.tau) for r in self.rows}, key=lambda x: (x[0] or 0, x[1])):
             key = _key(b, t)
             out.append("")
-            out.append(f"beta={_fmt(b)} tau={_fmt(t)}  human prevalence={self.human_prevalence[key]:.3f}")
+            out.append(f"beta={_fmt(b)} tau={_fmt(t)}  human prevalence={stat_text(self.human_prevalence[key], '.3f')}")
             out.append(f"  {'definition':32s} {'selected':16s} {'value':>9s} {'C':>6s} {'dC':>7s} "
                        f"{'|B|':>6s} {'d|B|':>6s}")
             for r in self.rows:
                 if r.beta == b and r.tau == t:
-                    out.append(f"  {r.definition:32s} {r.selected:16s} {_fmt(r.value):>9s} "
-                               f"{r.consistency:6.3f} {r.consistency_loss:+7.3f} {r.abs_bias:6.3f} "
-                               f"{r.bias_excess:+6.3f}")
-            prev = ", ".join(f"{j}={self.per_judge[key][j]['prevalence']:.3f}" for j in self.judges)
+                    out.append(f"  {r.definition:32s} {r.selected:16s} {_value(r.value):>9s} "
+                               f"{stat_text(r.consistency, '.3f'):>6s} {stat_text(r.consistency_loss, '+.3f'):>7s} "
+                               f"{stat_text(r.abs_bias, '.3f'):>6s} {stat_text(r.bias_excess, '+.3f'):>6s}")
+            prev = ", ".join(f"{j}={stat_text(self.per_judge[key][j]['prevalence'], '.3f')}" for j in self.judges)
             out.append(f"  prevalence by judge: {prev}")
             if key in self.ppi:
                 for j, p in self.ppi[key].items():
@@ -116,6 +117,11 @@ def _ppi_text(p: dict[str, Any], prefix: str) -> str:
                    p[f"{prefix}_upper" if prefix else "upper"])
     band = "[n/a]" if defined(lo) is None or defined(hi) is None else f"[{lo:.3f}, {hi:.3f}]"
     return f"{stat_text(est, '.3f')} {band}"
+
+
+def _value(x: Any) -> str:
+    """A statistic in a row: ``%.4g``, n/a when undefined (text that is not a number as it is)."""
+    return stat_text(x, ".4g") if isinstance(x, float | int) and not isinstance(x, bool) or x is None else str(x)
 
 
 def _fmt(x: Any) -> str:
