@@ -97,16 +97,17 @@ def test_pearson_on_1e308_matches_scipy(grouping):
     assert got != 0.0
 
 
-def test_a_score_of_1e308_gives_scipys_correlations_not_zero(tmp_path, capsys):
+@pytest.mark.parametrize("cells", [[("A", 0)], [("A", 0), ("A", 1)]])
+def test_a_score_of_1e308_gives_scipys_correlations_not_zero(tmp_path, capsys, cells):
     human, metric = _data()
-    big = [(s, i, 1e308 if (s, i) == ("A", 0) else v) for s, i, v in metric]
+    big = [(s, i, 1e308 if (s, i) in cells else v) for s, i, v in metric]  # two: A's sum overflows
     code, out, err = _meta_eval(capsys, "--human", _write(tmp_path / "h.tsv", human), "--metric",
                                 _write(tmp_path / "big.tsv", big), "-k", "0", "--lp", "en-de", "--format", "json")
     assert code == 0, err
     got = json.loads(out)["language_pairs"]["en-de"]["big"]
     hv = np.array([v for _, _, v in human])
     bv = np.array([v for _, _, v in big])
-    assert got["seg_pearson"] == pytest.approx(scipy.stats.pearsonr(hv, bv)[0], abs=1e-9)
+    assert got["seg_pearson"] == pytest.approx(scipy.stats.pearsonr(hv, bv / 1e300)[0], abs=1e-9)
     hs, bs = hv.reshape(5, 10).mean(axis=1), (bv / 10).reshape(5, 10).sum(axis=1)  # the mean, without overflow
     assert got["sys_pearson"] == pytest.approx(scipy.stats.pearsonr(hs, bs)[0], abs=1e-9)
     assert got["sys_pearson"] != 0.0 and got["seg_pearson"] != 0.0
