@@ -166,3 +166,12 @@ def test_the_minimum_is_where_a_sign_flip_test_can_reach_005():
     d5 = np.ones(systems.MIN_PAIRED_SEGMENTS - 1)
     assert scipy.stats.permutation_test((d5,), np.mean, permutation_type="samples", n_resamples=np.inf,
                                         alternative="two-sided").pvalue > 0.05
+
+
+def test_one_vector_of_two_cells_has_no_correlation():
+    h, m = np.array([[0.1, 0.9]]), np.array([[0.3, 0.2]])
+    assert scipy.stats.pearsonr(h[0], m[0])[0] == pytest.approx(-1.0)  # +-1 whatever the two scores
+    for method in ("pearson", "spearman", "kendall"):
+        assert np.isnan(stats.correlation(h, m, method, "none")), method
+    three = np.array([[0.1, 0.9, 0.5]]), np.array([[0.3, 0.2, 0.4]])
+    assert stats.pearson(*three) == pytest.approx(scipy.stats.pearsonr(three[0][0], three[1][0])[0])

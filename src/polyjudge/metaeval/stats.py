@@ -11,9 +11,8 @@ so a number computed here can stand next to a published one:
   Groups with fewer than three usable cells are skipped (the reference skips
   only those under two: over two cells every correlation is +-1, which the
   average would take as agreement); when no group is left for that reason
-  the result is NaN (n/a). Without grouping the reference's two cells are
-  kept (system-level callers show n/a below three systems themselves;
-  :func:`grouped_correlation` applies the rule there too). Groups whose statistic
+  the result is NaN (n/a). The rule holds without grouping too (one vector
+  of two cells is n/a, where the reference gives +-1). Groups whose statistic
   is undefined (a constant vector for Pearson/Spearman/Kendall) are skipped,
   or count as 0 with ``nan_as_zero=True``. With no usable group the result
   is NaN (n/a): the reference returns 0.0 there, which a table prints as a
@@ -242,9 +241,10 @@ def correlation(human: ArrayLike, metric: ArrayLike, method: str = "pearson",
 
 
 def _min_points(grouping: str) -> int:
-    """Groups smaller than this are left out. One vector (``"none"``) keeps the reference's two: its callers
-    decide (system-level tables show n/a under MIN_CORRELATION_POINTS systems, see system_level.py)."""
-    return 2 if grouping == "none" else MIN_CORRELATION_POINTS
+    """Groups smaller than this are left out, one vector (``"none"``) too: the reference keeps a vector of two
+    cells, whose correlation is +-1 whatever the scores (a segment-level Pearson over two segments, a
+    system-level one over two systems); here it is NaN (n/a)."""
+    return MIN_CORRELATION_POINTS
 
 
 def pearson(human: ArrayLike, metric: ArrayLike, grouping: str = "none") -> float:
