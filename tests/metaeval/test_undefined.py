@@ -175,3 +175,16 @@ def test_one_vector_of_two_cells_has_no_correlation():
         assert np.isnan(stats.correlation(h, m, method, "none")), method
     three = np.array([[0.1, 0.9, 0.5]]), np.array([[0.3, 0.2, 0.4]])
     assert stats.pearson(*three) == pytest.approx(scipy.stats.pearsonr(three[0][0], three[1][0])[0])
+
+
+def test_compare_systems_tables_say_na_for_pairs_of_two_segments():
+    from polyjudge.api.systems import CompareSystemsResult
+
+    scores = np.array([[0.9, 0.8] + [np.nan] * 5, [0.1, 0.2, 0.5, 0.4, 0.3, 0.6, 0.2]])
+    res = CompareSystemsResult(run="r", judge=compare_systems(["A", "B"], scores))
+    head, row = (line.split("\t") for line in res.to_tsv().splitlines())
+    got = dict(zip(head, row))
+    assert got["n"] == "2" and got["p_bootstrap"] == "n/a" and got["ci_low"] == "n/a"  # was "" (and 9.99e-04)
+    assert "n/a" in res.to_text()
+    pair = json.loads(res.to_json())["pairs"][0]
+    assert pair["p_bootstrap"] is None and pair["ci_low"] is None and pair["p_ttest"] is not None
