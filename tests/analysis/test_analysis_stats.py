@@ -26,7 +26,10 @@ def test_bootstrap_ci_matches_scipy_percentile():
 
 
 def test_bootstrap_degenerate_cases():
-    assert stats.bootstrap_mean_ci(np.array([2.0])) == (2.0, 2.0)
+    # fewer than 6 items: no interval (one item gave the one-point interval (2.0, 2.0), issue 43 item 4)
+    assert all(math.isnan(v) for v in stats.bootstrap_mean_ci(np.array([2.0])))
+    assert all(math.isnan(v) for v in stats.bootstrap_mean_ci(np.arange(5.0)))
+    assert all(math.isfinite(v) for v in stats.bootstrap_mean_ci(np.arange(6.0)))
     assert all(math.isnan(v) for v in stats.bootstrap_mean_ci(np.array([])))
     assert stats.bootstrap_mean_ci(np.full(10, 4.0)) == (4.0, 4.0)
 
@@ -83,13 +86,14 @@ def test_aggregate_matrix_matches_aggregator_per_row(name):
 
 
 def test_system_ranking_order_and_counts():
-    systems = ["a"] * 5 + ["b"] * 5 + ["c"] * 3
-    scores = np.array([1, 2, 3, 4, 5, 10, 11, 12, 13, 14, np.nan, 0, 0], dtype=float)
+    systems = ["a"] * 6 + ["b"] * 6 + ["c"] * 3  # six items: the fewest an interval needs
+    scores = np.array([1, 2, 3, 4, 5, 6, 10, 11, 12, 13, 14, 15, np.nan, 0, 0], dtype=float)
     r = stats.system_ranking(systems, scores, n_boot=500)
     assert [s.system for s in r] == ["b", "a", "c"]
-    assert [s.n for s in r] == [5, 5, 2]
-    assert r[0].mean == pytest.approx(12.0)
-    assert r[0].lo <= 12.0 <= r[0].hi
+    assert [s.n for s in r] == [6, 6, 2]
+    assert r[0].mean == pytest.approx(12.5)
+    assert r[0].lo <= 12.5 <= r[0].hi
+    assert math.isnan(r[2].lo) and math.isnan(r[2].hi)  # two items: n/a
     low = stats.system_ranking(systems, scores, n_boot=200, higher_is_better=False)
     assert low[0].system == "c"
 

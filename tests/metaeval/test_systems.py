@@ -136,7 +136,9 @@ def test_seeded_and_settable_draws():
 
 
 def test_identical_systems_and_systems_without_shared_segments():
-    x = np.array([[1.0, 2.0, 3.0, np.nan, np.nan], [1.0, 2.0, 3.0, np.nan, np.nan], [np.nan] * 3 + [5.0, 6.0]])
+    # six shared segments: the fewest a resampling p-value needs (MIN_PAIRED_SEGMENTS; 3 gave p = 1 before)
+    six = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, np.nan, np.nan]
+    x = np.array([six, six, [np.nan] * 6 + [5.0, 6.0]])
     res = compare_systems(["a", "b", "c"], x)
     same = res.pair("a", "b")
     assert same is not None and same.delta == 0 and not same.significant

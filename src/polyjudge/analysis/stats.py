@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from polyjudge.aggregate.exact import exact_mean
+from polyjudge.data.numbers import MIN_RESAMPLED_ITEMS
 
 Floats = NDArray[np.float64]
 
@@ -64,12 +65,11 @@ def system_means(values: Floats, systems: Sequence[str]) -> dict[str, float]:
 
 def bootstrap_mean_ci(x: Floats, *, n_boot: int = 1000, level: float = 0.95,
                       seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean, resampling items with replacement."""
+    """Percentile bootstrap interval of the mean, resampling items with replacement; (NaN, NaN), shown n/a,
+    from fewer than MIN_RESAMPLED_ITEMS (6) items (one item gave an interval of one point)."""
     x = np.asarray(x, dtype=np.float64)
-    if x.size == 0:
+    if x.size < MIN_RESAMPLED_ITEMS:
         return math.nan, math.nan
-    if x.size == 1:
-        return float(x[0]), float(x[0])
     rng = np.random.default_rng(seed)
     # Draw in chunks so 10,000 items x 1,000 resamples stays small in memory.
     means = np.empty(n_boot)

@@ -33,6 +33,7 @@ from polyjudge.annotate.export import mqm_points_of
 from polyjudge.annotate.schemes import Scheme
 from polyjudge.annotate.store import Annotation, CampaignStore
 from polyjudge.data.errors import InputError
+from polyjudge.data.numbers import undefined_to_none
 from polyjudge.data.spans import Span, SpanSegment
 from polyjudge.metaeval.ratings.agreement import krippendorff_alpha
 from polyjudge.metaeval.results import JsonDoc
@@ -88,12 +89,14 @@ class PpiEstimate:
     human_only_upper: float
     confidence: float
 
-    def to_json(self) -> dict[str, float | int]:
-        """The ``ppi`` object of ``annotate status --format json`` (in this key order)."""
-        return {"estimate": self.estimate, "lower": self.lower, "upper": self.upper, "lambda": self.lam,
+    def to_json(self) -> dict[str, float | int | None]:
+        """The ``ppi`` object of ``annotate status --format json`` (in this key order; undefined parts null)."""
+        doc: dict[str, float | int | None] = undefined_to_none({
+                "estimate": self.estimate, "lower": self.lower, "upper": self.upper, "lambda": self.lam,
                 "n_labelled": self.n_labelled, "n_judged": self.n_judged, "human_only": self.human_only,
                 "human_only_lower": self.human_only_lower, "human_only_upper": self.human_only_upper,
-                "confidence": self.confidence}
+                "confidence": self.confidence})
+        return doc
 
 
 @dataclass(frozen=True, slots=True)

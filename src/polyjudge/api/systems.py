@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.numbers import stat_text
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.metaeval.readers import ScoreSource, read_score_tables
 from polyjudge.metaeval.systems import CORRECTIONS, TESTS, CompareSettings, PairComparison, SystemComparison
@@ -72,11 +73,11 @@ def _clean(value: Any) -> Any:
 
 
 def _num(x: float, digits: int = 4) -> str:
-    return "n/a" if not math.isfinite(x) else f"{x:.{digits}f}"
+    return stat_text(x, f".{digits}f")
 
 
 def _p(x: float) -> str:
-    return "n/a" if not math.isfinite(x) else f"{x:.4f}" if x >= 1e-4 else f"{x:.1e}"
+    return stat_text(x, ".4f" if x >= 1e-4 else ".1e")
 
 
 def _agreement(judge: int, human: int) -> str:
@@ -162,7 +163,7 @@ def _cell(v: Any) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
-        return "" if not math.isfinite(v) else f"{v:.6g}"
+        return stat_text(v, ".6g")  # n/a when undefined (too few shared segments), as in the text table
     return str(v)
 
 

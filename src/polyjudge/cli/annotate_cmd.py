@@ -108,7 +108,7 @@ def serve(campaign: str, host: str, port: int) -> None:
 
 
 def _number(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
+    return "n/a" if x is None or x != x else f"{x:.3f}"  # NaN: too few labels for PPI++ (validation/ppi.py)
 
 
 def _status_text(st: CampaignStatus) -> str:
@@ -122,10 +122,10 @@ def _status_text(st: CampaignStatus) -> str:
               f"on {j.items} item(s)" for j in st.judge]
     ppi = st.ppi
     if ppi is not None:
-        lines.append(f"PPI++ mean human score: {ppi.estimate:.3f} [{ppi.lower:.3f}, {ppi.upper:.3f}] "
+        lines.append(f"PPI++ mean human score: {_number(ppi.estimate)} [{_number(ppi.lower)}, {_number(ppi.upper)}] "
                      f"({ppi.confidence:.0%}; {ppi.n_labelled} labelled, {ppi.n_judged} judged); "
-                     f"humans alone: {ppi.human_only:.3f} [{ppi.human_only_lower:.3f}, "
-                     f"{ppi.human_only_upper:.3f}]")
+                     f"humans alone: {_number(ppi.human_only)} [{_number(ppi.human_only_lower)}, "
+                     f"{_number(ppi.human_only_upper)}]")
     elif st.ppi_note:
         lines.append(f"PPI++: {st.ppi_note}")
     return "\n".join(lines) + "\n"

@@ -100,12 +100,8 @@ class ScoreMatrix:
         return ScoreMatrix(self.systems, self.items, -self.values)
 
     def system_means(self) -> np.ndarray:
-        """Mean over the items a system has scores for (NaN when it has none)."""
-        v = self.values
-        n = np.sum(~np.isnan(v), axis=1)
-        s = np.nansum(v, axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(n > 0, s / np.maximum(n, 1), np.nan)
+        """Mean over the items a system has scores for (NaN when it has none; no overflow, see row_means)."""
+        return row_means(self.values, ~np.isnan(self.values))
 
     def system_scores(self) -> dict[str, float]:
         return dict(zip(self.systems, self.system_means().tolist()))
@@ -122,6 +118,9 @@ def row_means(values: np.ndarray, cells: np.ndarray) -> np.ndarray:
     s = np.nansum(v, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         means: np.ndarray = np.where(n > 0, s / np.maximum(n, 1), np.nan)
+    wild = ~np.isfinite(s) & (n > 0)  # a sum of 1e308s overflowed; the mean itself never does: divide first
+    if wild.any():
+        means[wild] = np.nansum(v[wild] / n[wild, None], axis=1)
     return means
 
 

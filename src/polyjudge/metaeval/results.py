@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from polyjudge.data.jsondoc import JsonDoc as BaseJsonDoc
+from polyjudge.data.numbers import undefined_to_none
 from polyjudge.data.readers import json_type
 from polyjudge.metaeval.statistics import COLUMNS, STATISTICS, Level, statistic_titles
 
@@ -154,7 +155,7 @@ class MetaEvalResults:
         return list(self.ranking) if self.given else [r for r in self.ranking if r.average is not None]
 
     def to_json(self) -> dict[str, Any]:
-        """The document ``polyjudge meta-eval --format json`` writes."""
+        """The document ``polyjudge meta-eval --format json`` writes; an undefined statistic (NaN) is ``null``."""
         out: dict[str, Any] = {"task": self.preset, "permutations": self.permutations, "seed": self.seed,
                                "language_pairs": _nested(self.per_lp),
                                "ranking": [{"metric": r.metric, "rank": r.rank, "cluster": r.cluster,
@@ -169,7 +170,8 @@ class MetaEvalResults:
                                "value": c.value, **({"ci": list(c.ci)} if c.ci is not None else {}),
                                **({"rank": c.rank} if c.rank is not None else {}),
                                **({"cluster": c.cluster} if c.cluster is not None else {})} for c in self.given]
-        return out
+        cleaned: dict[str, Any] = undefined_to_none(out)
+        return cleaned
 
 
 def _nested(rows: Sequence[MetaEvalStats]) -> dict[str, dict[str, dict[str, Number]]]:

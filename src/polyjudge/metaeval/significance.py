@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from polyjudge.data.numbers import MIN_RESAMPLED_ITEMS
 from polyjudge.metaeval import stats
 
 ArrayStatistic = Callable[[np.ndarray, np.ndarray], float]
@@ -44,7 +45,16 @@ def _sign_block(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
 
 
 def _p(null: np.ndarray, delta: float) -> float:
+    """Share of draws at least the observed difference; NaN (n/a) when the difference is undefined (a metric's
+    statistic is n/a), where ``null >= nan`` would count no draw and claim p = 0."""
+    if not np.isfinite(delta):
+        return float("nan")
     return float(np.mean(null >= delta - 1e-12 * max(1.0, abs(delta))))
+
+
+def ranked_names(values: dict[str, float]) -> list[str]:
+    """Names by value, best first (ties by name); undefined (NaN) values last, in name order."""
+    return sorted(values, key=lambda n: (0, -values[n], n) if np.isfinite(values[n]) else (1, 0.0, n))
 
 
 # --------------------------------------------------------------------------- acc-t (pairs)
@@ -83,7 +93,7 @@ def pairs_permutation_test(human: np.ndarray, metric_a: np.ndarray, metric_b: np
 # --------------------------------------------------------------------------- scores (PERM-BOTH)
 
 def _zscore_on(x: np.ndarray, use: np.ndarray) -> np.ndarray:
-    vals = x[use]
+    vals = stats.rescaled_rows(x[use][None])[0]  # 1e308: std() would overflow to inf and z be 0
     sd = vals.std()
     out = np.full(x.shape, np.nan)
     out[use] = (vals - vals.mean()) / (sd if sd > 0 else 1.0)
@@ -112,7 +122,7 @@ def pearson_permutation_test(human: np.ndarray, metric_a: np.ndarray, metric_b: 
     """PERM-BOTH on ungrouped Pearson, O(n) per draw through three dot products."""
     h = np.asarray(human, dtype=float)
     use = ~np.isnan(h) & ~np.isnan(metric_a) & ~np.isnan(metric_b)
-    g = h[use]
+    g = stats.rescaled_rows(h[use][None])[0]
     a = _zscore_on(np.asarray(metric_a, float), use)[use]
     b = _zscore_on(np.asarray(metric_b, float), use)[use]
     n = g.size
@@ -220,10 +230,13 @@ class BootstrapCI:
 
 def bootstrap_ci(human: np.ndarray, metric: np.ndarray, statistic: ArrayStatistic, k: int = 1000,
                  seed: int = 0, level: float = 0.95) -> BootstrapCI:
-    """Percentile CI of statistic(human, metric), resampling items (columns)."""
+    """Percentile CI of statistic(human, metric), resampling items (columns); NaN ends (n/a) from fewer than
+    MIN_RESAMPLED_ITEMS (6) items or when the statistic is undefined on some resamples' data."""
     h, m = np.asarray(human, float), np.asarray(metric, float)
     rng = np.random.default_rng(seed)
     T = h.shape[1]
+    if T < MIN_RESAMPLED_ITEMS:
+        return BootstrapCI(float(statistic(h, m)), float("nan"), float("nan"), level)
     vals = np.empty(k)
     for r in range(k):
         idx = rng.integers(0, T, T)
@@ -259,7 +272,7 @@ def compare_metrics(values: dict[str, float],
                     test: Callable[[str, str], PermutationResult] | None,
                     alpha: float = 0.05) -> Comparison:
     """Order metrics, run ``test(better, worse)`` on every pair, assign cluster ranks."""
-    names = sorted(values, key=lambda n: (-values[n], n))
+    names = ranked_names(values)
     n = len(names)
     pm = np.zeros((n, n))
     null: dict[tuple[str, str], np.ndarray] = {}

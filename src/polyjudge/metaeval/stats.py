@@ -11,12 +11,16 @@ so a number computed here can stand next to a published one:
   Groups with fewer than three usable cells are skipped (the reference skips
   only those under two: over two cells every correlation is +-1, which the
   average would take as agreement); when no group is left for that reason
-  the result is NaN (n/a). Without grouping the reference's two cells are
-  kept (system-level callers show n/a below three systems themselves;
-  :func:`grouped_correlation` applies the rule there too). Groups whose statistic
+  the result is NaN (n/a). The rule holds without grouping too (one vector
+  of two cells is n/a, where the reference gives +-1). Groups whose statistic
   is undefined (a constant vector for Pearson/Spearman/Kendall) are skipped,
   or count as 0 with ``nan_as_zero=True``. With no usable group the result
-  is 0.0, as in the reference.
+  is NaN (n/a): the reference returns 0.0 there, which a table prints as a
+  correlation of 0.0000 for a metric that gave every segment the same score.
+* Scores of very large or very small magnitude (1e308) are rescaled (divided
+  by the largest magnitude) before sums of squares, which would overflow to
+  inf and turn a correlation into 0; correlations and z-scores do not change
+  under a positive scale, so the result is the one scipy gives where it can.
 * acc23 / tau23 (Deutsch et al. 2023): a pair is a metric tie when
   ``|m_i - m_j| <= epsilon``, a human tie when the human scores are equal.
   acc23 = (concordant + tied in both) / all pairs.
@@ -77,7 +81,8 @@ def average_groups(values: ArrayLike, sizes: ArrayLike, nan_as_zero: bool = Fals
                    min_points: int = MIN_CORRELATION_POINTS) -> float:
     """Mean of per-group values, with the reference's rules for degenerate groups, except that a group of
     fewer than ``min_points`` cells is left out (over two cells a correlation is +-1 whatever the scores).
-    NaN (shown n/a) when groups had two cells or more but none had ``min_points``."""
+    NaN (shown n/a) when no group is left: none had ``min_points`` cells, or every group's value is undefined
+    (constant scores)."""
     n = np.asarray(sizes)
     use = n >= min_points
     v = np.asarray(values, dtype=float)[use]
@@ -85,9 +90,7 @@ def average_groups(values: ArrayLike, sizes: ArrayLike, nan_as_zero: bool = Fals
         v = np.nan_to_num(v, nan=0.0)
     else:
         v = v[~np.isnan(v)]
-    if v.size:
-        return float(v.mean())
-    return float("nan") if ((n >= 2) & ~use).any() else 0.0
+    return float(v.mean()) if v.size else float("nan")
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,29 @@ def _compact_rows(h: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray,
 
 # --------------------------------------------------------------------------- correlations
 
+# Magnitudes whose squares and sums stay exact in float64 (1e308 squared is inf); rows with a value outside
+# are rescaled first. Inside, nothing is touched, so ordinary scores give the same bits as before.
+SAFE_MAGNITUDE = (1e-100, 1e100)
+
+
+def rescaled_rows(x: np.ndarray) -> np.ndarray:
+    """Each row of ``x`` (NaN = missing) divided by its largest magnitude when that lies outside
+    :data:`SAFE_MAGNITUDE`; other rows unchanged. Scale-free statistics (correlations, z-scores, sign tests)
+    give the same value on the result, without overflow."""
+    x = np.asarray(x, dtype=float)
+    if x.size == 0:
+        return x
+    two = x if x.ndim == 2 else x.reshape(1, -1)
+    top = np.max(np.where(np.isfinite(two), np.abs(two), 0.0), axis=1, keepdims=True)
+    lo, hi = SAFE_MAGNITUDE
+    scale = np.where((top > hi) | ((top > 0) & (top < lo)), top, 1.0)
+    if not (scale != 1.0).any():
+        return x
+    return (two / scale).reshape(x.shape)
+
+
 def _row_pearson(h: np.ndarray, m: np.ndarray) -> np.ndarray:
+    h, m = rescaled_rows(h), rescaled_rows(m)
     ok = ~np.isnan(h)
     n = ok.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -216,9 +241,10 @@ def correlation(human: ArrayLike, metric: ArrayLike, method: str = "pearson",
 
 
 def _min_points(grouping: str) -> int:
-    """Groups smaller than this are left out. One vector (``"none"``) keeps the reference's two: its callers
-    decide (system-level tables show n/a under MIN_CORRELATION_POINTS systems, see system_level.py)."""
-    return 2 if grouping == "none" else MIN_CORRELATION_POINTS
+    """Groups smaller than this are left out, one vector (``"none"``) too: the reference keeps a vector of two
+    cells, whose correlation is +-1 whatever the scores (a segment-level Pearson over two segments, a
+    system-level one over two systems); here it is NaN (n/a)."""
+    return MIN_CORRELATION_POINTS
 
 
 def pearson(human: ArrayLike, metric: ArrayLike, grouping: str = "none") -> float:
@@ -300,7 +326,7 @@ def pair_correct(pairs: Pairs, epsilon: float = 0.0) -> np.ndarray:
 def _grouped_mean_of_pair_values(pairs: Pairs, values: np.ndarray) -> float:
     used = pairs.groups_used
     if used.size == 0:
-        return 0.0
+        return float("nan")  # no group of two cells: no pair to be right or wrong about
     sums = np.bincount(pairs.group, weights=values, minlength=pairs.n_pairs.size)
     return float(np.mean(sums[used] / pairs.n_pairs[used]))
 
@@ -315,7 +341,7 @@ def tau23(human: ArrayLike, metric: ArrayLike, grouping: str = "item", epsilon: 
     """tau23 = (C + T_both - D - T_human - T_metric) / pairs = 2 * acc23 - 1 per group."""
     p = enumerate_pairs(human, metric, grouping)
     if p.groups_used.size == 0:
-        return 0.0
+        return float("nan")
     return 2.0 * _grouped_mean_of_pair_values(p, pair_correct(p, epsilon).astype(float)) - 1.0
 
 
@@ -344,8 +370,8 @@ def tie_calibration(human: ArrayLike, metric: ArrayLike, grouping: str = "item",
         raise ValueError("tie calibration supports 'acc23' and 'tau23'")
     p = enumerate_pairs(human, metric, grouping) if pairs is None else pairs
     used = p.groups_used
-    if used.size == 0:
-        return TieCalibration(0.0, 0.0, np.zeros(1), np.zeros(1))
+    if used.size == 0:  # no pair: accuracy undefined (n/a), not 0
+        return TieCalibration(float("nan"), 0.0, np.zeros(1), np.full(1, np.nan))
     R = used.size
     htie = p.dh == 0
     mtie0 = p.dm == 0
@@ -391,13 +417,14 @@ def pairwise_accuracy(human_sys: ArrayLike | Sequence[ArrayLike],
     ``human_sys`` and ``metric_sys`` are lists of per-LP system score vectors
     (or single vectors). A pair agrees when the signs of the human and metric
     differences are equal (a tie in both agrees). Pairs are pooled, not averaged.
+    NaN (n/a) when there is no pair (fewer than two systems).
     """
     agree = total = 0
     for h, m in zip(_vectors(human_sys), _vectors(metric_sys)):
         a, n = pairwise_agreement(h, m)
         agree += a
         total += n
-    return agree / total if total else 0.0
+    return agree / total if total else float("nan")
 
 
 def _vectors(x: ArrayLike | Sequence[ArrayLike]) -> list[np.ndarray]:
@@ -460,7 +487,7 @@ def pairwise_p_values(scores: np.ndarray, signs: np.ndarray,
         out[i, j] = ((partial[:, i] - partial[:, j]) >= (tot[i] - tot[j])).sum(0) / signs.shape[0]
         return out
     common = mask[i] & mask[j]
-    d = np.where(common, np.nan_to_num(x[i]) - np.nan_to_num(x[j]), 0.0)  # (pairs, items)
+    d = _pair_differences(x, i, j, common)
     observed = d.sum(axis=1)
     null = signs @ d.T  # (k, pairs)
     tol = 1e-9 * np.maximum(1.0, np.abs(observed))
@@ -468,6 +495,19 @@ def pairwise_p_values(scores: np.ndarray, signs: np.ndarray,
     out = np.full((S, S), np.nan)
     out[i, j] = p
     return out
+
+
+def _pair_differences(x: np.ndarray, i: np.ndarray, j: np.ndarray, common: np.ndarray) -> np.ndarray:
+    """(pairs, items) differences x_i - x_j (0 where not shared). A pair whose differences are too large
+    (1e308 - -1e308 is inf) or small for exact sums is taken at half scale and rescaled on its own: its
+    p-value does not change under a positive scale, and the other pairs keep their bits."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = np.where(common, np.nan_to_num(x[i]) - np.nan_to_num(x[j]), 0.0)
+    wild = ~np.isfinite(d).all(axis=1)
+    if wild.any():
+        half = np.nan_to_num(x) * 0.5
+        d[wild] = np.where(common[wild], half[i[wild]] - half[j[wild]], 0.0)
+    return rescaled_rows(d)
 
 
 def soft_pairwise_accuracy(human: np.ndarray, metric: np.ndarray, k: int = 1000, seed: int = 4,
@@ -489,5 +529,5 @@ def soft_pairwise_accuracy(human: np.ndarray, metric: np.ndarray, k: int = 1000,
     pm = pairwise_p_values(m, signs, mask, float32)
     i, j = _pair_index(h.shape[0])
     if i.size == 0:
-        return 0.0
+        return float("nan")  # fewer than two systems: no pair to rank
     return float(1.0 - np.mean(np.abs(ph[i, j] - pm[i, j])))

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.numbers import stat_text
 from polyjudge.metaeval import stats
 from polyjudge.metaeval.results import registered_columns
 from polyjudge.metaeval.statistics import COLUMNS
@@ -94,11 +95,10 @@ def format_system_level(results: Mapping[str, Mapping[str, Stats]], fmt: str = "
 
 
 def _cell(v: float | int | None, fmt: str) -> str:
-    if v is None:
-        return "n/a" if fmt == "text" else ""
-    if isinstance(v, int):
+    """A cell: n/a where not applicable or undefined (NaN: a constant metric's correlation), in text and TSV."""
+    if isinstance(v, int) and not isinstance(v, bool):
         return str(v)
-    return f"{v:.4f}" if fmt == "text" else f"{v:.6g}"
+    return stat_text(v, ".4f" if fmt == "text" else ".6g")
 
 
 __all__ = ["NOT_APPLICABLE", "SYSTEM_STATS", "SystemScores", "format_system_level", "system_level_stats"]

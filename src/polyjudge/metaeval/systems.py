@@ -25,6 +25,13 @@ two-sided, all seeded:
   when every ``d_i`` is equal the p-value is 0 (a constant non-zero shift) or
   1 (no difference), where scipy gives NaN.
 
+A pair sharing fewer than :data:`MIN_PAIRED_SEGMENTS` (6) segments gets no bootstrap or randomization
+p-value, no interval and no win rate (NaN, shown n/a, never significant): with n segments the sign flips
+have 2**n outcomes, so the smallest two-sided randomization p is 2 / 2**n, which is 0.0625 at n = 5 and
+first falls below 0.05 at n = 6; below that a resampling test cannot find any difference at 0.05, and a
+bootstrap of 2 segments gave p = 1/1001 (every resample had the same mean) and an interval of one point.
+The t-test keeps scipy's minimum of 2 segments: its p-value is exact under its model at any n.
+
 p-values are per pair, **uncorrected**; :class:`CompareSettings.correction`
 adds Holm's or Bonferroni's adjustment over all pairs, and the clusters use
 the adjusted values.
@@ -49,11 +56,16 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from polyjudge.data.numbers import MIN_RESAMPLED_ITEMS
+
 Floats = NDArray[np.float64]
 
 TESTS = ("randomization", "bootstrap", "t-test")
 CORRECTIONS = ("none", "holm", "bonferroni")
 _BLOCK_CELLS = 4_000_000  # draws x segments per block: bounds memory at 20,000 segments
+# Fewest shared segments for a resampling p-value or interval: the smallest two-sided sign-flip p-value,
+# 2 / 2**n, is below 0.05 from n = 6 on (0.0625 at 5, 0.125 at 4); see the module docstring.
+MIN_PAIRED_SEGMENTS = MIN_RESAMPLED_ITEMS
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,14 +278,15 @@ def _pair_stats(x: Floats, pairs: Sequence[tuple[int, int]], settings: CompareSe
 
 def _pair_rows(names: Sequence[str], x: Floats, pairs: Sequence[tuple[int, int]], st: _PairStats,
                settings: CompareSettings) -> list[PairComparison]:
-    p_boot = _tail_p(st.boot - st.delta, st.delta)
-    p_perm = _tail_p(st.perm, st.delta)
+    few = st.n < MIN_PAIRED_SEGMENTS
+    p_boot = np.where(few, np.nan, _tail_p(st.boot - st.delta, st.delta))
+    p_perm = np.where(few, np.nan, _tail_p(st.perm, st.delta))
     deciding = {"bootstrap": p_boot, "randomization": p_perm, "t-test": st.p_t}[settings.test]
     p_adj = adjust(deciding, settings.correction)
     half = settings.alpha / 2
     rows = []
     for k, (i, j) in enumerate(pairs):
-        draws = st.boot[:, k][np.isfinite(st.boot[:, k])]
+        draws = st.boot[:, k][np.isfinite(st.boot[:, k])] if not few[k] else np.zeros(0)
         lo, hi = (np.quantile(draws, [half, 1 - half]) if draws.size else (math.nan, math.nan))
         shared = np.isfinite(x[i]) & np.isfinite(x[j])
         rows.append(PairComparison(
@@ -328,5 +341,6 @@ def pivot(systems: Sequence[str], items: Sequence[str], values: Sequence[float] 
     return names, out
 
 
-__all__ = ["CORRECTIONS", "TESTS", "CompareSettings", "PairComparison", "RankedSystem", "SystemComparison",
-           "adjust", "bootstrap_draws", "clusters_of", "compare_systems", "paired_t", "pivot", "randomization_draws"]
+__all__ = ["CORRECTIONS", "MIN_PAIRED_SEGMENTS", "TESTS", "CompareSettings", "PairComparison", "RankedSystem",
+           "SystemComparison", "adjust", "bootstrap_draws",
+           "clusters_of", "compare_systems", "paired_t", "pivot", "randomization_draws"]

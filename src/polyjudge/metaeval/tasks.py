@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.numbers import stat_text
 from polyjudge.metaeval import results, stats
 from polyjudge.metaeval import significance as sig
 from polyjudge.metaeval.matrices import ScoreMatrix, align, row_means
@@ -314,7 +315,7 @@ def _test(t: Task, data: dict[str, Prepared], a: str, b: str, k: int, seed: int)
 def _run_task(ti: int, t: Task, data: dict[str, Prepared], metrics: Sequence[str], k: int, seed: int,
               alpha: float) -> TaskResult:
     values = {m: _value(t, data, m) for m in metrics}
-    names = sorted(values, key=lambda n: (-values[n], n))
+    names = sig.ranked_names(values)
 
     def test(a: str, b: str) -> sig.PermutationResult:
         s = int(np.random.SeedSequence([seed, ti, names.index(a), names.index(b)]).generate_state(1)[0])
@@ -351,7 +352,7 @@ class MetaEvalResult:
     notes: list[str] = field(default_factory=list)
 
     def ranking(self) -> list[str]:
-        return sorted(self.metrics, key=lambda m: (-self.average.get(m, -np.inf), m))
+        return sig.ranked_names({m: self.average.get(m, -np.inf) for m in self.metrics})
 
     def results(self) -> MetaEvalResults:
         """The typed rows of these results (what the JSON holds and the report shows)."""
@@ -441,7 +442,7 @@ def _average(tasks: list[TaskResult], metrics: list[str], k: int,
     for m in metrics:
         avg[m] = float(sum(r.task.weight * (r.value(m) - r.task.range[0]) /
                            (r.task.range[1] - r.task.range[0]) for r in tasks))
-    names = sorted(avg, key=lambda n: (-avg[n], n))
+    names = sig.ranked_names(avg)
     if k <= 0:
         return avg, {m: i + 1 for i, m in enumerate(names)}
     n = len(names)
@@ -456,7 +457,8 @@ def _average(tasks: list[TaskResult], metrics: list[str], k: int,
                 if d is None:
                     d = -r.comparison.null[(names[j], names[i])]
                 null += r.task.weight * d / (hi - lo)
-            pm[i, j] = np.mean(null >= avg[names[i]] - avg[names[j]] - 1e-12)
+            gap = avg[names[i]] - avg[names[j]]  # NaN when an average is undefined: no p-value, no cluster cut
+            pm[i, j] = np.mean(null >= gap - 1e-12) if np.isfinite(gap) else np.nan
     ranks = sig.significance_clusters(pm, alpha)
     return avg, dict(zip(names, ranks, strict=True))
 
@@ -475,9 +477,9 @@ def format_result(res: MetaEvalResult, fmt: str = "text") -> str:
         col_row = ["", "rank", "value"] + ["rank", "value"] * len(res.tasks)
         rows = []
         for pos, m in enumerate(res.ranking(), 1):
-            row = [m, str(pos), f"{res.average[m]:.3f}"]
+            row = [m, str(pos), stat_text(res.average[m], ".3f")]
             for r in res.tasks:
-                row += [str(r.position(m)), f"{r.value(m):.3f}"]
+                row += [str(r.position(m)), stat_text(r.value(m), ".3f")]
             rows.append(row)
         _emit(out, [lp_row, st_row, col_row], rows, fmt)
         if res.k > 0:
@@ -505,14 +507,13 @@ def format_result(res: MetaEvalResult, fmt: str = "text") -> str:
         out.write("\t".join(["lp", "metric"] + keys) + "\n")
         for lp, by_metric in res.per_lp.items():
             for m, v in by_metric.items():
-                out.write("\t".join([lp, m] + [f"{v[k]:.6g}" for k in keys]) + "\n")
+                out.write("\t".join([lp, m] + [stat_text(v[k], ".6g") for k in keys]) + "\n")
     return out.getvalue()
 
 
-def _number(v: float | int, key: str) -> str:
-    if v != v:  # NaN: undefined (e.g. a correlation over fewer than 3 systems)
-        return "n/a"
-    return f"{v:.4g}" if key == "seg_acc_t_epsilon" else f"{v:.4f}"
+def _number(v: float | int | None, key: str) -> str:
+    """A per-LP table cell; n/a when undefined (e.g. a correlation over fewer than 3 systems)."""
+    return stat_text(v, ".4g" if key == "seg_acc_t_epsilon" else ".4f")
 
 
 def _emit(out: io.StringIO, headers: list[list[str]], rows: list[list[str]], fmt: str) -> None:

@@ -10,17 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-NOT_AVAILABLE = "n/a"
-
-
-def _finite(x: Any) -> float | None:
-    if x is None or isinstance(x, bool):
-        return None
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
+from polyjudge.data.numbers import NOT_AVAILABLE
+from polyjudge.data.numbers import defined as _finite  # the one rule of what is undefined
 
 
 def number(x: float | None) -> str:
@@ -35,7 +26,9 @@ def number(x: float | None) -> str:
 
 
 def interval(lo: float | None, hi: float | None) -> str:
-    """A confidence interval: ``[lo, hi]`` in :func:`number` form."""
+    """A confidence interval: ``[lo, hi]`` in :func:`number` form; ``n/a`` when either end is undefined."""
+    if _finite(lo) is None or _finite(hi) is None:
+        return NOT_AVAILABLE
     return f"[{number(lo)}, {number(hi)}]"
 
 

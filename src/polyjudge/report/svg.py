@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from markupsafe import Markup, escape
 
-from polyjudge.report.format import number
+from polyjudge.report.format import NOT_AVAILABLE, number
 from polyjudge.report.format import svg_number as _f  # coordinates: short name keeps the markup readable
 
 # Okabe-Ito colour-blind safe palette.
@@ -199,10 +199,12 @@ def sorted_curves(series: Sequence[tuple[str, np.ndarray]], *, ylabel: str, xlab
     width, height = 640, 300
     x0, x1, y0, y1 = 56, width - 20, height - 45, 12
     n_max = max([v.size for _, v in series] + [1])
-    top = max([float(v[0]) for _, v in series] + [1e-9])
+    top = max([float(v[0]) for _, v in series] + [0.0])
     if cap is not None:
         top = min(top, cap)
     bottom = min([float(v[-1]) for _, v in series] + [0.0])
+    if not top > bottom:  # nothing defined, or all values equal: a unit axis, not one of 1e-09
+        top = bottom + 1.0
     yb, sy = _y_axis(x0, y0, y1, bottom, top, ylabel, grid_right=x1)
     xb, sx = _x_axis(x0, x1, y0, 0, n_max - 1 if n_max > 1 else 1, xlabel)
     body = yb + xb
@@ -237,7 +239,9 @@ def grouped_bars(categories: Sequence[str], series: Sequence[tuple[str, Sequence
     y0, y1 = height - 20 - int(5.0 * longest), 12
     vals = [float(v) for _, vs in series for v in vs if v is not None and math.isfinite(float(v))]
     lo = ymin if ymin is not None else min(vals + [0.0])
-    hi = ymax if ymax is not None else max(vals + [1e-9])
+    hi = ymax if ymax is not None else max(vals + [0.0])
+    if not hi > lo:  # no defined value (all n/a), or all at lo: a unit axis, never one of 1e-09
+        hi = lo + 1.0
     plot_right = x0 + group_w * len(cats) + 10
     body, sy = _y_axis(x0, y0, y1, lo, hi, ylabel, grid_right=plot_right)
     zero = sy(max(lo, min(0.0, hi))) if lo <= 0 <= hi else sy(lo)
@@ -253,7 +257,11 @@ def grouped_bars(categories: Sequence[str], series: Sequence[tuple[str, Sequence
         gx = x0 + 5 + gi * group_w
         for si, (name, vs) in enumerate(series):
             v = vs[gi] if gi < len(vs) else None
-            if v is None or not math.isfinite(float(v)):
+            if v is None or not math.isfinite(float(v)):  # undefined: labelled, not drawn as a bar of 0
+                bx = gx + si * bw + max(bw - 1, 1) / 2
+                body.append(f'<text x="{_f(bx)}" y="{_f(zero - 3)}" text-anchor="middle" font-size="8" '
+                            f'fill="#888"><title>{escape(name)} · {escape(c)}: {NOT_AVAILABLE}</title>'
+                            f"{NOT_AVAILABLE}</text>")
                 continue
             v = float(v)
             yv = sy(v)

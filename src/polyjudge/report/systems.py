@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from polyjudge.metaeval.systems import CompareSettings, SystemComparison, compare_systems, pivot
+from polyjudge.metaeval.systems import MIN_PAIRED_SEGMENTS, CompareSettings, SystemComparison, compare_systems, pivot
 from polyjudge.report.blocks import Cell, Para, Table
 from polyjudge.report.format import interval, number
 
@@ -32,10 +32,6 @@ def run_comparison(systems: Sequence[str], doc_ids: Sequence[str | None], seg_id
     return result if len(result.systems) >= 2 else None
 
 
-def _p(x: float) -> str:
-    return number(x) if np.isfinite(x) else "n/a"
-
-
 def comparison_blocks(cmp: SystemComparison) -> list[Any]:
     """A note on the tests, the systems by cluster, and the pairs (significant ones marked)."""
     s = cmp.settings
@@ -43,12 +39,14 @@ def comparison_blocks(cmp: SystemComparison) -> list[Any]:
                 f"{100 * (1 - s.alpha):g}% paired bootstrap interval ({s.n_boot} resamples), two-sided p-values "
                 f"of the paired bootstrap, paired approximate randomization ({s.n_perm} draws) and the paired "
                 f"t-test, uncorrected; significance is decided by {s.test} at α = {s.alpha:g}. A system in a "
-                "higher cluster is significantly better than every system in every lower cluster.")
+                "higher cluster is significantly better than every system in every lower cluster. A pair sharing "
+                f"fewer than {MIN_PAIRED_SEGMENTS} segments has no resampling p-value or interval (n/a): no "
+                "difference on so few segments can reach p < 0.05.")
     systems = Table(["cluster", "rank", "system", "mean", "segments"],
                     [[Cell(str(r.cluster), "best" if r.cluster == 1 else ""), r.rank, r.system, number(r.mean), r.n]
                      for r in cmp.systems], "Systems by significance cluster (higher is better)")
-    rows = [[p.system_a, p.system_b, p.n, number(p.delta), interval(p.ci_low, p.ci_high), _p(p.p_bootstrap),
-             _p(p.p_randomization), _p(p.p_ttest),
+    rows = [[p.system_a, p.system_b, p.n, number(p.delta), interval(p.ci_low, p.ci_high), number(p.p_bootstrap),
+             number(p.p_randomization), number(p.p_ttest),
              Cell("yes" if p.significant else "no", "best" if p.significant else "")] for p in cmp.pairs]
     pairs = Table(["A", "B", "segments", "delta", "interval", "p bootstrap", "p randomization", "p t-test",
                    "significant"], rows, "Pairs (A ranked above B)")

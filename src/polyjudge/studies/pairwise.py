@@ -375,7 +375,8 @@ class PairwiseResult:
         if self.agreement is not None:
             a = self.agreement
             lines.append(f"Against human scores ({a.source}, {a.systems} systems): pairwise accuracy "
-                         f"{_num(a.pairwise_accuracy)}, Pearson {_num(a.pearson)}, Kendall {_num(a.kendall)}.")
+                         f"{_num(a.pairwise_accuracy) or 'n/a'}, Pearson {_num(a.pearson) or 'n/a'}, "
+                         f"Kendall {_num(a.kendall) or 'n/a'}.")
         if self.failures:
             lines.append(f"Failed judgments: {sum(self.failures.values())} (see the run directory).")
         return table + "\n" + "\n".join(lines) + "\n"

@@ -11,6 +11,11 @@ minimises the variance, ``cov(Y, Yhat) / ((1 + n/N) var(Yhat))`` clipped to
 standard error ``sqrt(λ² var(Yhat_u)/N + var(Y − λ Yhat)/n)``. Conventions
 (biased covariance, pooled unbiased prediction variance, ddof=0 standard
 errors) follow the ``ppi-python`` reference so results agree to rounding.
+
+Undefined parts are NaN (printed n/a, JSON null), never a number that claims more than the data hold:
+the estimates need :data:`MIN_LABELLED` (3) human-labelled items, as every statistic over items does,
+and an interval needs :data:`MIN_INTERVAL_LABELLED` (6) and a standard error above 0. Two labels of 1
+gave ``1.000 [1.000, 1.000]``: a sample without spread does not show that the population has none.
 """
 
 from __future__ import annotations
@@ -21,8 +26,14 @@ import numpy as np
 from scipy.stats import norm
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.numbers import MIN_ITEMS, MIN_RESAMPLED_ITEMS
 
-__all__ = ["PPIResult", "ppi_mean"]
+__all__ = ["MIN_INTERVAL_LABELLED", "MIN_LABELLED", "PPIResult", "ppi_mean"]
+
+# Fewest human-labelled items for an estimate (as for any statistic over items) and for an interval (as for
+# the paired tests' intervals: docs/explanations/statistics.md gives the reasons).
+MIN_LABELLED = MIN_ITEMS
+MIN_INTERVAL_LABELLED = MIN_RESAMPLED_ITEMS
 
 
 @dataclass(frozen=True)
@@ -58,5 +69,16 @@ def ppi_mean(Y: np.ndarray, Yhat: np.ndarray, Yhat_unlabelled: np.ndarray, *, al
     se = np.sqrt((lam ** 2) * np.var(fu) / N + np.var(y - lam * f) / n)
     z = norm.ppf(1 - alpha / 2)
     cse = np.std(y) / np.sqrt(n)
-    return PPIResult(float(est), float(est - z * se), float(est + z * se), float(lam), n, N,
-                     float(y.mean()), float(y.mean() - z * cse), float(y.mean() + z * cse))
+    if n < MIN_LABELLED:
+        nan = float("nan")
+        return PPIResult(nan, nan, nan, nan, n, N, nan, nan, nan)
+    ppi_lo, ppi_hi = _interval(float(est), float(se), z, n)
+    cl_lo, cl_hi = _interval(float(y.mean()), float(cse), z, n)
+    return PPIResult(float(est), ppi_lo, ppi_hi, float(lam), n, N, float(y.mean()), cl_lo, cl_hi)
+
+
+def _interval(centre: float, se: float, z: float, n: int) -> tuple[float, float]:
+    """The normal interval, or (NaN, NaN) from fewer than MIN_INTERVAL_LABELLED labels or a zero standard error."""
+    if n < MIN_INTERVAL_LABELLED or not se > 0:
+        return float("nan"), float("nan")
+    return centre - z * se, centre + z * se

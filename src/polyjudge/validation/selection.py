@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.numbers import defined, stat_text
 from polyjudge.data.rating_task import RatingTask
 from polyjudge.validation import metrics as M
 from polyjudge.validation.ppi import ppi_mean
@@ -77,7 +78,8 @@ class SelectionReport:
                 "consistency_loss", "bias_excess"]
         lines = ["\t".join(cols)]
         for r in self.rows:
-            lines.append("\t".join(_fmt(getattr(r, c)) for c in cols))
+            lines.append("\t".join(_fmt(getattr(r, c)) if c in ("beta", "tau") else _value(getattr(r, c))
+                                   for c in cols))
         return "\n".join(lines) + "\n"
 
     def to_text(self) -> str:
@@ -88,26 +90,38 @@ class SelectionReport:
         for (b, t) in sorted({(r.beta, r.tau) for r in self.rows}, key=lambda x: (x[0] or 0, x[1])):
             key = _key(b, t)
             out.append("")
-            out.append(f"beta={_fmt(b)} tau={_fmt(t)}  human prevalence={self.human_prevalence[key]:.3f}")
+            out.append(f"beta={_fmt(b)} tau={_fmt(t)}  human prevalence={stat_text(self.human_prevalence[key], '.3f')}")
             out.append(f"  {'definition':32s} {'selected':16s} {'value':>9s} {'C':>6s} {'dC':>7s} "
                        f"{'|B|':>6s} {'d|B|':>6s}")
             for r in self.rows:
                 if r.beta == b and r.tau == t:
-                    out.append(f"  {r.definition:32s} {r.selected:16s} {_fmt(r.value):>9s} "
-                               f"{r.consistency:6.3f} {r.consistency_loss:+7.3f} {r.abs_bias:6.3f} "
-                               f"{r.bias_excess:+6.3f}")
-            prev = ", ".join(f"{j}={self.per_judge[key][j]['prevalence']:.3f}" for j in self.judges)
+                    out.append(f"  {r.definition:32s} {r.selected:16s} {_value(r.value):>9s} "
+                               f"{stat_text(r.consistency, '.3f'):>6s} {stat_text(r.consistency_loss, '+.3f'):>7s} "
+                               f"{stat_text(r.abs_bias, '.3f'):>6s} {stat_text(r.bias_excess, '+.3f'):>6s}")
+            prev = ", ".join(f"{j}={stat_text(self.per_judge[key][j]['prevalence'], '.3f')}" for j in self.judges)
             out.append(f"  prevalence by judge: {prev}")
             if key in self.ppi:
                 for j, p in self.ppi[key].items():
-                    out.append(f"  PPI++ with {j}: {p['estimate']:.3f} [{p['lower']:.3f}, {p['upper']:.3f}] "
-                               f"lambda={p['lam']:.2f} (n={p['n_labelled']}, N={p['n_unlabelled']}; "
-                               f"humans only {p['classical']:.3f} [{p['classical_lower']:.3f}, "
-                               f"{p['classical_upper']:.3f}])")
+                    out.append(f"  PPI++ with {j}: {_ppi_text(p, '')} lambda={stat_text(p['lam'], '.2f')} "
+                               f"(n={p['n_labelled']}, N={p['n_unlabelled']}; "
+                               f"humans only {_ppi_text(p, 'classical')})")
         if any(self.failures.values()):
             out.append("")
             out.append("failed judgments left out: " + ", ".join(f"{j}={n}" for j, n in self.failures.items() if n))
         return "\n".join(out) + "\n"
+
+
+def _ppi_text(p: dict[str, Any], prefix: str) -> str:
+    """``estimate [lower, upper]``, each part n/a when undefined (too few labels, no spread)."""
+    est, lo, hi = (p[prefix or "estimate"], p[f"{prefix}_lower" if prefix else "lower"],
+                   p[f"{prefix}_upper" if prefix else "upper"])
+    band = "[n/a]" if defined(lo) is None or defined(hi) is None else f"[{lo:.3f}, {hi:.3f}]"
+    return f"{stat_text(est, '.3f')} {band}"
+
+
+def _value(x: Any) -> str:
+    """A statistic in a row: ``%.4g``, n/a when undefined (text that is not a number as it is)."""
+    return stat_text(x, ".4g") if isinstance(x, float | int) and not isinstance(x, bool) or x is None else str(x)
 
 
 def _fmt(x: Any) -> str:
