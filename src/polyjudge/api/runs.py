@@ -2,9 +2,9 @@
 
 The CLI reaches everything below it through :mod:`polyjudge.api` (a layer
 test holds it to that), so a change inside the engine or ``rundir`` never
-ripples into the commands. These are the names the commands use to build a
-run's configuration, read its input, guard its outputs and report how it
-stopped.
+ripples into the commands. These are the light names the commands use to
+check their flags, read their input, guard their outputs and report how a run
+stopped; the API's public names (``polyjudge.api``) are the rest.
 """
 
 from __future__ import annotations
