@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
 
 from polyjudge.api import MetaEvalConfig, meta_eval  # noqa: E402
-from polyjudge.api.export import ExportConfig, export  # noqa: E402
+from polyjudge.api.exporting import ExportConfig, export  # noqa: E402
 from polyjudge.cli.main import main  # noqa: E402
 from tests.helpers.mtme_testset import LP, NAME, build_ted_testset, judge_items  # noqa: E402
 from tests.helpers.openai_server import ScriptedServer  # noqa: E402

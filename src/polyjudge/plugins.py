@@ -28,9 +28,9 @@ imported from deeper modules may move.
 from __future__ import annotations
 
 from polyjudge.aggregate.runs import Aggregator
-from polyjudge.backends.base import GenerateRequest, GenerateResult, Message, TokenLogprob, Usage
 from polyjudge.backends.batch import BatchClient, BatchLine, BatchLineFormat
 from polyjudge.backends.registry import BackendSettings, Capabilities, JudgeSpec, RegisteredBackend
+from polyjudge.data.chat import GenerateRequest, GenerateResult, Message, TokenLogprob, Usage
 from polyjudge.data.errors import InputError
 from polyjudge.data.formats import SourceProbe
 from polyjudge.data.readers import InputReader, ItemDefaults

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from polyjudge.api.export import ExportConfig, comet_json_text, export
+from polyjudge.api.exporting import ExportConfig, comet_json_text, export
 from polyjudge.cli.main import cli, main
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval.readers import metric_refs, read_mtme_score_file, scan_mtme

@@ -16,8 +16,10 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "polyjudge"
 LAYERS = {
     "_version": 0, "registry": 0, "data": 0,
     "rundir": 1, "cache": 1,  # cache: the machine's shared response cache (the engine reads and fills it)
-    "backends": 2, "aggregate": 2,
-    "protocols": 3, "analysis": 3,
+    "aggregate": 2,
+    # protocols and backends are siblings: both build on data.chat (messages, requests, results),
+    # neither imports the other (test_siblings_do_not_import_each_other)
+    "protocols": 3, "backends": 3, "analysis": 3,
     "engine": 4, "validation": 4, "metaeval": 4,  # metaeval reads runs through analysis, never the reverse
     "studies": 5,
     "annotate": 5,  # human annotation campaigns: read data, metaeval.spans/ratings and validation
@@ -104,6 +106,40 @@ def test_evaluation_packages_point_one_way(lower: str, upper: str):
            for line, module in _imports(ast.parse(path.read_text(encoding="utf-8")))
            if module.split(".")[1:2] == [upper]]
     assert not bad, "\n".join(bad)
+
+
+# Packages on one layer that never import each other, in either direction.
+SIBLINGS = [("protocols", "backends")]
+# What a package never imports although the layers would let it: the report reads run directories
+# through their contract (rundir: records, the unknown-price marker), never the engine that wrote them.
+NEVER = {"report": {"engine", "backends"}}
+
+
+def _package_imports(package: str) -> list[tuple[str, int, str]]:
+    """(module path, line, imported module) of every polyjudge import in ``package``."""
+    return [(str(path.relative_to(SRC)), line, module)
+            for path in _modules() if _package(path) == package
+            for line, module in _imports(ast.parse(path.read_text(encoding="utf-8")))]
+
+
+@pytest.mark.parametrize(("one", "other"), SIBLINGS)
+def test_siblings_do_not_import_each_other(one: str, other: str):
+    assert _layer(one) == _layer(other)
+    bad = [f"{path}:{line} imports {module}" for a, b in ((one, other), (other, one))
+           for path, line, module in _package_imports(a) if module.split(".")[1:2] == [b]]
+    assert not bad, "what both need belongs below them (chat types: polyjudge.data.chat):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("package", sorted(NEVER))
+def test_packages_skip_what_they_never_import(package: str):
+    bad = [f"{path}:{line} imports {module}" for path, line, module in _package_imports(package)
+           if set(module.split(".")[1:2]) & NEVER[package]]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_sibling_rule_reads_lazy_imports():
+    tree = ast.parse("def f():\n    from polyjudge.backends.base import Message\n")
+    assert [m.split(".")[1] for _, m in _imports(tree)] == ["backends"]
 
 
 def test_only_rundir_names_run_directory_files():

@@ -151,6 +151,37 @@ def test_the_api_names_have_one_table():
         assert getattr(api, name) is getattr(importlib.import_module(home), name), name
 
 
+def test_the_package_exports_the_api_from_the_same_table():
+    """``polyjudge`` reads ``polyjudge.api._HOMES`` (no list of its own): every API name is a name of the
+    package, the same object, and the legacy ``polyjudge.run`` stays."""
+    import polyjudge
+    import polyjudge.api as api
+
+    assert set(api._HOMES) <= set(polyjudge.__all__) and len(polyjudge.__all__) == len(set(polyjudge.__all__))
+    assert set(api._HOMES) <= set(dir(polyjudge))
+    for name in ("judge", "JudgeConfig", "RunDir", "get_protocol", "export", "report", "pairwise"):
+        assert getattr(polyjudge, name) is getattr(api, name), name
+    assert callable(polyjudge.run)
+    with pytest.raises(AttributeError):
+        polyjudge.no_such_name  # noqa: B018
+
+
+def test_no_api_name_is_also_a_submodule():
+    """Importing ``polyjudge.api.NAME`` binds the module on the package as NAME, which would hide the public
+    NAME (a module class swap used to guard against it); so no public name is a submodule's name."""
+    import polyjudge.api as api
+
+    modules = {p.stem for p in (SRC / "api").glob("*.py")} | {p.name for p in (SRC / "api").iterdir() if p.is_dir()}
+    assert not set(api._HOMES) & modules
+
+
+def test_the_command_lines_helpers_keep_no_lazy_table():
+    """api/runs.py imports only light names; the heavy ones the commands need come from api's one table."""
+    tree = ast.parse((SRC / "api" / "runs.py").read_text(encoding="utf-8"))
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in {"lazy_members", "__getattr__"}]
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
+
+
 def test_the_standard_columns_name_registered_statistics():
     """meta-eval's standard columns (one table, metaeval.statistics.COLUMNS) report registered statistics
     at levels they have; the per-LP table, the system-level table and the report read them from it."""

@@ -28,8 +28,17 @@ def test_every_public_name_of_the_api_resolves_and_pairwise_is_the_function():
                            "assert all(getattr(api, n) is not None for n in api.__all__)\n"
                            "import polyjudge.api.pairwise_study\n"
                            "from polyjudge.api import pairwise\n"
-                           "assert callable(pairwise) and not hasattr(pairwise, '__path__'), pairwise")
+                           "assert callable(pairwise) and not hasattr(pairwise, '__path__'), pairwise\n"
+                           "import polyjudge.api.exporting, polyjudge.api.reporting\n"
+                           "from polyjudge.api import export, report\n"
+                           "assert callable(export) and callable(report), (export, report)")
     assert "polyjudge.api.pairwise_study" in loaded
+
+
+def test_importing_polyjudge_does_not_import_the_api():
+    """``polyjudge`` exports the API's names from its table when first asked for, not at import."""
+    assert "polyjudge.api" not in _loaded_after("import polyjudge")
+    assert "polyjudge.engine.session" in _loaded_after("import polyjudge\npolyjudge.JudgeConfig")
 
 
 def _loaded_by_cli(*argv: str) -> set[str]:

@@ -8,7 +8,8 @@ import pytest
 
 from polyjudge.backends import BACKENDS, BackendSettings, JudgeSpec, build_backends, make_backend
 from polyjudge.backends.anthropic import API_VERSION, TOOL_NAME, AnthropicBackend, rate_limit_wait
-from polyjudge.backends.base import BackendError, GenerateRequest, Message
+from polyjudge.backends.base import BackendError
+from polyjudge.data.chat import GenerateRequest, Message
 from polyjudge.engine.runner import is_fatal
 from tests.helpers.anthropic_server import AnthropicServer, MReply
 

@@ -9,10 +9,11 @@ from click.testing import CliRunner
 
 from polyjudge.api import JudgeConfig, judge
 from polyjudge.backends.anthropic import AnthropicBackend
-from polyjudge.backends.base import BackendError, GenerateRequest, Message
+from polyjudge.backends.base import BackendError
 from polyjudge.backends.openai import OpenAIBackend
 from polyjudge.backends.pool import PoolBackend
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, build_judge
+from polyjudge.data.chat import GenerateRequest, Message
 from polyjudge.engine.errors import EndpointFailed
 from polyjudge.engine.runner import RetryPolicy, is_fatal
 from tests.helpers.anthropic_server import AnthropicServer, MReply

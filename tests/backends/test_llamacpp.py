@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from polyjudge.backends.base import GenerateRequest, Message
+from polyjudge.data.chat import GenerateRequest, Message
 from polyjudge.data.records import Item
 from polyjudge.engine import run
 from polyjudge.protocols import get_protocol

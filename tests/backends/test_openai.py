@@ -3,8 +3,9 @@ import time
 
 import pytest
 
-from polyjudge.backends.base import BackendError, GenerateRequest, Message
+from polyjudge.backends.base import BackendError
 from polyjudge.backends.openai import OpenAIBackend, parse_retry_after
+from polyjudge.data.chat import GenerateRequest, Message
 from tests.helpers.openai_server import Reply, ScriptedServer
 
 REQ = GenerateRequest(messages=(Message("system", "be a judge"), Message("user", "rate")), temperature=0.4,

@@ -12,9 +12,10 @@ import json
 import pytest
 
 from polyjudge.backends import BackendSettings, JudgeSpec, make_backend
-from polyjudge.backends.base import BackendError, GenerateRequest, Message
+from polyjudge.backends.base import BackendError
 from polyjudge.backends.openai import OpenAIBackend
 from polyjudge.backends.reasoning import split_reasoning
+from polyjudge.data.chat import GenerateRequest, Message
 from tests.helpers.openai_server import Reply, ScriptedServer
 
 REQ = GenerateRequest(messages=(Message("system", "be a judge"), Message("user", "rate")), temperature=0.0,

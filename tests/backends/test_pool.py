@@ -16,8 +16,9 @@ from polyjudge.backends import (
     make_backend,
     server_counts_of,
 )
-from polyjudge.backends.base import BackendError, GenerateRequest, GenerateResult, Message
+from polyjudge.backends.base import BackendError
 from polyjudge.backends.openai import OpenAIBackend
+from polyjudge.data.chat import GenerateRequest, GenerateResult, Message
 from polyjudge.engine.errors import EndpointFailed
 from polyjudge.engine.runner import RetryPolicy, is_fatal
 from tests.helpers.openai_server import Reply, ScriptedServer

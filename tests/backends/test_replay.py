@@ -36,7 +36,7 @@ def test_bad_recording_names_the_line(tmp_path):
 def test_samples_logprobs_reasoning_and_token_details_survive_record_and_replay(tmp_path):
     import asyncio
 
-    from polyjudge.backends.base import GenerateRequest, GenerateResult, Message, TokenLogprob, Usage
+    from polyjudge.data.chat import GenerateRequest, GenerateResult, Message, TokenLogprob, Usage
 
     answer = GenerateResult("80", "stop", Usage(10, 5, cached_prompt_tokens=4, reasoning_tokens=2), 0.1, "m",
                             choices=("80", "70"), choice_finish_reasons=("stop", "length"),

@@ -21,7 +21,8 @@ import pytest
 
 from polyjudge.api import JudgeConfig, judge
 from polyjudge.backends import JudgeSpec, PoolBackend, make_backend
-from polyjudge.backends.base import BackendError, GenerateRequest, Message
+from polyjudge.backends.base import BackendError
+from polyjudge.data.chat import GenerateRequest, Message
 from polyjudge.engine.errors import EndpointFailed
 from polyjudge.engine.runner import is_fatal
 from tests.helpers.openai_server import Reply, ScriptedServer

@@ -7,9 +7,9 @@ import pytest
 from polyjudge.api import InputError, JudgeConfig, judge
 from polyjudge.api.registries import entries
 from polyjudge.backends import BackendSettings, JudgeSpec, backend_class
-from polyjudge.backends.base import GenerateRequest, Message
 from polyjudge.backends.registry import Capabilities
 from polyjudge.backends.vllm import ClusterBackend, VllmBackend
+from polyjudge.data.chat import GenerateRequest, Message
 from polyjudge.data.records import Item
 
 ITEMS = [Item(src="Hallo", tgt="Hello", src_lang="de", tgt_lang="en", doc_id="d", seg_id="1", system="S")]

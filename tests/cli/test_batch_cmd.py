@@ -20,10 +20,10 @@ def fast_polling(monkeypatch):
     """Poll the test server every few milliseconds instead of every few seconds."""
     import functools
 
-    import polyjudge.api.runs as runs  # where the command line's spec builder takes BatchOptions from
+    import polyjudge.api as api  # where the command line's spec builder takes BatchOptions from
     from polyjudge.engine.batches import BatchOptions
 
-    monkeypatch.setattr(runs, "BatchOptions", functools.partial(BatchOptions, poll_initial_s=0.01, poll_max_s=0.05))
+    monkeypatch.setattr(api, "BatchOptions", functools.partial(BatchOptions, poll_initial_s=0.01, poll_max_s=0.05))
 
 
 def answer(body):

@@ -11,8 +11,7 @@ import json
 
 import pytest
 
-from polyjudge.api import origin_testset
-from polyjudge.api.runs import RunDir
+from polyjudge.api import RunDir, origin_testset
 from tests.data.wmt_testsets import SYSTEMS, ted_sample, write_mtme, write_wmt25
 from tests.helpers.cli import cli
 from tests.helpers.openai_server import ScriptedServer

@@ -3,7 +3,8 @@
 import json
 from pathlib import Path
 
-from polyjudge.backends.base import BackendError, GenerateResult, Usage
+from polyjudge.backends.base import BackendError
+from polyjudge.data.chat import GenerateResult, Usage
 from polyjudge.data.records import Item
 from polyjudge.engine import RetryPolicy
 from polyjudge.engine.batches import BatchOptions

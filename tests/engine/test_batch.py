@@ -101,8 +101,8 @@ def test_batch_needs_a_backend_with_a_batch_api(items, tmp_path):
 
 
 def test_line_formats_follow_the_openai_batch_api():
-    from polyjudge.backends.base import GenerateRequest, Message
     from polyjudge.backends.openai_batch import chat_body, parse_output_line, request_line
+    from polyjudge.data.chat import GenerateRequest, Message
 
     request = GenerateRequest(messages=(Message("user", "hi"),), temperature=0.3, max_tokens=9, seed=4, n=2,
                               json_schema={"type": "object"})
@@ -138,9 +138,9 @@ def test_a_backend_brings_its_own_batch_line_format_without_an_engine_edit(items
     from typing import Any, ClassVar
 
     from polyjudge.backends import BACKENDS, GenerateResult, RegisteredBackend, register_backend
-    from polyjudge.backends.base import GenerateRequest
     from polyjudge.backends.batch import BATCH_LINE_FORMATS, BatchLineFormat, LineResult, register_batch_format
     from polyjudge.backends.registry import Capabilities
+    from polyjudge.data.chat import GenerateRequest
 
     for registry in (BACKENDS, BATCH_LINE_FORMATS):
         registry.names()

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from polyjudge.backends.base import GenerateRequest, GenerateResult, Message
+from polyjudge.data.chat import GenerateRequest, GenerateResult, Message
 from polyjudge.data.records import Item
 from polyjudge.engine import Estimate, RunSpec, run_async
 from polyjudge.engine.pricing import CONTEXT_TOKENS, DEFAULT_PRICES, approx_tokens

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from polyjudge.api import JudgeConfig, ModelPrice, judge
-from polyjudge.backends.base import Usage
+from polyjudge.data.chat import Usage
 from polyjudge.engine.progress import SpendMeter, spend_text
 from tests.engine.helpers import FAST_BATCH, FAST_RETRY, responder
 from tests.engine.test_spend import many_items

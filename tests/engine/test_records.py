@@ -92,7 +92,7 @@ def test_reasoning_effort_reaches_every_request_the_signature_and_the_cache_key(
 
 def test_token_probabilities_are_stored_once_and_read_back(tmp_path):
     """The store keeps an answer's logprobs beside its text, so a resumed run re-parses expected scores."""
-    from polyjudge.backends.base import GenerateRequest, GenerateResult, Message, TokenLogprob
+    from polyjudge.data.chat import GenerateRequest, GenerateResult, Message, TokenLogprob
     from polyjudge.engine.store import AnswerKey, Store, logprobs_of
 
     tokens = (TokenLogprob("7", -0.1, (("7", -0.1), ("8", -2.5))), TokenLogprob("0", -0.01, ()))

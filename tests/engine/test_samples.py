@@ -5,7 +5,7 @@ import logging
 import sqlite3
 
 from polyjudge.api import JudgeConfig, judge
-from polyjudge.backends.base import Usage
+from polyjudge.data.chat import Usage
 from polyjudge.engine import run
 from polyjudge.engine.plan import plan_tasks, sample_groups
 from polyjudge.engine.runner import split_usage

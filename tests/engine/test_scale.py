@@ -8,7 +8,7 @@ import os
 import pytest
 
 from polyjudge.api import JudgeConfig, judge
-from polyjudge.backends.base import GenerateRequest, Message
+from polyjudge.data.chat import GenerateRequest, Message
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.engine import core
@@ -211,7 +211,7 @@ def test_judgments_without_a_run_directory_are_a_plain_list():
         model = "m"
 
         async def generate(self, request):
-            from polyjudge.backends.base import GenerateResult
+            from polyjudge.data.chat import GenerateResult
 
             return GenerateResult(json.dumps({"score": 60 + request.seed}), "stop")
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from polyjudge.api import BudgetExceeded, InputError, JudgeConfig, ModelPrice, estimate, judge
-from polyjudge.backends.base import GenerateRequest, Message
+from polyjudge.data.chat import GenerateRequest, Message
 from polyjudge.data.records import Item
 from polyjudge.engine.pricing import DEFAULT_PRICES, PRICES_AS_OF, load_prices
 from polyjudge.engine.spend import Budget, RateLimiter, TokenBucket

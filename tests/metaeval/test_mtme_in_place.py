@@ -15,7 +15,7 @@ import scipy.stats
 from click.testing import CliRunner
 
 from polyjudge.api import MetaEvalConfig, meta_eval
-from polyjudge.api.export import ExportConfig, export
+from polyjudge.api.exporting import ExportConfig, export
 from polyjudge.cli.main import cli, main
 from polyjudge.metaeval.mtme import human_systems, outlier_systems, standard_gold
 from polyjudge.metaeval.readers import read_mtme_score_file

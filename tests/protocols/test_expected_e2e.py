@@ -109,7 +109,7 @@ def test_score_mode_flag_and_option_must_agree(tmp_path, capsys):
 def test_the_embedded_model_returns_token_probabilities_for_an_expected_score():
     import asyncio
 
-    from polyjudge.backends.base import GenerateRequest
+    from polyjudge.data.chat import GenerateRequest
     from polyjudge.data.records import Item, document_contexts
     from polyjudge.protocols import get_protocol
     from polyjudge.protocols.base import ProtocolOptions

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from polyjudge.backends.base import TokenLogprob
+from polyjudge.data.chat import TokenLogprob
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.protocols import get_protocol

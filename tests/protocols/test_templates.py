@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from polyjudge.backends.base import Message
+from polyjudge.data.chat import Message
 from polyjudge.data.errors import InputError
 from polyjudge.protocols.templates import PromptTemplate
 

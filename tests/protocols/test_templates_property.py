@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from polyjudge.backends.base import Message
+from polyjudge.data.chat import Message
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols import ProtocolOptions, get_protocol
 

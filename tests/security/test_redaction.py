@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from polyjudge.backends.base import BackendError, GenerateRequest, GenerateResult, Message
+from polyjudge.backends.base import BackendError
 from polyjudge.backends.build import build_backends
 from polyjudge.backends.registry import BackendSettings, JudgeSpec
 from polyjudge.backends.replay import RecordingBackend, ReplayBackend
 from polyjudge.data import secrets
+from polyjudge.data.chat import GenerateRequest, GenerateResult, Message
 from polyjudge.data.secrets import MASK, Redactor, env_secrets, redact, redact_url, register_secret_env
 
 KEY = "sk-proj-Zq1Xw2Ce3Vr4Bt5Ny6Mu7Ki8Lo9P0aSdFgHjKl"

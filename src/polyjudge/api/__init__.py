@@ -17,9 +17,7 @@ tabular results have ``to_pandas()`` (needs ``pip install 'polyjudge[pandas]'``)
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from polyjudge.registry import lazy_members
 
@@ -41,9 +39,9 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.compare import compare_formats as compare_formats
     from polyjudge.api.cost import CostReport as CostReport
     from polyjudge.api.cost import run_costs as run_costs
-    from polyjudge.api.export import ExportConfig as ExportConfig
-    from polyjudge.api.export import ExportResult as ExportResult
-    from polyjudge.api.export import export as export
+    from polyjudge.api.exporting import ExportConfig as ExportConfig
+    from polyjudge.api.exporting import ExportResult as ExportResult
+    from polyjudge.api.exporting import export as export
     from polyjudge.api.inputs import TestSetInfo as TestSetInfo
     from polyjudge.api.inputs import origin_testset as origin_testset
     from polyjudge.api.inputs import read_input as read_input
@@ -108,15 +106,19 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.engine.spec import ExecutionSpec as ExecutionSpec
     from polyjudge.engine.spec import GenerationSpec as GenerationSpec
     from polyjudge.engine.spec import JudgingSpec as JudgingSpec
+    from polyjudge.protocols.registry import get_protocol as get_protocol
     from polyjudge.protocols.spec import ProtocolSpec as ProtocolSpec
+    from polyjudge.rundir.directory import RunDir as RunDir
     from polyjudge.rundir.spec import OutputSpec as OutputSpec
     from polyjudge.validation.selection import SelectionReport as SelectionReport
     from polyjudge.validation.simulate import SimConfig as SimConfig
     from polyjudge.validation.simulate import default_grid as default_grid
 
 # The API's public names, one per line, and where each lives: the one list (``__all__``, the lazy
-# ``__getattr__`` and the TYPE_CHECKING block above follow it). Names load on first use, so
-# `polyjudge judge` does not pay for scipy, the studies and the report at start-up (about 0.75 s of CPU per command).
+# ``__getattr__`` and the TYPE_CHECKING block above follow it, and ``polyjudge`` itself exports these names
+# the same way). Names load on first use, so `polyjudge judge` does not pay for scipy, the studies and the
+# report at start-up (about 0.75 s of CPU per command). No name is also a submodule's (``export`` lives in
+# exporting.py, ``report`` in reporting.py): importing a submodule binds it on the package under its name.
 _HOMES: dict[str, str] = {
     "AnnotateConfig": "polyjudge.api.annotate",
     "init_campaign": "polyjudge.api.annotate",
@@ -126,9 +128,9 @@ _HOMES: dict[str, str] = {
     "CompareSystemsConfig": "polyjudge.api.systems",
     "CompareSystemsResult": "polyjudge.api.systems",
     "compare_systems": "polyjudge.api.systems",
-    "ExportConfig": "polyjudge.api.export",
-    "ExportResult": "polyjudge.api.export",
-    "export": "polyjudge.api.export",
+    "ExportConfig": "polyjudge.api.exporting",
+    "ExportResult": "polyjudge.api.exporting",
+    "export": "polyjudge.api.exporting",
     "CostReport": "polyjudge.api.cost",
     "run_costs": "polyjudge.api.cost",
     "cache_stats": "polyjudge.api.cache",
@@ -180,6 +182,8 @@ _HOMES: dict[str, str] = {
     "validate": "polyjudge.api.validation",
     "write_simulation_report": "polyjudge.api.validation",
     "InputError": "polyjudge.data.errors",
+    "RunDir": "polyjudge.rundir.directory",
+    "get_protocol": "polyjudge.protocols.registry",
     "BatchOptions": "polyjudge.engine.batches",
     "BatchRecord": "polyjudge.engine.batches",
     "batch_status": "polyjudge.engine.batches",
@@ -212,20 +216,6 @@ _HOMES: dict[str, str] = {
 
 
 __getattr__, __dir__ = lazy_members(__name__, _HOMES)
-
-
-class _Api(ModuleType):
-    """This package: importing a submodule named like a public name (``polyjudge.api.export``) binds the
-    submodule on the package, which would hide the function ``export`` from ``from polyjudge.api import
-    export``; the public name wins (the submodule stays importable by its full name)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _HOMES and isinstance(value, ModuleType) and value.__name__ == f"{__name__}.{name}":
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Api
 
 
 __all__ = list(_HOMES)  # noqa: PLE0605 (one table: _HOMES)

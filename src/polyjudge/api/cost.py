@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.data.errors import InputError
-from polyjudge.engine.pricing import PRICE_UNKNOWN
 from polyjudge.rundir import RunDir
-from polyjudge.rundir.records import Manifest
+from polyjudge.rundir.records import PRICE_UNKNOWN, Manifest
 
 # The model named on a row of an old manifest (format 0 or 1 without per-judge numbers) with several judges.
 ALL_JUDGES = "(all judges)"

@@ -16,15 +16,7 @@ from typing import TYPE_CHECKING
 from polyjudge.registry import lazy_members
 
 if TYPE_CHECKING:
-    from polyjudge.backends.base import (
-        Backend,
-        BackendError,
-        GenerateRequest,
-        GenerateResult,
-        Message,
-        TokenLogprob,
-        Usage,
-    )
+    from polyjudge.backends.base import Backend, BackendError
     from polyjudge.backends.build import adaptations_of, build_backends, server_counts_of
     from polyjudge.backends.pool import PoolBackend
     from polyjudge.backends.registry import (
@@ -38,17 +30,20 @@ if TYPE_CHECKING:
         make_backend,
         register_backend,
     )
+    from polyjudge.data.chat import GenerateRequest, GenerateResult, Message, TokenLogprob, Usage
 
+# The request and result types live in polyjudge.data.chat (protocols use them too); they are named
+# here as well, as before, for code that takes everything about backends from this package.
 _HOMES = {
-    **dict.fromkeys(("Backend", "BackendError", "GenerateRequest", "GenerateResult", "Message", "TokenLogprob",
-                     "Usage"), "base"),
-    **dict.fromkeys(("adaptations_of", "build_backends", "server_counts_of"), "build"),
-    "PoolBackend": "pool",
+    **dict.fromkeys(("GenerateRequest", "GenerateResult", "Message", "TokenLogprob", "Usage"), "polyjudge.data.chat"),
+    **dict.fromkeys(("Backend", "BackendError"), f"{__name__}.base"),
+    **dict.fromkeys(("adaptations_of", "build_backends", "server_counts_of"), f"{__name__}.build"),
+    "PoolBackend": f"{__name__}.pool",
     **dict.fromkeys(("BACKENDS", "BackendSettings", "JudgeSpec", "RegisteredBackend", "UnknownBackendError",
-                     "backend_class", "build_judge", "make_backend", "register_backend"), "registry"),
+                     "backend_class", "build_judge", "make_backend", "register_backend"), f"{__name__}.registry"),
 }
 
-__getattr__, __dir__ = lazy_members(__name__, {name: f"{__name__}.{home}" for name, home in _HOMES.items()})
+__getattr__, __dir__ = lazy_members(__name__, _HOMES)
 
 
 __all__ = ["BACKENDS", "Backend", "BackendError", "BackendSettings", "GenerateRequest", "GenerateResult",

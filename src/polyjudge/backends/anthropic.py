@@ -33,14 +33,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from polyjudge.backends.adaptation import FormGate, is_billing_error
-from polyjudge.backends.base import (
-    Backend,
-    BackendError,
-    GenerateRequest,
-    GenerateResult,
-    Usage,
-    endpoint_from_env,
-)
+from polyjudge.backends.base import Backend, BackendError, endpoint_from_env
 from polyjudge.backends.http import (
     HttpClients,
     HttpResponse,
@@ -59,6 +52,7 @@ from polyjudge.backends.registry import (
     register_backend,
 )
 from polyjudge.backends.reported import NOT_TEXT, UNKNOWN, as_json_text, count, message_text, reported
+from polyjudge.data.chat import GenerateRequest, GenerateResult, Usage
 from polyjudge.data.secrets import register_secret_env
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"

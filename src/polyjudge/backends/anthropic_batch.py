@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from polyjudge.backends.anthropic import API_KEY_ENV, API_VERSION, DEFAULT_BASE_URL, AnthropicBackend
-from polyjudge.backends.base import BackendError, GenerateRequest
+from polyjudge.backends.base import BackendError
 from polyjudge.backends.batch import (
     FILE_DEADLINE_S,
     MAX_LIST_PAGES,
@@ -43,6 +43,7 @@ from polyjudge.backends.batch import (
 from polyjudge.backends.http import HttpClients, HttpResponse, error_info, is_retryable_status, max_body_from_env
 from polyjudge.backends.registry import BackendSettings, JudgeSpec
 from polyjudge.backends.reported import server_json
+from polyjudge.data.chat import GenerateRequest
 from polyjudge.data.secrets import redact, redact_url
 
 # The provider's limits per batch (platform.claude.com, Message Batches).

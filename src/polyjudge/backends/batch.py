@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from polyjudge.backends.base import BackendError, GenerateRequest, GenerateResult
+from polyjudge.backends.base import BackendError
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, backend_class
+from polyjudge.data.chat import GenerateRequest, GenerateResult
 from polyjudge.data.secrets import register_secret_env
 from polyjudge.registry import Registry, UnknownNameError
 

@@ -26,8 +26,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from polyjudge.backends.base import Backend, GenerateRequest, Message
+from polyjudge.backends.base import Backend
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, backend_class
+from polyjudge.data.chat import GenerateRequest, Message
 
 # A request using every field a backend may write (schema, token probabilities, seed, system prompt).
 _PROBE = GenerateRequest(messages=(Message("system", "s"), Message("user", "u")), temperature=0.5, max_tokens=7,

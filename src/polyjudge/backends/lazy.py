@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from polyjudge.backends.base import Backend, GenerateRequest, GenerateResult
+from polyjudge.backends.base import Backend
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, build_judge
+from polyjudge.data.chat import GenerateRequest, GenerateResult
 
 
 class LazyBackend:

@@ -17,15 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from polyjudge.backends.base import (
-    Backend,
-    BackendError,
-    GenerateRequest,
-    GenerateResult,
-    PreflightError,
-    TokenLogprob,
-    Usage,
-)
+from polyjudge.backends.base import Backend, BackendError, PreflightError
 from polyjudge.backends.models import DEFAULT_MODEL, resolve_model_path
 from polyjudge.backends.reasoning import join_reasoning, split_reasoning
 from polyjudge.backends.registry import (
@@ -36,6 +28,7 @@ from polyjudge.backends.registry import (
     register_backend,
 )
 from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported
+from polyjudge.data.chat import GenerateRequest, GenerateResult, TokenLogprob, Usage
 
 # Loaded native servers by (model file, context, slots, threads); see LlamaCppBackend.__init__.
 _SERVERS: dict[tuple[str, int, int, int], Any] = {}

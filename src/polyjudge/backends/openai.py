@@ -31,15 +31,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from polyjudge.backends.adaptation import FormGate, is_billing_error
-from polyjudge.backends.base import (
-    Backend,
-    BackendError,
-    GenerateRequest,
-    GenerateResult,
-    TokenLogprob,
-    Usage,
-    endpoint_from_env,
-)
+from polyjudge.backends.base import Backend, BackendError, endpoint_from_env
 from polyjudge.backends.http import (
     MAX_CONNECTIONS,
     ErrorInfo,
@@ -61,6 +53,7 @@ from polyjudge.backends.registry import (
 )
 from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported
 from polyjudge.backends.slots import ServerSlots
+from polyjudge.data.chat import GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.data.secrets import register_secret_env
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

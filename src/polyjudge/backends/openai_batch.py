@@ -17,7 +17,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from polyjudge.backends.base import BackendError, GenerateRequest, GenerateResult, Usage
+from polyjudge.backends.base import BackendError
 from polyjudge.backends.batch import (
     FILE_DEADLINE_S,
     MAX_LIST_PAGES,
@@ -38,6 +38,7 @@ from polyjudge.backends.openai import chat_body
 from polyjudge.backends.reasoning import is_known_reasoning_model
 from polyjudge.backends.registry import DEFAULT_API_KEY_ENV, BackendSettings, JudgeSpec
 from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported, server_json
+from polyjudge.data.chat import GenerateRequest, GenerateResult, Usage
 from polyjudge.data.secrets import redact, redact_url
 
 if TYPE_CHECKING:

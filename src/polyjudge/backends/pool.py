@@ -39,7 +39,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult
+from polyjudge.backends.base import Backend, BackendError
+from polyjudge.data.chat import GenerateRequest, GenerateResult
 from polyjudge.data.secrets import redact_url
 
 

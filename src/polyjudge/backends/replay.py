@@ -13,7 +13,7 @@ from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any, ClassVar
 
-from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, TokenLogprob, Usage
+from polyjudge.backends.base import Backend, BackendError
 from polyjudge.backends.registry import (
     BackendSettings,
     Capabilities,
@@ -21,6 +21,7 @@ from polyjudge.backends.registry import (
     RegisteredBackend,
     register_backend,
 )
+from polyjudge.data.chat import GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl
 from polyjudge.data.secrets import Redactor, mask_token_rows, redact

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar
 
-from polyjudge.backends.base import Backend, GenerateRequest, GenerateResult, Usage
+from polyjudge.backends.base import Backend
 from polyjudge.backends.registry import (
     BackendSettings,
     Capabilities,
@@ -29,6 +29,7 @@ from polyjudge.backends.registry import (
     RegisteredBackend,
     register_backend,
 )
+from polyjudge.data.chat import GenerateRequest, GenerateResult, Usage
 from polyjudge.data.errors import InputError
 
 INSTALL_RAY_LLM = "pip install 'ray[llm]'"

@@ -1,6 +1,6 @@
 """``polyjudge export``: a finished run as files the field's tools accept.
 
-The work is :func:`polyjudge.api.export.export`; this module parses and prints.
+The work is :func:`polyjudge.api.exporting.export`; this module parses and prints.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from polyjudge.api.export import export_formats
+from polyjudge.api.exporting import export_formats
 from polyjudge.cli.options import out_option
 
 
@@ -30,7 +30,7 @@ def export(run: Path, to: str, out: str) -> None:
     cp exports/en-de/*.score wmt23/metric-scores/en-de/
     polyjudge export runs/mqm --to wmt25 -o submission/
     """
-    from polyjudge.api.export import ExportConfig
-    from polyjudge.api.export import export as write
+    from polyjudge.api.exporting import ExportConfig
+    from polyjudge.api.exporting import export as write
 
     click.echo(write(ExportConfig(run, to, out)).summary(), nl=False)

@@ -337,7 +337,7 @@ def score(call: ScoreCall) -> None:
 def _comet_shaped(per_file: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
     """``--to-json`` as comet-score's ``--to_json`` writes it: per translation file its segments with
     ``src``, ``mt``, ``ref`` (when given) and the score under ``COMET`` (null: unscored)."""
-    from polyjudge.api.export import COMET_SCORE_KEY
+    from polyjudge.api.exporting import COMET_SCORE_KEY
 
     return {name: [{**{k: v for k, v in r.items() if k != "score" and not (k == "ref" and v is None)},
                     COMET_SCORE_KEY: r["score"]} for r in rows] for name, rows in per_file.items()}

@@ -137,8 +137,8 @@ def variability(run_dir: str, aggregator: str, out: str | None, expected_dir: st
     elif human is not None:
         raise click.UsageError("--human needs --expected")
 
+    from polyjudge.api import RunDir
     from polyjudge.api.mqm import COMPARISON, aggregate_table, distinct_counts, segment_deltas, variability_report
-    from polyjudge.api.runs import RunDir
 
     guard_outputs({"out": file_target("-o/--out", out)})
     mats = RunDir.open(run_dir).run_score_matrices()

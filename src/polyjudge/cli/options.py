@@ -684,8 +684,7 @@ def judging_spec(params: Mapping[str, Any], *, progress: bool = True) -> Judging
     own (``fmt``, ``dry_run``) are not read; the input's flags are read when the command has them."""
     import sys
 
-    from polyjudge.api import BudgetSpec, ExecutionSpec, GenerationSpec, JudgingSpec, OutputSpec
-    from polyjudge.api.runs import BatchOptions
+    from polyjudge.api import BatchOptions, BudgetSpec, ExecutionSpec, GenerationSpec, JudgingSpec, OutputSpec
 
     p = params
     protocol = _protocol_group(p)

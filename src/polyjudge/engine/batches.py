@@ -30,7 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from polyjudge.backends.base import BackendError, GenerateResult
+from polyjudge.backends.base import BackendError
 from polyjudge.backends.batch import (
     BatchClient,
     BatchInfo,
@@ -43,6 +43,7 @@ from polyjudge.backends.batch import (
     line_format_for,
 )
 from polyjudge.cache.store import source_name
+from polyjudge.data.chat import GenerateResult
 from polyjudge.data.errors import InputError
 from polyjudge.data.secrets import redact
 from polyjudge.engine.caching import IMPORTED_META

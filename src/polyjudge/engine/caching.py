@@ -28,8 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from polyjudge.backends.base import GenerateResult, Usage
 from polyjudge.cache import CachedAnswer, CacheUnavailable, ResponseCache
+from polyjudge.data.chat import GenerateResult, Usage
 from polyjudge.data.secrets import redact, redact_url
 from polyjudge.engine.plan import Plan
 from polyjudge.engine.pricing import ModelPrice, PriceTable, maintained_source

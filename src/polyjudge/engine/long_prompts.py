@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring  # json.dumps' own (C) escaping
 from typing import Any
 
-from polyjudge.backends.base import Message
+from polyjudge.data.chat import Message
 
 # A piece of at least this many characters is encoded and hashed once, however many prompts hold it.
 LONG = 1 << 15

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from polyjudge._version import __version__
-from polyjudge.backends.base import GenerateRequest, Message
+from polyjudge.data.chat import GenerateRequest, Message
 from polyjudge.data.records import DocumentContext, Item, document_contexts
 from polyjudge.engine.long_prompts import has_long_piece, hash_canonical, message_json
 from polyjudge.protocols.base import JudgeProtocol
@@ -126,13 +126,12 @@ _CODE_HASHES: dict[str, str] = {}
 
 
 def _code_hashes(protocol_module: str) -> list[str]:
-    """SHA-256 of every source file prompts depend on: polyjudge.protocols, polyjudge.data,
-    backends/base.py and the protocol's own module (a plugin), in a fixed order."""
-    import polyjudge.backends.base as base
+    """SHA-256 of every source file prompts depend on: polyjudge.protocols, polyjudge.data (the chat
+    messages among them) and the protocol's own module (a plugin), in a fixed order."""
     import polyjudge.data as data
     import polyjudge.protocols as protocols
 
-    files = {Path(str(base.__file__))}
+    files: set[Path] = set()
     for package in (protocols, data):
         files |= set(Path(str(package.__file__)).parent.glob("*.py"))
     own = getattr(sys.modules.get(protocol_module), "__file__", None)

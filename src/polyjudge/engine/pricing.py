@@ -35,9 +35,6 @@ from polyjudge.data.errors import InputError
 # When the rows below were read from the providers' price pages (every row was checked on that day;
 # the gpt-4o and gpt-4.1 rows agree with genai-prices, which answers for them first).
 PRICES_AS_OF = "2026-11-23"
-# What summaries, `polyjudge cost`, reports and the progress bar say of a paid judge without a price (its $0 is
-# not "free").
-PRICE_UNKNOWN = "price unknown"
 # The share OpenAI's, Anthropic's and Google's Batch APIs take off every price (genai-prices has no batch rates).
 MAINTAINED_BATCH_DISCOUNT = {"openai": 0.5, "anthropic": 0.5, "google": 0.5}
 
@@ -440,6 +437,6 @@ def cost_usd(prices: Mapping[str, ModelPrice | Any], model: str, prompt_tokens: 
     return ModelPrice.of(row).cost(prompt_tokens, completion_tokens, cached_prompt_tokens, batch=batch)
 
 
-__all__ = ["CONTEXT_TOKENS", "DEFAULT_PRICES", "OVERRIDE", "OWN_TABLE", "PRICES_AS_OF", "PRICE_UNKNOWN", "ModelPrice",
+__all__ = ["CONTEXT_TOKENS", "DEFAULT_PRICES", "OVERRIDE", "OWN_TABLE", "PRICES_AS_OF", "ModelPrice",
            "PriceMemo", "PriceTable", "PriceTier", "approx_tokens", "cost_usd", "default_prices", "load_prices",
            "maintained_price", "maintained_source", "price_table", "sources_of"]

@@ -16,10 +16,11 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from polyjudge.backends.base import Usage
-from polyjudge.engine.pricing import PRICE_UNKNOWN, ModelPrice
+from polyjudge.data.chat import Usage
+from polyjudge.engine.pricing import ModelPrice
 from polyjudge.engine.signals import show_status
 from polyjudge.engine.spend import Budget
+from polyjudge.rundir.records import PRICE_UNKNOWN
 
 # Seconds between two updates of the bar's counts.
 UPDATE_EVERY_S = 0.1

@@ -65,9 +65,10 @@ from types import ModuleType
 from typing import Any
 
 from polyjudge.backends.adaptation import HOLD_S
-from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
+from polyjudge.backends.base import Backend, BackendError
 from polyjudge.backends.registry import BackendSettings, JudgeSpec, backend_class
 from polyjudge.backends.vllm import ClusterBackend, ClusterPlacement
+from polyjudge.data.chat import GenerateRequest, GenerateResult, Usage
 from polyjudge.data.errors import InputError
 from polyjudge.data.secrets import redact
 from polyjudge.engine.plan import Task

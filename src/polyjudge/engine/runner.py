@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from polyjudge.backends.base import Backend, BackendError, GenerateRequest, GenerateResult, Usage
+from polyjudge.backends.base import Backend, BackendError
+from polyjudge.data.chat import GenerateRequest, GenerateResult, Usage
 from polyjudge.data.secrets import redact
 from polyjudge.engine.plan import Task
 from polyjudge.engine.spend import Budget, RateLimiter, vet_usage, with_usage

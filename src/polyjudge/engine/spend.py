@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from polyjudge.backends.base import GenerateRequest, GenerateResult, Usage
+from polyjudge.data.chat import GenerateRequest, GenerateResult, Usage
 from polyjudge.engine.long_prompts import prompt_bytes as messages_bytes
 from polyjudge.engine.pricing import ModelPrice
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from polyjudge.backends.base import GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.backends.reported import as_json_text
+from polyjudge.data.chat import GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.data.secrets import Redactor, mask_token_rows, redact
 
 SCHEMA = """

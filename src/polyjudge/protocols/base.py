@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from polyjudge.backends.base import Message, TokenLogprob
+from polyjudge.data.chat import Message, TokenLogprob
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.answers import MAX_ANSWER_CHARS as MAX_ANSWER_CHARS
 from polyjudge.protocols.answers import MAX_NESTING as MAX_NESTING

@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from polyjudge.backends.base import Message
+from polyjudge.data.chat import Message
 from polyjudge.data.errors import InputError
 from polyjudge.data.rating_task import RatingTask, all_subsets, load_task
 from polyjudge.data.records import DocumentContext, Item

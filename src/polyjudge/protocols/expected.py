@@ -58,7 +58,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from polyjudge.backends.base import TokenLogprob
+from polyjudge.data.chat import TokenLogprob
 from polyjudge.protocols.answers import ParseFailure
 from polyjudge.protocols.options import option
 

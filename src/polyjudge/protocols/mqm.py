@@ -61,7 +61,7 @@ from typing import Any
 
 import polyjudge.aggregate.rrwa  # noqa: F401  (registers rrwa, geo, ... as run aggregators)
 from polyjudge.aggregate.mqm import SEVERITIES, MQMWeights, llm_mqm_score
-from polyjudge.backends.base import Message
+from polyjudge.data.chat import Message
 from polyjudge.data.errors import InputError
 from polyjudge.data.languages import language_name
 from polyjudge.data.records import DocumentContext, Item

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from polyjudge.backends.base import Message
+from polyjudge.data.chat import Message
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import iter_jsonl, read_json
 from polyjudge.data.records import DocumentContext, Item

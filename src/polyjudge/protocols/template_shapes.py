@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from polyjudge.backends.base import Message, Role
+from polyjudge.data.chat import Message, Role
 
 if TYPE_CHECKING:  # jinja2 loads when a template is built, not when the protocols are listed (--help)
     from jinja2 import nodes

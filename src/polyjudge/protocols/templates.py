@@ -37,7 +37,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from polyjudge.backends.base import Message, Role
+from polyjudge.data.chat import Message, Role
 from polyjudge.data.errors import InputError
 from polyjudge.data.secrets import redact
 from polyjudge.data.textio import read_text

@@ -50,7 +50,7 @@ from importlib import resources
 from typing import Any, ClassVar
 
 from polyjudge.aggregate.spanvote import vote_spans
-from polyjudge.backends.base import Message
+from polyjudge.data.chat import Message
 from polyjudge.data.errors import InputError
 from polyjudge.data.languages import language_name
 from polyjudge.data.records import DocumentContext, Item

@@ -82,7 +82,6 @@ from polyjudge.analysis import (
     system_ranking,
     tie_stats,
 )
-from polyjudge.engine.pricing import PRICE_UNKNOWN
 from polyjudge.metaeval.kappas import ConsistencyKappas, ReferenceKappa
 from polyjudge.metaeval.results import MetaEvalCell, MetaEvalResults
 from polyjudge.report import svg
@@ -99,6 +98,7 @@ from polyjudge.report.load import STATUSES, RunData
 from polyjudge.report.pairwise import pairwise_blocks
 from polyjudge.report.simulation import simulation_blocks
 from polyjudge.report.systems import comparison_blocks, run_comparison
+from polyjudge.rundir.records import PRICE_UNKNOWN
 from polyjudge.validation.results import ClassCount, SelectionTable, ValidationResults
 
 

@@ -23,6 +23,10 @@ FORMAT_VERSION = 1
 OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED, PENDING = (
     "ok", "parse_failed", "request_failed", "truncated", "pending")
 STATUSES = (OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED, PENDING)
+# What summaries, `polyjudge cost`, reports and the progress bar say of a paid judge without a price (a
+# manifest's ``price_unknown`` lists them: their recorded $0 is not "free"). The engine writes that list and
+# the readers of run directories show it, so the words live here, with the contract both import.
+PRICE_UNKNOWN = "price unknown"
 
 
 def format_cell(x: float | None) -> str:
@@ -347,6 +351,6 @@ class Manifest:
             format_version=fv, unknown={k: v for k, v in d.items() if k not in known})
 
 
-__all__ = ["FORMAT_VERSION", "OK", "PARSE_FAILED", "PENDING", "REQUEST_FAILED", "STATUSES", "TRUNCATED",
-           "JudgmentRecord", "Manifest", "MergedRow", "RunConfig", "SegmentRow", "SystemRow",
+__all__ = ["FORMAT_VERSION", "OK", "PARSE_FAILED", "PENDING", "PRICE_UNKNOWN", "REQUEST_FAILED", "STATUSES",
+           "TRUNCATED", "JudgmentRecord", "Manifest", "MergedRow", "RunConfig", "SegmentRow", "SystemRow",
            "format_cell", "format_mtme", "tsv_text"]
