@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from scipy import stats as sps
 
@@ -160,3 +161,35 @@ def test_pairs_of_the_run_without_a_human_lp_column(three: tuple[Path, Path], tm
     plain.write_text("".join(line.split("\t", 1)[1] for line in human.read_text().splitlines(keepends=True)))
     result = meta_eval(_config(run, plain, lps=("de-fr",)))
     assert result.per_lp["de-fr"]["judge"]["seg_pearson"] == pytest.approx(_reference({"de-fr"}), abs=1e-12)
+
+
+# ------------------------------------------------------------------ compare-systems
+
+
+def test_compare_systems_compares_each_pair_of_the_run(three: tuple[Path, Path], capsys) -> None:
+    from polyjudge.api.systems import CompareSettings, CompareSystemsConfig, compare_systems, compare_systems_per_lp
+
+    run, human = three
+    settings = CompareSettings(n_boot=50, n_perm=50, seed=1)
+    per_lp = compare_systems_per_lp(run, CompareSystemsConfig(human=human, settings=settings))
+    assert [r.lp for r in per_lp] == ["de-fr", "en-de", "zh-en"]
+    for r in per_lp:
+        a, b = (np.array(JUDGE[str(r.lp)][k], dtype=float) for k in (0, 1))
+        (pair,) = r.judge.pairs
+        want = sps.ttest_rel(a, b).pvalue
+        assert pair.p_ttest == pytest.approx(want, rel=1e-9)  # on the pair's own segments
+        assert {s.system: s.mean for s in r.judge.systems} == pytest.approx({"A": a.mean(), "B": b.mean()})
+    one = compare_systems(run, CompareSystemsConfig(lps=("zh-en",), settings=settings))
+    assert one.lp == "zh-en" and one.judge.n_segments == 3 and one.to_dict()["lp"] == "zh-en"
+    with pytest.raises(InputError, match="3 language pairs"):
+        compare_systems(run, CompareSystemsConfig(settings=settings))
+    pooled = compare_systems(run, CompareSystemsConfig(pool_lps=True, settings=settings))
+    assert pooled.lp == "pooled: de-fr+en-de+zh-en" and pooled.judge.n_segments == 8
+    with pytest.raises(SystemExit) as exc:
+        main(["compare-systems", str(run), "--lp", "en-ja"])
+    assert exc.value.code == 2 and "they hold de-fr, en-de, zh-en" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["compare-systems", str(run), "--bootstrap", "20", "-k", "20", "--format", "json"])
+    assert exc.value.code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [d["lp"] for d in doc["language_pairs"]] == ["de-fr", "en-de", "zh-en"]
