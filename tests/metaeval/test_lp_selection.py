@@ -193,3 +193,38 @@ def test_compare_systems_compares_each_pair_of_the_run(three: tuple[Path, Path],
     assert exc.value.code == 0
     doc = json.loads(capsys.readouterr().out)
     assert [d["lp"] for d in doc["language_pairs"]] == ["de-fr", "en-de", "zh-en"]
+
+
+# ------------------------------------------------------------------ span-f1
+
+
+def _span_inputs(root: Path) -> tuple[Path, Path]:
+    """Gold spans (JSONL with lp) of the three pairs, and a span run whose items carry their pairs."""
+    items, gold, judgments = [], [], []
+    for lp, it, _, _ in _items():
+        items.append(it)
+        gold.append({"system": it.system, "doc_id": it.doc_id, "seg_id": it.seg_id, "lp": lp,
+                     "hypothesis": "0123456789", "spans": [{"start": 0, "end": 4, "severity": "major"}]})
+    for i, it in enumerate(items):  # zh-en predicted exactly; the other pairs half wrong
+        end = 4 if it.tgt_lang == "en" else 8
+        judgments.append(judgment_at(items, i, 0, "j", OK, None, "",
+                                     {"spans": [{"start": 0, "end": end, "severity": "major"}], "score": -5}, -5))
+    run = root / "spanrun"
+    RunResult(items, ["j"], get_protocol("mqm"), 1, "mean", judgments).write(run)
+    path = root / "gold.jsonl"
+    path.write_text("".join(json.dumps(g) + "\n" for g in gold))
+    return path, run
+
+
+def test_span_f1_lp_selects_a_pair_of_the_gold(tmp_path: Path) -> None:
+    from polyjudge.api.spans import SpanF1Config, span_f1
+
+    gold, run = _span_inputs(tmp_path)
+    every = span_f1(SpanF1Config(gold=gold, pred=run, set_id=None))
+    assert sorted(every.scores.per_lp) == ["de-fr", "en-de", "zh-en"]
+    assert every.scores.per_lp["zh-en"].f1 == 1.0 and every.scores.per_lp["en-de"].f1 == pytest.approx(2 / 3)
+    one = span_f1(SpanF1Config(gold=gold, pred=run, set_id=None, lp="zh-en"))
+    assert list(one.scores.per_lp) == ["zh-en"] and one.avg_f1 == 1.0
+    with pytest.raises(InputError, match="they hold de-fr, en-de, zh-en") as err:
+        span_f1(SpanF1Config(gold=gold, pred=run, set_id=None, lp="en-ja"))
+    assert err.value.field == "lp"
