@@ -36,7 +36,6 @@ without BOM, CRLF, bad bytes located).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -50,12 +49,12 @@ from polyjudge.data.columns import PAIR_COLUMNS, split_pair
 from polyjudge.data.errors import InputError
 from polyjudge.data.formats import Detector, SourceProbe, detect_format
 from polyjudge.data.readers import iter_jsonl
+from polyjudge.data.testsets import TestSet
 from polyjudge.data.textio import iter_lines, short
 from polyjudge.metaeval.matrices import ScoreMatrix
 from polyjudge.registry import Registry, UnknownNameError
 from polyjudge.rundir import AGGREGATES, SEGMENTS, RunDir
 
-LEVELS = ("seg", "sys", "doc", "domain")
 ITEM_KEYS = ("auto", "seg", "doc-seg")
 # Between doc_id and seg_id in a doc-seg item key (U+241F, a symbol no id is likely to hold).
 DOC_SEG_SEPARATOR = "\u241f"
@@ -313,21 +312,8 @@ def scan_mtme(root: str | Path, lp: str, *, require_metrics: bool = True) -> Mtm
     r = Path(root)
     if not r.is_dir():
         raise InputError("not a directory", path=str(r))
-    found = MtmeSet(lp)
-    pat = re.compile(rf"^{re.escape(lp)}\.(.+)\.({'|'.join(LEVELS)})\.score$")
-    hdir = r / "human-scores"
-    if hdir.is_dir():
-        for f in sorted(hdir.iterdir()):
-            mt = pat.match(f.name)
-            if mt:
-                found.human.setdefault(mt.group(1), {})[mt.group(2)] = f
-    mdir = r / "metric-scores" / lp
-    mpat = re.compile(rf"^(.+)\.({'|'.join(LEVELS)})\.score$")
-    if mdir.is_dir():
-        for f in sorted(mdir.iterdir()):
-            mt = mpat.match(f.name)
-            if mt:
-                found.metrics.setdefault(mt.group(1), {})[mt.group(2)] = f
+    testset = TestSet(r, lp)
+    found = MtmeSet(lp, testset.human_score_files(), testset.metric_score_files())
     if not found.human:
         raise InputError(f"no human scores for {lp} (expected human-scores/{lp}.NAME.seg.score)",
                          path=str(r))
