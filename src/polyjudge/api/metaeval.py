@@ -183,6 +183,7 @@ def human_source(config: MetaEvalConfig) -> readers.ScoreSource:
 
 def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
     """The language pairs the config describes, every score read (higher = better)."""
+    from polyjudge.data.testsets import TestSetSelection
     from polyjudge.metaeval import readers
     from polyjudge.metaeval.mtme import MtmeSelection, mtme_language_pair, run_metric_names
     from polyjudge.metaeval.variants import RunVariants, expand_metrics, parse_aggregator_list
@@ -198,8 +199,9 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
                              "evaluated one --lp at a time", field="pool-lps")
         human = None if config.human is None else str(config.human)
         extra = expand_metrics(config.metrics, config.metric_format, variants, opened)
-        selection = MtmeSelection(human=human, level=config.level, exclude_systems=config.exclude_systems,
-                                  include_refs=config.include_refs, human_lower_better=config.human_lower_better,
+        systems = TestSetSelection(exclude_systems=tuple(config.exclude_systems), include_refs=config.include_refs)
+        selection = MtmeSelection(human=human, level=config.level, systems=systems,
+                                  human_lower_better=config.human_lower_better,
                                   lower_better=config.lower_better, missing_metric=config.missing_metric,
                                   extra_metrics=extra.sources, metric_format=config.metric_format,
                                   item_key=config.item_key, base_names=extra.base,

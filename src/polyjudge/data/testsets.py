@@ -33,7 +33,7 @@ import errno
 import json
 import re
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,6 +108,9 @@ _OUTLIERS: dict[tuple[str, str], frozenset[str]] = {
 class TestSetSelection:
     """What to read from a test set: ``--lp``, ``--systems``, ``--exclude-systems``, the reference.
 
+    The one selection of a test set: judging reads the items it chooses
+    (:meth:`TestSet.items`), meta-evaluation the systems it compares
+    (:meth:`TestSet.compared_systems`).
     ``ref`` names the reference (``--ref``); ``None`` means the test set's
     standard one. Items get their ``ref`` whenever the test set has that
     reference; ``with_reference`` (the judge sees it) also leaves the reference
@@ -122,6 +125,9 @@ class TestSetSelection:
     exclude_systems: tuple[str, ...] = ()
     ref: str | None = None
     with_reference: bool = False
+    # meta-evaluation: keep the human translations, the references the metrics used and the outlier
+    # systems, which mt-metrics-eval leaves out of correlations by default (TestSet.compared_systems)
+    include_refs: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -451,6 +457,20 @@ class TestSet:
             raise InputError("no system left to judge after systems/exclude_systems", path=str(self.root),
                              field="systems", setting=True)
         return tuple(chosen)
+
+    def compared_systems(self, wanted: TestSetSelection, systems: Sequence[str],
+                         refs_used: Collection[str] = ()) -> tuple[str, ...]:
+        """The systems of ``systems`` (those with human scores) that meta-evaluation compares: the chosen
+        ones (``wanted.systems``, none of ``wanted.exclude_systems``), without the human translations,
+        the references the metrics used (``refs_used``), systems named ``ref*`` and the outliers unless
+        ``wanted.include_refs``, as mt-metrics-eval leaves them out."""
+        drop = set(wanted.exclude_systems)
+        if wanted.systems:
+            drop |= {s for s in systems if s not in wanted.systems}
+        if not wanted.include_refs:
+            hidden = set(refs_used) | self.human_systems() | self.outlier_systems()
+            drop |= {s for s in systems if s in hidden or s.startswith("ref")}
+        return tuple(s for s in systems if s not in drop)
 
     def items(self, wanted: TestSetSelection) -> list[Item]:
         """Every segment of every chosen system (see the module's conventions)."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from polyjudge.data.errors import InputError
-from polyjudge.data.testsets import TestSet
+from polyjudge.data.testsets import TestSet, TestSetSelection
 from polyjudge.metaeval import readers
 from polyjudge.metaeval.matrices import ScoreMatrix
 from polyjudge.metaeval.tasks import LanguagePair
@@ -87,8 +87,8 @@ class MtmeSelection:
 
     human: str | None = None
     level: str = "seg"
-    exclude_systems: Collection[str] = ()
-    include_refs: bool = False
+    # the systems compared (exclude_systems, include_refs; systems: only these), the test set's one selection
+    systems: TestSetSelection = TestSetSelection()
     human_lower_better: bool = False
     lower_better: Collection[str] = ()
     missing_metric: str = "error"
@@ -186,7 +186,8 @@ def mtme_language_pair(root: str | Path, lp: str, selection: MtmeSelection = Mtm
     ``base_names`` maps an extra metric to the name ``lower_better`` knows it by
     (``judge@rrwa`` -> ``judge``); ``opened`` shares run directories already read. Human
     translations (the test set's references), the references the metrics used, systems named
-    ``ref*`` and mt-metrics-eval's outlier systems are left out unless ``include_refs``.
+    ``ref*`` and mt-metrics-eval's outlier systems are left out unless ``systems.include_refs``
+    (:meth:`~polyjudge.data.testsets.TestSet.compared_systems`).
     Items of the directory's files are positions; ``item_key`` (see
     :func:`~polyjudge.metaeval.readers.resolve_item_key`) must key every file alike, so
     ``doc-seg`` is refused for them.
@@ -208,11 +209,8 @@ def mtme_language_pair(root: str | Path, lp: str, selection: MtmeSelection = Mtm
             hsys = {s: -v for s, v in hsys.items()}
     tables = {name: t.matrix(key).negated() if name in metrics.negate else t.matrix(key)
               for name, t in metrics.tables.items()}
-    drop = set(sel.exclude_systems)
-    if not sel.include_refs:
-        testset = TestSet(root, lp)
-        hidden = metrics.refs_used | testset.human_systems() | testset.outlier_systems()
-        drop |= {s for s in h.systems if s in hidden or s.startswith("ref")}
+    kept = set(TestSet(root, lp).compared_systems(sel.systems, h.systems, metrics.refs_used))
+    drop = {s for s in h.systems if s not in kept}
     return LanguagePair(lp, h, tables, human_sys=hsys, metric_sys=metrics.sys_scores, exclude_systems=sorted(drop),
                         missing_metric=sel.missing_metric)
 
