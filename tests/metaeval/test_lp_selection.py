@@ -228,3 +228,32 @@ def test_span_f1_lp_selects_a_pair_of_the_gold(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="they hold de-fr, en-de, zh-en") as err:
         span_f1(SpanF1Config(gold=gold, pred=run, set_id=None, lp="en-ja"))
     assert err.value.field == "lp"
+
+
+# ------------------------------------------------------------------ readers
+
+
+def test_score_files_name_their_pairs_in_every_column_shape(tmp_path: Path) -> None:
+    from polyjudge.metaeval import readers
+
+    tsv = tmp_path / "h.tsv"
+    tsv.write_text("system\tseg_id\tsrc_lang\ttgt_lang\tscore\nA\t1\ten\tde\t1\nA\t2\tzh\ten\t2\n")
+    js = tmp_path / "h.jsonl"
+    js.write_text('{"system": "A", "seg_id": 1, "langs": "en-cs_CZ", "score": 1}\n'
+                  '{"system": "A", "seg_id": 2, "lp": "en-de", "score": 2}\n')
+    csv = tmp_path / "h.csv"
+    csv.write_text("system,seg_id,score\nA,1,1\n")
+    assert readers.read_score_table(tsv).pairs() == ("en-de", "zh-en")
+    assert readers.read_score_table(js).pairs() == ("en-cs_CZ", "en-de")
+    assert readers.read_score_table(csv).pairs() == ()
+    only = readers.read_score_table(tsv).only(("zh-en",))
+    assert [row[2] for row in only.rows] == ["2"]
+    holed = tmp_path / "holed.tsv"
+    holed.write_text("system\tseg_id\tlp\tscore\nA\t1\ten-de\t1\nA\t2\t\t2\n")
+    with pytest.raises(InputError, match="names no language pair") as err:
+        readers.read_score_table(holed).only(("en-de",))
+    assert err.value.line == 3
+    with pytest.raises(InputError, match="expected a language pair"):
+        bad = tmp_path / "bad.tsv"
+        bad.write_text("system\tseg_id\tlp\tscore\nA\t1\tende\t1\n")
+        readers.read_score_table(bad)
