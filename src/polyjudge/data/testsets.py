@@ -324,6 +324,14 @@ class TestSet:
         """The pairs of a test set: one per ``sources/LP.txt`` (or ``.jsonl``)."""
         return sorted({p.name.rsplit(".", 1)[0] for p in _with_suffixes(Path(root) / "sources", "*")})
 
+    @staticmethod
+    def scored_pairs(root: str | Path) -> list[str]:
+        """The pairs with human scores (``human-scores/LP.NAME.LEVEL.score``), sorted."""
+        pattern = re.compile(rf"^(.+?-[^.]+)\.[^/]+\.({'|'.join(LEVELS)})\.score$")
+        folder = Path(root) / "human-scores"
+        return sorted({m.group(1) for f in folder.iterdir() if (m := pattern.match(f.name))}) if folder.is_dir() \
+            else []
+
     @property
     def name(self) -> str:
         """The test set's name (its folder's: ``wmt23``), which its meta information is kept under."""

@@ -315,8 +315,9 @@ def scan_mtme(root: str | Path, lp: str, *, require_metrics: bool = True) -> Mtm
     testset = TestSet(r, lp)
     found = MtmeSet(lp, testset.human_score_files(), testset.metric_score_files())
     if not found.human:
-        raise InputError(f"no human scores for {lp} (expected human-scores/{lp}.NAME.seg.score)",
-                         path=str(r))
+        held = ", ".join(TestSet.scored_pairs(r)) or "none"
+        raise InputError(f"no human scores for {lp} (expected human-scores/{lp}.NAME.seg.score; pairs with "
+                         f"human scores: {held})", path=str(r), field="lp")
     if require_metrics and not found.metrics:
         raise InputError(f"no metric scores for {lp} (expected metric-scores/{lp}/NAME-REF.seg.score)",
                          path=str(r))
