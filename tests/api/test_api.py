@@ -96,7 +96,7 @@ def test_judge_meta_eval_report_agree_with_the_cli(tmp_path, monkeypatch, capsys
                              "-k", "50", "--format", "json"))
     assert printed == json.loads(res.format("json"))
     assert res.ranking()[0] == "judge" and printed["ranking"][0]["metric"] == "judge"
-    stats = res.per_lp["lp"]["judge"]
+    stats = res.per_lp["en-de"]["judge"]  # the run's items name the pair
     assert stats["sys_pairwise_accuracy"] == 1.0 and stats["seg_pearson"] > 0.9
     assert cli(capsys, "meta-eval", "--human", tmp_path / "human.tsv", "--metric", f"judge={tmp_path / 'run'}",
                "--metric", f"noisy={tmp_path / 'noisy.tsv'}", "-k", "50") == res.format("text")

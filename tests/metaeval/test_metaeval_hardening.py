@@ -225,7 +225,7 @@ def test_run_directories_key_by_doc_id_too(tmp_path):
     run = tmp_path / "run"
     RunResult(items, ["m"], get_protocol("da"), 1, "mean", judgments).write(run)
     res = meta_eval(MetaEvalConfig(human=human, metrics={"judge": run}, task=None, k=0))
-    s = res.per_lp["lp"]["judge"]
+    s = res.per_lp["en-de"]["judge"]  # the run's items name their pair (it was the unnamed "lp")
     assert s["n_items"] == 5 and s["seg_pearson"] == pytest.approx(1.0)
 
 

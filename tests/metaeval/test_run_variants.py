@@ -121,7 +121,7 @@ def test_ranking_table_by_hand(scripted):
     run, human = scripted
     res = meta_eval(MetaEvalConfig(human=human, metrics={"judge": run}, aggregators=("all",), single_runs=True,
                                    k=200, seed=0))
-    stats = res.per_lp["lp"]
+    stats = res.per_lp["en-de"]
     for a in ROBUST:
         assert stats[f"judge@{a}"]["seg_acc_t"] == pytest.approx(1.0)
     for r in range(1, RUNS + 1):
@@ -179,7 +179,7 @@ def test_lower_better_applies_to_every_row(scripted):
     run, human = scripted
     res = meta_eval(MetaEvalConfig(human=human, metrics={"judge": run}, single_runs=True, lower_better=("judge",),
                                    task=None, k=0))
-    assert res.per_lp["lp"]["judge@run1"]["seg_acc_t"] < 0.5 and res.per_lp["lp"]["judge"]["seg_acc_t"] < 0.5
+    assert res.per_lp["en-de"]["judge@run1"]["seg_acc_t"] < 0.5 and res.per_lp["en-de"]["judge"]["seg_acc_t"] < 0.5
 
 
 def test_panel_rows_per_judge(tmp_path):

@@ -34,7 +34,12 @@ class MetaEvalConfig:
     Either ``mtme_dir`` (an mt-metrics-eval directory; every metric in it for
     each of ``lps``, plus ``metrics``; ``human`` is then the human score NAME)
     or ``human`` (a score file or run directory) with ``metrics`` (name -> score
-    file or run directory) for one language pair labelled ``lps[0]``.
+    file or run directory). Without ``mtme_dir``, every language pair the
+    inputs name (a run's items, a file's ``lp`` or ``src_lang``/``tgt_lang``
+    columns) is evaluated on its own, ``lps`` selecting some of them (a pair
+    not in the inputs is an InputError naming those that are); ``pool_lps``
+    evaluates the selected pairs as one, named ``pooled: en-de+zh-en``. Inputs
+    that name no pair are one pair, labelled ``lps[0]`` when given.
     ``task=None`` skips the ranking table (per-LP statistics only).
     With ``missing_metric="drop"``, system scores on both sides are averaged
     over the same cells (see :class:`polyjudge.metaeval.tasks.LanguagePair`).
@@ -84,6 +89,9 @@ class MetaEvalConfig:
     # name), ranked with the test set's stored metrics only when with_stored_metrics
     runs: tuple[str | Path, ...] = ()
     with_stored_metrics: bool = False
+    # without mtme_dir: the language pairs the inputs name are evaluated one by one (lps selects some of
+    # them); pool_lps evaluates the selected pairs as one, named "pooled: A+B"
+    pool_lps: bool = False
 
 
 PER_LP_COLUMNS = ("lp", "metric")
@@ -175,6 +183,7 @@ def human_source(config: MetaEvalConfig) -> readers.ScoreSource:
 
 def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
     """The language pairs the config describes, every score read (higher = better)."""
+    from polyjudge.data.testsets import TestSetSelection
     from polyjudge.metaeval import readers
     from polyjudge.metaeval.mtme import MtmeSelection, mtme_language_pair, run_metric_names
     from polyjudge.metaeval.variants import RunVariants, expand_metrics, parse_aggregator_list
@@ -185,10 +194,14 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
     if config.mtme_dir is not None:
         if not config.lps:
             raise InputError("--mtme needs at least one --lp", field="lp")
+        if config.pool_lps:
+            raise InputError("--pool-lps pools the pairs of score files and runs; an mt-metrics-eval test set is "
+                             "evaluated one --lp at a time", field="pool-lps")
         human = None if config.human is None else str(config.human)
         extra = expand_metrics(config.metrics, config.metric_format, variants, opened)
-        selection = MtmeSelection(human=human, level=config.level, exclude_systems=config.exclude_systems,
-                                  include_refs=config.include_refs, human_lower_better=config.human_lower_better,
+        systems = TestSetSelection(exclude_systems=tuple(config.exclude_systems), include_refs=config.include_refs)
+        selection = MtmeSelection(human=human, level=config.level, systems=systems,
+                                  human_lower_better=config.human_lower_better,
                                   lower_better=config.lower_better, missing_metric=config.missing_metric,
                                   extra_metrics=extra.sources, metric_format=config.metric_format,
                                   item_key=config.item_key, base_names=extra.base,
@@ -202,18 +215,21 @@ def language_pairs(config: MetaEvalConfig) -> list[tasks.LanguagePair]:
         raise InputError("give --human (scores file or run directory) or --mtme DIR", field="human")
     if not config.metrics:
         raise InputError("give at least one --metric", field="metric")
-    if len(config.lps) > 1:
-        raise InputError("several --lp need --mtme (one file set per language pair)", field="lp")
     expanded = expand_metrics(config.metrics, config.metric_format, variants, opened)
     sources = [human_source(config), *expanded.sources.values()]
-    h, *read = readers.read_score_tables(sources, config.item_key, opened=opened)
-    if config.human_lower_better:
-        h = h.negated()
+    tables = [src.table(opened) for src in sources]
     lower = set(config.lower_better)
-    metrics = {name: m.negated() if name in lower or expanded.base[name] in lower else m
-               for name, m in zip(expanded.sources, read, strict=True)}
-    return [tasks.LanguagePair(config.lps[0] if config.lps else tasks.UNNAMED_LP, h, metrics,
-                               exclude_systems=config.exclude_systems, missing_metric=config.missing_metric)]
+    pairs = []
+    for lp, chosen in readers.select_pairs(tables, config.lps, pool=config.pool_lps):
+        key = readers.resolve_item_key(chosen, config.item_key)
+        h, *read = [t.matrix(key) for t in chosen]
+        metrics = {name: m.negated() if name in lower or expanded.base[name] in lower else m
+                   for name, m in zip(expanded.sources, read, strict=True)}
+        pairs.append(tasks.LanguagePair(tasks.UNNAMED_LP if lp is None else lp,
+                                        h.negated() if config.human_lower_better else h, metrics,
+                                        exclude_systems=config.exclude_systems,
+                                        missing_metric=config.missing_metric))
+    return pairs
 
 
 def _split_system_level(config: MetaEvalConfig) -> tuple[dict[str, str | Path], dict[str, str | Path]]:
@@ -243,14 +259,19 @@ def _human_system_scores(config: MetaEvalConfig, pairs: list[tasks.LanguagePair]
         return out
     human = human_source(config)
     sign = -1.0 if config.human_lower_better else 1.0
-    if readers.is_system_level(human.path, human.fmt):
-        scores = {s: sign * v for s, v in readers.read_system_scores(human.path).items()}
-    else:
-        (h,) = readers.read_score_tables([human], config.item_key)
-        hm = h.drop_systems(())
-        scores = {s: sign * v for s, v in zip(hm.systems, hm.system_means().tolist(), strict=True) if v == v}
     drop = set(config.exclude_systems)
-    return {config.lps[0] if config.lps else tasks.UNNAMED_LP: {s: v for s, v in scores.items() if s not in drop}}
+    if readers.is_system_level(human.path, human.fmt):
+        if len(config.lps) > 1:
+            raise InputError("human system scores hold one language pair; give one --lp (its label)", field="lp")
+        scores = {s: sign * v for s, v in readers.read_system_scores(human.path).items()}
+        return {config.lps[0] if config.lps else tasks.UNNAMED_LP: {s: v for s, v in scores.items()
+                                                                    if s not in drop}}
+    for lp, (table,) in readers.select_pairs([human.table()], config.lps, pool=config.pool_lps):
+        hm = table.matrix(readers.resolve_item_key([table], config.item_key))
+        out[tasks.UNNAMED_LP if lp is None else lp] = {
+            s: sign * v for s, v in zip(hm.systems, hm.system_means().tolist(), strict=True)
+            if v == v and s not in drop}
+    return out
 
 
 def _segment_metrics_as_systems(config: MetaEvalConfig, metrics: Mapping[str, str | Path]) -> dict[str, SystemScores]:

@@ -45,7 +45,9 @@ class SpanF1Config:
     pred: str | Path
     gold_format: str = "auto"
     pred_format: str = "auto"
-    lp: str | None = None  # for inputs that do not name their language pair
+    # the language pair to score, of those the gold names (default: each, on its own); the pair of
+    # segments that name none
+    lp: str | None = None
     judge: str | None = None  # the judge to score when a run has several
     set_id: str | None = "official"
     missing: str = "empty"
@@ -143,6 +145,35 @@ def _span_protocol_names() -> list[str]:
 SPAN_PROTOCOLS = SpanProtocols(_produces_spans, _span_protocol_names)
 
 
+def _run_pairs(path: str | Path, segments: list[SpanSegment]) -> list[SpanSegment]:
+    """A run directory's segments with the language pair of their items (segments.tsv), where they have none."""
+    from polyjudge.rundir import JUDGMENTS, RunDir
+
+    given = Path(path)
+    folder = given.parent if given.is_file() and given.name == JUDGMENTS else given
+    if not folder.is_dir() or not RunDir.is_run_dir(folder) or all(s.lp for s in segments):
+        return segments
+    pairs = {(r.system, r.doc_id, r.seg_id): f"{r.src_lang}-{r.tgt_lang}"
+             for r in RunDir.open(folder).segment_rows if r.src_lang and r.tgt_lang}
+    return [s if s.lp else replace(s, lp=pairs.get((s.system, s.doc_id, s.seg_id))) for s in segments]
+
+
+def select_lp(lp: str | None, gold: list[SpanSegment],
+              pred: list[SpanSegment]) -> tuple[list[SpanSegment], list[SpanSegment]]:
+    """The segments of language pair ``lp``: when the gold names pairs, ``lp`` selects one of them (a
+    pair it does not hold is an InputError naming those it does); segments naming none are labelled
+    ``lp``. Without ``lp`` every pair is scored on its own, as the segments name them."""
+    if lp is None:
+        return gold, pred
+    present = sorted({g.lp for g in gold if g.lp})
+    if present and lp not in present:
+        raise InputError(f"language pair {lp!r} is not in the gold spans (they hold {', '.join(present)})",
+                         field="lp")
+    gold = [g if g.lp else replace(g, lp=lp) for g in gold]
+    pred = [p if p.lp else replace(p, lp=lp) for p in pred]
+    return [g for g in gold if g.lp == lp], [p for p in pred if p.lp == lp]
+
+
 def span_f1(config: SpanF1Config) -> SpanF1Result:
     """Score the predicted spans against the gold ones, per language pair.
 
@@ -152,14 +183,13 @@ def span_f1(config: SpanF1Config) -> SpanF1Result:
     """
     config.check()
     merge = vote_merger(config.vote_threshold)
-    gold, gold_warn = span_scores.read_spans(config.gold, fmt=config.gold_format, lp=config.lp,
-                                             raters=config.raters, judge=config.judge, merge=merge,
-                                             protocols=SPAN_PROTOCOLS)
+    gold, gold_warn = span_scores.read_spans(config.gold, fmt=config.gold_format, raters=config.raters,
+                                             judge=config.judge, merge=merge, protocols=SPAN_PROTOCOLS)
     if not gold:
         raise InputError("no gold segments in the file: nothing to score against", path=str(config.gold))
-    pred, pred_warn = span_scores.read_spans(config.pred, fmt=config.pred_format, lp=config.lp,
-                                             raters=config.raters, judge=config.judge, merge=merge,
-                                             protocols=SPAN_PROTOCOLS)
+    pred, pred_warn = span_scores.read_spans(config.pred, fmt=config.pred_format, raters=config.raters,
+                                             judge=config.judge, merge=merge, protocols=SPAN_PROTOCOLS)
+    gold, pred = select_lp(config.lp, _run_pairs(config.gold, gold), _run_pairs(config.pred, pred))
     if not pred:
         failed = "".join(f"; {w}" for w in pred_warn)
         raise InputError(f"no predicted spans to score{failed}", path=str(config.pred))

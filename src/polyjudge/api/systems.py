@@ -17,12 +17,12 @@ from typing import Any
 from polyjudge.data.errors import InputError
 from polyjudge.data.numbers import stat_text
 from polyjudge.data.shapes import normalise_fields
-from polyjudge.metaeval.readers import ScoreSource, read_score_tables
+from polyjudge.metaeval.readers import ScoreSource, resolve_item_key, select_pairs
 from polyjudge.metaeval.systems import CORRECTIONS, TESTS, CompareSettings, PairComparison, SystemComparison
 from polyjudge.metaeval.systems import compare_systems as compare_matrix
 
 __all__ = ["CORRECTIONS", "TESTS", "CompareSettings", "CompareSystemsConfig", "CompareSystemsResult",
-           "compare_systems"]
+           "compare_systems", "compare_systems_per_lp", "format_per_lp"]
 
 _TEST_NAMES = {"randomization": "paired approximate randomization", "bootstrap": "paired bootstrap",
                "t-test": "paired t-test"}
@@ -43,6 +43,10 @@ class CompareSystemsConfig:
     human_lower_better: bool = False  # negate human scores (e.g. raw MQM error points)
     item_key: str = "auto"
     settings: CompareSettings = field(default_factory=CompareSettings)
+    # the language pairs of the run (its items' src_lang/tgt_lang) to compare, each on its own (default:
+    # every one); pool_lps compares the selected pairs as one, named "pooled: A+B"
+    lps: tuple[str, ...] = ()
+    pool_lps: bool = False
 
 
 def _direction(p: PairComparison | None, alpha: float) -> int:
@@ -97,6 +101,7 @@ class CompareSystemsResult:
     judge: SystemComparison
     human: SystemComparison | None = None
     human_source: str | None = None
+    lp: str | None = None  # the language pair compared (None: the run's items name none)
 
     def pair_rows(self) -> list[dict[str, Any]]:
         """One dict per pair: the judge's numbers, and under ``human`` the humans' (same orientation)."""
@@ -115,7 +120,8 @@ class CompareSystemsResult:
     def to_dict(self) -> dict[str, Any]:
         s = self.judge.settings
         doc: dict[str, Any] = {
-            "run": self.run, "scores": "judge segment scores, higher is better",
+            "run": self.run, **({"lp": self.lp} if self.lp is not None else {}),
+            "scores": "judge segment scores, higher is better",
             "settings": {"test": s.test, "correction": s.correction, "alpha": s.alpha, "bootstrap": s.n_boot,
                          "permutations": s.n_perm, "seed": s.seed, "ci_level": 1 - s.alpha,
                          "p_values": "two-sided, per pair; p_value is the deciding test's, uncorrected; "
@@ -176,7 +182,8 @@ def _text_lines(res: CompareSystemsResult) -> list[str]:
     s = res.judge.settings
     level = f"{100 * (1 - s.alpha):g}%"
     corr = "uncorrected" if s.correction == "none" else f"{s.correction}-adjusted over {len(res.judge.pairs)} pairs"
-    lines = [f"Systems of {res.run}: judge segment scores, higher is better ({res.judge.n_segments} segments).",
+    of = res.run if res.lp is None else f"{res.run}, {res.lp}"
+    lines = [f"Systems of {of}: judge segment scores, higher is better ({res.judge.n_segments} segments).",
              f"Significance: {_TEST_NAMES[s.test]} (two-sided, {corr}, alpha {s.alpha:g}); delta = mean of "
              f"A - B on the segments both scored, {level} paired bootstrap interval ({s.n_boot} resamples); "
              f"{s.n_perm} randomization draws; seed {s.seed}.",
@@ -207,31 +214,74 @@ def _text_lines(res: CompareSystemsResult) -> list[str]:
     return lines
 
 
-def _matrices(run: str | Path, config: CompareSystemsConfig) -> tuple[Any, Any]:
-    sources: list[tuple[str | Path, str] | ScoreSource] = [ScoreSource(run, "run")]
+def _matrices(run: str | Path, config: CompareSystemsConfig) -> list[tuple[str | None, Any, Any]]:
+    """(pair, judge matrix, human matrix or None) per language pair of the run (see ``select_pairs``)."""
+    sources: list[ScoreSource] = [ScoreSource(run, "run")]
     if config.human is not None:
-        sources.append((config.human, config.human_format))
-    found = read_score_tables(sources, config.item_key)
-    return found[0], (found[1] if len(found) > 1 else None)
+        sources.append(ScoreSource(config.human, config.human_format))
+    tables = [src.table({}) for src in sources]
+    out: list[tuple[str | None, Any, Any]] = []
+    for lp, chosen in select_pairs(tables, config.lps, pool=config.pool_lps):
+        key = resolve_item_key(chosen, config.item_key)
+        found = [t.matrix(key) for t in chosen]
+        out.append((lp, found[0], found[1] if len(found) > 1 else None))
+    return out
+
+
+def compare_systems_per_lp(run: str | Path, config: CompareSystemsConfig | None = None) -> list[CompareSystemsResult]:
+    """:func:`compare_systems` for each language pair of the run (``config.lps``: some of them; with
+    ``config.pool_lps`` one comparison of the selected pairs pooled); a pair not in the run is an
+    InputError naming those that are."""
+    config = config or CompareSystemsConfig()
+    if config.item_key not in ("auto", "seg", "doc-seg"):
+        raise InputError(f"unknown item key {config.item_key!r}", field="item-key")
+    return [_compare(run, config, lp, judged, human) for lp, judged, human in _matrices(run, config)]
 
 
 def compare_systems(run: str | Path, config: CompareSystemsConfig | None = None) -> CompareSystemsResult:
     """Every pair of the run's systems compared on the judge's segment scores (and on human
-    scores when ``config.human`` is given); bad input raises :class:`InputError`."""
-    config = config or CompareSystemsConfig()
-    if config.item_key not in ("auto", "seg", "doc-seg"):
-        raise InputError(f"unknown item key {config.item_key!r}", field="item-key")
-    judged, human = _matrices(run, config)
+    scores when ``config.human`` is given), for one language pair: a run of several needs
+    ``config.lps`` naming one, or ``pool_lps`` (:func:`compare_systems_per_lp` compares each);
+    bad input raises :class:`InputError`."""
+    results = compare_systems_per_lp(run, config)
+    if len(results) > 1:
+        raise InputError(f"the run holds {len(results)} language pairs ({', '.join(str(r.lp) for r in results)}): "
+                         "choose one (lps), pool them (pool_lps), or compare each (compare_systems_per_lp)",
+                         path=str(run), field="lp")
+    return results[0]
+
+
+def _compare(run: str | Path, config: CompareSystemsConfig, lp: str | None, judged: Any,
+             human: Any) -> CompareSystemsResult:
+    where = "" if lp is None else f" ({lp})"
     result = compare_matrix(judged.systems, judged.values, config.settings)
     if len(result.systems) < 2:
-        raise InputError(f"needs at least two systems with scores, found {len(result.systems)}",
+        raise InputError(f"needs at least two systems with scores{where}, found {len(result.systems)}",
                          path=str(run), field="system")
     if human is None:
-        return CompareSystemsResult(str(run), result)
+        return CompareSystemsResult(str(run), result, lp=lp)
     shared = [k for k, s in enumerate(human.systems) if s in set(judged.systems)]
     if len(shared) < 2:
-        raise InputError(f"has scores for {len(shared)} of the run's systems; comparing needs two "
+        raise InputError(f"has scores for {len(shared)} of the run's systems{where}; comparing needs two "
                          f"(run: {', '.join(judged.systems[:10])})", path=str(config.human), field="system")
     values = human.values[shared] * (-1.0 if config.human_lower_better else 1.0)
     human_result = compare_matrix([human.systems[k] for k in shared], values, config.settings)
-    return CompareSystemsResult(str(run), result, human_result, str(config.human))
+    return CompareSystemsResult(str(run), result, human_result, str(config.human), lp=lp)
+
+
+def format_per_lp(results: list[CompareSystemsResult], fmt: str = "text") -> str:
+    """The comparisons of several language pairs as ``compare-systems`` prints them: one pair as
+    :meth:`CompareSystemsResult.format`; several as one block per pair (text), an ``lp`` column (TSV)
+    or ``{"language_pairs": [...]}`` (JSON)."""
+    if len(results) == 1:
+        return results[0].format(fmt)
+    if fmt == "json":
+        return json.dumps({"language_pairs": [r.to_dict() for r in results]}, indent=1, ensure_ascii=False) + "\n"
+    if fmt == "tsv":
+        lines: list[str] = []
+        for r in results:
+            head, *rows = r.to_tsv().splitlines()
+            lines += [] if lines else [f"lp\t{head}"]
+            lines += [f"{r.lp}\t{row}" for row in rows]
+        return "\n".join(lines) + "\n"
+    return "\n".join(r.to_text() for r in results)

@@ -43,7 +43,12 @@ class MetaEvalFlags:
                                    help="Directory laid out like mt-metrics-eval (human-scores/, metric-scores/LP/).")
     lps: tuple[str, ...] = option(
         "--lp", "lps", multiple=True,
-        help="Language pair(s) to evaluate (with --mtme: every one given; otherwise the label).")
+        help="Language pair(s) to evaluate, repeatable: with --mtme every one given; otherwise pairs the inputs "
+             "name (a run's items, an lp or src_lang/tgt_lang column; default: each of them, one table per pair), "
+             "or the label of inputs that name none.")
+    pool_lps: bool = option("--pool-lps", is_flag=True,
+                            help="Evaluate the selected language pairs (default: all) as one, named "
+                                 "'pooled: A+B' (without --mtme).")
     human: str | None = option("--human", "human",
                                help="Human scores: a file, run directory or annotation campaign; with --mtme the "
                                     "human score NAME (default: mqm if present, else the only one).")
@@ -118,7 +123,8 @@ class MetaEvalFlags:
             exclude_systems=self.exclude, include_refs=self.include_refs,
             task=None if self.task == "none" else self.task, level=self.level, k=self.k, seed=self.seed,
             alpha=self.alpha, missing_metric=self.missing_metric, item_key=self.item_key,
-            aggregators=() if self.aggregators is None else (self.aggregators,), single_runs=self.single_runs)
+            aggregators=() if self.aggregators is None else (self.aggregators,), single_runs=self.single_runs,
+            pool_lps=self.pool_lps)
 
 
 @click.command("meta-eval")
@@ -135,7 +141,7 @@ def meta_eval(flags: MetaEvalFlags) -> None:
     from polyjudge.api import meta_eval as evaluate
 
     # Without --mtme every metric needs its own name; with it, a later file replaces an earlier one.
-    unique = flags.mtme_dir is None and flags.human is not None and bool(flags.metric_specs) and len(flags.lps) <= 1
+    unique = flags.mtme_dir is None and flags.human is not None and bool(flags.metric_specs)
     metrics = _metrics(flags.metric_specs, unique=unique)
     metric_inputs = [t for name, path in metrics.items() for t in input_target(f"--metric {name}", path)]
     metric_inputs += input_target("--human", flags.human if flags.mtme_dir is None else None)

@@ -355,7 +355,8 @@ def input_format_option(choices: Sequence[str],
 # compare-formats): declared here once, so each means the same and says so the same way in both.
 _SPAN_SCORING_HELP = {
     "gold": "Gold spans: task-2 TSV, WMT MQM TSV, JSONL or run directory.",
-    "lp": "Language pair (e.g. en-de) for inputs that do not name one.",
+    "lp": "Language pair to score, one the gold names (default: each pair on its own); the pair of inputs "
+          "that name none.",
     "judge": "Judge (model) to score when a run has several.",
     "set_id": "Score only rows of this set_id (task-2 TSVs); '*' scores every set.",
     "missing": "Gold segments without a prediction (e.g. failed judgments): score as 'no errors' (the official "

@@ -50,6 +50,12 @@ class CompareSystemsFlags:
                           help="p-value threshold of significance and clusters; intervals are 1 - alpha.")
     correction: str = option("--correction", type=click.Choice(CORRECTIONS), default="none", show_default=True,
                              help="Adjust the p-values for the number of pairs (default: uncorrected).")
+    lps: tuple[str, ...] = option(
+        "--lp", "lps", multiple=True,
+        help="Language pair(s) of RUN to compare, repeatable (default: each pair its items name, one table per "
+             "pair); a pair not in RUN is an error.")
+    pool_lps: bool = option("--pool-lps", is_flag=True,
+                            help="Compare the selected language pairs (default: all) as one, named 'pooled: A+B'.")
     fmt: str = shared(format_option())
     out: str | None = shared(out_option("Write the results to this file instead of standard output."))
 
@@ -60,7 +66,7 @@ class CompareSystemsFlags:
                                    test=self.test, correction=self.correction)
         return CompareSystemsConfig(human=self.human, human_format=self.human_format,
                                     human_lower_better=self.human_lower_better, item_key=self.item_key,
-                                    settings=settings)
+                                    settings=settings, lps=self.lps, pool_lps=self.pool_lps)
 
 
 @click.command("compare-systems")
@@ -76,7 +82,7 @@ def compare_systems(flags: CompareSystemsFlags) -> None:
     polyjudge compare-systems runs/mqm
     polyjudge compare-systems runs/mqm --human mqm_ted_ende.tsv --format json -o systems.json
     """
-    from polyjudge.api.systems import compare_systems as compare
+    from polyjudge.api.systems import compare_systems_per_lp, format_per_lp
 
     guard_outputs({"out": file_target("-o/--out", flags.out)})
-    emit(compare(flags.run_dir, flags.config()).format(flags.fmt), flags.out)
+    emit(format_per_lp(compare_systems_per_lp(flags.run_dir, flags.config()), flags.fmt), flags.out)

@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,10 +70,47 @@ _STD_REF_EXCEPTIONS = {("wmt24", "en-de"): "refB", ("wmt23", "he-en"): "refB", (
                        ("wmt24pp", "en-de_DE"): "posteditB", ("wmt24pp", "en-is_IS"): "refA"}
 
 
+# The human scores mt-metrics-eval calls standard ("gold") per test set and level, and the systems it
+# leaves out as outliers by default: facts from its meta information (meta_info.py), in our own table.
+# A test set maps every level to one name unless a level is given; (test set, lp) entries override.
+_SEG_SYS = ("seg", "doc", "domain", "sys")
+_STD_GOLD: dict[str, dict[str, str]] = {
+    "wmt19": {"sys": "wmt-z", "seg": "wmt-raw"},
+    "wmt20": {"sys": "wmt-z", "doc": "wmt-raw", "seg": "wmt-raw"},
+    **{name: {"sys": "wmt-z", "seg": "wmt-raw"} for name in ("wmt21.news", "wmt21.tedtalks", "wmt21.flores")},
+    "wmt22": {lv: "wmt-appraise" for lv in _SEG_SYS},
+    "wmt23": {lv: "da-sqm" for lv in _SEG_SYS},
+    "wmt23.sent": {lv: "mqm" for lv in _SEG_SYS},
+    "wmt24": {lv: "esa" for lv in _SEG_SYS},
+    "wmt25": {lv: "esa-human1" for lv in _SEG_SYS},
+}
+_MQM = {lv: "mqm" for lv in _SEG_SYS}
+_STD_GOLD_LP: dict[tuple[str, str], dict[str, str]] = {
+    **{("wmt21.news", lp): _MQM for lp in ("en-de", "en-ru", "zh-en")},
+    **{("wmt21.tedtalks", lp): _MQM for lp in ("en-de", "en-ru", "zh-en")},
+    **{("wmt22", lp): _MQM for lp in ("en-de", "en-ru", "zh-en")},
+    **{("wmt22", lp): {lv: "wmt" for lv in _SEG_SYS} for lp in ("cs-en", "de-en", "ja-en", "ru-en", "uk-en")},
+    **{("wmt22", lp): {} for lp in ("de-fr", "fr-de", "ru-sah")},
+    **{("wmt23", lp): _MQM for lp in ("en-de", "he-en", "zh-en")},
+    **{("wmt23", lp): {} for lp in ("en-he", "en-ru", "en-uk", "ru-en", "uk-en")},
+    **{("wmt24", lp): _MQM for lp in ("en-de", "en-es", "ja-zh")},
+    **{("wmt25", lp): _MQM for lp in ("ja-zh_CN", "en-ko_KR")},
+}
+_OUTLIERS: dict[tuple[str, str], frozenset[str]] = {
+    ("wmt22", "en-de"): frozenset({"M2M100_1.2B-B4"}),
+    ("wmt23", "en-de"): frozenset({"synthetic_ref"}),
+    ("wmt23", "zh-en"): frozenset({"synthetic_ref"}),
+    **{("wmt24", lp): frozenset({"MSLC"}) for lp in ("en-de", "en-es", "ja-zh")},
+}
+
+
 @dataclass(frozen=True, slots=True)
 class TestSetSelection:
     """What to read from a test set: ``--lp``, ``--systems``, ``--exclude-systems``, the reference.
 
+    The one selection of a test set: judging reads the items it chooses
+    (:meth:`TestSet.items`), meta-evaluation the systems it compares
+    (:meth:`TestSet.compared_systems`).
     ``ref`` names the reference (``--ref``); ``None`` means the test set's
     standard one. Items get their ``ref`` whenever the test set has that
     reference; ``with_reference`` (the judge sees it) also leaves the reference
@@ -87,6 +125,9 @@ class TestSetSelection:
     exclude_systems: tuple[str, ...] = ()
     ref: str | None = None
     with_reference: bool = False
+    # meta-evaluation: keep the human translations, the references the metrics used and the outlier
+    # systems, which mt-metrics-eval leaves out of correlations by default (TestSet.compared_systems)
+    include_refs: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,28 +232,6 @@ def _with_suffixes(folder: Path, pattern: str) -> list[Path]:
     return found
 
 
-def _language_pairs(root: Path) -> list[str]:
-    return sorted({p.name.rsplit(".", 1)[0] for p in _with_suffixes(root / "sources", "*")})
-
-
-def _source_file(root: Path, lp: str) -> Path:
-    # _choose_lp saw it among the pairs (a broken link too: it is refused when read)
-    return next(p for p in (root / "sources" / f"{lp}{s}" for s in _SUFFIXES) if p.is_symlink() or p.exists())
-
-
-def _choose_lp(root: Path, lp: str | None) -> str:
-    pairs = _language_pairs(root)
-    if lp is None:
-        if len(pairs) == 1:
-            return pairs[0]
-        raise InputError(f"name the language pair to read ({', '.join(pairs) or 'none in sources/'})",
-                         path=str(root), field="lp", setting=True)
-    if lp not in pairs:
-        raise InputError(f"no sources/{lp}.txt or .jsonl (language pairs: {', '.join(pairs) or 'none'})",
-                         path=str(root), field="lp", setting=True)
-    return lp
-
-
 def _jsonl_texts(path: Path, what: str) -> list[str]:
     """The ``source``/``target``/``hypothesis`` field of every line of an mt-metrics-eval JSONL file."""
     name = _JSONL_FIELDS[what]
@@ -244,116 +263,261 @@ def _read_segments(path: Path, n: int | None, what: str) -> list[str | None]:
     return out
 
 
-def _documents(root: Path, lp: str, n: int) -> tuple[list[str], list[str]] | None:
-    """(domain, document) per segment from ``documents/LP.docs``, or None when there is no such file."""
-    path = root / "documents" / f"{lp}.docs"
-    if not path.is_file():
-        return None
-    domains, docs = [], []
-    for k, line in enumerate(textio.read_lines(path), start=1):
-        parts = line.split()
-        if len(parts) != 2:
-            raise InputError(f"expected 'DOMAIN DOCNAME', got {textio.short(line)!r}", path=str(path), line=k,
-                             field="documents")
-        check_id(parts[1], path=str(path), line=k, field="doc_id")
-        domains.append(parts[0])
-        docs.append(parts[1])
-    if len(docs) != n:
-        raise InputError(f"has {len(docs)} lines but the source has {n}", path=str(path), line=min(len(docs), n) + 1)
-    separate = root / "domains" / f"{lp}.domains"  # one domain per source line, where a test set has it
-    if separate.is_file():
-        domains = [d or "" for d in _read_segments(separate, n, "domain")]
-    return domains, docs
+LEVELS = ("seg", "doc", "domain", "sys")
+"""The levels of mt-metrics-eval's score files (``NAME.LEVEL.score``)."""
 
 
-def _references(root: Path, lp: str) -> dict[str, Path]:
-    out = {}
-    for path in _with_suffixes(root / "references", f"{lp}.*"):
-        out[path.name[len(lp) + 1:].rsplit(".", 1)[0]] = path
-    return out
+def score_file_name(name: str, level: str) -> str:
+    """``NAME.LEVEL.score``: a metric's file in ``metric-scores/LP/`` (and a run's ``mtme/`` folder)."""
+    return f"{name}.{level}.score"
 
 
-def _systems(root: Path, lp: str) -> dict[str, Path]:
-    folder = root / "system-outputs" / lp
-    if not folder.is_dir():
-        raise InputError(f"no system-outputs/{lp}/ folder", path=str(root), field="lp", setting=True)
-    found = {p.stem: p for p in _with_suffixes(folder, "*")}
-    if not found:
-        raise InputError("no system outputs (SYSTEM.txt or SYSTEM.jsonl files)", path=str(folder))
+def _score_files(folder: Path, prefix: str) -> dict[str, dict[str, Path]]:
+    """``PREFIX NAME.LEVEL.score`` files of ``folder``: name -> level -> file (nothing when no folder)."""
+    found: dict[str, dict[str, Path]] = {}
+    pattern = re.compile(rf"^{re.escape(prefix)}(.+)\.({'|'.join(LEVELS)})\.score$")
+    if folder.is_dir():
+        for f in sorted(folder.iterdir()):
+            match = pattern.match(f.name)
+            if match:
+                found.setdefault(match.group(1), {})[match.group(2)] = f
     return found
 
 
-def _pick_reference(root: Path, lp: str, refs: Mapping[str, Path], wanted: TestSetSelection) -> str | None:
-    """The reference to use: ``--ref``, else the standard one, else the only one; None without any."""
-    if wanted.ref is not None:
-        if wanted.ref not in refs:
-            raise InputError(f"no reference '{wanted.ref}' (references: {', '.join(refs) or 'none'})",
-                             path=str(root / "references"), field="ref", setting=True)
-        return wanted.ref
-    standard = standard_reference(root.name, lp)
-    if standard in refs:
-        return standard
-    if len(refs) == 1:
-        return next(iter(refs))
-    if wanted.with_reference:
-        raise InputError(f"no standard reference known for {root.name} {lp}: name one with ref "
-                         f"({', '.join(refs) or 'no references/ files'})", path=str(root), field="ref", setting=True)
-    return None
+@dataclass(frozen=True, slots=True)
+class TestSet:
+    """One language pair of an mt-metrics-eval test set, as mt-metrics-eval's ``EvalSet(name, lp)``.
 
+    The one owner of the layout: where the sources, references, system outputs, documents
+    and domains are, the human scores (``human-scores/LP.NAME.LEVEL.score``) and the metric
+    scores (``metric-scores/LP/NAME-REF.LEVEL.score``) per level, and what mt-metrics-eval's
+    meta information says of it (standard reference and gold, outlier systems). ``items``
+    reads its segments as a :class:`TestSetSelection` chooses the systems and the reference.
+    """
 
-def _pick_systems(found: Sequence[str], wanted: TestSetSelection, ref: str | None, root: Path) -> tuple[str, ...]:
-    for name in (*wanted.systems, *wanted.exclude_systems):
-        if name not in found:
-            raise InputError(f"no system '{name}' (systems: {textio.short(', '.join(found))})", path=str(root),
-                             field="systems" if name in wanted.systems else "exclude_systems", setting=True)
-    chosen = [s for s in found if (not wanted.systems or s in wanted.systems) and s not in wanted.exclude_systems]
-    if wanted.with_reference and ref is not None:
-        chosen = [s for s in chosen if s != ref]
-    if not chosen:
-        raise InputError("no system left to judge after systems/exclude_systems", path=str(root),
-                         field="systems", setting=True)
-    return tuple(chosen)
+    __test__ = False  # not a pytest class, despite its name
+
+    root: Path
+    lp: str
+
+    @classmethod
+    def open(cls, root: str | Path, lp: str | None = None) -> TestSet:
+        """The pair ``lp`` of the test-set folder ``root`` (``None``: its only pair); a folder that is not
+        one, or a pair it does not hold, is an InputError naming the pairs it holds."""
+        folder = Path(root).resolve()
+        if not is_mtme_dir(folder):
+            raise InputError("not an mt-metrics-eval test-set folder (it needs sources/ and system-outputs/)",
+                             path=str(folder))
+        pairs = cls.language_pairs(folder)
+        if lp is None:
+            if len(pairs) == 1:
+                return cls(folder, pairs[0])
+            raise InputError(f"name the language pair to read ({', '.join(pairs) or 'none in sources/'})",
+                             path=str(folder), field="lp", setting=True)
+        if lp not in pairs:
+            raise InputError(f"no sources/{lp}.txt or .jsonl (language pairs: {', '.join(pairs) or 'none'})",
+                             path=str(folder), field="lp", setting=True)
+        return cls(folder, lp)
+
+    @staticmethod
+    def language_pairs(root: str | Path) -> list[str]:
+        """The pairs of a test set: one per ``sources/LP.txt`` (or ``.jsonl``)."""
+        return sorted({p.name.rsplit(".", 1)[0] for p in _with_suffixes(Path(root) / "sources", "*")})
+
+    @staticmethod
+    def scored_pairs(root: str | Path) -> list[str]:
+        """The pairs with human scores (``human-scores/LP.NAME.LEVEL.score``), sorted."""
+        pattern = re.compile(rf"^(.+?-[^.]+)\.[^/]+\.({'|'.join(LEVELS)})\.score$")
+        folder = Path(root) / "human-scores"
+        return sorted({m.group(1) for f in folder.iterdir() if (m := pattern.match(f.name))}) if folder.is_dir() \
+            else []
+
+    @property
+    def name(self) -> str:
+        """The test set's name (its folder's: ``wmt23``), which its meta information is kept under."""
+        return Path(self.root).resolve().name
+
+    # ---------------------------------------------------------------- where things are
+
+    @property
+    def source_file(self) -> Path:
+        """``sources/LP.txt`` or ``.jsonl`` (a broken link too: it is refused when read)."""
+        folder = self.root / "sources"
+        return next((p for p in (folder / f"{self.lp}{s}" for s in _SUFFIXES) if p.is_symlink() or p.exists()),
+                    folder / f"{self.lp}.txt")
+
+    def reference_files(self) -> dict[str, Path]:
+        """Reference name -> ``references/LP.NAME.txt`` (or ``.jsonl``)."""
+        return {p.name[len(self.lp) + 1:].rsplit(".", 1)[0]: p
+                for p in _with_suffixes(self.root / "references", f"{self.lp}.*")}
+
+    def human_systems(self) -> set[str]:
+        """The human translations (the names of its references), which mt-metrics-eval also keeps as
+        systems and leaves out of correlations by default."""
+        return {p.name[len(self.lp) + 1:].split(".")[0] for p in (self.root / "references").glob(f"{self.lp}.*.*")}
+
+    def system_files(self) -> dict[str, Path]:
+        """System -> ``system-outputs/LP/SYSTEM.txt`` (or ``.jsonl``); none is an InputError."""
+        folder = self.root / "system-outputs" / self.lp
+        if not folder.is_dir():
+            raise InputError(f"no system-outputs/{self.lp}/ folder", path=str(self.root), field="lp", setting=True)
+        found = {p.stem: p for p in _with_suffixes(folder, "*")}
+        if not found:
+            raise InputError("no system outputs (SYSTEM.txt or SYSTEM.jsonl files)", path=str(folder))
+        return found
+
+    @property
+    def documents_file(self) -> Path:
+        return self.root / "documents" / f"{self.lp}.docs"
+
+    @property
+    def domains_file(self) -> Path:
+        return self.root / "domains" / f"{self.lp}.domains"
+
+    def human_score_files(self) -> dict[str, dict[str, Path]]:
+        """Human score name -> level -> ``human-scores/LP.NAME.LEVEL.score``."""
+        return _score_files(self.root / "human-scores", f"{self.lp}.")
+
+    @property
+    def metric_scores_dir(self) -> Path:
+        return self.root / "metric-scores" / self.lp
+
+    def metric_score_files(self) -> dict[str, dict[str, Path]]:
+        """Metric name (``NAME-REF``) -> level -> ``metric-scores/LP/NAME-REF.LEVEL.score``."""
+        return _score_files(self.metric_scores_dir, "")
+
+    def segment_count(self) -> int:
+        """The number of segments: lines of the source file (InputError when there is none)."""
+        for suffix in _SUFFIXES:
+            src = self.root / "sources" / f"{self.lp}{suffix}"
+            if src.is_file():
+                with src.open("rb") as fh:
+                    return sum(1 for _ in fh)
+        raise InputError(f"no sources/{self.lp}.txt: a run is laid onto the test set's segments, so its sources "
+                         "are needed", path=str(self.root), field="--mtme")
+
+    # ---------------------------------------------------------------- meta information
+
+    def standard_reference(self) -> str | None:
+        return standard_reference(self.name, self.lp)
+
+    def standard_gold(self, level: str) -> str | None:
+        """The human score name mt-metrics-eval takes as gold at ``level`` (None: unknown)."""
+        return _STD_GOLD_LP.get((self.name, self.lp), _STD_GOLD.get(self.name, {})).get(level)
+
+    def outlier_systems(self) -> frozenset[str]:
+        """Systems mt-metrics-eval leaves out by default (its outliers)."""
+        return _OUTLIERS.get((self.name, self.lp), frozenset())
+
+    # ---------------------------------------------------------------- reading
+
+    def documents(self, n: int) -> tuple[list[str], list[str]] | None:
+        """(domain, document) per segment from ``documents/LP.docs``, or None when there is no such file."""
+        path = self.documents_file
+        if not path.is_file():
+            return None
+        domains, docs = [], []
+        for k, line in enumerate(textio.read_lines(path), start=1):
+            parts = line.split()
+            if len(parts) != 2:
+                raise InputError(f"expected 'DOMAIN DOCNAME', got {textio.short(line)!r}", path=str(path), line=k,
+                                 field="documents")
+            check_id(parts[1], path=str(path), line=k, field="doc_id")
+            domains.append(parts[0])
+            docs.append(parts[1])
+        if len(docs) != n:
+            raise InputError(f"has {len(docs)} lines but the source has {n}", path=str(path),
+                             line=min(len(docs), n) + 1)
+        if self.domains_file.is_file():  # one domain per source line, where a test set has it
+            domains = [d or "" for d in _read_segments(self.domains_file, n, "domain")]
+        return domains, docs
+
+    def reference(self, wanted: TestSetSelection, refs: Mapping[str, Path] | None = None) -> str | None:
+        """The reference to use: ``wanted.ref``, else the standard one, else the only one; None without any."""
+        refs = self.reference_files() if refs is None else refs
+        if wanted.ref is not None:
+            if wanted.ref not in refs:
+                raise InputError(f"no reference '{wanted.ref}' (references: {', '.join(refs) or 'none'})",
+                                 path=str(self.root / "references"), field="ref", setting=True)
+            return wanted.ref
+        standard = self.standard_reference()
+        if standard in refs:
+            return standard
+        if len(refs) == 1:
+            return next(iter(refs))
+        if wanted.with_reference:
+            raise InputError(f"no standard reference known for {self.name} {self.lp}: name one with ref "
+                             f"({', '.join(refs) or 'no references/ files'})", path=str(self.root), field="ref",
+                             setting=True)
+        return None
+
+    def systems(self, wanted: TestSetSelection, found: Sequence[str], ref: str | None) -> tuple[str, ...]:
+        """The systems of ``found`` that ``wanted`` chooses (the reference left out when the judge sees it)."""
+        for name in (*wanted.systems, *wanted.exclude_systems):
+            if name not in found:
+                raise InputError(f"no system '{name}' (systems: {textio.short(', '.join(found))})",
+                                 path=str(self.root), field="systems" if name in wanted.systems else
+                                 "exclude_systems", setting=True)
+        chosen = [s for s in found if (not wanted.systems or s in wanted.systems) and s not in wanted.exclude_systems]
+        if wanted.with_reference and ref is not None:
+            chosen = [s for s in chosen if s != ref]
+        if not chosen:
+            raise InputError("no system left to judge after systems/exclude_systems", path=str(self.root),
+                             field="systems", setting=True)
+        return tuple(chosen)
+
+    def compared_systems(self, wanted: TestSetSelection, systems: Sequence[str],
+                         refs_used: Collection[str] = ()) -> tuple[str, ...]:
+        """The systems of ``systems`` (those with human scores) that meta-evaluation compares: the chosen
+        ones (``wanted.systems``, none of ``wanted.exclude_systems``), without the human translations,
+        the references the metrics used (``refs_used``), systems named ``ref*`` and the outliers unless
+        ``wanted.include_refs``, as mt-metrics-eval leaves them out."""
+        drop = set(wanted.exclude_systems)
+        if wanted.systems:
+            drop |= {s for s in systems if s not in wanted.systems}
+        if not wanted.include_refs:
+            hidden = set(refs_used) | self.human_systems() | self.outlier_systems()
+            drop |= {s for s in systems if s in hidden or s.startswith("ref")}
+        return tuple(s for s in systems if s not in drop)
+
+    def items(self, wanted: TestSetSelection) -> list[Item]:
+        """Every segment of every chosen system (see the module's conventions)."""
+        sources = _read_segments(self.source_file, None, "source")
+        n = len(sources)
+        docs = self.documents(n)
+        refs = self.reference_files()
+        ref_name = self.reference(wanted, refs)
+        ref_lines = _read_segments(refs[ref_name], n, "reference") if ref_name is not None else None
+        outputs = self.system_files()
+        for name in outputs:
+            check_id(name, path=str(outputs[name]), line=None, field="system")
+        systems = self.systems(wanted, list(outputs), ref_name)
+        info = TestSetInfo(format=MTME, root=str(self.root), name=self.name, lp=self.lp, systems=systems,
+                           n_segments=n, ref=ref_name, documents=docs is not None, domains=docs is not None,
+                           all_systems=tuple(outputs)).to_json()
+        src_lang, _, tgt_lang = self.lp.partition("-")
+        items = []
+        for system in systems:
+            hyps = _read_segments(outputs[system], n, "translation")
+            for k in range(n):
+                extra: dict[str, Any] = {TESTSET_KEY: info}
+                if docs is not None:
+                    extra[DOMAIN_KEY] = docs[0][k]
+                if hyps[k] is None:
+                    extra[NO_TRANSLATION_KEY] = True
+                items.append(Item(src=sources[k] or "", tgt=hyps[k] or "",
+                                  ref=ref_lines[k] if ref_lines is not None else None, src_lang=src_lang or None,
+                                  tgt_lang=tgt_lang or None, doc_id=docs[1][k] if docs is not None else None,
+                                  seg_id=str(k + 1), system=system, extra=extra,
+                                  origin=f"{outputs[system]}:{k + 1}"))
+        return items
 
 
 def read_mtme(root: Path, wanted: TestSetSelection) -> list[Item]:
     """Every segment of every chosen system of one language pair of an mt-metrics-eval test set."""
-    root = Path(root).resolve()
-    if not is_mtme_dir(root):
-        raise InputError("not an mt-metrics-eval test-set folder (it needs sources/ and system-outputs/)",
-                         path=str(root))
-    lp = _choose_lp(root, wanted.lp)
-    src_path = _source_file(root, lp)
-    sources = _read_segments(src_path, None, "source")
-    n = len(sources)
-    docs = _documents(root, lp, n)
-    refs = _references(root, lp)
-    ref_name = _pick_reference(root, lp, refs, wanted)
-    ref_lines = _read_segments(refs[ref_name], n, "reference") if ref_name is not None else None
-    outputs = _systems(root, lp)
-    for name in outputs:
-        check_id(name, path=str(outputs[name]), line=None, field="system")
-    systems = _pick_systems(list(outputs), wanted, ref_name, root)
-    info = TestSetInfo(format=MTME, root=str(root), name=root.name, lp=lp, systems=systems, n_segments=n,
-                       ref=ref_name, documents=docs is not None, domains=docs is not None,
-                       all_systems=tuple(outputs)).to_json()
-    src_lang, _, tgt_lang = lp.partition("-")
-    items = []
-    for system in systems:
-        hyps = _read_segments(outputs[system], n, "translation")
-        for k in range(n):
-            extra: dict[str, Any] = {TESTSET_KEY: info}
-            if docs is not None:
-                extra[DOMAIN_KEY] = docs[0][k]
-            if hyps[k] is None:
-                extra[NO_TRANSLATION_KEY] = True
-            items.append(Item(src=sources[k] or "", tgt=hyps[k] or "",
-                              ref=ref_lines[k] if ref_lines is not None else None, src_lang=src_lang or None,
-                              tgt_lang=tgt_lang or None, doc_id=docs[1][k] if docs is not None else None,
-                              seg_id=str(k + 1), system=system, extra=extra,
-                              origin=f"{outputs[system]}:{k + 1}"))
-    return items
+    return TestSet.open(root, wanted.lp).items(wanted)
 
 
-__all__ = ["DOMAIN_KEY", "MTME", "NO_TRANSLATION", "NO_TRANSLATION_KEY", "TESTSET_KEY", "WMT25", "WMT25_COLUMNS",
-           "WMT25_FIELDS", "WMT25_KEYS", "TestSetInfo", "TestSetSelection", "is_mtme_dir", "read_mtme",
-           "standard_reference", "origin_testset", "wmt25_keys"]
+__all__ = ["DOMAIN_KEY", "LEVELS", "MTME", "NO_TRANSLATION", "NO_TRANSLATION_KEY", "TESTSET_KEY", "WMT25",
+           "WMT25_COLUMNS", "WMT25_FIELDS", "WMT25_KEYS", "TestSet", "TestSetInfo", "TestSetSelection", "is_mtme_dir",
+           "origin_testset", "read_mtme", "score_file_name", "standard_reference", "wmt25_keys"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.testsets import TestSet, TestSetSelection
 from polyjudge.metaeval import readers
 from polyjudge.metaeval.matrices import ScoreMatrix
 from polyjudge.metaeval.tasks import LanguagePair
@@ -37,65 +38,24 @@ def _first_scores(scores: dict[str, list[float | None]], sign: float = 1.0) -> d
     return {s: (sign * v[0] if v and v[0] is not None else float("nan")) for s, v in scores.items()}
 
 
-# The human scores mt-metrics-eval calls standard ("gold") per test set and level, and the systems it
-# leaves out as outliers by default: facts from its meta information (meta_info.py), in our own table.
-# A test set maps every level to one name unless a level is given; (test set, lp) entries override.
-_SEG_SYS = ("seg", "doc", "domain", "sys")
-_STD_GOLD: dict[str, dict[str, str]] = {
-    "wmt19": {"sys": "wmt-z", "seg": "wmt-raw"},
-    "wmt20": {"sys": "wmt-z", "doc": "wmt-raw", "seg": "wmt-raw"},
-    **{name: {"sys": "wmt-z", "seg": "wmt-raw"} for name in ("wmt21.news", "wmt21.tedtalks", "wmt21.flores")},
-    "wmt22": {lv: "wmt-appraise" for lv in _SEG_SYS},
-    "wmt23": {lv: "da-sqm" for lv in _SEG_SYS},
-    "wmt23.sent": {lv: "mqm" for lv in _SEG_SYS},
-    "wmt24": {lv: "esa" for lv in _SEG_SYS},
-    "wmt25": {lv: "esa-human1" for lv in _SEG_SYS},
-}
-_MQM = {lv: "mqm" for lv in _SEG_SYS}
-_STD_GOLD_LP: dict[tuple[str, str], dict[str, str]] = {
-    **{("wmt21.news", lp): _MQM for lp in ("en-de", "en-ru", "zh-en")},
-    **{("wmt21.tedtalks", lp): _MQM for lp in ("en-de", "en-ru", "zh-en")},
-    **{("wmt22", lp): _MQM for lp in ("en-de", "en-ru", "zh-en")},
-    **{("wmt22", lp): {lv: "wmt" for lv in _SEG_SYS} for lp in ("cs-en", "de-en", "ja-en", "ru-en", "uk-en")},
-    **{("wmt22", lp): {} for lp in ("de-fr", "fr-de", "ru-sah")},
-    **{("wmt23", lp): _MQM for lp in ("en-de", "he-en", "zh-en")},
-    **{("wmt23", lp): {} for lp in ("en-he", "en-ru", "en-uk", "ru-en", "uk-en")},
-    **{("wmt24", lp): _MQM for lp in ("en-de", "en-es", "ja-zh")},
-    **{("wmt25", lp): _MQM for lp in ("ja-zh_CN", "en-ko_KR")},
-}
-_OUTLIERS: dict[tuple[str, str], frozenset[str]] = {
-    ("wmt22", "en-de"): frozenset({"M2M100_1.2B-B4"}),
-    ("wmt23", "en-de"): frozenset({"synthetic_ref"}),
-    ("wmt23", "zh-en"): frozenset({"synthetic_ref"}),
-    **{("wmt24", lp): frozenset({"MSLC"}) for lp in ("en-de", "en-es", "ja-zh")},
-}
-
-
 def standard_gold(testset: str, lp: str, level: str) -> str | None:
     """The human score name mt-metrics-eval takes as gold for ``testset``/``lp`` at ``level`` (None: unknown)."""
-    return _STD_GOLD_LP.get((testset, lp), _STD_GOLD.get(testset, {})).get(level)
+    return TestSet(Path(testset), lp).standard_gold(level)
 
 
 def outlier_systems(testset: str, lp: str) -> frozenset[str]:
     """Systems mt-metrics-eval leaves out by default for ``testset``/``lp`` (its outliers)."""
-    return _OUTLIERS.get((testset, lp), frozenset())
+    return TestSet(Path(testset), lp).outlier_systems()
 
 
 def human_systems(root: Path, lp: str) -> set[str]:
-    """The human translations of a test set: the names of its references (``references/LP.NAME.*``),
-    which mt-metrics-eval also keeps as systems and leaves out of correlations by default."""
-    return {p.name[len(lp) + 1:].split(".")[0] for p in (root / "references").glob(f"{lp}.*.*")}
+    """The human translations of a test set (:meth:`TestSet.human_systems`)."""
+    return TestSet(Path(root), lp).human_systems()
 
 
 def segment_count(root: Path, lp: str) -> int:
-    """The number of segments of ``lp``: lines of ``sources/LP.txt`` (or ``.jsonl``)."""
-    for suffix in (".txt", ".jsonl"):
-        src = root / "sources" / f"{lp}{suffix}"
-        if src.is_file():
-            with src.open("rb") as fh:
-                return sum(1 for _ in fh)
-    raise InputError(f"no sources/{lp}.txt: a run is laid onto the test set's segments, so its sources are needed",
-                     path=str(root), field="--mtme")
+    """The number of segments of ``lp`` (:meth:`TestSet.segment_count`)."""
+    return TestSet(Path(root), lp).segment_count()
 
 
 def run_on_testset(path: str | Path, n_segments: int, opened: readers.RunDirs | None = None) -> readers.ScoreTable:
@@ -127,8 +87,8 @@ class MtmeSelection:
 
     human: str | None = None
     level: str = "seg"
-    exclude_systems: Collection[str] = ()
-    include_refs: bool = False
+    # the systems compared (exclude_systems, include_refs; systems: only these), the test set's one selection
+    systems: TestSetSelection = TestSetSelection()
     human_lower_better: bool = False
     lower_better: Collection[str] = ()
     missing_metric: str = "error"
@@ -153,7 +113,7 @@ def _human_name(root: Path, found: readers.MtmeSet, lp: str, sel: MtmeSelection)
     names = [n for n, levels in found.human.items() if sel.level in levels]
     human = sel.human
     if human is None:
-        gold = standard_gold(Path(root).resolve().name, lp, sel.level)
+        gold = TestSet(Path(root), lp).standard_gold(sel.level)
         human = gold if gold in names else "mqm" if "mqm" in names else (names[0] if len(names) == 1 else None)
         if human is None and not names:
             raise InputError(f"{lp}: no {sel.level}-level human scores (human-scores/{lp}.NAME.{sel.level}.score); "
@@ -196,7 +156,7 @@ def _stored_metrics(found: readers.MtmeSet, sel: MtmeSelection) -> _Metrics:
 def _added_metrics(root: Path, lp: str, sel: MtmeSelection, metrics: _Metrics,
                    opened: readers.RunDirs | None) -> None:
     """The runs laid onto the test set and the extra metric files, added to ``metrics``."""
-    n = segment_count(root, lp) if sel.runs else 0
+    n = TestSet(root, lp).segment_count() if sel.runs else 0
     for name, path in (sel.runs or {}).items():
         metrics.tables[name] = run_on_testset(path, n, opened)
         metrics.refs_used |= readers.metric_refs(name)[1]
@@ -226,7 +186,8 @@ def mtme_language_pair(root: str | Path, lp: str, selection: MtmeSelection = Mtm
     ``base_names`` maps an extra metric to the name ``lower_better`` knows it by
     (``judge@rrwa`` -> ``judge``); ``opened`` shares run directories already read. Human
     translations (the test set's references), the references the metrics used, systems named
-    ``ref*`` and mt-metrics-eval's outlier systems are left out unless ``include_refs``.
+    ``ref*`` and mt-metrics-eval's outlier systems are left out unless ``systems.include_refs``
+    (:meth:`~polyjudge.data.testsets.TestSet.compared_systems`).
     Items of the directory's files are positions; ``item_key`` (see
     :func:`~polyjudge.metaeval.readers.resolve_item_key`) must key every file alike, so
     ``doc-seg`` is refused for them.
@@ -248,10 +209,8 @@ def mtme_language_pair(root: str | Path, lp: str, selection: MtmeSelection = Mtm
             hsys = {s: -v for s, v in hsys.items()}
     tables = {name: t.matrix(key).negated() if name in metrics.negate else t.matrix(key)
               for name, t in metrics.tables.items()}
-    drop = set(sel.exclude_systems)
-    if not sel.include_refs:
-        hidden = metrics.refs_used | human_systems(root, lp) | outlier_systems(root.resolve().name, lp)
-        drop |= {s for s in h.systems if s in hidden or s.startswith("ref")}
+    kept = set(TestSet(root, lp).compared_systems(sel.systems, h.systems, metrics.refs_used))
+    drop = {s for s in h.systems if s not in kept}
     return LanguagePair(lp, h, tables, human_sys=hsys, metric_sys=metrics.sys_scores, exclude_systems=sorted(drop),
                         missing_metric=sel.missing_metric)
 

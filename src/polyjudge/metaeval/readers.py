@@ -36,9 +36,8 @@ without BOM, CRLF, bad bytes located).
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,15 +45,16 @@ import numpy as np
 
 from polyjudge.aggregate.runs import AGGREGATORS, get_aggregator
 from polyjudge.analysis.runs import aggregate_rows
+from polyjudge.data.columns import PAIR_COLUMNS, split_pair
 from polyjudge.data.errors import InputError
 from polyjudge.data.formats import Detector, SourceProbe, detect_format
 from polyjudge.data.readers import iter_jsonl
+from polyjudge.data.testsets import TestSet
 from polyjudge.data.textio import iter_lines, short
 from polyjudge.metaeval.matrices import ScoreMatrix
 from polyjudge.registry import Registry, UnknownNameError
 from polyjudge.rundir import AGGREGATES, SEGMENTS, RunDir
 
-LEVELS = ("seg", "sys", "doc", "domain")
 ITEM_KEYS = ("auto", "seg", "doc-seg")
 # Between doc_id and seg_id in a doc-seg item key (U+241F, a symbol no id is likely to hold).
 DOC_SEG_SEPARATOR = "\u241f"
@@ -98,6 +98,32 @@ class ScoreTable:
     rows: tuple[Row, ...]
     has_doc_id: bool
     positional: ScoreMatrix | None = None
+    # each row's language pair ("en-de"; None where the row names none), () when no row names one
+    lps: tuple[str | None, ...] = ()
+
+    def pairs(self) -> tuple[str, ...]:
+        """The language pairs the rows name, sorted (none for a file without pair columns)."""
+        return tuple(sorted({lp for lp in self.lps if lp}))
+
+    def only(self, lps: Collection[str], *, tag: bool = False) -> ScoreTable:
+        """The rows of the pairs ``lps``; a table that names no pair is returned whole (its items are
+        matched by their ids). ``tag`` puts each row's pair in front of its seg_id, so that pooled
+        pairs whose ids repeat stay apart. A row without a pair, in a table whose others name one,
+        is an input error: it belongs to no selection."""
+        if not self.pairs():
+            return self
+        lost = next((row for row, lp in zip(self.rows, self.lps, strict=True) if not lp), None)
+        if lost is not None:
+            raise InputError("this row names no language pair, while others do (lp, or src_lang and tgt_lang)",
+                             path=self.source, line=lost[4], field="lp")
+        keep = [(self._tagged(row, lp) if tag else row, lp) for row, lp in zip(self.rows, self.lps, strict=True)
+                if lp in lps]
+        return replace(self, rows=tuple(r for r, _ in keep), lps=tuple(lp for _, lp in keep))
+
+    @staticmethod
+    def _tagged(row: Row, lp: str | None) -> Row:
+        system, doc, seg, score, line = row
+        return system, doc, f"{lp}{DOC_SEG_SEPARATOR}{seg}", score, line
 
     def seg_ids_repeat_across_docs(self) -> bool:
         """True when one seg_id is found in two documents (ids restart per document)."""
@@ -162,6 +188,88 @@ def resolve_item_key(tables: Sequence[ScoreTable], requested: str = "auto") -> s
     return "doc-seg"
 
 
+# --------------------------------------------------------------------------- language pairs
+
+POOLED = "pooled: "
+"""How a table names pairs pooled on purpose: ``pooled: en-de+zh-en``."""
+LP_COLUMNS = ("src_lang", "tgt_lang", *PAIR_COLUMNS)
+
+
+def pooled_name(lps: Sequence[str]) -> str:
+    """The name of a table over several pairs pooled on purpose (``pool_lps``)."""
+    return POOLED + "+".join(lps)
+
+
+def row_lp(row: Mapping[str, Any], *, path: str | Path, line: int | None) -> str | None:
+    """A row's language pair: its ``src_lang`` and ``tgt_lang``, else its pair column (``lp``, ``langs``)."""
+    src, tgt = row.get("src_lang"), row.get("tgt_lang")
+    if src not in (None, "") and tgt not in (None, ""):
+        return f"{str(src).strip()}-{str(tgt).strip()}"
+    for column in PAIR_COLUMNS:
+        if row.get(column) not in (None, ""):
+            a, b = split_pair(row[column], path=str(path), line=line, field=column)
+            return f"{a}-{b}"
+    return None
+
+
+def lend_pairs(tables: Sequence[ScoreTable]) -> list[ScoreTable]:
+    """Tables that name no pair, with each row's pair taken from the tables that do: the pair of the
+    same system and doc_id + seg_id, else of the same system and seg_id (when that is one pair).
+    A row found in no such table, or in several pairs, keeps none."""
+    donors = [t for t in tables if t.pairs()]
+    if not donors or all(t.pairs() or not t.rows for t in tables):
+        return list(tables)
+    full: dict[tuple[str, str, str], set[str]] = {}
+    bare: dict[tuple[str, str], set[str]] = {}
+    for t in donors:
+        for (system, doc, seg, _, _), lp in zip(t.rows, t.lps, strict=True):
+            if lp:
+                full.setdefault((system, doc or "", seg), set()).add(lp)
+                bare.setdefault((system, seg), set()).add(lp)
+
+    def pair(system: str, doc: str | None, seg: str) -> str | None:
+        found = full.get((system, doc or "", seg), set())
+        if len(found) != 1:
+            found = bare.get((system, seg), set())
+        return next(iter(found)) if len(found) == 1 else None
+
+    out = []
+    for t in tables:
+        lps = t.lps if t.pairs() else tuple(pair(system, doc, seg) for system, doc, seg, _, _ in t.rows)
+        out.append(t if lps is t.lps or not any(lps) else replace(t, lps=lps))
+    return out
+
+
+def select_pairs(tables: Sequence[ScoreTable], lps: Sequence[str] = (), *,
+                 pool: bool = False) -> list[tuple[str | None, list[ScoreTable]]]:
+    """The language pairs of a comparison and each one's tables: ``(pair, tables)`` per pair.
+
+    The pairs are those the first table's rows name (the human scores: a run's items, a file's ``lp`` or
+    ``src_lang``/``tgt_lang`` columns; the others' when it names none); a table that names none takes
+    its items' pairs from those that do (:func:`lend_pairs`). ``lps`` selects some of them, in its order
+    (default: all, sorted), and a pair that is not there is an input error naming those that are.
+    With ``pool`` the selected pairs are one comparison, named ``pooled: A+B``. When no table names a
+    pair, the one comparison is named ``lps[0]`` (None: unnamed), the pair of items that carry none.
+    """
+    tables = lend_pairs(tables)
+    present = list(tables[0].pairs()) if tables and tables[0].pairs() else sorted(
+        {lp for t in tables for lp in t.pairs()})
+    if not present:
+        if len(lps) > 1:
+            raise InputError(f"{len(lps)} language pairs given, but no input names the pairs of its items "
+                             "(an lp column, src_lang and tgt_lang, or a run's items)", field="lp")
+        return [(lps[0] if lps else None, list(tables))]
+    missing = [lp for lp in dict.fromkeys(lps) if lp not in present]
+    if missing:
+        raise InputError(f"language pair {', '.join(short(m) for m in missing)} is not in the inputs "
+                         f"(they hold {', '.join(present)})", field="lp")
+    chosen = list(dict.fromkeys(lps)) or present
+    if pool and len(chosen) > 1:
+        tag = all(t.pairs() for t in tables)  # seg_ids may repeat across pairs: keep them apart
+        return [(pooled_name(chosen), [t.only(chosen, tag=tag) for t in tables])]
+    return [(lp, [t.only((lp,)) for t in tables]) for lp in chosen]
+
+
 # --------------------------------------------------------------------------- mt-metrics-eval
 
 def read_mtme_score_file(path: str | Path) -> dict[str, list[float | None]]:
@@ -204,24 +312,12 @@ def scan_mtme(root: str | Path, lp: str, *, require_metrics: bool = True) -> Mtm
     r = Path(root)
     if not r.is_dir():
         raise InputError("not a directory", path=str(r))
-    found = MtmeSet(lp)
-    pat = re.compile(rf"^{re.escape(lp)}\.(.+)\.({'|'.join(LEVELS)})\.score$")
-    hdir = r / "human-scores"
-    if hdir.is_dir():
-        for f in sorted(hdir.iterdir()):
-            mt = pat.match(f.name)
-            if mt:
-                found.human.setdefault(mt.group(1), {})[mt.group(2)] = f
-    mdir = r / "metric-scores" / lp
-    mpat = re.compile(rf"^(.+)\.({'|'.join(LEVELS)})\.score$")
-    if mdir.is_dir():
-        for f in sorted(mdir.iterdir()):
-            mt = mpat.match(f.name)
-            if mt:
-                found.metrics.setdefault(mt.group(1), {})[mt.group(2)] = f
+    testset = TestSet(r, lp)
+    found = MtmeSet(lp, testset.human_score_files(), testset.metric_score_files())
     if not found.human:
-        raise InputError(f"no human scores for {lp} (expected human-scores/{lp}.NAME.seg.score)",
-                         path=str(r))
+        held = ", ".join(TestSet.scored_pairs(r)) or "none"
+        raise InputError(f"no human scores for {lp} (expected human-scores/{lp}.NAME.seg.score; pairs with "
+                         f"human scores: {held})", path=str(r), field="lp")
     if require_metrics and not found.metrics:
         raise InputError(f"no metric scores for {lp} (expected metric-scores/{lp}/NAME-REF.seg.score)",
                          path=str(r))
@@ -274,6 +370,7 @@ def _json_score(value: Any, *, path: Path, line: int, name: str) -> float | None
 def _jsonl_table(p: Path) -> ScoreTable:
     rows: list[Row] = []
     raters: list[str | None] = []
+    lps: list[str | None] = []
     has_doc = False
     for n, rec in iter_jsonl(p, user_text=True):
         for f in ("system", "seg_id"):
@@ -287,7 +384,12 @@ def _jsonl_table(p: Path) -> ScoreTable:
                      _json_id(rec["seg_id"], path=p, line=n, name="seg_id"),
                      _json_score(rec.get(col), path=p, line=n, name=col), n))
         raters.append(_json_rater(rec, path=p, line=n))
-    return ScoreTable(str(p), rater_means(rows, raters, str(p)), has_doc)
+        lps.append(row_lp(rec, path=p, line=n))
+    merged = rater_means(rows, raters, str(p))
+    if len(merged) < len(rows):  # a segment's raters share its row's pair: the first row's, by line
+        lp_of_line = {row[4]: lp for row, lp in zip(rows, lps, strict=True)}
+        lps = [lp_of_line[row[4]] for row in merged]
+    return ScoreTable(str(p), merged, has_doc, lps=tuple(lps) if any(lps) else ())
 
 
 def _json_rater(rec: dict[str, Any], *, path: Path, line: int) -> str | None:
@@ -354,6 +456,8 @@ def _delimited_table(p: Path, kind: str, split: Callable[[str, int], list[str]],
     col = _score_column(header, p)
     ix = {h: k for k, h in enumerate(header)}
     rows: list[Row] = []
+    lps: list[str | None] = []
+    lp_columns = [c for c in LP_COLUMNS if c in ix]
     has_doc = False
     for n, line in lines:
         if not line.strip():
@@ -366,7 +470,9 @@ def _delimited_table(p: Path, kind: str, split: Callable[[str, int], list[str]],
         has_doc = has_doc or bool(doc)
         rows.append((parts[ix["system"]], doc, parts[ix["seg_id"]],
                      _float(parts[ix[col]], path=p, line=n, field_name=col), n))
-    return ScoreTable(str(p), tuple(rows), has_doc)
+        if lp_columns:
+            lps.append(row_lp({c: parts[ix[c]].strip() for c in lp_columns}, path=p, line=n))
+    return ScoreTable(str(p), tuple(rows), has_doc, lps=tuple(lps) if any(lps) else ())
 
 
 def read_table(path: str | Path, *, use_doc_id: bool = False) -> ScoreMatrix:
@@ -420,7 +526,8 @@ def _run_table(path: str | Path, *, judge: str | None = None, aggregator: str | 
                                else [None] * len(rows))
     table = tuple((r.system or "", r.doc_id, r.seg_id or "", None if math.isnan(v) else float(v), line)
                   for r, v, line in zip(rows, values, lines))
-    return ScoreTable(source, table, any(r.doc_id for r in rows))
+    lps = tuple(f"{r.src_lang}-{r.tgt_lang}" if r.src_lang and r.tgt_lang else None for r in rows)
+    return ScoreTable(source, table, any(r.doc_id for r in rows), lps=lps if any(lps) else ())
 
 
 def read_run_dir(path: str | Path, *, judge: str | None = None, aggregator: str | None = None,
@@ -812,7 +919,8 @@ def read_score_tables(sources: Iterable[tuple[str | Path, str] | ScoreSource],
     return [t.matrix(key) for t in tables]
 
 
-__all__ = ["DOC_SEG_SEPARATOR", "ITEM_KEYS", "SCORE_FORMAT_REGISTRY", "MtmeSet", "RunChoice", "RunDirs", "ScoreFormat",
+__all__ = ["DOC_SEG_SEPARATOR", "ITEM_KEYS", "POOLED", "SCORE_FORMAT_REGISTRY", "lend_pairs", "pooled_name",
+           "row_lp", "select_pairs", "MtmeSet", "RunChoice", "RunDirs", "ScoreFormat",
            "ScoreSource", "ScoreTable", "TableReader", "register_score_format", "score_format_names",
            "segment_format_names",
            "is_system_level", "metric_refs", "open_run_dir", "read_system_scores", "read_mtme_matrix",

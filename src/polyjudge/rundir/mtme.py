@@ -30,12 +30,10 @@ from typing import Any
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
+from polyjudge.data.testsets import DOMAIN_KEY, LEVELS, TESTSET_KEY, score_file_name
 from polyjudge.data.textio import short
 from polyjudge.rundir.records import format_mtme
 
-TESTSET_KEY = "testset"  # the test-set record an input reader keeps in every item's extra
-DOMAIN_KEY = "domain"
-LEVELS = ("seg", "doc", "domain", "sys")
 _WHITESPACE = re.compile(r"\s")
 
 
@@ -219,7 +217,7 @@ def mtme_files(grid: MtmeGrid, name: str) -> dict[str, list[str]]:
             for label, score in values:
                 prefix = f"{label}\t" if level == "domain" else ""
                 lines.append(f"{prefix}{system}\t{format_mtme(score)}\n")
-        files[f"{name}.{level}.score"] = lines
+        files[score_file_name(name, level)] = lines
     return files
 
 
