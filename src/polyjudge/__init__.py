@@ -20,6 +20,9 @@ from polyjudge.data.records import Item as Item
 # This module's own names; the others are polyjudge.api's, read from its one table (``_HOMES``) when first
 # asked for: ``import polyjudge`` (and so every command's start) does not import the API package.
 _OWN = ("InputError", "Item", "__version__", "read_items", "read_parallel")
+# Names of this package's own subpackages: importing one binds it here under its name, so an API name equal to
+# one (``report``) would change meaning once the subpackage is imported; it is called as ``polyjudge.api.NAME``.
+_SUBPACKAGES = ("report",)
 
 
 def __getattr__(name: str) -> Any:
@@ -32,8 +35,8 @@ def __getattr__(name: str) -> Any:
     import polyjudge.api as api
 
     if name == "__all__":
-        return list(dict.fromkeys([*_OWN, *api._HOMES]))
-    if name in api._HOMES:
+        return list(dict.fromkeys([*_OWN, *(n for n in api._HOMES if n not in _SUBPACKAGES)]))
+    if name in api._HOMES and name not in _SUBPACKAGES:
         return getattr(api, name)
     raise AttributeError(f"module 'polyjudge' has no attribute {name!r}")
 
@@ -41,4 +44,4 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     import polyjudge.api as api
 
-    return sorted(set(globals()) | set(api._HOMES))
+    return sorted(set(globals()) | (set(api._HOMES) - set(_SUBPACKAGES)))

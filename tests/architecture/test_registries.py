@@ -157,13 +157,30 @@ def test_the_package_exports_the_api_from_the_same_table():
     import polyjudge
     import polyjudge.api as api
 
-    assert set(api._HOMES) <= set(polyjudge.__all__) and len(polyjudge.__all__) == len(set(polyjudge.__all__))
-    assert set(api._HOMES) <= set(dir(polyjudge))
-    for name in ("judge", "JudgeConfig", "RunDir", "get_protocol", "export", "report", "pairwise"):
+    shared = set(api._HOMES) - set(polyjudge._SUBPACKAGES)
+    assert shared <= set(polyjudge.__all__) and len(polyjudge.__all__) == len(set(polyjudge.__all__))
+    assert shared <= set(dir(polyjudge))
+    for name in ("judge", "JudgeConfig", "RunDir", "get_protocol", "export", "pairwise"):
         assert getattr(polyjudge, name) is getattr(api, name), name
     assert callable(polyjudge.run)
     with pytest.raises(AttributeError):
         polyjudge.no_such_name  # noqa: B018
+
+
+def test_the_package_exports_no_api_name_that_a_subpackage_would_hide():
+    """Importing ``polyjudge.report`` (the reporting package) binds it on ``polyjudge`` as ``report``, which
+    would hide the API function of that name after a first report: such a name is left to ``polyjudge.api``,
+    and ``_SUBPACKAGES`` lists exactly the API names that are subpackages."""
+    import pkgutil
+
+    import polyjudge
+    import polyjudge.api as api
+    import polyjudge.report  # noqa: F401
+
+    subpackages = {m.name for m in pkgutil.iter_modules(polyjudge.__path__)}
+    assert set(polyjudge._SUBPACKAGES) == set(api._HOMES) & subpackages
+    assert not set(polyjudge._SUBPACKAGES) & set(polyjudge.__all__)
+    assert callable(api.report)
 
 
 def test_no_api_name_is_also_a_submodule():

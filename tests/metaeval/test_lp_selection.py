@@ -163,6 +163,18 @@ def test_pairs_of_the_run_without_a_human_lp_column(three: tuple[Path, Path], tm
     assert result.per_lp["de-fr"]["judge"]["seg_pearson"] == pytest.approx(_reference({"de-fr"}), abs=1e-12)
 
 
+def test_human_rows_the_run_does_not_hold_are_left_out_when_the_run_names_the_pairs(
+        three: tuple[Path, Path], tmp_path: Path) -> None:
+    """A human file without pair columns that also scores a segment the run never judged (a WMT MQM file
+    holds every system of the campaign): that row belongs to no pair and is left out, not an error."""
+    run, human = three
+    plain = tmp_path / "plain.tsv"
+    plain.write_text("".join(line.split("\t", 1)[1] for line in human.read_text().splitlines(keepends=True))
+                     + "other-system\tdoc-x\t99\t50.0\n")
+    result = meta_eval(_config(run, plain, lps=("zh-en",)))
+    assert result.per_lp["zh-en"]["judge"]["seg_pearson"] == pytest.approx(_reference({"zh-en"}), abs=1e-12)
+
+
 # ------------------------------------------------------------------ compare-systems
 
 

@@ -215,7 +215,8 @@ def row_lp(row: Mapping[str, Any], *, path: str | Path, line: int | None) -> str
 def lend_pairs(tables: Sequence[ScoreTable]) -> list[ScoreTable]:
     """Tables that name no pair, with each row's pair taken from the tables that do: the pair of the
     same system and doc_id + seg_id, else of the same system and seg_id (when that is one pair).
-    A row found in no such table, or in several pairs, keeps none."""
+    A row found in no such table, or in several pairs, belongs to no selection and is left out of the
+    borrowing table (it has no cell to compare with; a file naming its own pairs keeps its rows)."""
     donors = [t for t in tables if t.pairs()]
     if not donors or all(t.pairs() or not t.rows for t in tables):
         return list(tables)
@@ -236,7 +237,11 @@ def lend_pairs(tables: Sequence[ScoreTable]) -> list[ScoreTable]:
     out = []
     for t in tables:
         lps = t.lps if t.pairs() else tuple(pair(system, doc, seg) for system, doc, seg, _, _ in t.rows)
-        out.append(t if lps is t.lps or not any(lps) else replace(t, lps=lps))
+        if lps is t.lps or not any(lps):
+            out.append(t)
+            continue
+        kept = [(row, lp) for row, lp in zip(t.rows, lps, strict=True) if lp]
+        out.append(replace(t, rows=tuple(r for r, _ in kept), lps=tuple(lp for _, lp in kept)))
     return out
 
 
