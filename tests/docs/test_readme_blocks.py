@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.conftest import README
+from tests.docs.conftest import README, page_params
 
 OLD_README_BYTES = 10_000  # issue 37 cuts the README to at most 10 KB, written for the docs convention
 
 
-def test_readme_runs(story: Callable[[Path], object]) -> None:
-    if README.stat().st_size > OLD_README_BYTES:
+@pytest.mark.parametrize("page", page_params([README]))
+def test_readme_runs(page: Path, story: Callable[[Path], object]) -> None:
+    if page.stat().st_size > OLD_README_BYTES:
         pytest.skip("the README is still the long one, not yet written for the code-block convention (issue 37)")
-    story(README)
+    story(page)
