@@ -132,3 +132,24 @@ def test_a_handler_bug_is_a_json_500_logged_without_the_requests_text(tmp_path, 
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "internal error answering GET /api/next: ValueError" in logged and "in broken" in logged  # where
     assert tokens["ana"] not in logged  # not what
+
+
+def test_a_body_cut_short_and_an_unreadable_header_are_one_bare_log_line_each(served):
+    token = served.tokens["ana"]
+
+    async def cut_short() -> None:
+        host, port = served.base.removeprefix("http://").rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"POST /api/annotations HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token.encode()
+                     + b"\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{\"item")
+        await writer.drain()
+        writer.close()  # gone before the body's end
+        await asyncio.sleep(0.5)
+
+    asyncio.run(cut_short())
+    head = (b"GET /api/next HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token.encode() + b"\x01"
+            + b"\r\nConnection: close\r\n\r\n")
+    assert _split(asyncio.run(_raw(served.base, head)))[0] == 400
+    assert call("GET", f"{served.base}/api/next", headers=auth(token))[0] == 200  # still serving
+    log = _log(served)
+    assert "Traceback" not in log and token[:6] not in log and "Bearer" not in log and "internal error" not in log

@@ -275,7 +275,7 @@ async def _contain(request: web.Request, handler: Callable[[web.Request], Awaita
     The path (a page's token), the headers and the exception's message (which may quote either) are left out."""
     try:
         return await handler(request)
-    except web.HTTPException:
+    except (web.HTTPException, ConnectionError):  # an answer, or a client gone mid-body (aiohttp's one line)
         raise
     except Exception as exc:
         route = request.match_info.route.resource
