@@ -1,6 +1,6 @@
 """``annotate serve``: the pages and the JSON API in front of one campaign store.
 
-What it promises (tests/annotate/test_annotate_http.py checks every line):
+What it promises (tests/annotate/test_annotate_http.py and test_server_hostile.py check every line):
 
 * Every page and API call needs an annotator's token: the page's is in its
   path (``/a/TOKEN``), the API's in ``Authorization: Bearer TOKEN`` (cookies
