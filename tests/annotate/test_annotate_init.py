@@ -87,3 +87,19 @@ def test_a_task_is_only_for_rating_schemes_and_read_from_its_file(tmp_path, caps
     assert store.info.task is not None and store.info.task.options == ("yes", "no")
     assert store.info.task.instruction == "Which?"
     store.close()
+
+
+@pytest.mark.parametrize("sample", [(), ("--sample", "2", "--by", "ppi", "--run")])
+def test_init_through_a_symlink_is_refused_before_anything_is_built(tmp_path, capsys, sample):
+    """A symlink to an empty folder: exit 2 in one line, and the folder it names stays empty (it used to get a
+    whole campaign, then the links failed with 'is a symlink')."""
+    items = write_items(tmp_path / "items.tsv", 4)
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    extra = (*sample, tmp_path / "no-such-run") if sample else ()
+    assert cli("annotate", "init", tmp_path / "link", "--items", items, "--scheme", "mqm", *extra) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    assert "is a symlink" in captured.err and "Traceback" not in captured.err
+    assert list(real.iterdir()) == [] and (tmp_path / "link").is_symlink()

@@ -26,6 +26,7 @@ from polyjudge.api import (
 )
 from polyjudge.cli.main import main
 from polyjudge.data.records import Item
+from tests.helpers.extras import needs_extra
 from tests.helpers.openai_server import ScriptedServer
 
 SYSTEMS = {"A": 90, "B": 75, "C": 60, "D": 40}
@@ -110,8 +111,9 @@ def test_judge_meta_eval_report_agree_with_the_cli(tmp_path, monkeypatch, capsys
     assert "<html" in html and "judge" in html
 
 
+@needs_extra("pandas")
 def test_meta_eval_to_pandas(tmp_path):
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     write_human(tmp_path / "human.tsv")
     write_noisy_metric(tmp_path / "noisy.tsv")
     res = meta_eval(MetaEvalConfig(human=tmp_path / "human.tsv", metrics={"noisy": tmp_path / "noisy.tsv",

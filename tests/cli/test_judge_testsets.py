@@ -14,6 +14,7 @@ import pytest
 from polyjudge.api import RunDir, origin_testset
 from tests.data.wmt_testsets import SYSTEMS, ted_sample, write_mtme, write_wmt25
 from tests.helpers.cli import cli
+from tests.helpers.extras import needs_extra
 from tests.helpers.openai_server import ScriptedServer
 
 NO_ERRORS = json.dumps({"errors": {"critical": [], "major": [], "minor": []}})
@@ -136,8 +137,9 @@ def test_lp_gives_languages_to_items_without_them(tmp_path):
     assert (item["src_lang"], item["tgt_lang"]) == ("en", "cs_CZ")
 
 
+@needs_extra("datasets")
 def test_hugging_face_dataset_on_disk(tmp_path):
-    datasets = pytest.importorskip("datasets", reason="the optional datasets extra is not installed")
+    import datasets
     datasets.Dataset.from_dict({"lp": ["en-de"], "src": ["Hello."], "mt": ["Hallo."], "system": ["A"]}) \
         .save_to_disk(str(tmp_path / "ds"))
     with ScriptedServer(lambda body: json.dumps({"score": 90})) as srv:

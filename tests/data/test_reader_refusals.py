@@ -15,6 +15,7 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.readers import read_items
 from polyjudge.data.testsets import WMT25_COLUMNS
 from tests.helpers.cli import cli
+from tests.helpers.extras import needs_extra
 
 DRY = ("--dry-run", "--judge", "openai:m@http://127.0.0.1:9/v1", "-q")
 
@@ -115,9 +116,10 @@ def test_a_whole_float_segment_id_reads_as_the_integer(tmp_path):
     assert read_items(path)[0].seg_id == "3"
 
 
+@needs_extra("datasets")  # pyarrow comes with it
 def test_a_parquet_segment_id_with_a_gap_is_refused(tmp_path):
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
     path = tmp_path / "in.parquet"
     pq.write_table(pa.table({"src": ["a", "c"], "tgt": ["b", "d"], "seg_id": [1.0, float("nan")]}), path)
     with pytest.raises(InputError, match="whole number") as exc:

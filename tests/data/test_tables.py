@@ -10,8 +10,10 @@ import pytest
 from polyjudge.data.columns import parse_columns
 from polyjudge.data.errors import InputError
 from polyjudge.data.readers import ItemDefaults, read_items
+from tests.helpers.extras import needs_extra, skip_reason
 
-datasets = pytest.importorskip("datasets", reason="the optional datasets extra is not installed")
+pytestmark = needs_extra("datasets")
+datasets = pytest.importorskip("datasets", reason=skip_reason("datasets"))
 
 COLUMNS = {"lp": ["en-de", "en-de", "en-de"], "src": ["Hello.", "Thanks.", "Bye."],
            "mt": ["Hallo.", "Danke.", "Tschüss."], "ref": ["Hallo!", "Danke!", "Tschüs!"],

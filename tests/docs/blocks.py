@@ -9,6 +9,12 @@ The rules are the documentation's code-block convention (issue 37):
 - a block with a ``title="NAME"``: its text is written to NAME in the page's directory, not run.
 - anything else (``text``, ``json``, ``tsv``... without a title) is shown to the reader, not run.
 - ``<!-- docs-test: skip (why) -->`` on the line just before a fence skips that block (counted).
+- ``<!-- docs-test: needs EXTRA (why) -->`` on the line just before a fence: the block needs that extra of
+  pyproject (``ray``, ``datasets``, ``pandas``, ``docs``, ``lint``: ``tests/helpers/extras.py``). Without it
+  the page runs up to that block and then skips, naming the extra and its install; the README's install
+  (``.[model,test]``) thus runs every page that needs nothing more, and the rest of each page up to the
+  block. The page's test carries ``needs_extra(EXTRA, partial=True)``, so ``pytest -m needs_extra`` runs it
+  once the extras are installed (``.ci/run``'s second pass).
 
 Lines that export the four API variables (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``ANTHROPIC_API_KEY``,
 ``ANTHROPIC_BASE_URL``) are dropped: the runner sets them to its scripted servers. The self-hosted
@@ -30,8 +36,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.helpers.extras import skip_reason
+
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 SKIP = re.compile(r"^\s*<!--\s*docs-test:\s*skip\s*(?:\((?P<why>.*)\))?\s*-->\s*$")
+NEEDS = re.compile(r"^\s*<!--\s*docs-test:\s*needs\s+(?P<extra>[A-Za-z0-9_-]+)\s*(?:\((?P<why>.*)\))?\s*-->\s*$")
 TITLE = re.compile(r"""title=(?:"([^"]+)"|'([^']+)'|(\S+))""")
 API_EXPORT = re.compile(r"^\s*(?:export\s+)?(?:OPENAI_API_KEY|OPENAI_BASE_URL|ANTHROPIC_API_KEY|ANTHROPIC_BASE_URL)="
                         r"\S*\s*$")
@@ -51,6 +60,7 @@ class Block:
     title: str | None
     text: str
     skip: str | None = None
+    needs: str | None = None  # the extra the block needs (``docs-test: needs EXTRA``)
 
     @property
     def kind(self) -> str:
@@ -84,9 +94,20 @@ def parse_blocks(page: Path) -> list[Block]:
         lang = info.split()[0].lstrip(".").lower() if info else ""
         t = TITLE.search(info)
         skip = SKIP.match(lines[start - 1]) if start > 0 else None
+        needs = NEEDS.match(lines[start - 1]) if start > 0 else None
         blocks.append(Block(page, start + 1, lang, next(g for g in t.groups() if g) if t else None,
-                            "\n".join(body) + "\n", (skip.group("why") or "no reason given") if skip else None))
+                            "\n".join(body) + "\n", (skip.group("why") or "no reason given") if skip else None,
+                            needs.group("extra") if needs else None))
     return blocks
+
+
+def page_extras(page: Path) -> list[str]:
+    """The extras the blocks of ``page`` declare (``docs-test: needs EXTRA``), in page order, once each."""
+    return list(dict.fromkeys(b.needs for b in parse_blocks(page) if b.needs is not None))
+
+
+class ExtraMissing(Exception):
+    """A page reached a block that needs an extra which is not installed (the test skips with this text)."""
 
 
 def console_commands(text: str) -> list[tuple[int, str]]:
@@ -166,6 +187,8 @@ class PageRun:
         if not block.runs:
             return
         where = f"{block.page.name}:{block.line}"
+        if block.needs is not None and (reason := skip_reason(block.needs)) is not None:
+            raise ExtraMissing(f"{where} {reason} (the {self.commands} command(s) before it ran)")
         if block.kind == "file":
             assert block.title is not None
             target = self.work / block.title
@@ -222,4 +245,5 @@ def run_page(page: Path, root: Path, env: Mapping[str, str], self_hosted: str) -
     return story
 
 
-__all__ = ["Block", "PageRun", "console_commands", "page_env", "parse_blocks", "prepare", "run_page"]
+__all__ = ["Block", "ExtraMissing", "PageRun", "console_commands", "page_env", "page_extras", "parse_blocks",
+           "prepare", "run_page"]

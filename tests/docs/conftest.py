@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.blocks import PageRun, page_env, run_page
+from tests.docs.blocks import ExtraMissing, PageRun, page_env, page_extras, run_page
 from tests.docs.judge import answer
 from tests.helpers.anthropic_server import AnthropicServer
+from tests.helpers.extras import needs_extra
 from tests.helpers.mtme_testset import build_ted_testset
 from tests.helpers.openai_server import ScriptedServer
 
@@ -32,6 +33,14 @@ SITE_PAGES = sorted(p for p in (ROOT / "docs").rglob("*.md")
 # Pages that get more than the four API variables: the WMT tutorial's mt-metrics-eval data root.
 NEEDS_MTME = {"wmt-test-set.md"}
 WORKERS = 3  # pages run at once (the machine's cores are shared with the scripted servers)
+
+
+def page_params(pages: list[Path], ids: list[str] | None = None) -> list[object]:
+    """``pages`` as parameters of a page test; a page whose blocks declare extras is marked as needing them
+    (``partial``: without one it runs up to that block, then skips naming it)."""
+    names = ids if ids is not None else [p.name for p in pages]
+    return [pytest.param(page, id=name, marks=[needs_extra(*extras, partial=True)] if (extras := page_extras(page))
+                         else []) for page, name in zip(pages, names, strict=True)]
 
 
 @pytest.fixture(scope="session")
@@ -90,5 +99,11 @@ def page_runner(request: pytest.FixtureRequest, docs_servers: tuple[ScriptedServ
 
 @pytest.fixture
 def story(page_runner: PageRunner) -> Callable[[Path], PageRun]:
-    """``story(page)`` runs a page as one story in its own temporary directory and returns the run."""
-    return page_runner.result
+    """``story(page)`` runs a page as one story in its own temporary directory and returns the run; a page
+    that reaches a block needing an extra which is not installed skips, naming it."""
+    def run(page: Path) -> PageRun:
+        try:
+            return page_runner.result(page)
+        except ExtraMissing as exc:
+            pytest.skip(str(exc))
+    return run

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -13,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.extras import skip_reason
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def need_mkdocs() -> None:
-    for module in ("mkdocs", "material", "mkdocstrings_handlers.python"):
-        if importlib.util.find_spec(module.split(".")[0]) is None:
-            pytest.skip(f"the docs extra is not installed ({module} missing): pip install -e '.[docs]'")
+    reason = skip_reason("docs")
+    if reason is not None:
+        pytest.skip(reason)
 
 
 def build(config: Path, site: Path) -> subprocess.CompletedProcess[str]:

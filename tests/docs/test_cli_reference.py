@@ -11,6 +11,7 @@ import click
 
 from polyjudge.cli.main import COMMANDS, cli
 from tests.docs.mkdocs_site import built_site
+from tests.helpers.extras import needs_extra
 
 
 def _tree(command: click.Command, path: tuple[str, ...] = (), parent: click.Context | None = None,
@@ -34,6 +35,7 @@ def _sections() -> dict[str, str]:
     return {parts[i]: html.unescape(re.sub(r"<[^>]+>", " ", parts[i + 1])) for i in range(1, len(parts) - 1, 2)}
 
 
+@needs_extra("docs")
 def test_every_command_and_option_is_in_the_reference():
     sections = _sections()
     tree = list(_tree(cli))

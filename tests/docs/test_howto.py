@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.conftest import HOWTOS
+from tests.docs.conftest import HOWTOS, page_params
 
 
-@pytest.mark.parametrize("page", HOWTOS, ids=[p.name for p in HOWTOS])
+@pytest.mark.parametrize("page", page_params(HOWTOS))
 def test_howto_runs(page: Path, story: Callable[[Path], object]) -> None:
     story(page)

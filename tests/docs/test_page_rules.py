@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.blocks import console_commands, page_env, parse_blocks, prepare, run_page
-from tests.docs.conftest import HOWTOS, README, ROOT, SITE_PAGES, TUTORIALS
+from tests.docs import blocks as blocks_module
+from tests.docs.blocks import ExtraMissing, console_commands, page_env, page_extras, parse_blocks, prepare, run_page
+from tests.docs.conftest import HOWTOS, README, ROOT, SITE_PAGES, TUTORIALS, page_params
+from tests.helpers import extras as extras_module
+from tests.helpers.extras import EXTRAS, MARKER, needs_extra, skip_if_missing, skip_reason
 
 MAX_SKIPS = 2
 PAGES = [README, *TUTORIALS, *HOWTOS]
@@ -107,3 +110,62 @@ def test_the_hidden_command_rule_catches_one(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text("```text\n$ polyjudge judge x\n```\n", encoding="utf-8")
     assert _hidden_commands(page) == [1]
+
+
+def test_a_block_declares_the_extra_it_needs(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text('```console\n$ echo one > one.txt\n```\n\n<!-- docs-test: needs ray (a Ray cluster) -->\n'
+                    '```console\n$ echo two > two.txt\n```\n\n```console\n$ echo three > three.txt\n```\n',
+                    encoding="utf-8")
+    assert [(b.line, b.needs, b.runs) for b in parse_blocks(page)] == [(1, None, True), (6, "ray", True),
+                                                                      (10, None, True)]
+    assert page_extras(page) == ["ray"]
+    (param,) = page_params([page])
+    assert [(m.name, m.args, m.kwargs) for m in param.marks] == [(MARKER, ("ray",), {"partial": True})]
+
+
+def test_a_page_runs_up_to_a_block_whose_extra_is_missing_then_skips_naming_it(tmp_path: Path, monkeypatch) -> None:
+    page = tmp_path / "page.md"
+    page.write_text('```console\n$ echo one > one.txt\n```\n\n<!-- docs-test: needs ray -->\n'
+                    '```console\n$ echo two > two.txt\n```\n', encoding="utf-8")
+    monkeypatch.setattr(blocks_module, "skip_reason", lambda extra: f"needs the {extra} extra (absent here)")
+    env = page_env(os.environ, tmp_path, {})
+    with pytest.raises(ExtraMissing, match=r"page\.md:6 needs the ray extra \(absent here\) \(the 1 command"):
+        run_page(page, tmp_path, env, "http://127.0.0.1:1")
+    assert (tmp_path / "work" / "one.txt").exists() and not (tmp_path / "work" / "two.txt").exists()
+    monkeypatch.setattr(blocks_module, "skip_reason", lambda extra: None)  # installed: the block runs
+    assert run_page(page, tmp_path, env, "http://127.0.0.1:1").commands == 2
+
+
+@pytest.mark.parametrize("page", [README, *SITE_PAGES, *TUTORIALS, *HOWTOS],
+                         ids=[p.relative_to(ROOT).as_posix() for p in [README, *SITE_PAGES, *TUTORIALS, *HOWTOS]])
+def test_a_declared_extra_is_one_of_pyprojects(page: Path) -> None:
+    assert set(page_extras(page)) <= set(EXTRAS), page_extras(page)
+
+
+def test_the_extras_table_names_pyprojects_extras_and_their_install() -> None:
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert set(EXTRAS) <= set(declared)
+    assert {"model", "test"} <= set(declared) and not {"model", "test"} & set(EXTRAS)  # the README installs those
+    with pytest.raises(ValueError, match="unknown extra 'rays'"):
+        needs_extra("rays")
+    reason = skip_reason("ray")
+    assert reason is None or ("the ray extra" in reason and "pip install -e '.[ray]'" in reason)
+
+
+def test_a_marked_test_skips_naming_the_missing_extra_unless_it_skips_by_itself(monkeypatch) -> None:
+    class Item:
+        def __init__(self, *marks: pytest.MarkDecorator) -> None:
+            self.marks = [m.mark for m in marks]
+
+        def iter_markers(self, name: str):
+            return (m for m in self.marks if m.name == name)
+
+    monkeypatch.setattr(extras_module, "missing", lambda extra: ["ray"] if extra == "ray" else [])
+    with pytest.raises(pytest.skip.Exception, match=r"needs the ray extra \(ray not installed\): "
+                                                   r"pip install -e '\.\[ray\]'"):
+        skip_if_missing(Item(needs_extra("pandas", "ray")))
+    skip_if_missing(Item(needs_extra("pandas")))  # installed: runs
+    skip_if_missing(Item(needs_extra("ray", partial=True)))  # a page: skips at its block

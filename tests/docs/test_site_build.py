@@ -8,6 +8,9 @@ import shutil
 from pathlib import Path
 
 from tests.docs.mkdocs_site import ROOT, build, built_site, need_mkdocs
+from tests.helpers.extras import needs_extra
+
+pytestmark = needs_extra("docs")
 
 
 def _pages() -> list[Path]:

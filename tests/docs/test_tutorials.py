@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.conftest import TUTORIALS
+from tests.docs.conftest import TUTORIALS, page_params
 
 
-@pytest.mark.parametrize("page", TUTORIALS, ids=[p.name for p in TUTORIALS])
+@pytest.mark.parametrize("page", page_params(TUTORIALS))
 def test_tutorial_runs(page: Path, story: Callable[[Path], object]) -> None:
     story(page)

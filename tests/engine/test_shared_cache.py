@@ -14,6 +14,7 @@ import sqlite3
 import pytest
 
 from tests.helpers.cli import cli
+from tests.helpers.extras import needs_extra, skip_reason
 from tests.helpers.openai_server import Reply, ScriptedServer
 
 OUTPUTS = ("judgments.jsonl", "segments.tsv", "systems.tsv")
@@ -263,7 +264,7 @@ def test_a_cache_path_that_is_a_file_exits_2(tmp_path, study, capsys):
 @pytest.fixture
 def ray_cluster():
     if importlib.util.find_spec("ray") is None:
-        pytest.skip("Ray is not installed (pip install 'polyjudge[ray]')")
+        pytest.skip(skip_reason("ray") or "")
     import logging
 
     import ray
@@ -273,6 +274,7 @@ def ray_cluster():
     ray.shutdown()
 
 
+@needs_extra("ray")
 def test_the_ray_executors_driver_reads_and_fills_the_same_cache(tmp_path, ray_cluster):
     """The hook sits where tasks are handed to any executor: the Ray driver's answers fill the cache,
     and a Ray run finds there what another run paid for."""

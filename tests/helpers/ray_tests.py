@@ -11,16 +11,17 @@ from typing import Any
 import pytest
 
 from polyjudge.data.records import Item
+from tests.helpers.extras import needs_extra, skip_reason
 from tests.helpers.openai_server import ScriptedServer
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
-needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed (pip install 'polyjudge[ray]')")
+needs_ray = needs_extra("ray")  # skips without Ray, naming the extra (tests/helpers/extras.py)
 
 
 def local_cluster() -> Iterator[Any]:
     """A local Ray cluster of 2 CPUs for a module's tests (use as a module-scoped fixture body)."""
     if not HAVE_RAY:
-        pytest.skip("Ray is not installed (pip install 'polyjudge[ray]')")
+        pytest.skip(skip_reason("ray") or "")
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)

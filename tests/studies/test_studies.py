@@ -16,6 +16,7 @@ from polyjudge.data.records import Item
 from polyjudge.studies import ConsistencyConfig, ProbeConfig, run_consistency, run_probe
 from tests.cli.test_consistency_cmd import responder as consistency_responder
 from tests.cli.test_consistency_cmd import write_mgsm
+from tests.helpers.extras import needs_extra, skip_reason
 from tests.helpers.openai_server import ScriptedServer
 
 TABLES = ("consistency.tsv", "languages.tsv", "ensemble.tsv", "spearman.tsv", "panel.tsv")
@@ -51,8 +52,8 @@ def test_consistency_study_writes_what_the_cli_writes(tmp_path, monkeypatch):
     assert again.summary_tsv() == res.summary_tsv()
 
 
+@needs_extra("pandas")
 def test_consistency_to_pandas(tmp_path, monkeypatch):
-    pytest.importorskip("pandas")
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     write_mgsm(tmp_path)
     with ScriptedServer(consistency_responder) as srv:
@@ -103,7 +104,7 @@ def test_probe_from_python_matches_the_cli(tmp_path, monkeypatch):
     doc = json.loads((tmp_path / "p" / "probe.json").read_text())
     assert doc["rows"] == json.loads(res.to_json())["rows"] and doc["input"] == str(tmp_path / "in.jsonl")
     assert res.input is None and not (tmp_path / "original").exists()
-    pytest.importorskip("pandas")
+    pytest.importorskip("pandas", reason=skip_reason("pandas"))  # the rest of the test ran without it
     df = res.to_pandas()
     assert df.loc[0, "dropped"] == 4 and df.loc[0, "group"] == "all"
 

@@ -34,7 +34,14 @@ from typing import Any
 import numpy as np
 
 from polyjudge.annotate.schemes import DEFAULT_TASK, get_scheme
-from polyjudge.annotate.store import CampaignInfo, CampaignLock, ItemRow, claim_campaign, create_store
+from polyjudge.annotate.store import (
+    CampaignInfo,
+    CampaignLock,
+    ItemRow,
+    check_new_campaign,
+    claim_campaign,
+    create_store,
+)
 from polyjudge.data.errors import InputError
 from polyjudge.data.rating_task import RatingTask
 from polyjudge.data.records import Item
@@ -180,6 +187,7 @@ def deal(shown: Sequence[int], names: Sequence[str], per_item: int) -> dict[str,
 
 
 def _check_plan(plan: CampaignPlan) -> None:
+    check_new_campaign(plan.folder)  # before the judge's run is read or anything is built
     get_scheme(plan.scheme)
     if plan.task is not None and not get_scheme(plan.scheme).rating:
         raise InputError("a task is for forced-choice and response-set campaigns", field="task", setting=True)

@@ -1,6 +1,6 @@
 """``annotate serve``: the pages and the JSON API in front of one campaign store.
 
-What it promises (tests/annotate/test_annotate_http.py checks every line):
+What it promises (tests/annotate/test_annotate_http.py and test_server_hostile.py check every line):
 
 * Every page and API call needs an annotator's token: the page's is in its
   path (``/a/TOKEN``), the API's in ``Authorization: Bearer TOKEN`` (cookies
@@ -21,6 +21,13 @@ What it promises (tests/annotate/test_annotate_http.py checks every line):
 * Every response carries a strict Content-Security-Policy, ``no-referrer``,
   ``nosniff`` and ``no-store``. Segment text is JSON data; the page renders it
   as text.
+* Hostile requests get a 4xx, never a traceback: a token of any bytes is only
+  a token no annotator has (403), a position is ASCII digits or 404 (``²`` and
+  ``٣`` are not positions), a body nested deeper than the JSON parser goes is
+  422. A request aiohttp cannot parse (a header over 8190 bytes) is logged in
+  one line naming the error's kind: aiohttp's own message quotes the first
+  bytes of the line (a token), so it never reaches a log. A handler's bug is
+  a JSON 500 logged without the request's text.
 """
 
 from __future__ import annotations
@@ -29,7 +36,9 @@ import asyncio
 import hmac
 import html
 import json
+import logging
 import signal
+import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -51,6 +60,8 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-store",
 }
+MAX_POSITION_DIGITS = 9  # a queue position: ASCII digits, at most this many
+LOG = logging.getLogger("polyjudge.annotate.server")
 STATIC = {"annotate.js": "text/javascript", "annotate.css": "text/css", "annotate.html": "text/html"}
 
 
@@ -100,7 +111,8 @@ class CampaignApp:
 
     # -- who is asking ------------------------------------------------------------
     def _who(self, token: str) -> str | None:
-        given, found = token.encode(), None
+        # any str encodes (a header's non-UTF-8 bytes arrive as lone surrogates); it then matches no token
+        given, found = token.encode("utf-8", "surrogatepass"), None
         for known, name in self.tokens:  # every token compared, in constant time each
             if hmac.compare_digest(given, known):
                 found = name
@@ -163,24 +175,24 @@ class CampaignApp:
 
     async def item_at(self, request: web.Request) -> web.Response:
         name = self.annotator(request)
-        text = request.match_info["position"]
-        q = self.queues[name].items
-        if not text.isdigit() or int(text) >= len(q):
-            raise _error(web.HTTPNotFound, f"no item at that position (0..{len(q) - 1})")
-        return _json(self.item_view(name, int(text)))
+        return _json(self.item_view(name, self._position(name, request)))
 
     async def history(self, request: web.Request) -> web.Response:
         """Every version of the annotator's own annotation of the item at that position, newest first."""
         name = self.annotator(request)
-        text = request.match_info["position"]
-        q = self.queues[name].items
-        if not text.isdigit() or int(text) >= len(q):
-            raise _error(web.HTTPNotFound, f"no item at that position (0..{len(q) - 1})")
-        item = q[int(text)]
+        position = self._position(name, request)
+        item = self.queues[name].items[position]
         rows = self.store.db.execute("SELECT version, body, created FROM annotations WHERE annotator = ? AND "
                                      "item = ? ORDER BY version DESC", (name, item))
         versions = [{"version": int(v), "saved_at": float(t), **json.loads(b)} for v, b, t in rows]
-        return _json({"item_id": self.items[item].item_id, "position": int(text), "versions": versions})
+        return _json({"item_id": self.items[item].item_id, "position": position, "versions": versions})
+
+    def _position(self, name: str, request: web.Request) -> int:
+        """The queue position in the path: ASCII digits only (``int`` would also read ``٣`` as 3)."""
+        text, q = request.match_info["position"], self.queues[name].items
+        if not (0 < len(text) <= MAX_POSITION_DIGITS and text.isascii() and text.isdigit()) or int(text) >= len(q):
+            raise _error(web.HTTPNotFound, f"no item at that position (0..{len(q) - 1})")
+        return int(text)
 
     async def annotations(self, request: web.Request) -> web.Response:
         name = self.annotator(request)
@@ -206,6 +218,8 @@ class CampaignApp:
             body = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             raise _error(web.HTTPUnprocessableEntity, "the body is not JSON") from None
+        except RecursionError:
+            raise _error(web.HTTPUnprocessableEntity, "the body nests deeper than an annotation does") from None
         if not isinstance(body, dict):
             raise _error(web.HTTPUnprocessableEntity, "the body must be a JSON object")
         item = self._own_item(name, body.get("item_id"))
@@ -253,9 +267,52 @@ async def _headers(request: web.Request, response: web.StreamResponse) -> None:
     response.headers.update(SECURITY_HEADERS)
 
 
+@web.middleware
+async def _contain(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                   ) -> web.StreamResponse:
+    """A handler's unexpected exception: a short JSON 500, logged by route and code lines only.
+
+    The path (a page's token), the headers and the exception's message (which may quote either) are left out."""
+    try:
+        return await handler(request)
+    except (web.HTTPException, ConnectionError):  # an answer, or a client gone mid-body (aiohttp's one line)
+        raise
+    except Exception as exc:
+        route = request.match_info.route.resource
+        where = route.canonical if route is not None else "?"
+        LOG.error("internal error answering %s %s: %s\n%s", request.method, where, type(exc).__name__,
+                  "".join(traceback.format_tb(exc.__traceback__)).rstrip())
+        raise _error(web.HTTPInternalServerError, "internal error (the server's log says where)") from None
+
+
+class _QuoteFree(logging.Filter):
+    """Keeps aiohttp's lines about requests it could not parse to one line without the request's bytes.
+
+    aiohttp logs such a request with its parser's exception, whose message quotes the start of the bad line
+    ("Got more than 8190 bytes when reading: b'Bearer ..."): an annotator's token. The line keeps aiohttp's
+    own text (who sent it) and the exception's kind and status; the message and traceback are dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None:
+            status = getattr(exc, "code", None) or getattr(exc, "status", None)
+            kind = type(exc).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
+            record.msg, record.args = "%s: %s", (record.getMessage(), kind)
+            record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return True
+
+
+def request_logger() -> logging.Logger:
+    """The logger aiohttp's request handler writes to while serving (its lines pass :class:`_QuoteFree`)."""
+    logger = logging.getLogger("polyjudge.annotate.requests")
+    if not any(isinstance(f, _QuoteFree) for f in logger.filters):
+        logger.addFilter(_QuoteFree())
+    return logger
+
+
 def build_app(handlers: CampaignApp) -> web.Application:
     """The aiohttp application: exactly the routes of the contract (docs/how-to/annotate.md)."""
-    app = web.Application(client_max_size=MAX_BODY)
+    app = web.Application(client_max_size=MAX_BODY, middlewares=[_contain])
     app.on_response_prepare.append(_headers)
     app.router.add_get("/a/{token}", handlers.page)
     app.router.add_get("/a", handlers.no_token)
@@ -293,7 +350,7 @@ async def serve_campaign(store: CampaignStore, host: str, port: int,
             pass
     handlers = CampaignApp(store, set(), open_host=host in ("0.0.0.0", "::", ""))
     app = build_app(handlers)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, logger=request_logger())
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port, reuse_address=True)
@@ -308,4 +365,4 @@ async def serve_campaign(store: CampaignStore, host: str, port: int,
         await runner.cleanup()
 
 
-__all__ = ["MAX_BODY", "SECURITY_HEADERS", "CampaignApp", "build_app", "origins_of", "serve_campaign"]
+__all__ = ["MAX_BODY", "SECURITY_HEADERS", "CampaignApp", "build_app", "origins_of", "request_logger", "serve_campaign"]

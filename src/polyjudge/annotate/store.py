@@ -170,11 +170,21 @@ class CampaignLock:
             os.close(fd)
 
 
-def claim_campaign(path: str | Path) -> OwnedDir:
-    """Take ``path`` as a new campaign folder (created with mode 0700): new or empty, else exit 2."""
+def check_new_campaign(path: str | Path) -> Path:
+    """``path`` can become a new campaign folder: not a symlink (``serve``, ``status`` and ``export`` refuse
+    one, and polyjudge never writes through one), not a file, not a campaign already (InputError, exit 2)."""
+    if Path(path).is_symlink():
+        raise InputError("is a symlink; polyjudge does not write through symlinks (give the campaign folder "
+                         "itself)", path=os.fspath(path), field="CAMPAIGN")
     root = check_out_path(path, "CAMPAIGN")
     if is_campaign(root):
         raise InputError("already holds a campaign; give a new folder (or serve this one)", path=str(root))
+    return root
+
+
+def claim_campaign(path: str | Path) -> OwnedDir:
+    """Take ``path`` as a new campaign folder (created with mode 0700): new or empty, else exit 2."""
+    root = check_new_campaign(path)
     if not root.exists():
         root.mkdir(mode=0o700, parents=True)
     owned = claim(root, KIND, names=DB_FILES, flag="CAMPAIGN")
@@ -326,4 +336,5 @@ def _task(text: str) -> RatingTask | None:
 
 
 __all__ = ["APPLICATION_ID", "DB_NAME", "KIND", "Annotation", "CampaignInUse", "CampaignInfo", "CampaignLock",
-           "CampaignStore", "ItemRow", "claim_campaign", "create_store", "is_campaign", "open_folder"]
+           "CampaignStore", "ItemRow", "check_new_campaign", "claim_campaign", "create_store", "is_campaign",
+           "open_folder"]
