@@ -148,6 +148,9 @@ def test_named_codes_and_their_form():
             parse_language_names(bad)
         assert exc.value.field == "language_names"
     assert language_name("kr") == "Kanuri"  # valid, not in our table: the IANA registry's name
+    # FLORES-200 codes (ISO 639-3 and a script) are named as their ISO 639-1 language
+    assert [language_name(c) for c in ("deu_Latn", "zho_Hant", "arb_Arab")] == [
+        "German", "Traditional Chinese", "Standard Arabic"]
 
 
 def test_items_given_in_code_are_checked_by_the_api(tmp_path):

@@ -85,7 +85,10 @@ def language_name(code: str | None) -> str | None:
         return _NAMES_LOWER[key]
     if base in _declared:
         return _declared[base]
-    return _registry_names().get(base, raw)
+    if not _valid_tag(key):
+        return raw
+    norm = _normal_language(base)  # ISO 639-2/3 forms of 639-1 languages (FLORES' deu_Latn, zho_Hant)
+    return _VARIANTS.get(norm + key[len(base):]) or LANGUAGE_NAMES.get(norm) or _registry_names().get(norm, raw)
 
 
 def language_code(name_or_code: str) -> str | None:
@@ -278,6 +281,14 @@ def _valid_tag(key: str) -> bool:
         return bool(Language.get(key).is_valid())
     except (LanguageTagError, ValueError):
         return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _normal_language(subtag: str) -> str:
+    """The language subtag BCP 47 prefers for ``subtag`` (``deu`` -> ``de``, ``iw`` -> ``he``)."""
+    from langcodes import Language
+
+    return str(Language.get(subtag).language or subtag)
 
 
 @functools.cache
