@@ -61,11 +61,13 @@ def test_unknown_backend_lists_the_valid_names():
 def test_parse_splits_the_endpoint_only_for_openai():
     assert JudgeSpec.parse("openai:gpt-4o@http://h:8000/v1") == JudgeSpec("openai", "gpt-4o", "http://h:8000/v1")
     assert JudgeSpec.parse("openai:gpt-4o") == JudgeSpec("openai", "gpt-4o", None)
-    assert JudgeSpec.parse("openai:a@b@c") == JudgeSpec("openai", "a", "b@c")
+    # the first '@' ends the model: a URL may carry credentials of its own
+    assert JudgeSpec.parse("openai:a@http://u:p@h/v1") == JudgeSpec("openai", "a", "http://u:p@h/v1")
     assert JudgeSpec.parse("replay:runs/a@b.jsonl") == JudgeSpec("replay", "runs/a@b.jsonl", None)
     assert JudgeSpec.parse("llamacpp") == JudgeSpec("llamacpp", None, None)
     assert JudgeSpec.parse("llamacpp:") == JudgeSpec("llamacpp", None, None)
-    assert JudgeSpec.parse("openai:m@u").describe() == {"backend": "openai", "model": "m", "base_url": "u"}
+    assert JudgeSpec.parse("openai:m@http://h/v1").describe() == {"backend": "openai", "model": "m",
+                                                                  "base_url": "http://h/v1"}
 
 
 @pytest.mark.parametrize("spec,message", [
@@ -130,7 +132,7 @@ def test_listing_the_backends_loads_neither_aiohttp_nor_llama_cpp():
     code = ("import sys\n"
             "from polyjudge.backends import BACKENDS, JudgeSpec\n"
             "assert 'polyjudge.backends.openai' not in sys.modules  # loaded on first use only\n"
-            "BACKENDS.help_text(); JudgeSpec.parse('openai:m@u'); JudgeSpec.parse('llamacpp')\n"
+            "BACKENDS.help_text(); JudgeSpec.parse('openai:m@http://u/v1'); JudgeSpec.parse('llamacpp')\n"
             "print(sorted(m for m in ('aiohttp', 'httpx', 'xllamacpp') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -37,8 +37,8 @@ def test_backends_without_options_keep_question_marks_in_their_target(tmp_path):
 
 
 def test_specs_without_options_compare_and_describe_as_before():
-    assert JudgeSpec.parse("openai:m@u") == JudgeSpec("openai", "m", "u")
-    assert list(JudgeSpec.parse("openai:m@u").describe()) == ["backend", "model", "base_url"]
+    assert JudgeSpec.parse("openai:m@http://u/v1") == JudgeSpec("openai", "m", "http://u/v1")
+    assert list(JudgeSpec.parse("openai:m@http://u/v1").describe()) == ["backend", "model", "base_url"]
     assert repr(JudgeSpec.parse("openai:m@http://u:pw12345@h/v1")) == (
         "JudgeSpec(backend='openai', model='m', base_url='http://[REDACTED]@h/v1')")
 

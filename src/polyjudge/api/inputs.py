@@ -17,6 +17,7 @@ from pathlib import Path
 
 from polyjudge.data.columns import parse_columns, split_pair
 from polyjudge.data.errors import InputError
+from polyjudge.data.languages import check_code, check_item_codes, declare_languages, parse_language_names
 from polyjudge.data.readers import ItemDefaults, read_items, read_parallel
 from polyjudge.data.records import Item
 from polyjudge.data.spec import InputSpec
@@ -27,9 +28,15 @@ _TRUE = (True, "true", "yes", "on", 1)
 
 
 def _languages(spec: InputSpec) -> tuple[str | None, str | None]:
+    """The input's languages, every code checked (an unknown one is an InputError with the nearest codes)."""
+    names = parse_language_names(spec.language_names)
+    for name in ("src_lang", "tgt_lang"):
+        check_code(getattr(spec, name), declared=names, field=name, setting=True)
     if spec.lp is None:
         return spec.src_lang, spec.tgt_lang
     src, tgt = split_pair(spec.lp, path=None, line=None, field="lp")
+    for code in (src, tgt):
+        check_code(code, shown=spec.lp, declared=names, field="lp", setting=True)
     return spec.src_lang or src, spec.tgt_lang or tgt
 
 
@@ -49,6 +56,9 @@ def read_input(spec: InputSpec) -> list[Item]:
     if spec.ref is not None and not spec.ref.replace("_", "").isalnum():
         raise InputError(f"reference names are letters, digits or '_', got {spec.ref!r}", field="ref", setting=True)
     items = read_items(spec.path, fmt=spec.fmt, how=item_defaults(spec))
+    names = parse_language_names(spec.language_names)
+    check_item_codes(items, names)  # the file's own codes, before anything is sent
+    declare_languages(names)
     info = origin_testset(items)
     if info is None or info.format != MTME:  # an mt-metrics-eval folder was chosen from as it was read
         if spec.ref is not None:

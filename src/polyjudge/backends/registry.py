@@ -17,6 +17,14 @@ Two additions to the target, for backends that take them:
   ``openai:MODEL@http://a:8000/v1,http://b:8000/v1``: the judge becomes a
   :class:`~polyjudge.backends.pool.PoolBackend` over one backend per server
   (option ``per_server=N`` caps the requests in flight on each).
+
+The grammar is strict (:func:`check_server_url`): a server is an ``http://`` or
+``https://`` URL with a host and no query string or fragment (the API's path is
+appended to it, so a query could never reach the server), and an option written
+after the URL (``openai:m@http://host/v1?structured=none``) is refused, saying
+where it goes, instead of becoming part of the URL. A key variable's option
+(``key_env=``) takes a variable's name: a key pasted there is refused, and the
+judge's text is quoted masked in every message.
 """
 
 from __future__ import annotations
@@ -28,7 +36,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from polyjudge.backends.base import Backend, check_endpoints, endpoint_from_env
-from polyjudge.data.secrets import redact_url, register_secret_env
+from polyjudge.data.errors import InputError
+from polyjudge.data.secrets import MASK, check_env_name, is_env_name, redact, redact_url, register_secret_env
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.registry import Builtin, Registry, UnknownNameError
 
@@ -51,6 +60,12 @@ class BackendSettings:
     # Reasoning budget sent with requests that do not set their own (--reasoning-effort; None: the model's default).
     reasoning_effort: str | None = None
     n_threads: int | None = None  # CPU threads of an embedded model (llamacpp; None: every core)
+
+    def __post_init__(self) -> None:
+        try:
+            check_env_name(self.api_key_env)
+        except ValueError as exc:  # the value may be the key: the message never quotes it
+            raise InputError(str(exc), field="api_key_env", setting=True) from None
 
     def key_env_for(self, backend_default: str) -> str:
         """The key variable for a backend whose provider's own is ``backend_default``.
@@ -245,17 +260,59 @@ def _looks_like_options(text: str) -> bool:
 
 
 def _parse_options(text: str, cls: type[RegisteredBackend], judge: str) -> tuple[tuple[str, str], ...]:
-    """``name=value,flag`` -> sorted pairs, each name checked against ``cls.spec_options``."""
+    """``name=value,flag`` (or ``&``-separated, as :func:`~polyjudge.backends.spec.describe_judge` writes
+    them) -> sorted pairs, each name checked against ``cls.spec_options`` (``judge`` is the spec's text as
+    messages quote it, masked); ``key_env`` must name a variable."""
     pairs: dict[str, str] = {}
-    for part in text.split(","):
+    for part in text.replace("&", ",").split(","):
         name, eq, value = (p.strip() for p in part.partition("="))
         if not name:
             continue
         if name not in cls.spec_options:
             valid = ", ".join(sorted(cls.spec_options))
             raise ValueError(f"unknown option '{name}' in judge '{judge}'; the {cls.name} backend takes {valid}")
+        if name == "key_env":
+            check_env_name(value, f"option key_env of judge '{judge}'")
         pairs[name] = value if eq else "true"
     return tuple(sorted(pairs.items()))
+
+
+_URL_SCHEMES = ("http", "https")
+
+
+def check_server_url(url: str, cls: type[RegisteredBackend], *, judge: str) -> None:
+    """``ValueError`` (one line, credentials and query values never quoted) unless ``url`` is a server a
+    judge of ``cls`` can send to: ``http://`` or ``https://``, a host, a valid port, no query string and no
+    fragment. A query naming an option of ``cls`` says the option goes before the ``@``; another query is
+    refused too, since the API's path (``/chat/completions``) is appended to the URL and would end up
+    inside it. ``judge`` is the spec's text as messages quote it (masked)."""
+    from urllib.parse import urlsplit
+
+    base = url.split("?", 1)[0].split("#", 1)[0]
+    shown = redact_url(base)
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"server '{shown}' of judge '{judge}' is not a valid URL (bad host or port)") from None
+    if parts.scheme.lower() not in _URL_SCHEMES or "://" not in url:
+        what = f"its scheme is '{parts.scheme}'" if "://" in url and parts.scheme else "it has no scheme"
+        raise ValueError(f"server '{shown}' of judge '{judge}' is not an http:// or https:// URL ({what}); "
+                         "a judge sends to http(s) servers only")
+    if not parts.hostname or port == 0:
+        raise ValueError(f"server '{shown}' of judge '{judge}' names no host" if not parts.hostname else
+                         f"server '{shown}' of judge '{judge}' has port 0")
+    if "?" in url:
+        names = [p.partition("=")[0].strip() for p in url.split("?", 1)[1].split("#", 1)[0].replace("&", ",")
+                 .split(",")]
+        options = [n for n in names if n in cls.spec_options]
+        if options:
+            raise ValueError(f"option '{options[0]}' is written after the URL in judge '{judge}'; options go "
+                             f"between the model and the '@': {cls.name}:MODEL?{options[0]}=VALUE@{shown}")
+        raise ValueError(f"server '{shown}' of judge '{judge}' has a query string ('?...'); a server URL takes "
+                         f"none (the API's path is appended to it), and judge options go before the '@'")
+    if "#" in url:
+        raise ValueError(f"server '{shown}' of judge '{judge}' has a fragment ('#...'); a server URL takes none")
 
 
 def split_servers(base_url: str | None) -> tuple[str, ...]:
@@ -299,14 +356,17 @@ class JudgeSpec:
     def parse(cls, text: str) -> JudgeSpec:
         """``BACKEND[:TARGET]`` -> spec; an unknown backend or option raises ``ValueError``
         (:class:`UnknownBackendError` for the backend)."""
+        shown = redact(text)  # what messages quote: a key pasted into key_env= is masked
         name, _, rest = text.partition(":")
-        backend = backend_class(name, judge=text)
+        backend = backend_class(name, judge=shown)
         model, base_url = backend.parse_target(rest)
         options: tuple[tuple[str, str], ...] = ()
         if backend.spec_options and model and "?" in model and _looks_like_options(model.rpartition("?")[2]):
             model, _, opts = model.rpartition("?")
-            options = _parse_options(opts, backend, text)
+            options = _parse_options(opts, backend, shown)
             model = model or None
+        for url in split_servers(base_url):
+            check_server_url(url, backend, judge=shown)
         return cls(name, model, base_url, options)
 
     @property
@@ -343,14 +403,19 @@ class JudgeSpec:
         """The judge's manifest entry; credentials in ``base_url`` are masked."""
         entry: dict[str, Any] = {"backend": self.backend, "model": self.model,
                                  "base_url": redact_servers(self.base_url)}
-        if self.options:
-            entry["options"] = dict(self.options)
+        if self.options:  # a key pasted into key_env= (refused before a run) is never shown
+            entry["options"] = {k: v if k != "key_env" or is_env_name(v) else MASK for k, v in self.options}
         return entry
 
     def __repr__(self) -> str:
         opts = f", options={self.options!r}" if self.options else ""
         return (f"JudgeSpec(backend={self.backend!r}, model={self.model!r}, "
                 f"base_url={redact_servers(self.base_url)!r}{opts})")
+
+
+def _describe(spec: JudgeSpec) -> str:
+    """``BACKEND:MODEL`` of ``spec`` for messages (its servers are quoted by the message itself)."""
+    return spec.backend + (f":{spec.model}" if spec.model else "")
 
 
 def build_judge(spec: JudgeSpec, settings: BackendSettings) -> Backend:
@@ -406,7 +471,17 @@ class HostedEndpoint:
     def preflight(self, spec: JudgeSpec, settings: BackendSettings, *, network: bool) -> JudgeSpec:
         """The key the official endpoint needs (a self-hosted server may be keyless), each host resolves;
         the base-URL variable fills in the endpoint when the spec names none (an ``@URL`` wins)."""
+        from polyjudge.backends.base import PreflightError
+
         spec = self.filled(spec)
+        cls = backend_class(spec.backend)
+        try:  # an endpoint from --base-url or the environment, options given in code: the grammar's checks
+            for url in spec.servers:
+                check_server_url(url, cls, judge=redact(_describe(spec)))
+            if (named := spec.option("key_env")) is not None:
+                check_env_name(named, f"option key_env of judge '{redact(_describe(spec))}'")
+        except ValueError as exc:
+            raise PreflightError(str(exc)) from None
         key_env = spec.option("key_env") or settings.key_env_for(self.key_env)
         check_endpoints(spec.servers or (self.default_url,), key_env=key_env, official_host=self.official_host,
                         network=network)
@@ -460,5 +535,6 @@ def check_port_open(url: str, *, official_host: str, timeout: float = CONNECT_TI
 
 __all__ = ["BACKENDS", "BUILTIN_BACKENDS", "DEFAULT_API_KEY_ENV", "REASONING_EFFORTS", "BackendSettings",
            "Capabilities", "HostedEndpoint", "JudgeSpec", "RegisteredBackend",
-           "UnknownBackendError", "backend_class", "build_judge", "check_port_open", "make_backend", "redact_servers",
+           "UnknownBackendError", "backend_class", "build_judge", "check_port_open", "check_server_url",
+           "make_backend", "redact_servers",
            "register_backend", "split_servers"]

@@ -415,6 +415,9 @@ def input_options(fn: F) -> F:
                      help="Leave these systems out."),
         click.option("--ref", "ref", default=None, metavar="NAME",
                      help="The test set's reference to use (refA, refB, ...; default: its standard one)."),
+        click.option("--language-names", "language_names", multiple=True, metavar="CODE=NAME,...",
+                     help="Name language codes that are no BCP 47 tag, to judge them anyway (an unknown code is "
+                          "refused): --language-names ge=Georgian-variant; prompts call the language so."),
     ]
     decorated: Callable[..., Any] = fn
     for opt in reversed(opts):
@@ -666,7 +669,8 @@ def _data_group(params: Mapping[str, Any], protocol: ProtocolSpec) -> InputSpec:
                      tgt_lang=params.get("tgt_lang"), lp=params.get("lp"), columns=params.get("columns") or None,
                      systems=_name_list(params.get("systems") or ()),
                      exclude_systems=_name_list(params.get("exclude_systems") or ()), ref=params.get("ref"),
-                     with_reference=protocol.with_reference, limit=params.get("limit"))
+                     with_reference=protocol.with_reference, limit=params.get("limit"),
+                     language_names=params.get("language_names") or None)
 
 
 def _cache_group(params: Mapping[str, Any]) -> CacheSpec:

@@ -11,6 +11,9 @@ lines). It replaces with ``[REDACTED]``:
   a truncated message;
 * credentials in URLs (``https://user:pass@host``, ``?api_key=...``);
 * ``Authorization``/``Bearer`` headers and ``api_key=``/``password:`` values;
+* a value written where the *name* of a key's variable belongs (``key_env=``,
+  ``api_key_env``, ``--api-key-env``) that is no variable name: the key itself,
+  pasted in the wrong place (see :func:`check_env_name`);
 * strings shaped like provider keys (``sk-...``, ``hf_...``, ``ghp_...``,
   ``AIza...``, ``AKIA...``, JSON web tokens).
 
@@ -66,10 +69,42 @@ _PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
     (("hf", "gh", "glpat", "xox"),
      re.compile(r"\b(?:hf|gh[pousr]|github_pat|glpat|xox[abprs])[_-](?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}"),
      MASK),
+    # key_env=X, "api_key_env": "X", --api-key-env X where X is no variable's name (the key itself)
+    (("key_env", "key-env"),
+     re.compile(r"(?i)((?:\bapi[_-]?key[_-]env|\bkey[_-]env)[\"']?\s*[:=]\s*[\"']?|--api-key-env[= ]\s*)"
+                r"(?![A-Za-z_][A-Za-z0-9_]*(?:[\s\"',;&\\@)\]}]|$))[^\s\"',;&\\@]+"), rf"\g<1>{MASK}"),
     (("aiza",), re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), MASK),
     (("akia", "asia"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),
     (("eyj",), re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), MASK),
 )
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Longest variable name taken: a longer "name" is a pasted value (POSIX sets no limit; no provider's is near it).
+MAX_ENV_NAME = 64
+
+
+def is_env_name(value: str) -> bool:
+    """Whether ``value`` can be the name of a key's environment variable: letters, digits and ``_``, not
+    starting with a digit, at most :data:`MAX_ENV_NAME` long, and not shaped like a provider's key
+    (``sk_live_...``, ``hf_...`` and ``ghp_...`` keys are valid names by the letters alone)."""
+    if not _ENV_NAME.fullmatch(value) or len(value) > MAX_ENV_NAME:
+        return False
+    if any(pattern.search(value) for _, pattern, _ in _PATTERNS):
+        return False
+    # A long run of mixed-case letters and digits without one '_' is a token, not a name.
+    return not (len(value) >= 24 and "_" not in value and any(c.isdigit() for c in value)
+                and value.upper() != value and value.lower() != value)
+
+
+def check_env_name(value: str, what: str | None = None) -> None:
+    """``ValueError`` (one line that never quotes ``value``) unless ``value`` :func:`is_env_name`: ``what``
+    (``option key_env of judge 'openai:m'``; None when the caller's error names the setting itself) takes
+    the variable's name, and the value given may be the key itself."""
+    if not is_env_name(value):
+        raise ValueError(f"{what + ': ' if what else ''}expected the name of the environment variable that "
+                         "holds the API key (like OPENAI_API_KEY), not the key itself; the value given is no "
+                         "variable name (not shown: it may be a key)")
 
 
 def register_secret_env(name: str) -> None:
@@ -228,5 +263,6 @@ def redact_url(url: str | None) -> str | None:
     return redact(url)
 
 
-__all__ = ["MASK", "MIN_SECRET_LEN", "Redactor", "env_secrets", "mask_token_rows", "mask_tokens", "redact",
+__all__ = ["MASK", "MAX_ENV_NAME", "MIN_SECRET_LEN", "Redactor", "check_env_name", "env_secrets", "is_env_name",
+           "mask_token_rows", "mask_tokens", "redact",
            "redact_url", "register_secret_env", "secret_spans"]

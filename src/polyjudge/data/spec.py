@@ -21,7 +21,9 @@ class InputSpec:
     ``hf:NAME[:CONFIG][:SPLIT]``; ``fmt`` a registered input format (default:
     detected). ``lp`` (``en-de``) picks a test set's language pair and gives
     items without languages theirs (``src_lang``/``tgt_lang`` win over it).
-    ``columns`` is ``--columns`` as given (``tgt=mt,ref=reference``).
+    ``columns`` is ``--columns`` as given (``tgt=mt,ref=reference``). Every language code (of ``lp``,
+    ``src_lang``, ``tgt_lang`` and of the items) must be a BCP 47 tag; ``language_names`` (``ge=Georgian
+    variant``, comma-separated or several) names codes that are not, which prompts then call by that name.
     ``systems``/``exclude_systems`` choose a test set's systems; ``ref`` names
     its reference (default: the standard one); ``with_reference`` leaves that
     reference out of the judged systems. ``limit`` keeps the first N items.
@@ -41,6 +43,7 @@ class InputSpec:
     ref: str | None = None
     with_reference: bool = False
     limit: int | None = None
+    language_names: str | Sequence[str] | None = None
 
 
 DataSpec = InputSpec  # the data group's name in a judging's specification

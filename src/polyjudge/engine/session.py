@@ -247,7 +247,7 @@ def _items(items: Sequence[Item] | str | Path, spec: JudgingSpec) -> tuple[list[
             given = [it if (it.src_lang or not src) and (it.tgt_lang or not tgt) else dataclasses.replace(
                 it, src_lang=it.src_lang or src, tgt_lang=it.tgt_lang or tgt) for it in given]
     protocol = build_protocol(spec)
-    check_languages(given, protocol.missing_languages)
+    check_languages(given, protocol.missing_languages, spec.data.language_names)
     return given, protocol
 
 
