@@ -240,3 +240,33 @@ def test_print_spec_never_prints_a_secret(folder, capsys, monkeypatch):
     assert "hunter2" not in out + err and "sk-live" not in out + err
     assert 'judge = ["openai:m@http://[REDACTED]@127.0.0.1:9/v1"]' in out and 'api_key_env = "MY_KEY"' in out
     assert "masked" in err
+
+
+# --------------------------------------------------------------------------- hostile study files (issue 43)
+
+def test_a_device_a_fifo_or_a_huge_study_file_is_refused_in_one_line(tmp_path, capsys):
+    """/dev/zero filled memory and a FIFO hung: both are refused before any byte is read (exit 2)."""
+    import os
+
+    fifo = tmp_path / "study.toml"
+    os.mkfifo(fifo)
+    huge = tmp_path / "huge.toml"
+    huge.write_bytes(b"# " + b"x" * (5 * 1024 * 1024) + b"\n")
+    for path, words in (("/dev/zero", "not a regular file"), (fifo, "not a regular file"), (huge, "larger than")):
+        code, out, err = run(capsys, "study", "plan", path, "-o", tmp_path / "o")
+        assert code == 2, err
+        assert words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_study_file_with_a_bom_and_crlf_line_ends_is_read(folder):
+    from polyjudge.cli.study_cmd import load_study
+
+    (folder / "bom.toml").write_bytes(b"\xef\xbb\xbf" + GOOD.replace("\n", "\r\n").encode())
+    study = load_study("bom.toml", progress=False)
+    assert [j.name for j in study.judgings] == ["a"]
+
+
+def test_a_study_without_a_judging_is_exit_2_in_one_line(folder, capsys):
+    (folder / "empty.toml").write_text("# nothing yet\n", encoding="utf-8")
+    code, out, err = run(capsys, "study", "plan", "empty.toml", "-o", "o")
+    assert code == 2 and "no [[judging]]" in err and len(err.strip().splitlines()) == 1, err

@@ -286,6 +286,9 @@ def parse_study(path: str, text: str, *, progress: bool = True) -> Study:
         for run in runs:
             if run not in {j.name for j in judgings}:
                 raise src.error(f"{run!r} names no [[judging]] of the study", table, index, "runs")
+    if not judgings:
+        raise InputError("holds no [[judging]] table; a study judges at least once (see `polyjudge study schema`)",
+                         path=path)
     return Study(tuple(judgings), tuple(evaluations), reports[0] if reports else None, path=path)
 
 
@@ -310,7 +313,9 @@ def located(path: str) -> Iterator[None]:
     try:
         yield
     except StudyInputError as exc:
-        src = Source(path, Path(path).read_text(encoding="utf-8"))
+        from polyjudge.api.study import read_study_file
+
+        src = Source(path, read_study_file(path))
         key = (exc.field or "").lstrip("-").replace("-", "_") or None
         line = src.line(exc.table, exc.index, key)
         if key is not None and line == src.line(exc.table, exc.index):  # not a key of the table
@@ -319,16 +324,11 @@ def located(path: str) -> Iterator[None]:
 
 
 def load_study(path: str, *, progress: bool = True) -> Study:
-    """The study file ``path`` read and checked."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror})", path=path) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("is not UTF-8 text", path=path) from None
-    return parse_study(path, text, progress=progress)
+    """The study file ``path`` read (``polyjudge.api.read_study_file``: a regular UTF-8 file of bounded size)
+    and checked."""
+    from polyjudge.api.study import read_study_file
+
+    return parse_study(path, read_study_file(path), progress=progress)
 
 
 # --------------------------------------------------------------------------- JSON schema
