@@ -167,7 +167,7 @@ def registry_help() -> str:
 
     blocks = []
     for title, reg in (("Protocols (-p)", PROTOCOLS), ("Backends (--judge BACKEND:...)", BACKENDS),
-                       ("Aggregators (--aggregate)", AGGREGATORS)):
+                       ("Aggregators (--aggregator)", AGGREGATORS)):
         blocks.append("\b\n" + title + ":\n" + "\n".join(_listing(reg.describe())))
     return "\n\n".join(blocks)
 
@@ -467,7 +467,8 @@ _UNBOUNDED = 1.7976931348623157e308
 
 def setting_option(setting: Setting) -> Decorator:
     """The click option of a declared setting (``polyjudge.data.settings``): its flag, type, default and help."""
-    decls = [setting.long_flag, *setting.also, *([setting.short] if setting.short else []), setting.dest]
+    long = setting.long_flag + (f"/{setting.off_flag}" if setting.off_flag else "")
+    decls = [long, *setting.also, *([setting.short] if setting.short else []), setting.dest]
     attrs: dict[str, Any] = {"help": setting.help}
     if setting.kind == "flag":
         attrs |= {"is_flag": True, "default": setting.command_default}
@@ -484,7 +485,17 @@ def setting_option(setting: Setting) -> Decorator:
             attrs[name] = getattr(setting, name)
     if "{protocols}" in setting.help:
         attrs |= {"cls": ProtocolListHelpOption, "key": setting.name}
-    return click.option(*decls, **attrs)
+    declare = click.option(*decls, **attrs)
+    if not setting.old_flags:
+        return declare
+
+    def with_old_spellings(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for old in setting.old_flags:
+            fn = legacy(old, dest=setting.dest, use=setting.long_flag, multiple=setting.many,
+                        is_flag=setting.kind == "flag", type=_click_type(setting))(fn)
+        return declare(fn)
+
+    return with_old_spellings
 
 
 def setting_options(names: Sequence[str] | None = None) -> list[Decorator]:

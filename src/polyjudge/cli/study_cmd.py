@@ -183,8 +183,30 @@ def _own(src: Source, table: str, index: int, found: Mapping[str, Any]) -> dict[
     return out
 
 
+def _renamed(src: Source, table: str, found: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``[[judging]]`` table with the keys of an earlier release (``aggregate``, ``no_context``, ...) under
+    their settings' names, each said once in a deprecation line (a ``no_X`` key's value negated)."""
+    from polyjudge.api.settings import old_keys
+    from polyjudge.cli.options import warn
+
+    renamed = old_keys() if table == "judging" else {}
+    out: dict[str, Any] = {}
+    for key, value in found.items():
+        if key not in renamed:
+            out[key] = value
+            continue
+        setting, negated = renamed[key]
+        if setting.study_key in found:
+            raise src.error(f"give {setting.study_key!r} only ({key!r} is its old name)", table, 0, key)
+        warn(f"{src.path}: the study key {key!r} is deprecated and will be removed in the next release; use "
+             f"{setting.study_key!r}" + (" (its negation)" if negated else ""))
+        out[setting.study_key] = (not value) if negated and isinstance(value, bool) else value
+    return out
+
+
 def _options(src: Source, table: str, index: int, found: Mapping[str, Any]) -> dict[str, Any]:
     """The table's command parameters (dests), defaults filled in, given values converted."""
+    found = _renamed(src, table, found)
     keys = table_keys(table)
     _check_keys(src, table, index, found, {**OWN_KEYS[table], **keys})
     params = _defaults(table)

@@ -44,12 +44,17 @@ class Setting:
     ``kind``: ``int``, ``float``, ``text``, ``flag`` (a boolean), ``choice`` (one of ``choices``:
     a tuple, or the name of a collection of ``polyjudge.api.registries``, a registry's names),
     ``file``/``folder`` (a path), ``judge`` (a judge spec) or ``pair`` (``KEY=VALUE``).
-    ``also``: more long flags (old spellings).
+    ``also``: more long flags (a repeatable flag's singular, ``--protocol-option``); ``off_flag`` the
+    flag that turns a boolean setting off (``--no-context``). ``old_flags`` and ``old_keys`` are
+    spellings of an earlier release, accepted for one more with a deprecation line (an old key
+    ``no_X`` of a boolean setting is its negation).
     ``low``/``high`` bound a number (``low_open``: above ``low``); ``many`` takes the flag several
     times (a list in a study). ``short`` adds a one-letter flag; ``metavar`` and ``show_default``
     shape ``--help``. ``python``: the setting is a keyword of the Python form (False for
     values the API takes as objects elsewhere). ``identity``: two runs differing in it are
-    different runs (a run directory refuses to be resumed with another value)."""
+    different runs (a run directory refuses to be resumed with another value; ``--print-spec`` always
+    writes it). ``one_off``: an action of one command line (``restart``), never written by
+    ``--print-spec``."""
 
     name: str
     group: str
@@ -68,9 +73,13 @@ class Setting:
     identity: bool = False
     flag: str | None = None
     also: tuple[str, ...] = ()
+    off_flag: str | None = None
+    old_flags: tuple[str, ...] = ()
+    old_keys: tuple[str, ...] = ()
     invert: bool = False
     on_command_line: bool = True
     python: bool = True
+    one_off: bool = False
 
     def __post_init__(self) -> None:
         if self.group not in (*GROUPS, "command"):
@@ -138,7 +147,8 @@ SETTINGS: tuple[Setting, ...] = (
        "Environment variable holding the API key (never written anywhere).", **_SEEN),
     _s("protocol_options", "protocol", "pair", {},
        "Protocol option (value parsed as JSON when possible); see `polyjudge protocols`. Repeatable.",
-       member="options", flag="--protocol-option", many=True, metavar="KEY=VALUE", identity=True),
+       member="options", also=("--protocol-option",), many=True, metavar="KEY=VALUE", identity=True,
+       old_keys=("protocol_option",)),
     _s("score_mode", "command", "choice", None,
        "sample: the score each answer writes; expected: one answer's probability-weighted "
        "score over the valid score tokens ({protocols}; the judge "
@@ -153,7 +163,7 @@ SETTINGS: tuple[Setting, ...] = (
        low=0.0, high=limits.MAX_TEMPERATURE, identity=True),
     _s("aggregator", "generation", "choice", None,
        "How runs are merged into the segment score (listed below; every one is kept in aggregates.tsv).",
-       flag="--aggregate", also=("--aggregator",), choices="AGGREGATORS"),
+       old_flags=("--aggregate",), old_keys=("aggregate",), choices="AGGREGATORS"),
     _s("min_runs", "generation", "int", 1, "Leave a segment unscored with fewer successful runs than this.",
        low=1, high=limits.MAX_RUNS, **_SEEN),
     _s("concurrency", "execution", "int", 16, "Requests in flight at once.", short="-c", low=1,
@@ -161,8 +171,8 @@ SETTINGS: tuple[Setting, ...] = (
     _s("seed", "generation", "int", 0, "Run r uses seed + r.", low=0, high=limits.MAX_SEED, identity=True, **_SEEN),
     _s("prompt_template", "protocol", "file", None, "Replace the protocol's Jinja2 prompt template.",
        identity=True),
-    _s("use_context", "protocol", "flag", True, "Judge segments without document context.", flag="--no-context",
-       invert=True, identity=True),
+    _s("use_context", "protocol", "flag", True, "Judge segments with their document context (--no-context: "
+       "without it).", off_flag="--no-context", old_keys=("no_context",), identity=True, **_SEEN),
     _s("record", "cache", "file", None, "Append every request/answer to this JSONL (for the replay backend)."),
     _s("prices", "budget", "file", None,
        "JSON price table (USD per million tokens) over the built-in one: {model: [input, output]} "
@@ -208,16 +218,16 @@ SETTINGS: tuple[Setting, ...] = (
        **_SEEN),
     _s("restart", "output", "flag", False,
        "Delete the run already in the run directory (outputs and store) and start over; "
-       "without it a directory holding another protocol or configuration is refused."),
+       "without it a directory holding another protocol or configuration is refused.", one_off=True),
     # the shared response cache
     _s("cache_path", "cache", "folder", None,
        "Folder of the response cache every run shares: answers found there are not sent "
        "again (and cost nothing); every answer received is kept there (default: "
        "POLYJUDGE_CACHE, else the user cache folder; see `polyjudge cache stats`).", member="path",
-       flag="--cache", metavar="PATH"),
+       also=("--cache",), old_keys=("cache",), metavar="PATH"),
     _s("use_cache", "cache", "flag", True,
-       "Neither read nor fill the shared response cache: send what the run directory lacks.", member="use",
-       flag="--no-cache", invert=True),
+       "Read and fill the shared response cache (--no-cache: neither; send what the run directory lacks).",
+       member="use", off_flag="--no-cache", old_keys=("no_cache",), **_SEEN),
     # who sends
     _s("executor", "execution", "choice", "local",
        "Who sends the requests: this process, or a pool of Ray actors (pip install 'polyjudge[ray]').",
@@ -232,9 +242,9 @@ SETTINGS: tuple[Setting, ...] = (
        high=limits.MAX_RAY_RESOURCES, **_SEEN),
     _s("ray_gpus_per_actor", "execution", "float", 0.0, "GPUs reserved by each Ray actor.", low=0.0,
        high=limits.MAX_RAY_RESOURCES, **_SEEN),
-    _s("ray_connect_timeout_s", "execution", "float", 30.0,
+    _s("ray_connect_timeout", "execution", "float", 30.0,
        "Give up (exit 2) when the cluster named by --ray-address or RAY_ADDRESS does not "
-       "answer within this time.", low=0.0, high=_UNBOUNDED, low_open=True, flag="--ray-connect-timeout",
+       "answer within this time.", low=0.0, high=_UNBOUNDED, low_open=True, member="ray_connect_timeout_s",
        metavar="SECONDS", **_SEEN),
     _s("ray_logs", "execution", "flag", False,
        "Show Ray's own log lines on the terminal (default: they go to ray.log in the run "
@@ -250,6 +260,12 @@ SETTINGS: tuple[Setting, ...] = (
     _s("src_lang", "data", "text", None, "Source language code for items that lack one.", on_command_line=False),
     _s("tgt_lang", "data", "text", None, "Target language code for items that lack one.", on_command_line=False),
 )
+
+
+def old_keys() -> dict[str, tuple[Setting, bool]]:
+    """Study keys of an earlier release: old key -> (its setting, whether the old key meant the negation)."""
+    return {old: (s, s.kind == "flag" and old.startswith("no_") and not s.name.startswith("no_"))
+            for s in SETTINGS for old in s.old_keys}
 
 
 def by_name() -> dict[str, Setting]:
@@ -313,5 +329,5 @@ def check_extra(values: Any) -> dict[str, Any]:
 
 
 __all__ = ["GROUPS", "KINDS", "SETTINGS", "Setting", "by_name", "check_extra", "check_value", "command_line", "default",
-           "get", "identity_names",
+           "get", "identity_names", "old_keys",
            "of_group", "python_keywords"]

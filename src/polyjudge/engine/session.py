@@ -241,7 +241,32 @@ class _Prepared:
     executor: Executor | None = None  # None: the local executor
 
 
+def one_request_per_item(spec: JudgingSpec, protocol: JudgeProtocol) -> JudgingSpec:
+    """Runs that would all send the same request collapsed to one run, said in one warning line.
+
+    Run r sends seed + r, so runs differ by their seed, which a sampling judge honours. At temperature
+    0 with judges that send no seed (``Capabilities.seedless``: Anthropic's Messages API) every run is
+    the same request, byte for byte: runs > 1 would pay runs times for one answer. Every run aggregator
+    gives n equal answers the answer itself (mean, median, GEMBA-MQM's RRWA, span voting), so one run is
+    the same score for 1/n of the price; the protocols that publish several runs (GEMBA-MQM's 10) sample
+    at their own temperature above 0. Judges that send a seed keep their runs: their requests differ, and
+    a server may still answer them differently at temperature 0, which is what such runs measure."""
+    from polyjudge.engine.estimate import log
+
+    gen = spec.generation.resolved(protocol)
+    runs = gen.runs or 1
+    if gen.temperature != 0.0 or runs < 2:
+        return spec
+    if not all(_capabilities(j).seedless for j in spec.judges.judges):
+        return spec
+    log.warning(f"runs = {runs} at temperature 0 would send one request {runs} times per item (the judge takes "
+                "no seed and a greedy answer does not change): judging 1 run; give a temperature above 0 for "
+                "runs that differ")
+    return spec.replace(generation=dataclasses.replace(spec.generation, runs=1, min_runs=1))
+
+
 def _prepare(spec: JudgingSpec, protocol: JudgeProtocol) -> _Prepared:
+    spec = one_request_per_item(spec, protocol)
     spec.generation.check_with(protocol)
     prices = _prices(spec)
     _check_cache(spec)

@@ -126,7 +126,7 @@ class ExecutionSpec:
     ray_cpus_per_actor: float = default("ray_cpus_per_actor")
     ray_gpus_per_actor: float = default("ray_gpus_per_actor")
     ray_runtime_env: Mapping[str, Any] | None = None
-    ray_connect_timeout_s: float = default("ray_connect_timeout_s")  # seconds to wait for a cluster named by an address
+    ray_connect_timeout_s: float = default("ray_connect_timeout")  # seconds to wait for a cluster named by an address
     ray_logs: bool = default("ray_logs")  # Ray's own log lines on the terminal (else ray.log)
     batch: bool = default("batch")
     batch_options: BatchOptions = BatchOptions()
