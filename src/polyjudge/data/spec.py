@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from polyjudge.data.shapes import normalise_fields
 
@@ -44,15 +43,6 @@ class InputSpec:
     limit: int | None = None
 
 
-def __getattr__(name: str) -> Any:
-    """``DataSpec``: the old second name of :class:`InputSpec` (one deprecation warning, one more release)."""
-    if name == "DataSpec":
-        import warnings
+DataSpec = InputSpec  # the data group's name in a judging's specification
 
-        warnings.warn("DataSpec is another name of InputSpec and will be removed in the next release; use InputSpec",
-                      DeprecationWarning, stacklevel=2)
-        return InputSpec
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = ["InputSpec"]
+__all__ = ["DataSpec", "InputSpec"]
