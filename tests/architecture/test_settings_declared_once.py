@@ -3,8 +3,10 @@
 ``polyjudge.data.settings.SETTINGS`` declares every judging setting once. A setting declared there, and
 nowhere else, is a flag of every command that judges, a key of a study file's ``[[judging]]`` table and a
 property of its JSON schema, a keyword of the Python form (``JudgeConfig``) and a field of the manifest's
-record of the spec, with the one default everywhere. The setting is declared in a fresh interpreter (the
-commands and ``JudgeConfig`` are built when their modules load), as a line of the table would declare it.
+record of the spec, with the one default everywhere; declared as part of the run's identity, it is named in
+the signature and a run directory refuses to be resumed with another value. The setting is declared in a fresh
+interpreter (the commands and ``JudgeConfig`` are built when their modules load), as a line of the table would
+declare it.
 
 The second test walks the click tree and the study schema: each judging flag and its study key name one
 declared setting, with its declared default.
@@ -32,7 +34,7 @@ import polyjudge.data.settings as settings
 
 settings.SETTINGS = (*settings.SETTINGS, settings.Setting(
     "top_p", "generation", "float", 0.9, "Nucleus sampling: the share of probability mass sampled from.",
-    low=0.0, high=1.0, low_open=True, show_default=True))
+    low=0.0, high=1.0, low_open=True, show_default=True, identity=True))
 
 import click
 from polyjudge.api import JudgeConfig
@@ -61,6 +63,12 @@ with ScriptedServer(lambda body: "80") as srv:
         facts["judge_exit"] = exc.code
 manifest = json.loads(Path("run/manifest.json").read_text())
 facts["manifest"] = manifest["spec"].get("extra")
+facts["signature"] = manifest["signature"]
+with ScriptedServer(lambda body: "80") as srv:
+    try:  # an identity setting: the run directory refuses another value
+        main(["judge", "items.jsonl", "--judge", f"openai:m@{srv.base_url}", "-o", "run", "-q", "--top-p", "0.5"])
+    except SystemExit as exc:
+        facts["resume_other_exit"] = exc.code
 print(json.dumps(facts))
 '''
 
@@ -79,6 +87,8 @@ def test_a_setting_declared_once_is_a_flag_a_study_key_a_schema_property_a_keywo
     assert facts["study_value"] == {"top_p": 0.25}
     assert facts.get("judge_exit", 0) == 0
     assert facts["manifest"] == {"top_p": 0.75}
+    assert "|top_p:0.75|" in facts["signature"]
+    assert facts["resume_other_exit"] == 2
 
 
 def _command(name: str) -> click.Command:

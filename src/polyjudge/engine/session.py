@@ -375,7 +375,7 @@ def run_identity(protocol: JudgeProtocol, judges: Sequence[str], config: JudgeCo
     return {"protocol": protocol.name, "judges": list(judges), "template_hash": protocol.template_hash,
             "protocol_options": _canonical(protocol.options.extra), "temperature": temperature,
             "seed": spec.generation.seed, "use_context": protocol.options.use_context,
-            **({"reasoning_effort": effort} if effort else {})}
+            **({"reasoning_effort": effort} if effort else {}), **spec.extra_identity()}
 
 
 def _recorded_identity(out: Path) -> dict[str, Any] | None:
@@ -391,11 +391,21 @@ def _recorded_identity(out: Path) -> dict[str, Any] | None:
             found |= {"protocol_options": _canonical(m.config.protocol_options),
                       "temperature": float(m.config.temperature), "seed": m.config.seed,
                       "use_context": m.config.use_context}
-        kept = _stored_identity(out)  # the request forms are kept in the store only
+        kept = _stored_identity(out)  # the request forms and the settings of JudgingSpec.extra: the store only
         if kept and "request_forms" in kept:
             found["request_forms"] = kept["request_forms"]
+        found |= _extra_identity(kept or {})
         return {k: v for k, v in found.items() if v not in ("", [])}  # 0.1.0 manifests lack some
     return _stored_identity(out)
+
+
+def _extra_identity(kept: Mapping[str, Any]) -> dict[str, Any]:
+    """The declared identity settings of ``JudgingSpec.extra`` in a stored identity."""
+    from polyjudge.data.settings import by_name
+
+    declared = by_name()
+    return {k: v for k, v in kept.items() if k in declared and declared[k].identity and k not in _IDENTITY_LABELS
+            and k != "judges"}
 
 
 def _stored_identity(out: Path) -> dict[str, Any] | None:

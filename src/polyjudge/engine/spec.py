@@ -184,6 +184,14 @@ class JudgingSpec:
         """A copy with some groups replaced."""
         return dataclasses.replace(self, **groups)
 
+    def extra_identity(self) -> dict[str, Any]:
+        """The values of :attr:`extra` whose settings are part of the run's identity (declared with
+        ``identity=True``): the resume check compares them and the signature names them."""
+        from polyjudge.data.settings import by_name
+
+        declared = by_name()
+        return {name: _plain(value) for name, value in sorted(self.extra.items()) if declared[name].identity}
+
     def record(self) -> dict[str, Any]:
         """The spec as JSON-ready data for the manifest: every group's fields, judges as they were
         written with credentials masked, the key's variable name only (never a key)."""
