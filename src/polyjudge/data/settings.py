@@ -6,20 +6,24 @@ underscores, its flag (``--timeout``) and its study key (``timeout = ...`` in a 
 table). Everything else is derived from :data:`SETTINGS` and from nothing else:
 
 * the click options of every command that judges (``cli.options.judge_options``: ``judge``,
-  ``score``, ``demo``, ``probe``, ``pairwise``; ``consistency`` takes the ones it names);
+  ``score``, ``demo``, ``probe``, ``pairwise`` and ``consistency``);
 * a study file's ``[[judging]]`` keys and their JSON schema (``polyjudge study schema``), which
-  come from those options;
-* the defaults of the specification's groups (``engine.spec``, ``backends.spec``, ...) and the
-  flat Python form ``JudgeConfig`` (``engine.session``: one field per setting of a group);
-* the manifest's record of the spec, and through ``identity`` what a resumed run must share.
+  come from those options, and ``--print-spec``, which writes every ``identity`` setting;
+* the defaults of the specification's groups (``engine.spec``, ``backends.spec``, ...), of the
+  backends' own settings and the flat Python form ``JudgeConfig`` (``engine.session``: one field
+  per setting of a group, no list of its own);
+* the manifest's record of the spec and, for a setting of ``JudgingSpec.extra`` declared with
+  ``identity``, the signature and the resume check.
 
 ``group`` and ``member`` say where a setting lives in a ``JudgingSpec`` (``member`` defaults to
 the name); a setting whose group has no field of its member's name is kept in the spec's
-``extra`` (recorded in the manifest like the groups), so a new setting is its declaration here and
-the code that reads it. ``flag`` is the spelling of today's command line when it differs from the
-name, ``invert`` a flag that turns the setting off (``--no-context`` for ``use_context``);
-``group`` ``"command"`` is a command-line shorthand that fills other settings (``--model`` a
-judge, ``--quiet`` the progress bar) and has no Python keyword.
+``extra`` (checked against its declaration, recorded in the manifest like the groups), so a new
+setting is its declaration here and the code that reads it. ``flag`` overrides the long flag
+(none does today: one vocabulary), ``off_flag`` names a boolean's off switch (``--no-context``),
+``invert`` declares a flag that turns its setting off; ``old_flags``/``old_keys`` keep an earlier
+release's spellings for one more (with a deprecation line). ``group`` ``"command"`` is a
+command-line shorthand that fills other settings (``--model`` a judge, ``--quiet`` the progress
+bar) and has no Python keyword.
 
 The module is light (no click, no engine): ``--help`` reads it, and the bounds are ``data.limits``'.
 """
@@ -125,13 +129,13 @@ def _s(name: str, group: str, kind: str, default: Any = None, help: str = "", **
     return Setting(name, group, kind, default, help, **more)
 
 
-_SEEN = {"show_default": True}
+_SHOWN = {"show_default": True}
 
 # In the order of ``polyjudge judge --help``.
 SETTINGS: tuple[Setting, ...] = (
     # who judges
     _s("protocol", "protocol", "choice", "da", "Judging protocol (listed below).", member="name", short="-p",
-       choices="PROTOCOLS", identity=True, **_SEEN),
+       choices="PROTOCOLS", identity=True, **_SHOWN),
     _s("judges", "judges", "judge", (limits.DEFAULT_JUDGE,),
        "A judge: BACKEND[:MODEL][?OPTIONS][@URL[,URL...]], e.g. openai:gpt-4.1-mini, "
        "openai:MODEL@http://127.0.0.1:8000/v1, openai:MODEL?per_server=4@URL1,URL2, "
@@ -144,7 +148,7 @@ SETTINGS: tuple[Setting, ...] = (
        "Model of the single judge: API model name, GGUF path, or recording (replay).", short="-m"),
     _s("base_url", "command", "text", None, "Endpoint of the single judge, e.g. http://127.0.0.1:8000/v1."),
     _s("api_key_env", "judges", "text", "OPENAI_API_KEY",
-       "Environment variable holding the API key (never written anywhere).", **_SEEN),
+       "Environment variable holding the API key (never written anywhere).", **_SHOWN),
     _s("protocol_options", "protocol", "pair", {},
        "Protocol option (value parsed as JSON when possible); see `polyjudge protocols`. Repeatable.",
        member="options", also=("--protocol-option",), many=True, metavar="KEY=VALUE", identity=True,
@@ -165,14 +169,14 @@ SETTINGS: tuple[Setting, ...] = (
        "How runs are merged into the segment score (listed below; every one is kept in aggregates.tsv).",
        old_flags=("--aggregate",), old_keys=("aggregate",), choices="AGGREGATORS"),
     _s("min_runs", "generation", "int", 1, "Leave a segment unscored with fewer successful runs than this.",
-       low=1, high=limits.MAX_RUNS, **_SEEN),
+       low=1, high=limits.MAX_RUNS, **_SHOWN),
     _s("concurrency", "execution", "int", 16, "Requests in flight at once.", short="-c", low=1,
-       high=limits.MAX_CONCURRENCY, **_SEEN),
-    _s("seed", "generation", "int", 0, "Run r uses seed + r.", low=0, high=limits.MAX_SEED, identity=True, **_SEEN),
+       high=limits.MAX_CONCURRENCY, **_SHOWN),
+    _s("seed", "generation", "int", 0, "Run r uses seed + r.", low=0, high=limits.MAX_SEED, identity=True, **_SHOWN),
     _s("prompt_template", "protocol", "file", None, "Replace the protocol's Jinja2 prompt template.",
        identity=True),
     _s("use_context", "protocol", "flag", True, "Judge segments with their document context (--no-context: "
-       "without it).", off_flag="--no-context", old_keys=("no_context",), identity=True, **_SEEN),
+       "without it).", off_flag="--no-context", old_keys=("no_context",), identity=True, **_SHOWN),
     _s("record", "cache", "file", None, "Append every request/answer to this JSONL (for the replay backend)."),
     _s("prices", "budget", "file", None,
        "JSON price table (USD per million tokens) over the built-in one: {model: [input, output]} "
@@ -181,13 +185,13 @@ SETTINGS: tuple[Setting, ...] = (
     _s("samples_per_request", "generation", "int", 1,
        "Ask API judges for N runs in one request (n choices, each stored as its own run); a "
        "server that rejects or ignores n gets one request per run (said once).", low=1,
-       high=limits.MAX_SAMPLES_PER_REQUEST, metavar="N", **_SEEN),
+       high=limits.MAX_SAMPLES_PER_REQUEST, metavar="N", **_SHOWN),
     _s("batch", "execution", "flag", False,
        "Send through the judges' Batch API (openai): about half the price, answered within 24 h. "
        "Re-running re-attaches to the run's batches; see `polyjudge batch status|cancel`."),
     _s("batch_fallback", "execution", "choice", "batch",
        "Where failed or expired batch lines are retried: a new batch, or live requests.",
-       choices=("batch", "live"), member="batch_options.fallback", **_SEEN),
+       choices=("batch", "live"), member="batch_options.fallback", **_SHOWN),
     _s("batch_export", "execution", "file", None,
        "Write the requests as a batch input JSONL (OpenAI, vLLM run_batch) instead of sending.", metavar="FILE"),
     _s("batch_import", "execution", "file", None,
@@ -202,7 +206,7 @@ SETTINGS: tuple[Setting, ...] = (
        "At most N tokens per minute per judge (prompt plus completion limit, as providers count).", low=0.0,
        high=_UNBOUNDED, low_open=True, metavar="N"),
     _s("timeout", "judges", "float", 120.0, "Seconds per request.", low=0.0, high=limits.MAX_TIMEOUT_S,
-       low_open=True, **_SEEN),
+       low_open=True, **_SHOWN),
     _s("reasoning_effort", "judges", "choice", None,
        "Reasoning budget of reasoning models (openai reasoning_effort, anthropic effort); "
        "default: the model's own.", choices="REASONING_EFFORTS", identity=True),
@@ -211,11 +215,11 @@ SETTINGS: tuple[Setting, ...] = (
        "(openai:MODEL@URL1,URL2); a judge's own per_server=N option wins.", low=1, high=limits.MAX_CONCURRENCY,
        metavar="N"),
     _s("n_ctx", "judges", "int", 8192, "Context size (llamacpp); prompts that do not fit are warned about.",
-       low=1, high=limits.MAX_N_CTX, **_SEEN),
+       low=1, high=limits.MAX_N_CTX, **_SHOWN),
     _s("max_failure_rate", "budget", "float", 0.1,
        "Exit 3 (after writing the run) when the requests of more than this share of "
        "judgments failed after retries; unparseable answers are reported but do not count.", low=0.0, high=1.0,
-       **_SEEN),
+       **_SHOWN),
     _s("restart", "output", "flag", False,
        "Delete the run already in the run directory (outputs and store) and start over; "
        "without it a directory holding another protocol or configuration is refused.", one_off=True),
@@ -227,11 +231,11 @@ SETTINGS: tuple[Setting, ...] = (
        also=("--cache",), old_keys=("cache",), metavar="PATH"),
     _s("use_cache", "cache", "flag", True,
        "Read and fill the shared response cache (--no-cache: neither; send what the run directory lacks).",
-       member="use", off_flag="--no-cache", old_keys=("no_cache",), **_SEEN),
+       member="use", off_flag="--no-cache", old_keys=("no_cache",), **_SHOWN),
     # who sends
     _s("executor", "execution", "choice", "local",
        "Who sends the requests: this process, or a pool of Ray actors (pip install 'polyjudge[ray]').",
-       choices="EXECUTORS", **_SEEN),
+       choices="EXECUTORS", **_SHOWN),
     _s("ray_address", "execution", "text", None,
        "Ray cluster: auto, HOST:6379 or ray://HOST:10001 (default: RAY_ADDRESS, else a "
        "one-machine cluster).", metavar="ADDR"),
@@ -239,13 +243,13 @@ SETTINGS: tuple[Setting, ...] = (
        "Actors in the pool (default: one per node); --concurrency is split between them.", low=1,
        high=limits.MAX_CONCURRENCY, metavar="N"),
     _s("ray_cpus_per_actor", "execution", "float", 1.0, "CPUs reserved by each Ray actor.", low=0.0,
-       high=limits.MAX_RAY_RESOURCES, **_SEEN),
+       high=limits.MAX_RAY_RESOURCES, **_SHOWN),
     _s("ray_gpus_per_actor", "execution", "float", 0.0, "GPUs reserved by each Ray actor.", low=0.0,
-       high=limits.MAX_RAY_RESOURCES, **_SEEN),
+       high=limits.MAX_RAY_RESOURCES, **_SHOWN),
     _s("ray_connect_timeout", "execution", "float", 30.0,
        "Give up (exit 2) when the cluster named by --ray-address or RAY_ADDRESS does not "
        "answer within this time.", low=0.0, high=_UNBOUNDED, low_open=True, member="ray_connect_timeout_s",
-       metavar="SECONDS", **_SEEN),
+       metavar="SECONDS", **_SHOWN),
     _s("ray_logs", "execution", "flag", False,
        "Show Ray's own log lines on the terminal (default: they go to ray.log in the run "
        "directory; POLYJUDGE_RAY_LOGS=1 does the same)."),
