@@ -519,11 +519,11 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
 
     return await run_async(items, RunSpec(
         protocol=prep.protocol, backends=tuple(backends), generation=spec.generation, budget=spec.budget,
-        execution=execution, reasoning_effort=spec.judges.reasoning_effort, samples_per_request=samples,
+        execution=execution, samples_per_request=samples,
         prices=prep.prices, judge_info=info, context_sizes=context_sizes, free_judges=free,
         request_forms={j: f.token for j, f in forms.items()},
         store_path=store_path, outputs=None if dry_run else out, dry_run=dry_run, batch_clients=clients,
-        executor=None if dry_run else prep.executor, cache_path=_cache_folder(spec), cache_read=spec.cache.read,
+        executor=None if dry_run else prep.executor, cache_path=_cache_folder(spec),
         spec=spec), interrupts)
 
 

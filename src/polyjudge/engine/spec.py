@@ -233,8 +233,9 @@ class RunSpec:
     (per judge when a mapping; None: the generation group's) asks for that many choices per request.
     ``batch_clients`` (one per judge) send through Batch APIs. ``executor`` None is the local one.
     ``cache_path``: the folder of the machine's shared response cache (None: none), read before
-    sending unless ``cache_read`` is False (``--record``, which must send to record) and filled
-    with every answer received. ``reasoning_effort`` is the judges group's (part of every request).
+    sending unless ``cache_read`` (the cache group's, read from ``spec``) is False (``--record``, which
+    must send to record) and filled with every answer received. ``reasoning_effort`` is the judges
+    group's, read from ``spec`` too: RunSpec copies no setting of a group.
     """
 
     protocol: JudgeProtocol
@@ -242,7 +243,6 @@ class RunSpec:
     generation: GenerationSpec = GenerationSpec()
     budget: BudgetSpec = BudgetSpec()
     execution: ExecutionSpec = ExecutionSpec()
-    reasoning_effort: str | None = None
     samples_per_request: int | Mapping[str, int] | None = None
     prices: Mapping[str, ModelPrice | Any] | None = None
     judge_info: Sequence[Mapping[str, Any]] | None = None
@@ -256,8 +256,17 @@ class RunSpec:
     batch_clients: Sequence[BatchClient] | None = None
     executor: Executor | None = None
     cache_path: Path | None = None
-    cache_read: bool = True
     spec: JudgingSpec | None = field(default=None)  # the judging it was resolved from (recorded in the manifest)
+
+    @property
+    def reasoning_effort(self) -> str | None:
+        """The judges group's reasoning effort (part of every request), read from the spec, not copied."""
+        return None if self.spec is None else self.spec.judges.reasoning_effort
+
+    @property
+    def cache_read(self) -> bool:
+        """Whether the shared cache's answers may be taken (not when recording), read from the spec's cache group."""
+        return True if self.spec is None else self.spec.cache.read
 
     @classmethod
     def of(cls, protocol: JudgeProtocol, backends: Sequence[Backend], **settings: Any) -> RunSpec:
