@@ -125,7 +125,7 @@ def test_judging_spec_reads_the_judge_commands_parameters(tmp_path):
     assert spec == JudgingSpec(data=InputSpec("in.jsonl", lp="en-de"), judges=JudgesSpec(judges=("openai:m",)),
                                generation=GenerationSpec(runs=2), budget=BudgetSpec(max_cost=1.5),
                                cache=CacheSpec(use=False), output=OutputSpec(tmp_path / "r"))
-    assert {"judges", "runs", "max_cost", "no_cache", "quiet"} <= set(judge_option_names())
+    assert {"judges", "runs", "max_cost", "use_cache", "quiet"} <= set(judge_option_names())
 
 
 def test_a_bad_judge_exits_2_naming_the_field(tmp_path, capsys):

@@ -26,8 +26,9 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "polyjudge"
 
 # (file under src/polyjudge, name): why the literal may stay.
 EXEMPT: dict[tuple[str, str], str] = {
-    ("cli/options.py", "da"): "DEFAULT protocol of -p, shown by --help (one default, not a list)",
-    ("engine/session.py", "local"): "JudgeConfig.executor's default value (one default, not a list)",
+    ("data/settings.py", "da"): "the protocol setting's one default (-p, JudgeConfig, study files; not a list)",
+    ("data/settings.py", "local"): "the executor setting's one default (--executor, JudgeConfig; not a list)",
+    ("engine/session.py", "local"): "the in-process executor, which needs no Ray options (one name, not a list)",
     ("engine/pricing.py", "openai"): "MAINTAINED_BATCH_DISCOUNT's keys are genai-prices provider ids (google "
                                      "has no backend), the one table of Batch API discounts",
     ("metaeval/mtme.py", "mqm"): "mt-metrics-eval's name of its MQM human scores, not the protocol",

@@ -78,7 +78,7 @@ def test_a_batch_created_before_a_crash_is_found_by_what_was_recorded(tmp_path):
     items = read_items(inp)
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    tasks = plan_tasks(items, get_protocol("da"), [ANTHROPIC.model], runs=2, temperature=0.0, seed=0)
+    tasks = plan_tasks(items, get_protocol("da"), [ANTHROPIC.model], runs=2, temperature=ANTHROPIC.temperature, seed=0)
 
     async def submit(tag):
         client = ANTHROPIC.client(srv.base_url)
@@ -94,7 +94,8 @@ def test_a_batch_created_before_a_crash_is_found_by_what_was_recorded(tmp_path):
         store.close()
         asyncio.run(submit("pj-lost"))
         result = judge(items, JudgeConfig(judges=(ANTHROPIC.judge_spec(srv.base_url),), runs=2, batch=True,
-                                          batch_options=FAST_BATCH, retry=FAST_RETRY), out=run_dir)
+                                          temperature=ANTHROPIC.temperature, batch_options=FAST_BATCH,
+                                          retry=FAST_RETRY), out=run_dir)
         assert len(srv.batches) == 2 and len(srv.batch_lines) == 80  # the two made here; nothing more
     assert result.status_counts() == {"ok": 40} and result.manifest.counts["sent_this_session"] == 40
     db = sqlite3.connect(run_dir / "store.sqlite")

@@ -32,14 +32,14 @@ def _lost_submission(tmp_path, provider, srv, model):
     items = read_items(inp)
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    ours = plan_tasks(items, get_protocol("da"), [provider.model], runs=2, temperature=0.0, seed=0)
+    ours = plan_tasks(items, get_protocol("da"), [provider.model], runs=2, temperature=provider.temperature, seed=0)
     store = Store(run_dir / "store.sqlite")
     rows = [BatchLineRow(batch_custom_id("pj-lost", t.key), 0, t.key, t.prompt_hash, t.judge, t.run_index)
             for t in ours]
     store.add_batch("pj-lost", provider.name, provider.model, rows, endpoint=srv.base_url)
     store.close()
     time.sleep(0.01)
-    theirs = plan_tasks(items, get_protocol("da"), [model], runs=2, temperature=0.0, seed=0)
+    theirs = plan_tasks(items, get_protocol("da"), [model], runs=2, temperature=provider.temperature, seed=0)
 
     async def submit():
         client = provider.client(srv.base_url)
@@ -62,7 +62,8 @@ def test_anthropic_resume_never_adopts_another_runs_batch_of_the_same_size(tmp_p
     with AnthropicServer(responder, batch_delay_s=0.3) as srv:
         items, run_dir, n = _lost_submission(tmp_path, ANTHROPIC, srv, "another-model")
         result = judge(items, JudgeConfig(judges=(ANTHROPIC.judge_spec(srv.base_url),), runs=2, batch=True,
-                                          batch_options=FAST_BATCH, retry=FAST_RETRY), out=run_dir)
+                                          temperature=ANTHROPIC.temperature, batch_options=FAST_BATCH,
+                                          retry=FAST_RETRY), out=run_dir)
         other = srv.batches["msgbatch_0001"]
         assert other["cancelled"] is None  # the other run's batch is left alone
         assert len(srv.batches) == 2  # ours, submitted now that no listed batch is provably it
@@ -86,7 +87,8 @@ def test_a_resume_that_cannot_prove_a_batch_yet_sends_nothing_again_and_says_so(
 
     with AnthropicServer(responder, batch_delay_s=30) as srv:
         items, run_dir, n = _lost_submission(tmp_path, ANTHROPIC, srv, "another-model")
-        tasks = plan_tasks(items, get_protocol("da"), [ANTHROPIC.model], runs=2, temperature=0.0, seed=0)
+        tasks = plan_tasks(items, get_protocol("da"), [ANTHROPIC.model], runs=2, temperature=ANTHROPIC.temperature,
+                           seed=0)
         store = Store(run_dir / "store.sqlite")
 
         async def go():

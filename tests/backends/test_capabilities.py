@@ -38,7 +38,7 @@ def scratch_registry(monkeypatch):
 def test_builtin_backends_declare_what_they_can_do():
     assert OpenAIBackend.capabilities == Capabilities(batch_formats=("openai",), token_probabilities=True,
                                                       samples_per_request=True)
-    assert AnthropicBackend.capabilities == Capabilities()
+    assert AnthropicBackend.capabilities == Capabilities(seedless=True)  # the Messages API takes no seed
     assert LlamaCppBackend.capabilities.local and not LlamaCppBackend.capabilities.samples_per_request
     assert ReplayBackend.capabilities.local
     assert LlamaCppBackend.context_tokens(BackendSettings(n_ctx=1234)) == 1234

@@ -93,3 +93,24 @@ def test_bad_jsonl_line_exits_2_naming_line_and_field(tmp_path, capsys):
         main(["consistency", "--dataset", "mgsm", "--data-file", str(bad), "--judge", "openai:m@http://x/v1",
               "-o", str(tmp_path / "o")])
     assert e.value.code == 2 and "not mgsm" in capsys.readouterr().err
+
+
+def test_the_judge_flags_are_the_declared_ones_and_the_pairing_seed_has_its_own_name(tmp_path, capsys):
+    """consistency declared its judge flags a third time (issue 44): they are the judging settings now, --seed
+    seeds the judge's runs as everywhere, the wrong-answer pairing's seed is --pairing-seed, and --seed alone
+    still seeds the pairing for one release, saying so; --judge stays required."""
+    from polyjudge.cli.main import main
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1, "lang": "en", "question": "q"}\n', encoding="utf-8")
+    with pytest.raises(SystemExit) as e:
+        main(["consistency", "--data-file", str(bad), "--judge", "openai:m@http://127.0.0.1:9/v1", "--seed", "3",
+              "-o", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "--seed of consistency seeds the judge's runs now" in err and "--pairing-seed" in err
+    with pytest.raises(SystemExit) as e:
+        main(["consistency", "--data-file", str(bad), "-o", str(tmp_path / "o")])
+    assert e.value.code == 2 and "Missing option '--judge'" in capsys.readouterr().err
+    helped = CliRunner().invoke(consistency, ["--help"], terminal_width=200)
+    for flag in ("--pairing-seed", "--temperature", "--runs", "--max-cost", "--use-cache / --no-cache"):
+        assert flag in helped.output, flag

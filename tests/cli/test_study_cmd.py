@@ -62,9 +62,9 @@ BAD = [
     (GOOD + "runs = 0\n", 5, "runs", "0 is not in the range"),
     (GOOD + "temperature = true\n", 5, "temperature", "expected a number"),
     (GOOD + 'judge = "openai:m"\n', 5, "judge", "expected a list of strings"),
-    (GOOD + "no_cache = 1\n", 5, "no_cache", "expected true or false"),
+    (GOOD + "use_cache = 1\n", 5, "use_cache", "expected true or false"),
     (GOOD + 'protocol = "nope"\n', 5, "protocol", "unknown protocol 'nope'"),
-    (GOOD + 'aggregate = "nope"\n', 5, "aggregate", "nope"),
+    (GOOD + 'aggregator = "nope"\n', 5, "aggregator", "nope"),
     (GOOD + 'executor = "cloud"\n', 5, "executor", "'cloud' is not one of"),
     (GOOD + 'prompt_template = "no-such.j2"\nbackend = "openai"\njudge = ["openai:m"]\n', 7, "judge",
      "either --judge or --backend"),
@@ -101,7 +101,7 @@ def test_a_bad_study_exits_2_naming_file_line_and_key(folder, capsys, text, line
 
 @pytest.mark.parametrize(("setting", "line", "key", "words"), [
     ('judge = ["nope:m"]', 5, "judge", "unknown backend 'nope'"),
-    ('judge = ["openai:m"]\nprotocol_option = ["bogus=1"]', 1, "bogus", "unknown option 'bogus' for protocol 'da'"),
+    ('judge = ["openai:m"]\nprotocol_options = ["bogus=1"]', 1, "bogus", "unknown option 'bogus' for protocol 'da'"),
 ])
 def test_a_setting_refused_when_the_judging_is_prepared_is_said_at_its_line(folder, capsys, setting, line, key,
                                                                              words):
@@ -144,8 +144,8 @@ def test_the_keys_are_the_commands_long_options():
         props = props["items"] if props["type"] == "array" else props
         assert set(props["properties"]) == longs | set(OWN_KEYS[table]), table
     judging = schema["properties"]["judging"]["items"]["properties"]
-    assert {"protocol", "judge", "runs", "no_cache", "max_cost", "lp", "columns", "protocol_option"} <= set(judging)
-    assert judging["judge"]["type"] == "array" and judging["no_cache"]["type"] == "boolean"
+    assert {"protocol", "judge", "runs", "use_cache", "max_cost", "lp", "columns", "protocol_options"} <= set(judging)
+    assert judging["judge"]["type"] == "array" and judging["use_cache"]["type"] == "boolean"
     assert judging["runs"] == {**judging["runs"], "type": "integer", "minimum": 1}
     assert "out" not in judging and "dry_run" not in judging and "print_spec" not in judging
 
@@ -225,11 +225,22 @@ def test_the_study_folder_is_claimed_like_any_output_folder(folder, capsys):
 
 
 def test_print_spec_leaves_defaults_out_and_keeps_the_legacy_option_spelling(folder, capsys):
+    """Settings outside the run's identity are written when they differ from their defaults; the identity
+    (protocol, judges, temperature, seed, context) always, defaults included (issue 44 item 6: today's
+    defaults may change, the pasted table must not), and never a one-off action such as --restart."""
     code, out, err = run(capsys, "judge", "items.jsonl", "--lp", "de-en", "--option", "score_mode=expected",
-                         "--judge", "openai:m", "--concurrency", "16", "--print-spec")
+                         "--judge", "openai:m", "--concurrency", "16", "--restart", "--print-spec")
     assert code == 0, err
-    assert out == ('[[judging]]\nname = "items"\ninput = "items.jsonl"\nlp = "de-en"\njudge = ["openai:m"]\n'
-                   'protocol_option = ["score_mode=expected"]\n')
+    assert out == ('[[judging]]\nname = "items"\ninput = "items.jsonl"\nlp = "de-en"\nprotocol = "da"\n'
+                   'judge = ["openai:m"]\nprotocol_options = ["score_mode=expected"]\ntemperature = 0.0\nseed = 0\n'
+                   'use_context = true\n')
+
+
+def test_print_spec_names_the_default_judge_and_the_protocols_own_temperature(folder, capsys):
+    code, out, err = run(capsys, "judge", "items.jsonl", "-p", "mqm", "--print-spec")
+    assert code == 0, err
+    assert 'protocol = "mqm"' in out and 'judge = ["llamacpp"]' in out and "temperature = 0.4" in out
+    assert "restart" not in out and "dry_run" not in out
 
 
 def test_print_spec_never_prints_a_secret(folder, capsys, monkeypatch):
@@ -240,3 +251,61 @@ def test_print_spec_never_prints_a_secret(folder, capsys, monkeypatch):
     assert "hunter2" not in out + err and "sk-live" not in out + err
     assert 'judge = ["openai:m@http://[REDACTED]@127.0.0.1:9/v1"]' in out and 'api_key_env = "MY_KEY"' in out
     assert "masked" in err
+
+
+# --------------------------------------------------------------------------- hostile study files (issue 43)
+
+def test_a_device_a_fifo_or_a_huge_study_file_is_refused_in_one_line(tmp_path, capsys):
+    """/dev/zero filled memory and a FIFO hung: both are refused before any byte is read (exit 2)."""
+    import os
+
+    fifo = tmp_path / "study.toml"
+    os.mkfifo(fifo)
+    huge = tmp_path / "huge.toml"
+    huge.write_bytes(b"# " + b"x" * (5 * 1024 * 1024) + b"\n")
+    for path, words in (("/dev/zero", "not a regular file"), (fifo, "not a regular file"), (huge, "larger than")):
+        code, out, err = run(capsys, "study", "plan", path, "-o", tmp_path / "o")
+        assert code == 2, err
+        assert words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_study_file_with_a_bom_and_crlf_line_ends_is_read(folder):
+    from polyjudge.cli.study_cmd import load_study
+
+    (folder / "bom.toml").write_bytes(b"\xef\xbb\xbf" + GOOD.replace("\n", "\r\n").encode())
+    study = load_study("bom.toml", progress=False)
+    assert [j.name for j in study.judgings] == ["a"]
+
+
+def test_a_study_without_a_judging_is_exit_2_in_one_line(folder, capsys):
+    (folder / "empty.toml").write_text("# nothing yet\n", encoding="utf-8")
+    code, out, err = run(capsys, "study", "plan", "empty.toml", "-o", "o")
+    assert code == 2 and "no [[judging]]" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_keys_of_0_2_are_read_with_a_deprecation_line(folder):
+    """Study keys renamed to their settings' names (issue 44 item 2) are still read for one release."""
+    from polyjudge.cli.study_cmd import parse_study
+
+    text = GOOD + 'judge = ["openai:m"]\naggregate = "median"\nno_context = true\nno_cache = true\n' \
+        'protocol_option = ["score_mode=expected"]\n'
+    new = GOOD + 'judge = ["openai:m"]\naggregator = "median"\nuse_context = false\nuse_cache = false\n' \
+        'protocol_options = ["score_mode=expected"]\n'
+    old_spec = parse_study("s.toml", text, progress=False).judgings[0].spec
+    assert old_spec == parse_study("s.toml", new, progress=False).judgings[0].spec
+    assert old_spec.generation.aggregator == "median" and not old_spec.protocol.use_context
+    assert not old_spec.cache.use and old_spec.protocol.options == {"score_mode": "expected"}
+
+
+def test_a_key_and_its_old_name_together_are_refused(folder, capsys):
+    (folder / "s.toml").write_text(GOOD + 'aggregate = "mean"\naggregator = "median"\n', encoding="utf-8")
+    code, out, err = run(capsys, "study", "plan", "s.toml", "-o", "out")
+    assert code == 2 and "'aggregator' only" in err, err
+
+
+def test_the_old_flag_spellings_still_work_with_one_line_each(folder, capsys):
+    code, out, err = run(capsys, "judge", "items.jsonl", "--lp", "de-en", "--aggregate", "median", "--no-context",
+                         "--no-cache", "--print-spec")
+    assert code == 0, err
+    assert 'aggregator = "median"' in out and "use_context = false" in out and "use_cache = false" in out
+    assert err.count("deprecated") == 1 and "--aggregator" in err

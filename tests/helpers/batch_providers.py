@@ -93,6 +93,9 @@ class BatchProvider:
     batch_bytes: Callable[[Any], list[int]]  # bytes of each batch the server holds
     batch_statuses: Callable[[Any], list[str]]  # the server's status of each batch it holds
     sent_as_asked: Callable[[Any, str], bool]  # the batches on the server are as the provider's API asks
+    # The runs' temperature: above 0 for a provider that takes no seed (Anthropic), whose two runs at 0 would be
+    # one request judged once (engine.session.one_request_per_item); the requests stay the same for both runs.
+    temperature: float = 0.0
 
     def __str__(self) -> str:
         return self.name
@@ -112,6 +115,7 @@ class BatchProvider:
         """A live run of two runs per item on ``srv``, retried fast."""
         kw.setdefault("retry", FAST_RETRY)
         kw.setdefault("runs", 2)
+        kw.setdefault("temperature", self.temperature)
         return JudgeConfig(judges=(self.judge_spec(srv.base_url),), **kw)
 
     def batched(self, srv: Any, **kw: Any) -> JudgeConfig:
@@ -129,7 +133,7 @@ OPENAI = BatchProvider(
     sent_as_asked=_sent_as_openai_asks)
 ANTHROPIC = BatchProvider(
     name="anthropic", model="claude-x", server=AnthropicServer, server_module="tests.helpers.anthropic_server",
-    ended="ended",
+    ended="ended", temperature=0.5,
     failing={"A translation 1": MReply(status=529), "A translation 2": MReply(batch_result="expired"),
              "B translation 1": MReply(batch_result="canceled")},
     retry_statuses=("ended", "ended"),
@@ -185,7 +189,8 @@ from polyjudge.backends.batch import BatchLimits
 from polyjudge.engine.batches import BatchOptions
 from polyjudge.engine.session import JudgeConfig, judge
 options = BatchOptions(poll_initial_s=0.05, poll_max_s=0.2, limits=BatchLimits(max_requests=10))
-judge(sys.argv[1], JudgeConfig(judges=({spec!r},), runs=2, batch=True, batch_options=options), out=sys.argv[2])
+judge(sys.argv[1], JudgeConfig(judges=({spec!r},), runs=2, temperature={temperature!r}, batch=True,
+                               batch_options=options), out=sys.argv[2])
 """
 
 
@@ -220,7 +225,8 @@ def kill_then_resume(provider: BatchProvider, inp: Path, run: Path, log: Path) -
         root=str(ROOT), module=provider.server_module, port=port, log=str(log))])
     try:
         wait_for_port(port)
-        script = _JUDGE.format(spec=provider.judge_spec(f"http://127.0.0.1:{port}/v1"))
+        script = _JUDGE.format(spec=provider.judge_spec(f"http://127.0.0.1:{port}/v1"),
+                               temperature=provider.temperature)
         args = [sys.executable, "-c", script, str(inp), str(run)]
         proc = subprocess.Popen(args, env=env)
         deadline = time.time() + 30

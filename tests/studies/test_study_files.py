@@ -206,7 +206,7 @@ def test_print_spec_round_trips_through_a_study(tmp_path, capsys, monkeypatch):
         assert code == 0, err
         assert not (tmp_path / "runs").exists() and not srv.requests  # printed, nothing judged
         assert table.splitlines()[:3] == ["[[judging]]", 'name = "esa"', 'input = "items.jsonl"']
-        assert 'protocol_option = ["on_unlocated=fail"]' in table and "min_runs = 2" in table
+        assert 'protocol_options = ["on_unlocated=fail"]' in table and "min_runs = 2" in table
         assert "concurrency" not in table  # defaults are left out
         assert cli(capsys, "judge", *flags)[0] == 0
         (tmp_path / "s.toml").write_text(table, encoding="utf-8")

@@ -53,6 +53,8 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.pairwise_study import pairwise as pairwise
     from polyjudge.api.reporting import ReportConfig as ReportConfig
     from polyjudge.api.reporting import report as report
+    from polyjudge.api.settings import Setting as Setting
+    from polyjudge.api.settings import judging_settings as judging_settings
     from polyjudge.api.spans import SpanF1Config as SpanF1Config
     from polyjudge.api.spans import SpanF1Result as SpanF1Result
     from polyjudge.api.spans import span_f1 as span_f1
@@ -71,6 +73,7 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.study import StudyReport as StudyReport
     from polyjudge.api.study import StudyResult as StudyResult
     from polyjudge.api.study import plan_study as plan_study
+    from polyjudge.api.study import read_study_file as read_study_file
     from polyjudge.api.study import run_study as run_study
     from polyjudge.api.systems import CompareSystemsConfig as CompareSystemsConfig
     from polyjudge.api.systems import CompareSystemsResult as CompareSystemsResult
@@ -210,6 +213,10 @@ _HOMES: dict[str, str] = {
     "DataSpec": "polyjudge.data.spec",
     "ProtocolSpec": "polyjudge.protocols.spec",
     "OutputSpec": "polyjudge.rundir.spec",
+    # Every judging setting, declared once (flags, study keys, JudgeConfig's fields follow from them).
+    "Setting": "polyjudge.api.settings",
+    "judging_settings": "polyjudge.api.settings",
+    "read_study_file": "polyjudge.api.study",
     "SimConfig": "polyjudge.validation.simulate",
     "default_grid": "polyjudge.validation.simulate",
 }

@@ -154,7 +154,10 @@ def _plan_row(name: str, est: Estimate) -> dict[str, object]:
 
 
 def check_study(study: Study) -> None:
-    """Names unique and folder-safe, every ``runs`` entry a judging of the study (InputError otherwise)."""
+    """At least one judging, names unique and folder-safe, every ``runs`` entry a judging of the study
+    (InputError otherwise)."""
+    if not study.judgings:
+        raise InputError("holds no [[judging]] table; a study judges at least once", path=study.path)
     tables = (("judging", [j.name for j in study.judgings]), ("meta_eval", [m.name for m in study.meta_evals]))
     for what, names in tables:
         for i, name in enumerate(names):
@@ -169,6 +172,39 @@ def check_study(study: Study) -> None:
     for run in wanted:
         if run not in judged:
             raise InputError(f"{run!r} names no [[judging]] of the study", path=study.path, field="runs")
+
+
+MAX_STUDY_BYTES = 4 * 1024 * 1024  # a study file is a few tables; more is not a study file (/dev/zero)
+
+
+def read_study_file(path: str | Path) -> str:
+    """A study file's text: a regular file (never a pipe or a device, which could hang or fill memory) of at
+    most :data:`MAX_STUDY_BYTES`, UTF-8 with or without a BOM, CRLF line ends read as LF; else an InputError
+    (exit 2) naming the file."""
+    import stat
+
+    from polyjudge.data.textio import BOM
+
+    p = Path(path)
+    try:
+        mode = p.stat().st_mode
+    except OSError as exc:
+        raise InputError(f"cannot be read ({exc.strerror})", path=str(path)) from None
+    if not stat.S_ISREG(mode):
+        raise InputError("is not a regular file (a folder, pipe or device); give a study file", path=str(path))
+    try:
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_STUDY_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"cannot be read ({exc.strerror})", path=str(path)) from None
+    if len(raw) > MAX_STUDY_BYTES:
+        raise InputError(f"is larger than {MAX_STUDY_BYTES // (1024 * 1024)} MiB; a study file is a few tables",
+                         path=str(path))
+    try:
+        text = raw.removeprefix(BOM).decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("is not UTF-8 text", path=str(path)) from None
+    return text.replace("\r\n", "\n")
 
 
 def check_name(name: str, what: str, path: str | None) -> None:

@@ -54,6 +54,7 @@ from polyjudge.backends.registry import (
 from polyjudge.backends.reported import NOT_TEXT, UNKNOWN, as_json_text, count, message_text, reported
 from polyjudge.data.chat import GenerateRequest, GenerateResult, Usage
 from polyjudge.data.secrets import register_secret_env
+from polyjudge.data.settings import default
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 OFFICIAL_HOST = "api.anthropic.com"
@@ -98,7 +99,7 @@ class AnthropicBackend(RegisteredBackend):
 
     name: ClassVar[str] = "anthropic"
     # The Messages API answers one choice per request and gives no token probabilities.
-    capabilities: ClassVar[Capabilities] = Capabilities()
+    capabilities: ClassVar[Capabilities] = Capabilities(seedless=True)  # the Messages API takes no seed
     url_after_at = True
     default_endpoint: ClassVar[str | None] = DEFAULT_BASE_URL
     spec_options: ClassVar[dict[str, str]] = {
@@ -130,7 +131,7 @@ class AnthropicBackend(RegisteredBackend):
                    reasoning_effort=settings.reasoning_effort)
 
     def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, *, api_key_env: str = API_KEY_ENV,
-                 timeout: float = 120.0, structured: str = "auto", version: str = API_VERSION,
+                 timeout: float = default("timeout"), structured: str = "auto", version: str = API_VERSION,
                  reasoning_effort: str | None = None) -> None:
         if structured not in STRUCTURED_MODES:
             raise ValueError(f"structured must be one of {', '.join(STRUCTURED_MODES)}, got '{structured}'")

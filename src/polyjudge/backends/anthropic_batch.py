@@ -45,6 +45,7 @@ from polyjudge.backends.registry import BackendSettings, JudgeSpec
 from polyjudge.backends.reported import server_json
 from polyjudge.data.chat import GenerateRequest
 from polyjudge.data.secrets import redact, redact_url
+from polyjudge.data.settings import default
 
 # The provider's limits per batch (platform.claude.com, Message Batches).
 ANTHROPIC_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1_000_000)
@@ -125,7 +126,7 @@ class AnthropicBatchClient(RegisteredBatchClient):
             min(limits.max_requests, ANTHROPIC_LIMITS.max_requests), min(limits.max_bytes, ANTHROPIC_LIMITS.max_bytes))
         return cls(writer, timeout=settings.timeout, limits=fitted)
 
-    def __init__(self, writer: AnthropicBackend, *, timeout: float = 120.0,
+    def __init__(self, writer: AnthropicBackend, *, timeout: float = default("timeout"),
                  limits: BatchLimits = ANTHROPIC_LIMITS) -> None:
         self._writer = writer  # writes each request's params as the live backend would (never sends)
         self.model = writer.model

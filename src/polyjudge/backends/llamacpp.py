@@ -29,6 +29,7 @@ from polyjudge.backends.registry import (
 )
 from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported
 from polyjudge.data.chat import GenerateRequest, GenerateResult, TokenLogprob, Usage
+from polyjudge.data.settings import default
 
 # Loaded native servers by (model file, context, slots, threads); see LlamaCppBackend.__init__.
 _SERVERS: dict[tuple[str, int, int, int], Any] = {}
@@ -90,8 +91,8 @@ class LlamaCppBackend(RegisteredBackend):
         """The resolved GGUF file, so a run names the exact weights it used."""
         return {"model_file": str(getattr(backend, "model_path", ""))}
 
-    def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 8192, n_threads: int | None = None,
-                 n_parallel: int = 1, name: str | None = None) -> None:
+    def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = default("n_ctx"),
+                 n_threads: int | None = None, n_parallel: int = 1, name: str | None = None) -> None:
         import xllamacpp  # imported here: only this backend needs the native library
 
         path = resolve_model_path(str(model_path) if model_path is not None else None)

@@ -55,6 +55,7 @@ from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_t
 from polyjudge.backends.slots import ServerSlots
 from polyjudge.data.chat import GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.data.secrets import register_secret_env
+from polyjudge.data.settings import default
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OFFICIAL_HOST = "api.openai.com"
@@ -164,7 +165,7 @@ class OpenAIBackend(RegisteredBackend):
                    per_server=spec.int_option("per_server") or settings.max_per_server)
 
     def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, *,
-                 api_key_env: str = DEFAULT_API_KEY_ENV, timeout: float = 120.0,
+                 api_key_env: str = DEFAULT_API_KEY_ENV, timeout: float = default("timeout"),
                  structured: str = "auto", azure: bool = False, api_version: str | None = None,
                  reasoning: bool | None = None,
                  reasoning_effort: str | None = None, per_server: int | None = None) -> None:

@@ -40,6 +40,7 @@ from polyjudge.backends.registry import DEFAULT_API_KEY_ENV, BackendSettings, Ju
 from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported, server_json
 from polyjudge.data.chat import GenerateRequest, GenerateResult, Usage
 from polyjudge.data.secrets import redact, redact_url
+from polyjudge.data.settings import default
 
 if TYPE_CHECKING:
     import aiohttp
@@ -208,7 +209,7 @@ class OpenAIBatchClient(RegisteredBatchClient):
                    structured=structured != "none", reasoning=_reasoning(spec))
 
     def __init__(self, model: str, base_url: str = OPENAI_BASE_URL, *, api_key_env: str = DEFAULT_API_KEY_ENV,
-                 timeout: float = 120.0, limits: BatchLimits = BatchLimits(), structured: bool = True,
+                 timeout: float = default("timeout"), limits: BatchLimits = BatchLimits(), structured: bool = True,
                  reasoning: bool = False) -> None:
         self.model = model
         self.base_url = base_url.rstrip("/")

@@ -38,12 +38,13 @@ from typing import Any, ClassVar
 from polyjudge.backends.base import Backend, check_endpoints, endpoint_from_env
 from polyjudge.data.errors import InputError
 from polyjudge.data.secrets import MASK, check_env_name, is_env_name, redact, redact_url, register_secret_env
+from polyjudge.data.settings import default
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.registry import Builtin, Registry, UnknownNameError
 
 # ``--api-key-env``'s default. A backend whose provider names its key otherwise (anthropic:
 # ANTHROPIC_API_KEY) reads its own variable unless another one was chosen (see key_env_for).
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_API_KEY_ENV = default("api_key_env")
 # The values ``--reasoning-effort`` takes (OpenAI's ``reasoning_effort``, Anthropic's ``output_config.effort``).
 REASONING_EFFORTS = ("low", "medium", "high")
 
@@ -53,8 +54,8 @@ class BackendSettings:
     """Options that apply to every judge of a panel (one ``--timeout`` for all, ...)."""
 
     api_key_env: str = DEFAULT_API_KEY_ENV  # environment variable holding the API key (http backends)
-    timeout: float = 120.0  # seconds per request (http backends)
-    n_ctx: int = 8192  # context size per request (llamacpp)
+    timeout: float = default("timeout")  # seconds per request (http backends)
+    n_ctx: int = default("n_ctx")  # context size per request (llamacpp)
     # Requests in flight per server when a judge names several servers (None: only --concurrency caps them).
     max_per_server: int | None = None
     # Reasoning budget sent with requests that do not set their own (--reasoning-effort; None: the model's default).
@@ -90,7 +91,8 @@ class Capabilities:
     top log-probabilities (expected scores). ``samples_per_request``: it
     answers several choices (``n``) in one request. ``gpu_cluster_only``: it
     runs only on a Ray cluster with GPU nodes, driven by the Ray executor
-    (``backends.vllm.ClusterBackend``); no other executor can send to it.
+    (``backends.vllm.ClusterBackend``); no other executor can send to it. ``seedless``: its requests
+    carry no seed, so runs at temperature 0 are byte-identical requests (the engine judges one).
     """
 
     local: bool = False
@@ -99,6 +101,7 @@ class Capabilities:
     token_probabilities: bool = False
     samples_per_request: bool = False
     gpu_cluster_only: bool = False
+    seedless: bool = False
 
     _MEANINGS: ClassVar[dict[str, str]] = {
         "local": "runs on the user's own machines and costs nothing (no price needed for --max-cost)",
@@ -107,6 +110,7 @@ class Capabilities:
         "token_probabilities": "returns top token log-probabilities (score_mode=expected)",
         "samples_per_request": "answers several samples (n) in one request",
         "gpu_cluster_only": "runs only on a Ray cluster with GPU nodes (--executor ray)",
+        "seedless": "sends no seed: runs at temperature 0 are one request (judged once)",
     }
 
     def declared(self) -> list[tuple[str, str, str]]:

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from polyjudge.backends.registry import DEFAULT_API_KEY_ENV, BackendSettings, JudgeSpec
+from polyjudge.backends.registry import BackendSettings, JudgeSpec
 from polyjudge.data.errors import InputError
 from polyjudge.data.limits import DEFAULT_JUDGE, MAX_CONCURRENCY, MAX_N_CTX, MAX_TIMEOUT_S
+from polyjudge.data.settings import default
 from polyjudge.data.shapes import check_range, normalise_fields
 
 
@@ -37,12 +38,12 @@ class JudgesSpec:
     embedded model's ``n_ctx``, the ``reasoning_effort`` of reasoning models and the requests in
     flight per server of a pooled judge (``per_server_concurrency``; a judge's ``per_server=`` wins)."""
 
-    judges: tuple[JudgeSpec, ...] = (JudgeSpec(DEFAULT_JUDGE),)
-    api_key_env: str = DEFAULT_API_KEY_ENV
-    timeout: float = 120.0
-    n_ctx: int = 8192
-    reasoning_effort: str | None = None
-    per_server_concurrency: int | None = None
+    judges: tuple[JudgeSpec, ...] = tuple(JudgeSpec(j) for j in default("judges"))
+    api_key_env: str = default("api_key_env")
+    timeout: float = default("timeout")
+    n_ctx: int = default("n_ctx")
+    reasoning_effort: str | None = default("reasoning_effort")
+    per_server_concurrency: int | None = default("per_server_concurrency")
 
     def __post_init__(self) -> None:
         normalise_fields(self)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.settings import default
 from polyjudge.data.shapes import normalise_fields
 
 
@@ -15,9 +16,9 @@ class CacheSpec:
     request and answer to this JSONL file (for the replay backend); a recording run sends
     every request, so it reads no cached answer."""
 
-    use: bool = True
-    path: str | None = None
-    record: str | None = None
+    use: bool = default("use_cache")
+    path: str | None = default("cache_path")
+    record: str | None = default("record")
 
     def __post_init__(self) -> None:
         normalise_fields(self)

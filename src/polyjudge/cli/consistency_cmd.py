@@ -18,27 +18,24 @@ The study itself is :func:`polyjudge.api.consistency`.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
 
-from polyjudge.api.registries import EXECUTORS
 from polyjudge.cli.options import (
-    CONCURRENCY,
-    N_CTX,
     SEED,
-    TIMEOUT,
-    JudgeSpecType,
+    RegistryHelpCommand,
     format_option,
+    judge_options,
     out_option,
-    share,
+    study_judging,
+    warn,
 )
-from polyjudge.cli.specs import option, shared, takes
+from polyjudge.cli.specs import group, option, shared, takes
 
 if TYPE_CHECKING:
-    from polyjudge.api import ConsistencyConfig, JudgeSpec, JudgingSpec
+    from polyjudge.api import ConsistencyConfig, JudgingSpec
     from polyjudge.api.studies import ConditionSummary
 
 
@@ -77,54 +74,22 @@ class ConsistencyFlags:
                             "each question is also judged with another question's answer.")
     scales: tuple[str, ...] = option("--scale", "scales", multiple=True, type=click.Choice(["binary", "grade"]),
                                      help="Criterion; repeat for both (default: binary).")
-    judges: tuple[JudgeSpec, ...] = option(
-        "--judge", "judges", multiple=True, required=True, metavar="SPEC", type=JudgeSpecType(),
-        help="A judge: BACKEND[:MODEL][@URL], e.g. openai:gpt-4.1-mini, "
-             "openai:MODEL@http://127.0.0.1:8000/v1, llamacpp, replay:FILE. Repeat for a panel.")
     panel_method: str = option("--panel-method", type=click.Choice(["majority", "mean", "median"]),
                                default="majority", show_default=True,
                                help="How a panel combines its judges' verdicts.")
     tie: str = option("--tie", type=click.Choice(["low", "high", "none", "first"]), default="low",
                       show_default=True, help="Majority tie rule (low = the lower label wins).")
-    prompt_template: str | None = option("--prompt-template", type=click.Path(dir_okay=False), default=None,
-                                         help="Replace the pointwise protocol's Jinja2 prompt template.")
-    seed: int = option("--seed", type=SEED, default=0, show_default=True, help="Seed of the wrong-answer pairing.")
-    concurrency: int = option("--concurrency", "-c", type=CONCURRENCY, default=16, show_default=True,
-                              help="Requests in flight at once.")
-    api_key_env: str = option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
-                              help="Environment variable holding the API key (never written anywhere).")
-    timeout: float = option("--timeout", type=TIMEOUT, default=120.0, show_default=True, help="Seconds per request.")
-    n_ctx: int = option("--n-ctx", type=N_CTX, default=8192, show_default=True, help="Context size (llamacpp).")
-    max_failure_rate: float = option("--max-failure-rate", type=share(), default=0.1, show_default=True,
-                                     help="Exit 3 when a larger share of requests failed after retries.")
-    restart: bool = option("--restart", is_flag=True,
-                           help="Start the run directories over instead of resuming them.")
-    executor: str = option("--executor", type=click.Choice(list(EXECUTORS)), default="local", show_default=True,
-                           help="Who sends the requests: this process, or a pool of Ray actors "
-                                "(pip install 'polyjudge[ray]').")
-    ray_address: str | None = option("--ray-address", default=None, metavar="ADDR",
-                                     help="Ray cluster address (see `judge --help`).")
-    ray_actors: int | None = option("--ray-actors", type=CONCURRENCY, default=None, metavar="N",
-                                    help="Actors in the pool.")
+    pairing_seed: int | None = option(
+        "--pairing-seed", type=SEED, default=None, metavar="N",
+        help="Seed of the wrong-answer pairing (default: --seed, which seeds the judge's runs).")
     out: str | None = shared(out_option("Folder for the tables and one run directory per criterion (required).",
                                         legacy_decls=("-O",)))
     fmt: str = shared(format_option())
     show_factors: bool = option(
         "--factors", "show_factors", is_flag=True,
         help="Also print the factor tables (resource class, script, family; Yes/No vs grade gap).")
-    quiet: bool = option("--quiet", "-q", is_flag=True, help="No progress bar.")
-
-    def judge(self) -> JudgingSpec:
-        """The pointwise judging every condition shares."""
-        from polyjudge.api import BudgetSpec, ExecutionSpec, JudgesSpec, JudgingSpec, OutputSpec, ProtocolSpec
-
-        return JudgingSpec(
-            judges=JudgesSpec(judges=self.judges, api_key_env=self.api_key_env, timeout=self.timeout, n_ctx=self.n_ctx),
-            protocol=ProtocolSpec(name="pointwise", prompt_template=self.prompt_template),
-            budget=BudgetSpec(max_failure_rate=self.max_failure_rate),
-            execution=ExecutionSpec(concurrency=self.concurrency, executor=self.executor, ray_address=self.ray_address,
-                                    ray_actors=self.ray_actors, progress=not self.quiet and sys.stderr.isatty()),
-            output=OutputSpec(restart=self.restart))
+    # The judge's flags: every judging setting, as `polyjudge judge` has them (the protocol is 'pointwise').
+    judge: JudgingSpec = group(judge_options, study_judging)
 
     def config(self, judge: JudgingSpec) -> ConsistencyConfig:
         """The study's settings: --data-file alone means the jsonl data set; every language of it by default."""
@@ -141,11 +106,30 @@ class ConsistencyFlags:
             langs = () if dataset == "jsonl" else ("en", "de", "es", "zh")
         return ConsistencyConfig(dataset=dataset, data_dir=self.data_dir, data_file=self.data_file, task=self.task,
                                  languages=langs, reference=self.reference, limit=self.limit, wrong=not self.no_wrong,
-                                 scales=self.scales, panel_method=self.panel_method, tie=self.tie, seed=self.seed,
+                                 scales=self.scales, panel_method=self.panel_method, tie=self.tie,
+                                 seed=judge.generation.seed if self.pairing_seed is None else self.pairing_seed,
                                  judge=judge)
 
 
-@click.command()
+def _pointwise(judge: JudgingSpec) -> JudgingSpec:
+    """The judging of every condition: the flags' with the 'pointwise' protocol unless -p named another;
+    --judge is required (the study compares named judges). ``--seed`` without ``--pairing-seed`` still
+    seeds the pairing, as it did alone before, and now the judge's runs too (said once)."""
+    import dataclasses
+
+    ctx = click.get_current_context()
+    source = click.core.ParameterSource.DEFAULT
+    if ctx.get_parameter_source("judges") in (source, None):
+        raise click.UsageError("Missing option '--judge'.")
+    if ctx.get_parameter_source("seed") not in (source, None) and ctx.params.get("pairing_seed") is None:
+        warn("--seed of consistency seeds the judge's runs now; the wrong-answer pairing's seed is --pairing-seed "
+             "(--seed alone still seeds both, for one release)")
+    if ctx.get_parameter_source("protocol") in (source, None):
+        judge = judge.replace(protocol=dataclasses.replace(judge.protocol, name="pointwise"))
+    return judge
+
+
+@click.command(cls=RegistryHelpCommand)
 @takes(ConsistencyFlags)
 def consistency(flags: ConsistencyFlags) -> None:
     """Cross-language consistency study on parallel data (Fu & Liu, 2025).
@@ -161,7 +145,7 @@ def consistency(flags: ConsistencyFlags) -> None:
     out, fmt = flags.out, flags.fmt
     if out is None:
         raise click.UsageError("Missing option '-o' / '--out'.")
-    result = run_study(flags.config(flags.judge()), out, on_condition=_progress_line)
+    result = run_study(flags.config(_pointwise(flags.judge)), out, on_condition=_progress_line)
     text = result.to_json() if fmt == "json" else result.to_text() if fmt == "text" else result.to_tsv()
     if flags.show_factors and fmt != "json":
         factors = result.factors.to_text() if fmt == "text" else result.factors.to_tsv()

@@ -247,19 +247,44 @@ def _print_spec() -> None:
 
 def _judging_table(ctx: click.Context, given: dict[str, Any], input_path: str, out: str | None) -> str:
     """The judging of this command line as a study's ``[[judging]]`` table: a name (the run directory's),
-    the input and every study key whose value differs from its default."""
+    the input, every setting of the run's identity (defaults included, so the table means the same run
+    under a later version whose defaults differ; a protocol's default temperature written out) and every
+    other study key whose value differs from its default. One-off actions (``restart``) are never written:
+    pasted into a study they would act at every ``study run``."""
+    from polyjudge.api.settings import command_line
+
+    declared = {s.dest: s for s in command_line()}
     lines = ["[[judging]]", f"name = {toml_value(Path(out).name if out else Path(input_path).stem)}",
              f"input = {toml_value(input_path)}"]
     defaults = ctx.command.make_context(ctx.info_name, [input_path], parent=ctx.parent).params
     for param in ctx.command.params:
         key, name = study_key(param), param.name or ""
+        setting = declared.get(name)
         if key is None or getattr(param, "hidden", False) or not param.expose_value \
-                or name in STUDY_LEAVES_OUT["judge"]:
+                or name in STUDY_LEAVES_OUT["judge"] or (setting is not None and setting.one_off):
             continue
         value = given.get(name)
-        if value != defaults.get(name) and value is not None:
+        if setting is not None and setting.identity:
+            value = _identity_value(setting.name, value, given)
+        elif value == defaults.get(name):
+            continue
+        if value is not None and value != ():
             lines.append(f"{key} = {toml_value(value)}")
     return "\n".join(lines) + "\n"
+
+
+def _identity_value(name: str, value: Any, given: dict[str, Any]) -> Any:
+    """An identity setting's value as the run uses it: the default judge named, the protocol's default
+    temperature written out."""
+    if name == "judges" and not value and not (given.get("backend") or given.get("model") or given.get("base_url")):
+        from polyjudge.api.settings import default
+
+        return tuple(default("judges"))
+    if name == "temperature" and value is None:
+        from polyjudge.api.registries import PROTOCOLS
+
+        return float(PROTOCOLS.get(given["protocol"]).default_temperature)
+    return value
 
 
 def _judge_items(items: list[Item], spec: JudgingSpec, fmt: str, dry_run: bool) -> None:

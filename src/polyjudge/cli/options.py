@@ -34,6 +34,7 @@ from polyjudge.registry import Registry, UnknownNameError
 
 if TYPE_CHECKING:
     from polyjudge.api import CacheSpec, InputSpec, JudgeSpec, JudgesSpec, JudgingSpec, ProtocolSpec
+    from polyjudge.api.settings import Setting
 
 F = TypeVar("F", bound=Callable[..., Any])
 OUTPUT_FORMATS = ("text", "tsv", "json")
@@ -166,7 +167,7 @@ def registry_help() -> str:
 
     blocks = []
     for title, reg in (("Protocols (-p)", PROTOCOLS), ("Backends (--judge BACKEND:...)", BACKENDS),
-                       ("Aggregators (--aggregate)", AGGREGATORS)):
+                       ("Aggregators (--aggregator)", AGGREGATORS)):
         blocks.append("\b\n" + title + ":\n" + "\n".join(_listing(reg.describe())))
     return "\n\n".join(blocks)
 
@@ -442,149 +443,77 @@ def parse_protocol_options(pairs: Sequence[str]) -> dict[str, Any]:
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
-def _who_judges_options() -> list[Decorator]:
-    """Protocol, judges and protocol options."""
-    from polyjudge.api.registries import BACKENDS, PROTOCOLS
+def _click_type(setting: Setting) -> Any:
+    """The click type of a declared setting (its bounds and choices as declared)."""
+    kind = setting.kind
+    if kind == "int":
+        return click.IntRange(None if setting.low is None else int(setting.low),
+                              None if setting.high is None else int(setting.high))
+    if kind == "float":
+        high = None if setting.high is None or setting.high >= _UNBOUNDED else setting.high
+        return FiniteFloat(setting.low, high, min_open=setting.low_open)
+    if kind == "choice":
+        if isinstance(setting.choices, str):
+            import polyjudge.api.registries as registries
 
-    return [
-        click.option("--protocol", "-p", type=RegistryChoice(PROTOCOLS), default="da", show_default=True,
-                     help="Judging protocol (listed below)."),
-        click.option("--judge", "judges", multiple=True, metavar="SPEC", type=JudgeSpecType(),
-                     help="A judge: BACKEND[:MODEL][?OPTIONS][@URL[,URL...]], e.g. openai:gpt-4.1-mini, "
-                          "openai:MODEL@http://127.0.0.1:8000/v1, openai:MODEL?per_server=4@URL1,URL2, "
-                          "llamacpp, replay:FILE; OPTIONS are KEY=VALUE pairs joined by & (see the README). "
-                          "Repeat for a panel. "
-                          f"Default: {DEFAULT_JUDGE} (or --backend/--model)."),
-        click.option("--backend", type=RegistryChoice(BACKENDS), default=None,
-                     help="Backend of a single judge (with --model/--base-url); --judge is the general form."),
-        click.option("--model", "-m", default=None,
-                     help="Model of the single judge: API model name, GGUF path, or recording (replay)."),
-        click.option("--base-url", default=None, help="Endpoint of the single judge, e.g. http://127.0.0.1:8000/v1."),
-        click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
-                     help="Environment variable holding the API key (never written anywhere)."),
-        click.option("--protocol-option", "protocol_options", multiple=True, metavar="KEY=VALUE",
-                     help="Protocol option (value parsed as JSON when possible); see `polyjudge protocols`. "
-                          "Repeatable."),
-        click.option("--score-mode", type=click.Choice(["sample", "expected"]), default=None,
-                     cls=ProtocolListHelpOption, key="score_mode",
-                     help="sample: the score each answer writes; expected: one answer's probability-weighted "
-                          "score over the valid score tokens ({protocols}; the judge "
-                          "must return log-probabilities). Same as --protocol-option score_mode=..."),
-        click.option("--with-reference", "with_reference", is_flag=True,
-                     cls=ProtocolListHelpOption, key="with_reference",
-                     help="Show each item's reference translation to the judge ({protocols}; every item needs "
-                          "'ref'). Recorded in the signature and the mt-metrics-eval "
-                          "name (-refA). Same as --protocol-option with_reference=true."),
-    ]
+            found = getattr(registries, setting.choices)
+            return RegistryChoice(found) if isinstance(found, Registry) else click.Choice(list(found))
+        return click.Choice(list(setting.choices or ()))
+    if kind in ("file", "folder"):
+        return click.Path(dir_okay=False) if kind == "file" else click.Path(file_okay=False)
+    if kind == "judge":
+        return JudgeSpecType()
+    return None
 
 
-def _runs_options() -> list[Decorator]:
-    """Runs, sampling, aggregation, concurrency, prompt and recording."""
-    from polyjudge.api.registries import AGGREGATORS
-
-    return [
-        click.option("--runs", type=RUNS, default=None, help="Runs per item (protocol default)."),
-        click.option("--temperature", "-T", type=FiniteFloat(0.0, limits.MAX_TEMPERATURE), default=None,
-                     help="Sampling temperature (protocol default)."),
-        click.option("--aggregate", "--aggregator", "aggregator", type=RegistryChoice(AGGREGATORS), default=None,
-                     help="How runs are merged into the segment score (listed below; every one is kept in "
-                          "aggregates.tsv)."),
-        click.option("--min-runs", type=RUNS, default=1, show_default=True,
-                     help="Leave a segment unscored with fewer successful runs than this."),
-        click.option("--concurrency", "-c", type=CONCURRENCY, default=16, show_default=True,
-                     help="Requests in flight at once."),
-        click.option("--seed", type=SEED, default=0, show_default=True, help="Run r uses seed + r."),
-        click.option("--prompt-template", type=click.Path(dir_okay=False), default=None,
-                     help="Replace the protocol's Jinja2 prompt template."),
-        click.option("--no-context", is_flag=True, help="Judge segments without document context."),
-        click.option("--record", type=click.Path(dir_okay=False), default=None,
-                     help="Append every request/answer to this JSONL (for the replay backend)."),
-        click.option("--prices", type=click.Path(dir_okay=False), default=None,
-                     help="JSON price table (USD per million tokens) over the built-in one: {model: [input, output]} "
-                          "or {model: {input, cached_input, output, batch_discount}}."),
-    ]
+_UNBOUNDED = 1.7976931348623157e308
 
 
-def _sending_options() -> list[Decorator]:
-    """How requests are sent and paid for: batches, caps, rates, timeouts."""
-    from polyjudge.api.registries import REASONING_EFFORTS
+def setting_option(setting: Setting) -> Decorator:
+    """The click option of a declared setting (``polyjudge.data.settings``): its flag, type, default and help."""
+    long = setting.long_flag + (f"/{setting.off_flag}" if setting.off_flag else "")
+    decls = [long, *setting.also, *([setting.short] if setting.short else []), setting.dest]
+    attrs: dict[str, Any] = {"help": setting.help}
+    if setting.kind == "flag":
+        attrs |= {"is_flag": True, "default": setting.command_default}
+    else:
+        kind = _click_type(setting)
+        if kind is not None:
+            attrs["type"] = kind
+        if setting.many:
+            attrs["multiple"] = True
+        else:
+            attrs["default"] = setting.command_default
+    for name in ("metavar", "show_default"):
+        if getattr(setting, name):
+            attrs[name] = getattr(setting, name)
+    if "{protocols}" in setting.help:
+        attrs |= {"cls": ProtocolListHelpOption, "key": setting.name}
+    declare = click.option(*decls, **attrs)
+    if not setting.old_flags:
+        return declare
 
-    return [
-        click.option("--samples-per-request", type=SAMPLES, default=1, show_default=True, metavar="N",
-                     help="Ask API judges for N runs in one request (n choices, each stored as its own run); a "
-                          "server that rejects or ignores n gets one request per run (said once)."),
-        click.option("--batch", is_flag=True,
-                     help="Send through the judges' Batch API (openai): about half the price, answered within 24 h. "
-                          "Re-running re-attaches to the run's batches; see `polyjudge batch status|cancel`."),
-        click.option("--batch-fallback", type=click.Choice(["batch", "live"]), default="batch", show_default=True,
-                     help="Where failed or expired batch lines are retried: a new batch, or live requests."),
-        click.option("--batch-export", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-                     help="Write the requests as a batch input JSONL (OpenAI, vLLM run_batch) instead of sending."),
-        click.option("--batch-import", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-                     help="Load a batch output JSONL (OpenAI, vLLM run_batch) into the run; sends nothing."),
-        click.option("--max-cost", type=positive(), default=None, metavar="USD",
-                     help="Never let the run (all its sessions) cost more: sending stops before a request could "
-                          "pass the cap (exit 4); re-run with a higher cap to resume."),
-        click.option("--rpm", type=positive(), default=None, metavar="N",
-                     help="At most N requests per minute per judge."),
-        click.option("--tpm", type=positive(), default=None, metavar="N",
-                     help="At most N tokens per minute per judge (prompt plus completion limit, as providers count)."),
-        click.option("--timeout", type=TIMEOUT, default=120.0, show_default=True, help="Seconds per request."),
-        click.option("--reasoning-effort", type=click.Choice(list(REASONING_EFFORTS)), default=None,
-                     help="Reasoning budget of reasoning models (openai reasoning_effort, anthropic effort); "
-                          "default: the model's own."),
-        click.option("--per-server-concurrency", type=CONCURRENCY, default=None, metavar="N",
-                     help="Requests in flight on each server of a judge that names several "
-                          "(openai:MODEL@URL1,URL2); a judge's own per_server=N option wins."),
-        click.option("--n-ctx", type=N_CTX, default=8192, show_default=True,
-                     help="Context size (llamacpp); prompts that do not fit are warned about."),
-        click.option("--max-failure-rate", type=share(), default=0.1, show_default=True,
-                     help="Exit 3 (after writing the run) when the requests of more than this share of "
-                          "judgments failed after retries; unparseable answers are reported but do not count."),
-        click.option("--restart", is_flag=True,
-                     help="Delete the run already in the run directory (outputs and store) and start over; "
-                          "without it a directory holding another protocol or configuration is refused."),
-    ]
+    def with_old_spellings(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for old in setting.old_flags:
+            fn = legacy(old, dest=setting.dest, use=setting.long_flag, multiple=setting.many,
+                        is_flag=setting.kind == "flag", type=_click_type(setting))(fn)
+        return declare(fn)
+
+    return with_old_spellings
 
 
-def _executor_options() -> list[Decorator]:
-    """Who sends (this process or Ray actors), and progress."""
-    from polyjudge.api.registries import EXECUTORS
+def setting_options(names: Sequence[str] | None = None) -> list[Decorator]:
+    """The click options of the declared judging settings (``names``: those only, in declaration order)."""
+    from polyjudge.api.settings import command_line
 
-    return [
-        click.option("--executor", type=click.Choice(list(EXECUTORS)), default="local", show_default=True,
-                     help="Who sends the requests: this process, or a pool of Ray actors "
-                          "(pip install 'polyjudge[ray]')."),
-        click.option("--ray-address", default=None, metavar="ADDR",
-                     help="Ray cluster: auto, HOST:6379 or ray://HOST:10001 (default: RAY_ADDRESS, else a "
-                          "one-machine cluster)."),
-        click.option("--ray-actors", type=CONCURRENCY, default=None, metavar="N",
-                     help="Actors in the pool (default: one per node); --concurrency is split between them."),
-        click.option("--ray-cpus-per-actor", type=RAY_RESOURCES, default=1.0, show_default=True,
-                     help="CPUs reserved by each Ray actor."),
-        click.option("--ray-gpus-per-actor", type=RAY_RESOURCES, default=0.0, show_default=True,
-                     help="GPUs reserved by each Ray actor."),
-        click.option("--ray-connect-timeout", type=click.FloatRange(min=0.0, min_open=True), default=30.0,
-                     show_default=True, metavar="SECONDS",
-                     help="Give up (exit 2) when the cluster named by --ray-address or RAY_ADDRESS does not "
-                          "answer within this time."),
-        click.option("--ray-logs", is_flag=True,
-                     help="Show Ray's own log lines on the terminal (default: they go to ray.log in the run "
-                          "directory; POLYJUDGE_RAY_LOGS=1 does the same)."),
-        click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
-    ]
+    return [setting_option(s) for s in command_line() if names is None or s.name in names]
 
 
 def cache_option_list() -> list[Decorator]:
     """``--cache PATH`` and ``--no-cache``: the machine's shared response cache (every command that can send)."""
-    return [
-        click.option("--cache", "cache", type=click.Path(file_okay=False), default=None, metavar="PATH",
-                     help="Folder of the response cache every run shares: answers found there are not sent "
-                          "again (and cost nothing); every answer received is kept there (default: "
-                          "POLYJUDGE_CACHE, else the user cache folder; see `polyjudge cache stats`)."),
-        click.option("--no-cache", "no_cache", is_flag=True,
-                     help="Neither read nor fill the shared response cache: send what the run directory lacks."),
-    ]
+    from polyjudge.api.settings import of_group
+
+    return setting_options([s.name for s in of_group("cache") if s.name != "record"])
 
 
 def cache_options(fn: F) -> F:
@@ -596,9 +525,9 @@ def cache_options(fn: F) -> F:
 
 
 def judge_options(fn: F) -> F:
-    """The options of every command that judges; :func:`judging_spec` turns them into its spec."""
-    opts = [*_who_judges_options(), *_runs_options(), *_sending_options(), *cache_option_list(),
-            *_executor_options()]
+    """The options of every command that judges, one per declared setting (``polyjudge.data.settings``);
+    :func:`judging_spec` turns them into its spec."""
+    opts = setting_options()
     decorated: Callable[..., Any] = fn
     for opt in reversed(opts):
         decorated = opt(decorated)
@@ -627,25 +556,50 @@ def _single_judge(params: Mapping[str, Any]) -> tuple[JudgeSpec, ...] | None:
     return (JudgeSpec(backend or DEFAULT_JUDGE, model or None, base_url or None),)
 
 
-def _judges_group(params: Mapping[str, Any]) -> JudgesSpec:
+def _declared(params: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The values of the declared settings among ``params`` (click's names), by group and the group's field;
+    a shorthand's (group ``command``) by its name."""
+    from polyjudge.api.settings import GROUPS, command_line
+
+    out: dict[str, dict[str, Any]] = {g: {} for g in (*GROUPS, "command")}
+    for s in command_line():
+        if s.dest in params:
+            out[s.group][s.field if s.group != "command" else s.name] = s.value_of(params[s.dest])
+    return out
+
+
+def _split(kind: type[Any], values: dict[str, Any], extra: dict[str, Any]) -> Any:
+    """``kind`` (a group) of the values it has fields for; the others (declared settings its fields
+    do not name) go to ``extra``, the spec's own mapping of them."""
+    import dataclasses
+
+    from polyjudge.api.settings import by_name
+
+    names = {f.name for f in dataclasses.fields(kind)}
+    fields = {s.field: s.name for s in by_name().values()}
+    for member in [m for m in values if m not in names and "." not in m]:
+        value = values.pop(member)
+        if value != by_name()[fields[member]].default:
+            extra[fields[member]] = value
+    return kind(**{k: v for k, v in values.items() if "." not in k})
+
+
+def _judges_group(params: Mapping[str, Any], given: dict[str, Any], extra: dict[str, Any]) -> JudgesSpec:
     from polyjudge.api import JudgesSpec
 
-    given, single = tuple(params.get("judges") or ()), _single_judge(params)
-    if given and single:
+    judges, single = tuple(given.pop("judges", ()) or ()), _single_judge(params)
+    if judges and single:
         raise InputError("give either --judge or --backend/--model/--base-url, not both", field="judge")
-    judges = given or single
-    return JudgesSpec(**({"judges": judges} if judges else {}), api_key_env=params["api_key_env"],
-                      timeout=params["timeout"], n_ctx=params["n_ctx"],
-                      reasoning_effort=params.get("reasoning_effort"),
-                      per_server_concurrency=params.get("per_server_concurrency"))
+    judges = judges or single or ()
+    return _split(JudgesSpec, {**given, **({"judges": judges} if judges else {})}, extra)  # type: ignore[no-any-return]
 
 
-def _protocol_group(params: Mapping[str, Any]) -> ProtocolSpec:
+def _protocol_group(params: Mapping[str, Any], given: dict[str, Any], extra: dict[str, Any]) -> ProtocolSpec:
     """--protocol, --protocol-option and their shorthands (--score-mode, --with-reference), --prompt-template
     and --no-context; a shorthand contradicting a --protocol-option is refused."""
     from polyjudge.api import ProtocolSpec
 
-    protocol_options = parse_protocol_options(params.get("protocol_options") or ())
+    protocol_options = parse_protocol_options(given.pop("options", ()) or ())
     score_mode = params.get("score_mode")
     if score_mode is not None:
         if protocol_options.get("score_mode", score_mode) != score_mode:
@@ -657,8 +611,7 @@ def _protocol_group(params: Mapping[str, Any]) -> ProtocolSpec:
             raise InputError("--with-reference contradicts --protocol-option with_reference="
                              f"{protocol_options['with_reference']}", field="with-reference")
         protocol_options["with_reference"] = True
-    return ProtocolSpec(name=params["protocol"], options=protocol_options, prompt_template=params["prompt_template"],
-                        use_context=not params["no_context"])
+    return _split(ProtocolSpec, {**given, "options": protocol_options}, extra)  # type: ignore[no-any-return]
 
 
 def _data_group(params: Mapping[str, Any], protocol: ProtocolSpec) -> InputSpec:
@@ -673,40 +626,37 @@ def _data_group(params: Mapping[str, Any], protocol: ProtocolSpec) -> InputSpec:
                      language_names=params.get("language_names") or None)
 
 
-def _cache_group(params: Mapping[str, Any]) -> CacheSpec:
+def _cache_group(given: dict[str, Any], extra: dict[str, Any]) -> CacheSpec:
     from polyjudge.api import CacheSpec
 
-    path, off = params.get("cache"), params.get("no_cache", False)
-    if off and path:
+    if not given.get("use", True) and given.get("path"):
         raise InputError("give either --cache PATH or --no-cache, not both", field="cache")
-    return CacheSpec(use=not off, path=path, record=params["record"])
+    return _split(CacheSpec, given, extra)  # type: ignore[no-any-return]
 
 
 def judging_spec(params: Mapping[str, Any], *, progress: bool = True) -> JudgingSpec:
     """The one :class:`~polyjudge.api.JudgingSpec` of a judging command's parameters (click's ``dest``
     names -> values, defaults filled in as click fills them): the ``judge`` command's, a study's
-    ``[[judging]]`` table's, and the judge flags of every command that judges. Keys of the command's
-    own (``fmt``, ``dry_run``) are not read; the input's flags are read when the command has them."""
+    ``[[judging]]`` table's, and the judge flags of every command that judges. Each declared setting
+    (``polyjudge.data.settings``) goes to its group's field of its name (a setting its group has no
+    field for, to the spec's ``extra``); keys of the command's own (``fmt``, ``dry_run``) are not
+    read; the input's flags are read when the command has them."""
     import sys
 
     from polyjudge.api import BatchOptions, BudgetSpec, ExecutionSpec, GenerationSpec, JudgingSpec, OutputSpec
 
-    p = params
-    protocol = _protocol_group(p)
+    given, extra = _declared(params), dict[str, Any]()
+    protocol = _protocol_group(params, given["protocol"], extra)
+    execution = given["execution"]
+    execution["progress"] = progress and not given["command"].get("quiet", False) and sys.stderr.isatty()
+    if "batch_options.fallback" in execution:
+        execution["batch_options"] = BatchOptions(fallback=execution.pop("batch_options.fallback"))
     return JudgingSpec(
-        data=_data_group(p, protocol), judges=_judges_group(p), protocol=protocol,
-        generation=GenerationSpec(runs=p["runs"], temperature=p["temperature"], aggregator=p["aggregator"],
-                                  min_runs=p["min_runs"], seed=p["seed"], samples_per_request=p["samples_per_request"]),
-        budget=BudgetSpec(max_cost=p["max_cost"], rpm=p["rpm"], tpm=p["tpm"], prices=p["prices"],
-                          max_failure_rate=p["max_failure_rate"]),
-        execution=ExecutionSpec(
-            concurrency=p["concurrency"], progress=progress and not p["quiet"] and sys.stderr.isatty(),
-            executor=p["executor"], ray_address=p["ray_address"], ray_actors=p["ray_actors"],
-            ray_cpus_per_actor=p["ray_cpus_per_actor"], ray_gpus_per_actor=p["ray_gpus_per_actor"],
-            ray_connect_timeout_s=p["ray_connect_timeout"], ray_logs=p["ray_logs"], batch=p["batch"],
-            batch_options=BatchOptions(fallback=p["batch_fallback"]), batch_export=p["batch_export"],
-            batch_import=p["batch_import"]),
-        cache=_cache_group(p), output=OutputSpec(out=p.get("out"), restart=p["restart"]))
+        data=_data_group(params, protocol), judges=_judges_group(params, given["judges"], extra), protocol=protocol,
+        generation=_split(GenerationSpec, given["generation"], extra),
+        budget=_split(BudgetSpec, given["budget"], extra), execution=_split(ExecutionSpec, execution, extra),
+        cache=_cache_group(given["cache"], extra),
+        output=_split(OutputSpec, {**given["output"], "out": params.get("out")}, extra), extra=extra)
 
 
 def takes_judging(flags: type[Any], *, progress: bool = True) -> Callable[[Callable[[Any], None]], Callable[..., None]]:

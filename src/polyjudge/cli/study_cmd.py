@@ -183,8 +183,30 @@ def _own(src: Source, table: str, index: int, found: Mapping[str, Any]) -> dict[
     return out
 
 
+def _renamed(src: Source, table: str, found: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``[[judging]]`` table with the keys of an earlier release (``aggregate``, ``no_context``, ...) under
+    their settings' names, each said once in a deprecation line (a ``no_X`` key's value negated)."""
+    from polyjudge.api.settings import old_keys
+    from polyjudge.cli.options import warn
+
+    renamed = old_keys() if table == "judging" else {}
+    out: dict[str, Any] = {}
+    for key, value in found.items():
+        if key not in renamed:
+            out[key] = value
+            continue
+        setting, negated = renamed[key]
+        if setting.study_key in found:
+            raise src.error(f"give {setting.study_key!r} only ({key!r} is its old name)", table, 0, key)
+        warn(f"{src.path}: the study key {key!r} is deprecated and will be removed in the next release; use "
+             f"{setting.study_key!r}" + (" (its negation)" if negated else ""))
+        out[setting.study_key] = (not value) if negated and isinstance(value, bool) else value
+    return out
+
+
 def _options(src: Source, table: str, index: int, found: Mapping[str, Any]) -> dict[str, Any]:
     """The table's command parameters (dests), defaults filled in, given values converted."""
+    found = _renamed(src, table, found)
     keys = table_keys(table)
     _check_keys(src, table, index, found, {**OWN_KEYS[table], **keys})
     params = _defaults(table)
@@ -286,6 +308,9 @@ def parse_study(path: str, text: str, *, progress: bool = True) -> Study:
         for run in runs:
             if run not in {j.name for j in judgings}:
                 raise src.error(f"{run!r} names no [[judging]] of the study", table, index, "runs")
+    if not judgings:
+        raise InputError("holds no [[judging]] table; a study judges at least once (see `polyjudge study schema`)",
+                         path=path)
     return Study(tuple(judgings), tuple(evaluations), reports[0] if reports else None, path=path)
 
 
@@ -310,7 +335,9 @@ def located(path: str) -> Iterator[None]:
     try:
         yield
     except StudyInputError as exc:
-        src = Source(path, Path(path).read_text(encoding="utf-8"))
+        from polyjudge.api.study import read_study_file
+
+        src = Source(path, read_study_file(path))
         key = (exc.field or "").lstrip("-").replace("-", "_") or None
         line = src.line(exc.table, exc.index, key)
         if key is not None and line == src.line(exc.table, exc.index):  # not a key of the table
@@ -319,16 +346,11 @@ def located(path: str) -> Iterator[None]:
 
 
 def load_study(path: str, *, progress: bool = True) -> Study:
-    """The study file ``path`` read and checked."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror})", path=path) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("is not UTF-8 text", path=path) from None
-    return parse_study(path, text, progress=progress)
+    """The study file ``path`` read (``polyjudge.api.read_study_file``: a regular UTF-8 file of bounded size)
+    and checked."""
+    from polyjudge.api.study import read_study_file
+
+    return parse_study(path, read_study_file(path), progress=progress)
 
 
 # --------------------------------------------------------------------------- JSON schema

@@ -28,18 +28,20 @@ from polyjudge.rundir import Manifest, RunConfig
 
 def signature(protocol: JudgeProtocol, judges: list[str], runs: int, aggregator: str,
               temperature: float, adaptations: Mapping[str, Mapping[str, str]] | None = None,
-              reasoning_effort: str | None = None) -> str:
+              reasoning_effort: str | None = None, settings: Mapping[str, Any] | None = None) -> str:
     """One line that says how the numbers were made, in the style of sacrebleu.
 
     ``adaptations`` (judge -> what its backend changed in the requests its server
     rejected, e.g. ``max_tokens`` sent as ``max_completion_tokens``) adds one
-    ``adapted:JUDGE=PARAM,...`` part per judge that adapted; none otherwise.
+    ``adapted:JUDGE=PARAM,...`` part per judge that adapted; none otherwise. ``settings``: declared
+    identity settings that no group has a field for (``JudgingSpec.extra_identity``), one ``name:value`` each.
     """
     parts = [protocol.name, f"judge:{'+'.join(judges)}", f"prompt:{protocol.template_hash}",
              f"runs:{runs}", f"agg:{aggregator}", f"T:{temperature:g}"]
     parts += [f"{k}:{v}" for k, v in protocol.signature_fields().items()]
     if reasoning_effort is not None:
         parts.append(f"effort:{reasoning_effort}")
+    parts += [f"{k}:{v}" for k, v in (settings or {}).items()]
     for judge in judges:
         changed = (adaptations or {}).get(judge)
         if changed:
@@ -143,7 +145,8 @@ def build_manifest(plan: Plan, spec: RunSpec, result: RunResult, session: Sessio
     info = [_clean_judge_info(dict(j)) for j in spec.judge_info] if spec.judge_info \
         else [{"model": m} for m in judges]
     return Manifest(
-        signature=signature(protocol, judges, runs, aggregator, temperature, session.adapted, spec.reasoning_effort),
+        signature=signature(protocol, judges, runs, aggregator, temperature, session.adapted, spec.reasoning_effort,
+                            spec.spec.extra_identity() if spec.spec is not None else None),
         protocol=protocol.name,
         config=RunConfig(runs=runs, temperature=temperature, aggregator=aggregator,
                          concurrency=spec.execution.concurrency, seed=spec.generation.seed,

@@ -71,6 +71,7 @@ from polyjudge.backends.vllm import ClusterBackend, ClusterPlacement
 from polyjudge.data.chat import GenerateRequest, GenerateResult, Usage
 from polyjudge.data.errors import InputError
 from polyjudge.data.secrets import redact
+from polyjudge.data.settings import default
 from polyjudge.engine.plan import Task
 from polyjudge.engine.runner import (
     BUDGET,
@@ -98,7 +99,7 @@ ACTOR_DIED = "ray actor died"
 _ANSWERS = frozenset({"put_result", "put_failure"})
 
 # How long joining a cluster named by an address may take before the run gives up (exit 2).
-DEFAULT_CONNECT_TIMEOUT_S = 30.0
+DEFAULT_CONNECT_TIMEOUT_S = default("ray_connect_timeout")
 # Set to 1 to see Ray's own log lines on the terminal (else they go to the run directory's ray.log).
 SHOW_RAY_LOGS_ENV = "POLYJUDGE_RAY_LOGS"
 

@@ -13,7 +13,7 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +23,8 @@ from polyjudge.data.records import Item
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.batches import BatchOptions
 from polyjudge.engine.errors import BudgetExceeded, EndpointFailed, FailureRateExceeded, RunInterrupted
-from polyjudge.engine.pricing import ModelPrice, PriceTable
-from polyjudge.engine.runner import BUDGET, INTERRUPTED, RetryPolicy
+from polyjudge.engine.pricing import PriceTable
+from polyjudge.engine.runner import BUDGET, INTERRUPTED
 from polyjudge.engine.signals import Interrupts, catching_interrupts
 from polyjudge.engine.spec import BudgetSpec, RunSpec
 from polyjudge.protocols.base import JudgeProtocol
@@ -51,131 +51,109 @@ from polyjudge.engine.spec import (  # the bounds (their home: data.limits), kep
 )
 
 
-@dataclass(frozen=True, slots=True)
-class JudgeConfig:
-    """How to judge, as one flat value: the documented shorthand of a :class:`JudgingSpec` (whose
-    groups every field maps onto through :data:`CONFIG_FIELDS`; :meth:`spec` builds it).
+class _FlatConfig:
+    """How to judge, as one flat value: the documented shorthand of a :class:`JudgingSpec`. Its fields
+    are the settings of ``polyjudge.data.settings`` that belong to a group (one keyword per setting,
+    the setting's name; defaults the groups'), so it has no list of its own; :meth:`spec` builds the
+    :class:`JudgingSpec`.
 
     ``judges`` are judge specs (``openai:MODEL[@URL]``, ``anthropic:MODEL``,
     ``llamacpp[:MODEL_OR_GGUF]``, ``replay:FILE``); several make a panel.
     ``None`` for ``runs``, ``temperature`` and ``aggregator`` means the
-    protocol's published default.
-
-    ``max_failure_rate``: :func:`judge` raises :class:`FailureRateExceeded`
-    (after writing the run) when the requests of a larger share of judgments
-    failed (no answer after retries; unparseable answers do not count); ``None``
-    never does. ``restart`` deletes a run already in the output directory (its
-    outputs and store) instead of resuming it; without it a directory holding
-    a run of another protocol or configuration is refused.
-
-    Paying less: ``samples_per_request`` asks API judges for that many runs
-    per request (``n`` choices); ``batch`` sends through the judges' Batch
-    APIs (``batch_options``: where failed lines go, the provider's limits,
-    polling); ``batch_export`` writes the batch input file instead of
-    sending and ``batch_import`` loads a batch output file (both offline).
-    Spending: ``max_cost`` (USD for the whole run) stops before the cap
-    could be passed (:class:`BudgetExceeded`, after writing the run);
-    ``rpm``/``tpm`` limit each judge's requests and tokens per minute.
+    protocol's published default. Every other field is described with its
+    setting (``polyjudge judge --help`` shows the same text).
     """
+
+    __slots__ = ()
 
     def __post_init__(self) -> None:
         normalise_fields(self)  # Python shapes; TypeError names a field
 
-    protocol: str = "da"
-    judges: tuple[str | JudgeSpec, ...] = (DEFAULT_JUDGE,)
-    protocol_options: Mapping[str, Any] = field(default_factory=dict)
-    prompt_template: str | None = None
-    use_context: bool = True
-    runs: int | None = None
-    temperature: float | None = None
-    aggregator: str | None = None
-    min_runs: int = 1
-    concurrency: int = 16
-    seed: int = 0
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout: float = 120.0
-    n_ctx: int = 8192
-    record: str | None = None
-    # A price-table file (see engine.pricing) or the table itself ({model: ModelPrice or [in, out]}).
-    prices: str | Mapping[str, ModelPrice | tuple[float, ...]] | None = None
-    progress: bool = False
-    max_failure_rate: float | None = 0.1
-    restart: bool = False
-    retry: RetryPolicy = RetryPolicy()
-    samples_per_request: int = 1
-    batch: bool = False
-    batch_options: BatchOptions = BatchOptions()
-    batch_export: str | None = None
-    batch_import: str | None = None
-    max_cost: float | None = None
-    rpm: float | None = None
-    tpm: float | None = None
-    # Who sends the requests: "local" (this process) or "ray" (a pool of Ray actors, engine.ray_executor).
-    executor: str = "local"
-    ray_address: str | None = None
-    ray_actors: int | None = None
-    ray_cpus_per_actor: float = 1.0
-    ray_gpus_per_actor: float = 0.0
-    ray_runtime_env: Mapping[str, Any] | None = None
-    # Seconds to wait for a cluster named by an address; Ray's own log lines on the terminal (else ray.log).
-    ray_connect_timeout_s: float = 30.0
-    ray_logs: bool = False
-    # Reasoning models' effort (low|medium|high), part of every request and of the run's identity.
-    reasoning_effort: str | None = None
-    # Requests in flight per server of a pooled judge (openai:MODEL@URL1,URL2); a judge's per_server= wins.
-    per_server_concurrency: int | None = None
-    # The machine's shared response cache (--cache, --no-cache): read before sending, filled with every
-    # answer. cache_path None: POLYJUDGE_CACHE, else the user cache folder (polyjudge.cache.location).
-    use_cache: bool = True
-    cache_path: str | None = None
-    # Languages of items that carry none (an item's own win); the prompt must name both.
-    src_lang: str | None = None
-    tgt_lang: str | None = None
-
     def replace(self, **changes: Any) -> JudgeConfig:
         """A copy with some fields changed (studies vary runs, temperature, protocol options)."""
-        return dataclasses.replace(self, **changes)
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var,return-value]
 
     def judge_names(self) -> list[str]:
         """Each judge as text for reports: as given, or (a parsed JudgeSpec) written back with credentials masked."""
         from polyjudge.backends.spec import describe_judge
 
-        return [j if isinstance(j, str) else describe_judge(j) for j in self.judges]
+        judges: tuple[str | JudgeSpec, ...] = self.judges  # type: ignore[attr-defined]
+        return [j if isinstance(j, str) else describe_judge(j) for j in judges]
 
     @classmethod
     def of(cls, spec: JudgingSpec) -> JudgeConfig:
         """The shorthand of ``spec`` (its outputs' run directory and input path are not part of it)."""
-        return cls(**{name: getattr(getattr(spec, group), member) for name, (group, member) in CONFIG_FIELDS.items()})
+        extra = dict(spec.extra)
+        return JudgeConfig(**{name: extra[name] if group == "extra" else getattr(getattr(spec, group), member)
+                              for name, (group, member) in config_fields().items()
+                              if group != "extra" or name in extra})
 
     def spec(self, out: str | Path | None = None) -> JudgingSpec:
         """The :class:`JudgingSpec` this shorthand stands for (``out``: its outputs group's run directory)."""
-        groups: dict[str, dict[str, Any]] = {name: {} for name in _GROUP_TYPES}
-        for name, (group, member) in CONFIG_FIELDS.items():
+        groups: dict[str, dict[str, Any]] = {name: {} for name in (*_GROUP_TYPES, "extra")}
+        for name, (group, member) in config_fields().items():
             groups[group][member] = getattr(self, name)
         groups["output"]["out"] = out
-        return JudgingSpec(**{name: _GROUP_TYPES[name](**values) for name, values in groups.items()})
+        extra = {k: v for k, v in groups.pop("extra").items() if v != _setting(k).default}
+        return JudgingSpec(**{name: _GROUP_TYPES[name](**values) for name, values in groups.items()}, extra=extra)
 
 
-def _same(group: str, *names: str) -> dict[str, tuple[str, str]]:
-    return {name: (group, name) for name in names}
+def _setting(name: str) -> Any:
+    from polyjudge.data.settings import get
+
+    return get(name)
 
 
-# Where each field of the flat JudgeConfig lives in a JudgingSpec: field -> (group, the group's field).
-CONFIG_FIELDS: Mapping[str, tuple[str, str]] = {
-    "protocol": ("protocol", "name"), "protocol_options": ("protocol", "options"),
-    **_same("protocol", "prompt_template", "use_context"),
-    **_same("judges", "judges", "api_key_env", "timeout", "n_ctx", "reasoning_effort", "per_server_concurrency"),
-    **_same("generation", "runs", "temperature", "aggregator", "min_runs", "seed", "samples_per_request"),
-    **_same("budget", "prices", "max_failure_rate", "max_cost", "rpm", "tpm"),
-    **_same("execution", "concurrency", "retry", "progress", "batch", "batch_options", "batch_export",
-            "batch_import", "executor", "ray_address", "ray_actors", "ray_cpus_per_actor", "ray_gpus_per_actor",
-            "ray_runtime_env", "ray_connect_timeout_s", "ray_logs"),
-    "record": ("cache", "record"), "use_cache": ("cache", "use"), "cache_path": ("cache", "path"),
-    "restart": ("output", "restart"),
-    **_same("data", "src_lang", "tgt_lang"),
-}
+def config_fields() -> dict[str, tuple[str, str]]:
+    """Where each field of the flat :class:`JudgeConfig` lives in a :class:`JudgingSpec`: setting ->
+    (group, the group's field); a setting its group has no field for lives in the spec's ``extra``."""
+    from polyjudge.data.settings import python_keywords
+
+    out: dict[str, tuple[str, str]] = {}
+    for s in python_keywords():
+        members = _GROUP_FIELDS.get(s.group, {})
+        out[s.name] = (s.group, s.field) if s.field in members else ("extra", s.name)
+    return out
+
+
 _GROUP_TYPES: Mapping[str, Any] = {f.name: type(getattr(JudgingSpec(), f.name))
-                                   for f in dataclasses.fields(JudgingSpec)}
+                                   for f in dataclasses.fields(JudgingSpec) if f.name != "extra"}
+_GROUP_FIELDS: Mapping[str, Mapping[str, dataclasses.Field[Any]]] = {
+    name: {f.name: f for f in dataclasses.fields(kind)} for name, kind in _GROUP_TYPES.items()}
+
+
+def _flat_config() -> type[Any]:
+    """The :class:`JudgeConfig` class, made from the declared settings (field types and defaults: the groups')."""
+    from polyjudge.data.settings import get
+
+    fields: list[tuple[str, Any, Any]] = []
+    for name, (group, member) in config_fields().items():
+        if group == "extra":
+            fields.append((name, "Any", dataclasses.field(default=get(name).default)))
+            continue
+        f = _GROUP_FIELDS[group][member]
+        if f.default_factory is not dataclasses.MISSING:
+            fields.append((name, f.type, dataclasses.field(default_factory=f.default_factory)))
+        else:
+            fields.append((name, f.type, dataclasses.field(default=f.default)))
+    made = dataclasses.make_dataclass("JudgeConfig", fields, bases=(_FlatConfig,), frozen=True, slots=True,
+                                      namespace={"__module__": __name__, "__doc__": _FlatConfig.__doc__,
+                                                 "__post_init__": _FlatConfig.__post_init__})
+    return made
+
+
+if TYPE_CHECKING:
+    class JudgeConfig(_FlatConfig):
+        """The flat shorthand of a :class:`JudgingSpec` (its fields: the declared settings)."""
+
+        def __init__(self, **settings: Any) -> None: ...
+
+        def __getattr__(self, name: str) -> Any: ...
+else:
+    JudgeConfig = _flat_config()
+
+# Where each field of the flat JudgeConfig lives in a JudgingSpec (kept for code that read it).
+CONFIG_FIELDS: Mapping[str, tuple[str, str]] = config_fields()
 
 
 def as_spec(config: JudgeConfig | JudgingSpec | None, out: str | Path | None = None) -> JudgingSpec:
@@ -263,7 +241,32 @@ class _Prepared:
     executor: Executor | None = None  # None: the local executor
 
 
+def one_request_per_item(spec: JudgingSpec, protocol: JudgeProtocol) -> JudgingSpec:
+    """Runs that would all send the same request collapsed to one run, said in one warning line.
+
+    Run r sends seed + r, so runs differ by their seed, which a sampling judge honours. At temperature
+    0 with judges that send no seed (``Capabilities.seedless``: Anthropic's Messages API) every run is
+    the same request, byte for byte: runs > 1 would pay runs times for one answer. Every run aggregator
+    gives n equal answers the answer itself (mean, median, GEMBA-MQM's RRWA, span voting), so one run is
+    the same score for 1/n of the price; the protocols that publish several runs (GEMBA-MQM's 10) sample
+    at their own temperature above 0. Judges that send a seed keep their runs: their requests differ, and
+    a server may still answer them differently at temperature 0, which is what such runs measure."""
+    from polyjudge.engine.estimate import log
+
+    gen = spec.generation.resolved(protocol)
+    runs = gen.runs or 1
+    if gen.temperature != 0.0 or runs < 2:
+        return spec
+    if not all(_capabilities(j).seedless for j in spec.judges.judges):
+        return spec
+    log.warning(f"runs = {runs} at temperature 0 would send one request {runs} times per item (the judge takes "
+                "no seed and a greedy answer does not change): judging 1 run; give a temperature above 0 for "
+                "runs that differ")
+    return spec.replace(generation=dataclasses.replace(spec.generation, runs=1, min_runs=1))
+
+
 def _prepare(spec: JudgingSpec, protocol: JudgeProtocol) -> _Prepared:
+    spec = one_request_per_item(spec, protocol)
     spec.generation.check_with(protocol)
     prices = _prices(spec)
     _check_cache(spec)
@@ -367,13 +370,12 @@ def run_identity(protocol: JudgeProtocol, judges: Sequence[str], config: JudgeCo
     identity-bearing groups: the protocol (resolved: its options, template and context), the
     judges (their names and reasoning effort) and the generation's temperature and seed."""
     spec = as_spec(config)
-    given = spec.generation.temperature
-    temperature = protocol.default_temperature if given is None else given
+    temperature = spec.generation.resolved(protocol).temperature
     effort = spec.judges.reasoning_effort
     return {"protocol": protocol.name, "judges": list(judges), "template_hash": protocol.template_hash,
-            "protocol_options": _canonical(protocol.options.extra), "temperature": float(temperature),
+            "protocol_options": _canonical(protocol.options.extra), "temperature": temperature,
             "seed": spec.generation.seed, "use_context": protocol.options.use_context,
-            **({"reasoning_effort": effort} if effort else {})}
+            **({"reasoning_effort": effort} if effort else {}), **spec.extra_identity()}
 
 
 def _recorded_identity(out: Path) -> dict[str, Any] | None:
@@ -389,11 +391,21 @@ def _recorded_identity(out: Path) -> dict[str, Any] | None:
             found |= {"protocol_options": _canonical(m.config.protocol_options),
                       "temperature": float(m.config.temperature), "seed": m.config.seed,
                       "use_context": m.config.use_context}
-        kept = _stored_identity(out)  # the request forms are kept in the store only
+        kept = _stored_identity(out)  # the request forms and the settings of JudgingSpec.extra: the store only
         if kept and "request_forms" in kept:
             found["request_forms"] = kept["request_forms"]
+        found |= _extra_identity(kept or {})
         return {k: v for k, v in found.items() if v not in ("", [])}  # 0.1.0 manifests lack some
     return _stored_identity(out)
+
+
+def _extra_identity(kept: Mapping[str, Any]) -> dict[str, Any]:
+    """The declared identity settings of ``JudgingSpec.extra`` in a stored identity."""
+    from polyjudge.data.settings import by_name
+
+    declared = by_name()
+    return {k: v for k, v in kept.items() if k in declared and declared[k].identity and k not in _IDENTITY_LABELS
+            and k != "judges"}
 
 
 def _stored_identity(out: Path) -> dict[str, Any] | None:
@@ -507,11 +519,11 @@ async def _run(items: list[Item], prep: _Prepared, out: Path | None, *, dry_run:
 
     return await run_async(items, RunSpec(
         protocol=prep.protocol, backends=tuple(backends), generation=spec.generation, budget=spec.budget,
-        execution=execution, reasoning_effort=spec.judges.reasoning_effort, samples_per_request=samples,
+        execution=execution, samples_per_request=samples,
         prices=prep.prices, judge_info=info, context_sizes=context_sizes, free_judges=free,
         request_forms={j: f.token for j, f in forms.items()},
         store_path=store_path, outputs=None if dry_run else out, dry_run=dry_run, batch_clients=clients,
-        executor=None if dry_run else prep.executor, cache_path=_cache_folder(spec), cache_read=spec.cache.read,
+        executor=None if dry_run else prep.executor, cache_path=_cache_folder(spec),
         spec=spec), interrupts)
 
 

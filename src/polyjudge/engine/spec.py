@@ -33,6 +33,7 @@ from polyjudge.data.limits import (  # the bounds of the numeric settings (the C
     MAX_TEMPERATURE,
     MAX_TIMEOUT_S,
 )
+from polyjudge.data.settings import default
 from polyjudge.data.shapes import check_range, normalise_fields
 from polyjudge.data.spec import InputSpec
 from polyjudge.engine.batches import BATCH_FALLBACKS, BatchOptions
@@ -56,12 +57,12 @@ class GenerationSpec:
     runs (None: the protocol's published defaults), ``min_runs`` successful runs for a score, the
     ``seed`` (run r sends seed + r) and ``samples_per_request`` (runs answered by one request)."""
 
-    runs: int | None = None
-    temperature: float | None = None
-    aggregator: str | None = None
-    min_runs: int = 1
-    seed: int = 0
-    samples_per_request: int = 1
+    runs: int | None = default("runs")
+    temperature: float | None = default("temperature")
+    aggregator: str | None = default("aggregator")
+    min_runs: int = default("min_runs")
+    seed: int = default("seed")
+    samples_per_request: int = default("samples_per_request")
 
     def __post_init__(self) -> None:
         for name, value, low, high in (("runs", self.runs, 1, MAX_RUNS), ("min_runs", self.min_runs, 1, MAX_RUNS),
@@ -70,9 +71,19 @@ class GenerationSpec:
             check_range(name, value, low, high, whole=True)
         check_range("temperature", self.temperature, 0.0, MAX_TEMPERATURE)
 
+    def resolved(self, protocol: JudgeProtocol) -> GenerationSpec:
+        """This group with the protocol's published defaults filled in where a setting is None (runs,
+        temperature, aggregator): the one place "None means the protocol's default" is resolved (the
+        engine's plan, the manifest, the signature and the run identity all read it)."""
+        runs, temperature = self.runs, self.temperature
+        return dataclasses.replace(
+            self, runs=protocol.default_runs if runs is None else runs,
+            temperature=float(protocol.default_temperature if temperature is None else temperature),
+            aggregator=self.aggregator or protocol.default_aggregator)
+
     def check_with(self, protocol: JudgeProtocol) -> None:
         """The settings that depend on the protocol's default number of runs."""
-        runs = protocol.default_runs if self.runs is None else self.runs
+        runs = self.resolved(protocol).runs or 1
         if self.min_runs > runs:
             raise InputError(f"{self.min_runs} is more than the {runs} run(s) per item: every segment would be "
                              "left unscored", field="min_runs", setting=True)
@@ -87,11 +98,11 @@ class BudgetSpec:
     ``prices`` (a price-table file, or the table: {model: ModelPrice or [in, out]}) and the share of
     judgments whose requests may fail before the run counts as failed (``max_failure_rate``)."""
 
-    max_cost: float | None = None
-    rpm: float | None = None
-    tpm: float | None = None
-    prices: str | Mapping[str, ModelPrice | tuple[float, ...]] | None = None
-    max_failure_rate: float | None = 0.1
+    max_cost: float | None = default("max_cost")
+    rpm: float | None = default("rpm")
+    tpm: float | None = default("tpm")
+    prices: str | Mapping[str, ModelPrice | tuple[float, ...]] | None = default("prices")
+    max_failure_rate: float | None = default("max_failure_rate")
 
     def __post_init__(self) -> None:
         for name, value in (("max_cost", self.max_cost), ("rpm", self.rpm), ("tpm", self.tpm)):
@@ -106,21 +117,21 @@ class ExecutionSpec:
     settings); or the Batch API path: ``batch`` (send through it, ``batch_options``),
     ``batch_export`` (write its input file instead) or ``batch_import`` (load its output file)."""
 
-    concurrency: int = 16
+    concurrency: int = default("concurrency")
     retry: RetryPolicy = RetryPolicy()
-    progress: bool = False
-    executor: str = "local"
-    ray_address: str | None = None
-    ray_actors: int | None = None
-    ray_cpus_per_actor: float = 1.0
-    ray_gpus_per_actor: float = 0.0
+    progress: bool = default("progress")
+    executor: str = default("executor")
+    ray_address: str | None = default("ray_address")
+    ray_actors: int | None = default("ray_actors")
+    ray_cpus_per_actor: float = default("ray_cpus_per_actor")
+    ray_gpus_per_actor: float = default("ray_gpus_per_actor")
     ray_runtime_env: Mapping[str, Any] | None = None
-    ray_connect_timeout_s: float = 30.0  # seconds to wait for a cluster named by an address
-    ray_logs: bool = False  # Ray's own log lines on the terminal (else ray.log)
-    batch: bool = False
+    ray_connect_timeout_s: float = default("ray_connect_timeout")  # seconds to wait for a cluster named by an address
+    ray_logs: bool = default("ray_logs")  # Ray's own log lines on the terminal (else ray.log)
+    batch: bool = default("batch")
     batch_options: BatchOptions = BatchOptions()
-    batch_export: str | None = None
-    batch_import: str | None = None
+    batch_export: str | None = default("batch_export")
+    batch_import: str | None = default("batch_import")
 
     def __post_init__(self) -> None:
         normalise_fields(self)
@@ -154,9 +165,16 @@ class JudgingSpec:
     execution: ExecutionSpec = ExecutionSpec()
     cache: CacheSpec = CacheSpec()
     output: OutputSpec = OutputSpec()
+    # Declared settings (polyjudge.data.settings) that no group has a field for: name -> value.
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        from polyjudge.data.settings import check_extra
+
+        object.__setattr__(self, "extra", check_extra(self.extra))
         for f in dataclasses.fields(self):
+            if f.name == "extra":
+                continue
             kind = type(f.default)
             if not isinstance(getattr(self, f.name), kind):
                 raise TypeError(f"JudgingSpec.{f.name} takes a {kind.__name__}, got "
@@ -166,6 +184,14 @@ class JudgingSpec:
         """A copy with some groups replaced."""
         return dataclasses.replace(self, **groups)
 
+    def extra_identity(self) -> dict[str, Any]:
+        """The values of :attr:`extra` whose settings are part of the run's identity (declared with
+        ``identity=True``): the resume check compares them and the signature names them."""
+        from polyjudge.data.settings import by_name
+
+        declared = by_name()
+        return {name: _plain(value) for name, value in sorted(self.extra.items()) if declared[name].identity}
+
     def record(self) -> dict[str, Any]:
         """The spec as JSON-ready data for the manifest: every group's fields, judges as they were
         written with credentials masked, the key's variable name only (never a key)."""
@@ -173,6 +199,10 @@ class JudgingSpec:
 
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
+            if f.name == "extra":
+                if self.extra:
+                    out["extra"] = _plain(dict(self.extra))
+                continue
             group = getattr(self, f.name)
             entry = {g.name: _plain(getattr(group, g.name)) for g in dataclasses.fields(group)}
             if f.name == "judges":
@@ -203,8 +233,9 @@ class RunSpec:
     (per judge when a mapping; None: the generation group's) asks for that many choices per request.
     ``batch_clients`` (one per judge) send through Batch APIs. ``executor`` None is the local one.
     ``cache_path``: the folder of the machine's shared response cache (None: none), read before
-    sending unless ``cache_read`` is False (``--record``, which must send to record) and filled
-    with every answer received. ``reasoning_effort`` is the judges group's (part of every request).
+    sending unless ``cache_read`` (the cache group's, read from ``spec``) is False (``--record``, which
+    must send to record) and filled with every answer received. ``reasoning_effort`` is the judges
+    group's, read from ``spec`` too: RunSpec copies no setting of a group.
     """
 
     protocol: JudgeProtocol
@@ -212,7 +243,6 @@ class RunSpec:
     generation: GenerationSpec = GenerationSpec()
     budget: BudgetSpec = BudgetSpec()
     execution: ExecutionSpec = ExecutionSpec()
-    reasoning_effort: str | None = None
     samples_per_request: int | Mapping[str, int] | None = None
     prices: Mapping[str, ModelPrice | Any] | None = None
     judge_info: Sequence[Mapping[str, Any]] | None = None
@@ -226,8 +256,17 @@ class RunSpec:
     batch_clients: Sequence[BatchClient] | None = None
     executor: Executor | None = None
     cache_path: Path | None = None
-    cache_read: bool = True
     spec: JudgingSpec | None = field(default=None)  # the judging it was resolved from (recorded in the manifest)
+
+    @property
+    def reasoning_effort(self) -> str | None:
+        """The judges group's reasoning effort (part of every request), read from the spec, not copied."""
+        return None if self.spec is None else self.spec.judges.reasoning_effort
+
+    @property
+    def cache_read(self) -> bool:
+        """Whether the shared cache's answers may be taken (not when recording), read from the spec's cache group."""
+        return True if self.spec is None else self.spec.cache.read
 
     @classmethod
     def of(cls, protocol: JudgeProtocol, backends: Sequence[Backend], **settings: Any) -> RunSpec:
@@ -260,14 +299,13 @@ class RunSpec:
         return self.generation.runs
 
     def resolved_runs(self) -> int:
-        return self.protocol.default_runs if self.generation.runs is None else self.generation.runs
+        return self.generation.resolved(self.protocol).runs or 1
 
     def resolved_temperature(self) -> float:
-        t = self.generation.temperature
-        return self.protocol.default_temperature if t is None else t
+        return self.generation.resolved(self.protocol).temperature or 0.0
 
     def resolved_aggregator(self) -> str:
-        return self.generation.aggregator or self.protocol.default_aggregator
+        return self.generation.resolved(self.protocol).aggregator or ""
 
     def resolved_samples(self) -> int | Mapping[str, int]:
         return self.generation.samples_per_request if self.samples_per_request is None else self.samples_per_request

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.settings import default
 from polyjudge.data.shapes import normalise_fields
 
 
@@ -20,10 +21,10 @@ class ProtocolSpec:
     resolved), a replacement ``prompt_template`` (a Jinja2 file) and whether items are judged
     with their document context (``use_context``)."""
 
-    name: str = "da"
+    name: str = default("protocol")
     options: Mapping[str, Any] = field(default_factory=dict)
-    prompt_template: str | None = None
-    use_context: bool = True
+    prompt_template: str | None = default("prompt_template")
+    use_context: bool = default("use_context")
 
     def __post_init__(self) -> None:
         normalise_fields(self)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from polyjudge.data.settings import default
 from polyjudge.data.shapes import normalise_fields
 
 
@@ -14,7 +15,7 @@ class OutputSpec:
     into it resumes. ``restart`` deletes the run already there (outputs and store) instead."""
 
     out: str | Path | None = None
-    restart: bool = False
+    restart: bool = default("restart")
 
     def __post_init__(self) -> None:
         normalise_fields(self)
