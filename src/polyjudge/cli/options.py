@@ -535,8 +535,8 @@ def _sending_options() -> list[Decorator]:
         click.option("--n-ctx", type=N_CTX, default=8192, show_default=True,
                      help="Context size (llamacpp); prompts that do not fit are warned about."),
         click.option("--max-failure-rate", type=share(), default=0.1, show_default=True,
-                     help="Exit 3 (after writing the run) when the requests of more than this share of "
-                          "judgments failed after retries; unparseable answers are reported but do not count."),
+                     help="Exit 3 (after writing the run) when more than this share of judgments failed: no "
+                          "answer after retries, refused, unparseable or truncated (each kind is counted)."),
         click.option("--restart", is_flag=True,
                      help="Delete the run already in the run directory (outputs and store) and start over; "
                           "without it a directory holding another protocol or configuration is refused."),
