@@ -215,7 +215,8 @@ def test_a_run_whose_answers_all_fail_to_parse_exits_3(tmp_path, capsys, protoco
     are still written, and the summary says which kind of failure counted."""
     inp = write_items(tmp_path / "in.jsonl", n=6)
     with ScriptedServer(lambda body: "I cannot rate this.") as srv:
-        args = ["judge", inp, "-o", tmp_path / "run", "--protocol", protocol, "--judge", f"openai:m@{srv.base_url}", "-q"]
+        args = ["judge", inp, "-o", tmp_path / "run", "--protocol", protocol,
+                "--judge", f"openai:m@{srv.base_url}", "-q"]
         code = cli(*args)
         sent = len(srv.requests)
         assert cli(*args, "--max-failure-rate", "1") == 0  # a limit that allows it: 0, nothing sent again

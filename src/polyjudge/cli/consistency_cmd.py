@@ -96,7 +96,8 @@ class ConsistencyFlags:
     timeout: float = option("--timeout", type=TIMEOUT, default=120.0, show_default=True, help="Seconds per request.")
     n_ctx: int = option("--n-ctx", type=N_CTX, default=8192, show_default=True, help="Context size (llamacpp).")
     max_failure_rate: float = option("--max-failure-rate", type=share(), default=0.1, show_default=True,
-                                     help="Exit 3 when a larger share of judgments failed (no answer, refused, unparseable, truncated).")
+                                     help="Exit 3 when a larger share of judgments failed (no answer, "
+                                          "refused, unparseable, truncated).")
     restart: bool = option("--restart", is_flag=True,
                            help="Start the run directories over instead of resuming them.")
     executor: str = option("--executor", type=click.Choice(list(EXECUTORS)), default="local", show_default=True,
