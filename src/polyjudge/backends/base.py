@@ -9,6 +9,10 @@ from polyjudge.data.secrets import redact, redact_url
 
 Role = Literal["system", "user", "assistant"]
 
+# A judge-info field (``backends.build``) of a free judge whose answers the shared response cache keeps:
+# what they depend on besides the request (an embedded model's weights digest and settings).
+ANSWERS_IDENTITY = "answers_identity"
+
 
 @dataclass(frozen=True, slots=True)
 class Message:
