@@ -112,8 +112,9 @@ def judge_scope(info: Mapping[str, Any] | None) -> str:
     embedded model, its weights' digest and the settings that change answers."""
     if not info:
         return ""
-    if isinstance(info.get(IDENTITY), str):
-        return redact(info[IDENTITY])
+    identity = info.get(IDENTITY)
+    if isinstance(identity, str):
+        return str(redact(identity))
     servers = info.get("servers")
     where = ",".join(str(redact_url(str(s))) for s in servers) if servers else redact_url(info.get("base_url")) or ""
     return redact(f"{info.get('backend', '')}@{where}")

@@ -102,6 +102,8 @@ DEFAULT_CONNECT_TIMEOUT_S = 30.0
 LOCAL_START_TIMEOUT_S = 120.0
 # A wait on Ray longer than this says on one line what it waits for.
 SAY_WAIT_AFTER_S = 5.0
+# Periods of --ray-restart-timeout the actors may take to start (packages installing on the nodes).
+READY_PERIODS = 10
 # Set to 1 to see Ray's own log lines on the terminal (else they go to the run directory's ray.log).
 SHOW_RAY_LOGS_ENV = "POLYJUDGE_RAY_LOGS"
 
@@ -1267,13 +1269,21 @@ async def _ready_in_time(ray: ModuleType, actors: list[Any], options: RayOptions
     """The actors' readiness. Every ``restart_timeout_s`` that they are not all ready, the live nodes'
     resources are compared with what the pool reserves: a pool they cannot hold (more actors, CPUs or GPUs
     than the cluster has) would wait for resources forever and is refused; one they can hold is still
-    starting (a runtime environment may be installing packages on the nodes) and is waited for."""
+    starting (a runtime environment may be installing packages on the nodes) and is waited for, saying
+    so on one line, for at most :data:`READY_PERIODS` periods."""
     pending = asyncio.ensure_future(_check_ready(actors))
+    limit = READY_PERIODS * options.restart_timeout_s
     try:
-        while True:
+        for period in range(1, READY_PERIODS + 1):
             done, _ = await asyncio.wait({pending}, timeout=options.restart_timeout_s)
             if done:
                 return pending.result()
+            if period == READY_PERIODS:
+                raise InputError(f"{len(actors)} Ray actors did not all start within {limit:g} s (10 times "
+                                 "--ray-restart-timeout); see ray.log in the run directory", field="ray-actors")
+            if period == 1:  # said once
+                log.warning(f"waiting for {len(actors)} Ray actors to start (a runtime environment may be "
+                            f"installing packages on the nodes); gives up after {limit:g} s")
             cpus, gpus = _live_resources(ray)
             if cpus < len(actors) * options.cpus_per_actor or gpus < len(actors) * options.gpus_per_actor:
                 raise InputError(
@@ -1281,6 +1291,7 @@ async def _ready_in_time(ray: ModuleType, actors: list[Any], options: RayOptions
                     f"each) did not all start within {options.restart_timeout_s:g} s; the cluster's live nodes "
                     f"have {cpus:g} CPUs and {gpus:g} GPUs: give fewer --ray-actors or a smaller "
                     "--ray-cpus-per-actor", field="ray-actors")
+        raise AssertionError("unreachable")  # the last period returns or raises
     finally:
         if not pending.done():
             pending.cancel()
