@@ -329,3 +329,31 @@ def test_a_second_signal_writes_the_files_first_or_names_the_command_that_does(f
     assert done.returncode == 130 and "not reached" not in done.stdout
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("polyjudge: stopped now") and said in last, done.stderr
+
+
+def test_the_second_signals_writer_writes_what_the_store_holds_while_sending(tmp_path, monkeypatch):
+    """What a second signal calls while answers are still coming: the run's files from the store as it
+    is (answered judgments ok, the rest pending), read through a connection of its own."""
+    writers, seen = [], {}
+    real = Interrupts.finish_with
+
+    def record(self, writer):
+        if writer is not None:
+            writers.append(writer)
+        real(self, writer)
+
+    monkeypatch.setattr(Interrupts, "finish_with", record)
+    run = tmp_path / "run"
+
+    def responder(body):
+        if len(writers) == 1 and not seen and _done_rows(run) >= 3:  # mid-run, as a second Ctrl-C would
+            seen["line"] = writers[0]()
+            seen["statuses"] = [json.loads(x)["status"] for x in (run / "judgments.jsonl").read_text().splitlines()]
+        return json.dumps({"score": 60})
+
+    with ScriptedServer(responder) as srv:
+        judge(items_file(tmp_path, 12), JudgeConfig(judges=(f"openai:m@{srv.base_url}",), concurrency=1), out=run)
+    assert seen["line"].startswith("polyjudge: stopped now; ") and f"written to {run}" in seen["line"]
+    ok = seen["statuses"].count("ok")
+    assert ok >= 3 and seen["statuses"].count(PENDING) == 12 - ok
+    assert f"{ok} of 12 judgments stored" in seen["line"]
