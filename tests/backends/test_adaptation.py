@@ -51,7 +51,8 @@ def test_an_unknown_reasoning_model_at_c64_costs_one_rejected_request_per_parame
     counting = Counting()
     with ScriptedServer(counting) as srv:
         result = judge(_items(tmp_path, 128), JudgeConfig(protocol=protocol, concurrency=64,
-                                                          judges=(f"openai:my-thinker@{srv.base_url}",)),
+                                                          judges=(f"openai:my-thinker@{srv.base_url}",),
+                                                          max_failure_rate=None),  # tsa: unparseable on purpose
                        out=tmp_path / "run")
         sent = len(srv.requests)
     assert counting.rejected == 2  # max_tokens once, temperature once

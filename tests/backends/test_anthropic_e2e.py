@@ -55,7 +55,8 @@ def test_a_truncated_answer_and_a_bad_key_are_reported(tmp_path, capsys):
     with AnthropicServer(lambda b: MReply('{"sc', stop_reason="max_tokens")) as srv:
         code = cli("judge", items(tmp_path), "--out", tmp_path / "run", "--judge", f"anthropic:claude-x@{srv.base_url}",
                    "--runs", "1", "-q")
-    assert code == 0  # truncated answers are failures of the judge, not of the request
+    # Issue 43: truncated answers count against --max-failure-rate like failed requests (they used to exit 0)
+    assert code == 3 and "request 0, refused 0, parse 0, truncated " in capsys.readouterr().err
     lines = [json.loads(x) for x in (tmp_path / "run" / "judgments.jsonl").read_text().splitlines()]
     assert {x["status"] for x in lines} == {"truncated"} and {x["finish_reason"] for x in lines} == {"length"}
     with AnthropicServer(lambda b: MReply(status=401, error_message="invalid x-api-key")) as srv:

@@ -82,7 +82,16 @@ def test_a_bad_spec_fails_before_the_recording_is_opened(tmp_path):
 
 def test_llamacpp_entry_names_the_model_file(tmp_path):
     # The manifest hook, without loading a model: any backend with a model_path.
+    # It also names what the answers depend on (issue 43: the shared response cache keeps them under it).
+    import hashlib
+
+    (tmp_path / "tiny.gguf").write_bytes(b"GGUF weights")
+
     class Loaded:
-        model, model_path = "tiny", tmp_path / "tiny.gguf"
-    assert LlamaCppBackend.manifest_fields(Loaded()) == {"model_file": str(tmp_path / "tiny.gguf")}
+        model, model_path, n_ctx = "tiny", tmp_path / "tiny.gguf", 2048
+    fields = LlamaCppBackend.manifest_fields(Loaded())
+    assert fields.pop("model_file") == str(tmp_path / "tiny.gguf")
+    identity = fields.pop("answers_identity")
+    assert identity.startswith(f"llamacpp sha256:{hashlib.sha256(b'GGUF weights').hexdigest()} n_ctx=2048 slots=1 ")
+    assert fields == {}
     assert OpenAIBackend.manifest_fields(OpenAIBackend("m")) == {}

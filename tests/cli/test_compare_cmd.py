@@ -54,7 +54,8 @@ def _judge(tmp, fmt: str) -> tuple[str, list[str]]:
     out = tmp / fmt
     with ScriptedServer(responder) as srv:
         res = CliRunner().invoke(cli, ["judge", str(inp), "--out", str(out), "--protocol", fmt, "--backend",
-                                       "openai", "--model", "m", "--base-url", srv.base_url, "-q", "-c", "1"])
+                                       "openai", "--model", "m", "--base-url", srv.base_url, "-q", "-c", "1",
+                                       "--max-failure-rate", "1"])  # the failures are compared too
     assert res.exit_code == 0, res.output + str(res.exception)
     return str(out), replies
 

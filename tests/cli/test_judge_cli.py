@@ -199,12 +199,53 @@ def test_failure_rate_exit_code_and_counts(tmp_path, capsys):
         args = ["judge", inp, "-o", tmp_path / "run", "--judge", f"openai:m@{srv.base_url}", "-q"]
         assert cli(*args, "--max-failure-rate", "0.05") == 3
         out = capsys.readouterr()
-        assert "requests failed after retries: 1 of 10 (10.0%; allowed: 5%)" in out.err
+        assert ("failed judgments: 1 of 10 (10.0%; allowed: 5%): request 1, refused 0, parse 0, truncated 0"
+                in out.err)
         assert out.err.strip().splitlines()[-1].startswith(
-            "polyjudge: error: 1 of 10 requests failed after retries (10.0%), more than the allowed share 0.05")
+            "polyjudge: error: 1 of 10 judgments failed (10.0%: request 1, refused 0, parse 0, truncated 0), "
+            "more than the allowed share 0.05")
         assert cli(*args) == 0  # within the default 0.1; the failed request is tried again
-        assert "requests failed after retries: 1 of 10 (10.0%; allowed: 10%)" in capsys.readouterr().err
+        assert "failed judgments: 1 of 10 (10.0%; allowed: 10%): request 1," in capsys.readouterr().err
         assert cli(*args, "--max-failure-rate", "2") == 2
+
+
+@pytest.mark.parametrize("protocol", ["da", "tsa"])
+def test_a_run_whose_answers_all_fail_to_parse_exits_3(tmp_path, capsys, protocol):
+    """Issue 43: every answer unparseable used to exit 0 (ok: 0, an empty systems table); the outputs
+    are still written, and the summary says which kind of failure counted."""
+    inp = write_items(tmp_path / "in.jsonl", n=6)
+    with ScriptedServer(lambda body: "I cannot rate this.") as srv:
+        args = ["judge", inp, "-o", tmp_path / "run", "--protocol", protocol,
+                "--judge", f"openai:m@{srv.base_url}", "-q"]
+        code = cli(*args)
+        sent = len(srv.requests)
+        assert cli(*args, "--max-failure-rate", "1") == 0  # a limit that allows it: 0, nothing sent again
+        assert len(srv.requests) == sent
+    assert code == 3
+    err = capsys.readouterr().err
+    assert "failed judgments: 6 of 6 (100.0%; allowed: 10%): request 0, refused 0, parse 6, truncated 0" in err
+    assert ("polyjudge: error: 6 of 6 judgments failed (100.0%: request 0, refused 0, parse 6, truncated 0), more "
+            "than the allowed share 0.1 (--max-failure-rate)") in err
+    lines = (tmp_path / "run" / "judgments.jsonl").read_text().splitlines()
+    assert len(lines) == 6 and all(json.loads(x)["status"] == "parse_failed" for x in lines)
+
+
+def test_refused_and_truncated_answers_count_by_kind(tmp_path, capsys):
+    inp = write_items(tmp_path / "in.jsonl", n=4)
+
+    def responder(body):
+        user = body["messages"][-1]["content"]
+        if "t0" in user:
+            return Reply(content="", finish_reason="content_filter")
+        if "t1" in user:
+            return Reply(content='{"score": 5', finish_reason="length")
+        return json.dumps({"score": 50})
+
+    with ScriptedServer(responder) as srv:
+        code = cli("judge", inp, "-o", tmp_path / "run", "--judge", f"openai:m@{srv.base_url}", "-q",
+                   "--max-failure-rate", "0.25")
+    assert code == 3
+    assert "request 0, refused 1, parse 0, truncated 1" in capsys.readouterr().err
 
 
 def test_credentials_in_the_base_url_never_reach_the_manifest(tmp_path):

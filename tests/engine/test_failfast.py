@@ -109,20 +109,21 @@ def test_failure_rate_over_the_limit_raises_after_writing(tmp_path):
         if "t1\n" in user or "t2\n" in user or user.rstrip().endswith(("t1", "t2")):
             return Reply(status=500)
         if "t3" in user:
-            return "no score here"  # a parse failure: the judge's answer, not counted
+            return "no score here"  # a parse failure: it counts too (nothing was computed from it)
         return json.dumps({"score": 70})
 
     with ScriptedServer(responder) as srv:
         with pytest.raises(FailureRateExceeded) as exc:
             judge(items_file(tmp_path, 10), config(srv.base_url), out=tmp_path / "run")
-        assert (exc.value.failed, exc.value.total, exc.value.limit) == (2, 10, 0.1)
-        assert str(exc.value).startswith("2 of 10 requests failed after retries (20.0%), more than the allowed "
-                                         "share 0.1 (--max-failure-rate)")
+        assert (exc.value.failed, exc.value.total, exc.value.limit) == (3, 10, 0.1)
+        assert exc.value.kinds == {"request": 2, "refused": 0, "parse": 1, "truncated": 0}
+        assert str(exc.value).startswith("3 of 10 judgments failed (30.0%: request 2, refused 0, parse 1, "
+                                         "truncated 0), more than the allowed share 0.1 (--max-failure-rate)")
         assert exc.value.result.status_counts() == {"ok": 7, "request_failed": 2, "parse_failed": 1}
         assert json.loads((tmp_path / "run" / "manifest.json").read_text())["counts"]["status_request_failed"] == 2
         # within a looser limit the same run is fine (and nothing is sent for what is answered)
         n = len(srv.requests)
-        run = judge(items_file(tmp_path, 10), config(srv.base_url, max_failure_rate=0.2), out=tmp_path / "run")
+        run = judge(items_file(tmp_path, 10), config(srv.base_url, max_failure_rate=0.3), out=tmp_path / "run")
         assert run.request_failed_count() == 2 and len(srv.requests) - n == 2 * FAST.max_attempts
         run = judge(items_file(tmp_path, 10), config(srv.base_url, max_failure_rate=None), out=tmp_path / "run")
         assert run.request_failed_count() == 2

@@ -276,3 +276,41 @@ def test_a_lost_node_costs_only_what_was_in_flight(cluster, tmp_path, da_respond
     assert twice <= held and counts["ray_resent"] == counts["retries"] <= held
     assert wall < 60  # it never waited for the lost actors' resources
 
+
+
+# --------------------------------------------------------------------------- a cluster that is gone, remembered
+
+
+@needs_ray
+def test_without_an_address_a_dead_clusters_address_file_does_not_hang_the_run(tmp_path):
+    """Issue 43: ``ray.init`` without an address joins the cluster named in ``ray_current_cluster``, which a
+    cluster not shut down cleanly leaves in Ray's temp folder; naming one that is gone, the run sat there
+    for good (more than 5 minutes). The run starts a cluster of its own instead, and finishes."""
+    import shutil
+    import tempfile
+
+    ray_tmp = Path(tempfile.mkdtemp(prefix="pjray", dir="/tmp"))  # short: Ray's socket paths must fit
+    try:
+        (ray_tmp / "ray").mkdir()
+        (ray_tmp / "ray" / "ray_current_cluster").write_text("127.0.0.1:1\n")
+        data = tmp_path / "items.jsonl"
+        data.write_text("".join(json.dumps({"src": f"s{i}", "tgt": f"t{i}", "src_lang": "en", "tgt_lang": "de",
+                                            "system": "A", "seg_id": str(i)}) + "\n" for i in range(2)))
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT), "RAY_TMPDIR": str(ray_tmp)}
+        for name in ("RAY_ADDRESS", "POLYJUDGE_RAY_LOGS"):
+            env.pop(name, None)
+        with serve(lambda body: json.dumps({"score": 70})) as srv:
+            command = [sys.executable, "-c", "from polyjudge.cli.main import main; main()", "judge", str(data),
+                       "-o", str(tmp_path / "run"), "-p", "da", "-q", "--no-cache",
+                       "--judge", f"openai:m@{srv.base_url}", "--executor", "ray"]
+            started = time.monotonic()
+            done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=START_UP_S + 150)
+            seconds = time.monotonic() - started
+        assert done.returncode == 0, done.stderr
+        assert "ok: 2  failed: 0" in done.stderr
+        assert all(line.startswith(("polyjudge: waiting for Ray to start a local cluster", "signature:", "items:",
+                                    "failed judgments:", "tokens:", "run directory:"))
+                   for line in done.stderr.strip().splitlines()), done.stderr  # at most one line about the wait
+        print(f"judge --executor ray with a dead cluster's address file: {seconds:.1f} s")
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)

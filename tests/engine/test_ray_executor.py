@@ -511,3 +511,22 @@ def test_the_judge_command_with_executor_ray_matches_the_local_executor(cluster,
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
     assert without_latency(tmp_path / "ray" / "judgments.jsonl") == \
         without_latency(tmp_path / "local" / "judgments.jsonl")
+
+
+def test_waiting_for_actors_that_never_start_is_bounded_and_said(caplog):
+    """Issue 43: every wait on Ray is bounded; actors that fit the cluster but never start used to be
+    waited for without end or a word."""
+    from polyjudge.engine.ray_executor import RayOptions, _ready_in_time
+
+    class Never:
+        class ready:  # noqa: N801 - Ray's method.remote() shape
+            @staticmethod
+            def remote():
+                return asyncio.get_running_loop().create_future()  # never answered
+
+    cluster = types.SimpleNamespace(nodes=lambda: [{"Alive": True, "Resources": {"CPU": 8.0}}])
+    caplog.set_level(logging.WARNING, logger="polyjudge")
+    with pytest.raises(InputError, match=r"2 Ray actors did not all start within 0\.5 s"):
+        asyncio.run(_ready_in_time(cluster, [Never(), Never()], RayOptions(restart_timeout_s=0.05)))
+    waits = [r.getMessage() for r in caplog.records if "waiting for 2 Ray actors to start" in r.getMessage()]
+    assert len(waits) == 1 and "gives up after 0.5 s" in waits[0]

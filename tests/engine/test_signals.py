@@ -277,13 +277,83 @@ def test_a_second_ctrl_c_stops_the_embedded_judge_within_a_second(tmp_path):
         proc.send_signal(signal.SIGINT)
         at, line = _wait_for(lines, "stopping", 1.0)
         assert at is not None and at - first < 1.0, line  # today: the bar froze, no stopping line
+        time.sleep(1.0)  # the first signal's work under way (the generation finishing its answer)
+        at, line = None, "the run ended before a second signal"
         if proc.poll() is None:
             second = time.monotonic()
             proc.send_signal(signal.SIGINT)
             proc.wait(timeout=10)
             assert time.monotonic() - second < 1.0  # today: up to 30 s, the generation finishing
+            at, line = _wait_for(lines, "stopped now", 1.0)
         assert proc.returncode == 130
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert _done_rows(run) >= 1  # what was answered before stays in the store
+    done = _done_rows(run)
+    assert done >= 1  # what was answered before stays in the store
+    # Issue 43: a second Ctrl-C left no output files. They are written from the store, or (when the signal
+    # came in the middle of an import, where nothing can safely run) the line says which command writes them.
+    if at is None and line == "the run ended before a second signal":
+        line = f"{done} of 30 judgments stored and written to {run}"
+    assert at is not None or "written to" in line, line
+    if "written to" not in line:
+        assert "the run's files are not written: re-run the same command to write them" in line, line
+        return
+    assert f"{done} of 30 judgments stored and written to {run}" in line
+    statuses = [json.loads(x)["status"] for x in (run / "judgments.jsonl").read_text().splitlines()]
+    assert len(statuses) == 30 and statuses.count(PENDING) == 30 - done  # the rest is written, never lost
+    assert RunDir(run).manifest is not None
+
+
+
+SECOND_SIGNAL = """
+import os, signal, sys, time
+from polyjudge.engine.signals import catching_interrupts
+with catching_interrupts() as interrupts:
+    interrupts.finish_with({finisher})
+    os.kill(os.getpid(), signal.SIGINT)
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
+print("not reached")
+"""
+
+
+@pytest.mark.parametrize(("finisher", "said"), [
+    ("lambda: 'polyjudge: stopped now; 3 of 9 judgments stored and written to OUT'", "written to OUT"),
+    ("lambda: 1 / 0", "re-run the same command to write them (it resumes from the store) (ZeroDivisionError"),
+    ("None", "the run's files are not written: re-run the same command to write them")])
+def test_a_second_signal_writes_the_files_first_or_names_the_command_that_does(finisher, said):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    done = subprocess.run([sys.executable, "-c", SECOND_SIGNAL.format(finisher=finisher)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130 and "not reached" not in done.stdout
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("polyjudge: stopped now") and said in last, done.stderr
+
+
+def test_the_second_signals_writer_writes_what_the_store_holds_while_sending(tmp_path, monkeypatch):
+    """What a second signal calls while answers are still coming: the run's files from the store as it
+    is (answered judgments ok, the rest pending), read through a connection of its own."""
+    writers, seen = [], {}
+    real = Interrupts.finish_with
+
+    def record(self, writer):
+        if writer is not None:
+            writers.append(writer)
+        real(self, writer)
+
+    monkeypatch.setattr(Interrupts, "finish_with", record)
+    run = tmp_path / "run"
+
+    def responder(body):
+        if len(writers) == 1 and not seen and _done_rows(run) >= 3:  # mid-run, as a second Ctrl-C would
+            seen["line"] = writers[0]()
+            seen["statuses"] = [json.loads(x)["status"] for x in (run / "judgments.jsonl").read_text().splitlines()]
+        return json.dumps({"score": 60})
+
+    with ScriptedServer(responder) as srv:
+        judge(items_file(tmp_path, 12), JudgeConfig(judges=(f"openai:m@{srv.base_url}",), concurrency=1), out=run)
+    assert seen["line"].startswith("polyjudge: stopped now; ") and f"written to {run}" in seen["line"]
+    ok = seen["statuses"].count("ok")
+    assert ok >= 3 and seen["statuses"].count(PENDING) == 12 - ok
+    assert f"{ok} of 12 judgments stored" in seen["line"]

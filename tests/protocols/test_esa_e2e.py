@@ -42,7 +42,8 @@ def run_dir(tmp_path_factory):
         with ScriptedServer(responder) as srv:
             res = CliRunner().invoke(cli, ["judge", str(inp), "--out", str(out), "--protocol", "gemba-esa",
                                            "--runs", "2", "--backend", "openai", "--model", "m", "--base-url",
-                                           srv.base_url, "-q", "-c", "2"])
+                                           srv.base_url, "-q", "-c", "2",
+                                           "--max-failure-rate", "1"])  # three failures on purpose
             requests = list(srv.requests)
     finally:
         mp.undo()

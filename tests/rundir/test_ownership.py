@@ -152,3 +152,24 @@ def test_a_run_directory_input_clashes_through_its_own_files(tmp_path):
     with pytest.raises(InputError, match="another output"):
         refuse_clashes([*run_dir_target("-o/--out", tmp_path / "new"),
                         Target("--record", str(tmp_path / "new" / "store.sqlite"))], [])
+
+
+def test_a_file_output_into_missing_folders_creates_them(tmp_path, capsys):
+    """Issue 43: ``-o`` into a missing folder exited 1 naming the internal temporary file."""
+    from tests.helpers.cli import cli
+
+    out = tmp_path / "missing" / "deeper" / "schema.json"
+    assert cli("study", "schema", "-o", out) == 0
+    assert json.loads(out.read_text(encoding="utf-8")) and os.listdir(out.parent) == ["schema.json"]
+    assert ".tmp" not in capsys.readouterr().err
+
+
+def test_atomic_write_names_the_target_not_its_temporary_file(tmp_path):
+    from polyjudge.rundir.ownership import atomic_write
+
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(OSError) as exc:
+        atomic_write(tmp_path / "afile" / "out.tsv", ["a\n"])
+    assert exc.value.filename == str(tmp_path / "afile" / "out.tsv")
+    atomic_write(tmp_path / "new" / "out.tsv", ["a\n"])
+    assert (tmp_path / "new" / "out.tsv").read_text() == "a\n"

@@ -11,6 +11,10 @@ from typing import Protocol, runtime_checkable
 from polyjudge.data.chat import GenerateRequest, GenerateResult
 from polyjudge.data.secrets import redact, redact_url
 
+# A judge-info field (``backends.build``) of a free judge whose answers the shared response cache keeps:
+# what they depend on besides the request (an embedded model's weights digest and settings).
+ANSWERS_IDENTITY = "answers_identity"
+
 
 class BackendError(RuntimeError):
     """A failed call. ``retryable`` tells the engine whether to back off and retry.

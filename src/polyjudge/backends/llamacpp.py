@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from polyjudge.backends.base import ANSWERS_IDENTITY as IDENTITY
 from polyjudge.backends.base import Backend, BackendError, PreflightError
 from polyjudge.backends.models import DEFAULT_MODEL, resolve_model_path
 from polyjudge.backends.reasoning import join_reasoning, split_reasoning
@@ -80,7 +81,7 @@ class LlamaCppBackend(RegisteredBackend):
             return None  # building says what is missing, at once
         spec.int_option("threads")
         path = resolve_model_path(spec.model)
-        return {"model": _judge_name(path), "model_file": str(path)}
+        return {"model": _judge_name(path), "model_file": str(path), IDENTITY: answers_identity(path, settings.n_ctx)}
 
     @classmethod
     def context_tokens(cls, settings: BackendSettings) -> int | None:
@@ -88,15 +89,21 @@ class LlamaCppBackend(RegisteredBackend):
 
     @classmethod
     def manifest_fields(cls, backend: Backend) -> dict[str, Any]:
-        """The resolved GGUF file, so a run names the exact weights it used."""
-        return {"model_file": str(getattr(backend, "model_path", ""))}
+        """The resolved GGUF file and what its answers depend on (the weights' SHA-256 and the settings
+        that change answers), so a run names the exact weights it used and the shared response cache
+        keeps its answers under them."""
+        path = getattr(backend, "model_path", None)
+        fields: dict[str, Any] = {"model_file": str(path or "")}
+        if isinstance(path, Path):
+            fields[IDENTITY] = answers_identity(path, int(getattr(backend, "n_ctx", 0)))
+        return fields
 
     def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = default("n_ctx"),
                  n_threads: int | None = None, n_parallel: int = 1, name: str | None = None) -> None:
         import xllamacpp  # imported here: only this backend needs the native library
 
         path = resolve_model_path(str(model_path) if model_path is not None else None)
-        self.model_path = path
+        self.model_path, self.n_ctx = path, n_ctx
         self.model = name or _judge_name(path)
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
@@ -170,6 +177,40 @@ class LlamaCppBackend(RegisteredBackend):
 
     async def aclose(self) -> None:
         return None
+
+
+# SHA-256 of GGUF files by (path, size, mtime, inode): each file is read once per process.
+_DIGESTS: dict[tuple[str, int, int, int], str] = {}
+
+
+def answers_identity(path: Path, n_ctx: int, n_parallel: int = 1) -> str:
+    """What an embedded judge's answers depend on besides the request (whose messages, sampling
+    parameters and seed are in the cache key): the weights' SHA-256, the context size and slots, and
+    the native library's version. Threads are left out: llama.cpp's CPU kernels split work by rows,
+    so the thread count does not change the numbers."""
+    from importlib import metadata
+
+    try:
+        native = metadata.version("xllamacpp")
+    except metadata.PackageNotFoundError:
+        native = "unknown"
+    return f"llamacpp sha256:{weights_digest(path)} n_ctx={n_ctx} slots={n_parallel} xllamacpp={native}"
+
+
+def weights_digest(path: Path) -> str:
+    """The SHA-256 of a GGUF file: the bundled model's verified one, else read from the file (once per
+    process and file state)."""
+    from polyjudge.backends.models import sha256_file
+
+    st = path.stat()
+    if path.name == DEFAULT_MODEL.filename and st.st_size == DEFAULT_MODEL.size:
+        stamp = path.with_suffix(".verified")  # written by ensure_model once the joined file matched
+        if stamp.is_file() and stamp.read_text().strip() == f"{DEFAULT_MODEL.sha256} {st.st_mtime_ns}":
+            return DEFAULT_MODEL.sha256
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = sha256_file(path)
+    return _DIGESTS[key]
 
 
 def _judge_name(path: Path) -> str:

@@ -7,7 +7,8 @@ Exit codes (README, "Exit codes"):
   permission, a damaged store): one line, no traceback for the latter;
 * 2: bad input or usage: ``polyjudge: error: FILE:LINE, field 'F': why``
   (also a run directory in use by another process, or holding another run);
-* 3: a run stopped short: more failed requests than ``--max-failure-rate``, or
+* 3: a run stopped short: more failed judgments (no answer, refused, unparseable,
+  truncated) than ``--max-failure-rate``, or
   the endpoint rejected the requests or kept failing;
 * 4: the run stopped at its ``--max-cost`` spending cap (re-run with a higher cap to resume);
 * 130: interrupted (Ctrl-C, SIGTERM); completed judgments are kept;

@@ -68,10 +68,12 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
          + (f"  not run: {pending}" if pending else "")
          + f"  (sent now: {c['sent_this_session']}, from store: {c['from_store']}, "
          f"from cache: {c.get('from_cache', 0)}{_imported(c)}, retries: {c['retries']})")
-    n, request_failed = c["judgments"], result.request_failed_count()
+    n, kinds = c["judgments"], result.failure_kinds()
     if n:
         limit = f"; allowed: {max_failure_rate:.0%}" if max_failure_rate is not None else ""
-        echo(f"requests failed after retries: {request_failed} of {n} ({request_failed / n:.1%}{limit})")
+        failed = sum(kinds.values())  # what --max-failure-rate counts, by kind when there are any
+        by_kind = ": " + ", ".join(f"{kind} {k}" for kind, k in kinds.items()) if failed else ""
+        echo(f"failed judgments: {failed} of {n} ({failed / n:.1%}{limit}){by_kind}")
     for reason, k in [(r, k) for r, k in m.failures.items() if not r.startswith(f"{PENDING}:")][:8]:
         echo(f"  failure x{k}: {reason}")
     for line in _paying_less(result):

@@ -217,8 +217,8 @@ SETTINGS: tuple[Setting, ...] = (
     _s("n_ctx", "judges", "int", 8192, "Context size (llamacpp); prompts that do not fit are warned about.",
        low=1, high=limits.MAX_N_CTX, **_SHOWN),
     _s("max_failure_rate", "budget", "float", 0.1,
-       "Exit 3 (after writing the run) when the requests of more than this share of "
-       "judgments failed after retries; unparseable answers are reported but do not count.", low=0.0, high=1.0,
+       "Exit 3 (after writing the run) when more than this share of judgments failed: no answer "
+       "after retries, refused, unparseable or truncated (each kind is counted).", low=0.0, high=1.0,
        **_SHOWN),
     _s("restart", "output", "flag", False,
        "Delete the run already in the run directory (outputs and store) and start over; "

@@ -12,8 +12,10 @@ never another run's copy and two servers never answer for each other.
 
 Only answers are kept: a failure is never an entry, and an answer the store
 holds as refused, filtered, truncated or with doubtful usage is kept as what
-it is (a re-run must not buy it again either). Local judges (free, and a
-replay file is its own cache) are left out.
+it is (a re-run must not buy it again either). An embedded model's answers
+are kept too, under its weights' SHA-256 and the settings that change them
+(:data:`IDENTITY`), so other weights of the same name never answer; a replay
+file is its own cache and is left out.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from polyjudge.backends.base import ANSWERS_IDENTITY as IDENTITY
 from polyjudge.cache import CachedAnswer, CacheUnavailable, ResponseCache
 from polyjudge.data.chat import GenerateResult, Usage
 from polyjudge.data.secrets import redact, redact_url
@@ -102,10 +105,16 @@ def prices_remembered(table: Mapping[str, ModelPrice], use: CacheUse | None) -> 
         table.memo = None
 
 
+
+
 def judge_scope(info: Mapping[str, Any] | None) -> str:
-    """Where a judge's answers come from: its backend and endpoint(s), credentials masked."""
+    """Where a judge's answers come from: its backend and endpoint(s), credentials masked; for an
+    embedded model, its weights' digest and the settings that change answers."""
     if not info:
         return ""
+    identity = info.get(IDENTITY)
+    if isinstance(identity, str):
+        return str(redact(identity))
     servers = info.get("servers")
     where = ",".join(str(redact_url(str(s))) for s in servers) if servers else redact_url(info.get("base_url")) or ""
     return redact(f"{info.get('backend', '')}@{where}")
@@ -113,9 +122,10 @@ def judge_scope(info: Mapping[str, Any] | None) -> str:
 
 def scopes_of(judges: Sequence[str], info: Sequence[Mapping[str, Any]] | None,
               free: Collection[str]) -> dict[str, str]:
-    """The scope of each judge the cache serves (paid judges; local ones are free and left out)."""
+    """The scope of each judge the cache serves: paid judges, and free ones that say what their answers
+    depend on (an embedded model: its weights and settings); a replay file is its own cache."""
     entries = list(info) if info else [{}] * len(judges)
-    return {j: judge_scope(e) for j, e in zip(judges, entries) if j not in free}
+    return {j: judge_scope(e) for j, e in zip(judges, entries) if j not in free or isinstance(e.get(IDENTITY), str)}
 
 
 def open_cache(folder: Path | None, judges: Sequence[str], info: Sequence[Mapping[str, Any]] | None,

@@ -59,8 +59,8 @@ from polyjudge.engine.plan import Plan, Task, distinct_tasks, sample_groups
 from polyjudge.engine.pricing import CONTEXT_TOKENS, ModelPrice, price_table
 from polyjudge.engine.progress import SpendMeter, progress_bar
 from polyjudge.engine.result import RunResult
-from polyjudge.engine.runner import BUDGET, ExecStats, SendControls, execute
-from polyjudge.engine.signals import Interrupts
+from polyjudge.engine.runner import BUDGET, INTERRUPTED, ExecStats, SendControls, execute
+from polyjudge.engine.signals import Interrupts, latest_status
 from polyjudge.engine.spec import RunSpec
 from polyjudge.engine.spend import Budget, RateLimiter
 from polyjudge.engine.store import Store
@@ -194,6 +194,7 @@ async def _judge(ctx: _Context, interrupts: Interrupts | None) -> RunResult:
             if memory.adopted and (seed := getattr(spec.executor, "adopt_forms", None)) is not None:
                 seed(memory.adopted)  # an executor whose workers build their own backends (Ray) adopts them too
             stop, unlisten = _stop_event(interrupts)
+            _finish_on_second_signal(ctx, interrupts, started)
             sent = await _send(ctx, store, stop, use)
             keep_settled_forms(use, spec.backends, spec.request_forms, memory)
             stats = sent.stats
@@ -207,6 +208,10 @@ async def _judge(ctx: _Context, interrupts: Interrupts | None) -> RunResult:
             wall = session_wall + seconds_of(store.get_meta(WALL_TIME_META))
             if not store.readonly:
                 store.set_meta(WALL_TIME_META, repr(wall))
+    except BaseException:
+        if interrupts is not None:
+            interrupts.finish_with(None)
+        raise
     finally:
         if unlisten is not None:
             unlisten()
@@ -219,7 +224,47 @@ async def _judge(ctx: _Context, interrupts: Interrupts | None) -> RunResult:
     result.manifest = build_manifest(ctx.plan, spec, result, session, ctx.table)
     if use is not None and use.imported:  # of from_cache: answers a --batch-import file gave an earlier run
         result.manifest.counts["from_cache_imported"] = len(use.imported)
+    if interrupts is not None and spec.outputs is not None and not ctx.in_memory:
+        # Until the session writes the files (asyncio.run may first wait for an embedded model's generation
+        # to end), a second signal writes this result.
+        interrupts.finish_with(lambda: _write_result(result, spec.outputs))  # type: ignore[arg-type]
     return result
+
+
+def _write_result(result: RunResult, out: Path) -> str:
+    result.write(out)
+    return (f"polyjudge: stopped now; {result.answered_count()} of {len(result.judgments)} judgments stored "
+            f"and written to {out}; re-run the same command to resume")
+
+
+def _finish_on_second_signal(ctx: _Context, interrupts: Interrupts | None, started: float) -> None:
+    """While sending and reading the answers back, a second Ctrl-C writes the run's files from the store
+    before it ends the process (then :func:`_judge`'s result, until the session writes it)."""
+    if interrupts is None or ctx.in_memory or ctx.spec.outputs is None:
+        return
+    interrupts.finish_with(lambda: _write_stored(ctx, started))
+
+
+def _write_stored(ctx: _Context, started: float) -> str:
+    """The run's files written from what the store holds now, read through a connection of its own (the
+    engine's may be in the middle of a transaction); what is not answered is written ``pending``."""
+    spec, out = ctx.spec, ctx.spec.outputs
+    assert out is not None and spec.store_path is not None
+    store = Store(spec.store_path, readonly=True)
+    try:
+        result, usage = collect(ctx.plan, store, Path(spec.store_path), ctx.table,
+                                aggregator=spec.resolved_aggregator(), min_runs=spec.generation.min_runs)
+        wall = time.time() - started
+        prior = seconds_of(store.get_meta(WALL_TIME_META))
+    finally:
+        store.close()
+    latest = latest_status()
+    stats = dataclasses.replace(latest if isinstance(latest, ExecStats) else ExecStats(), stop_kind=INTERRUPTED,
+                                stop_reason="interrupted (a second signal)")
+    _note_stop(result, stats, usage, spec.budget.max_cost)
+    result.manifest = build_manifest(ctx.plan, spec, result, Session(stats, 0, usage, {}, prior + wall, wall),
+                                     ctx.table)
+    return _write_result(result, out)
 
 
 async def _send(ctx: _Context, store: Store, stop: asyncio.Event, use: CacheUse | None) -> _Sent:

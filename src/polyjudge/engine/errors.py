@@ -49,18 +49,23 @@ class EndpointFailed(RunStopped):
 
 
 class FailureRateExceeded(RunStopped):
-    """More requests failed (no answer after retries) than the configured share of judgments allows.
+    """More judgments failed than the configured share allows: requests with no answer after
+    retries, answers the provider withheld, answers that could not be parsed and answers cut at the
+    token limit all count (a run of unreadable answers computed nothing, whatever its requests did).
+    ``kinds`` holds the count of each (``request``, ``refused``, ``parse``, ``truncated``)."""
 
-    Answers that could not be parsed or were truncated are the judge's own
-    behaviour (what robustness probes measure): they are counted and reported,
-    but do not count here.
-    """
-
-    def __init__(self, result: RunResult, out: Path | None, failed: int, total: int, limit: float) -> None:
+    def __init__(self, result: RunResult, out: Path | None, kinds: dict[str, int], total: int,
+                 limit: float) -> None:
+        failed = sum(kinds.values())
         where = f"; the run is written to {out}" if out is not None else ""
-        super().__init__(f"{failed} of {total} requests failed after retries ({failed / total:.1%}), more than "
-                         f"the allowed share {limit:g} (--max-failure-rate){where}", result, out)
-        self.failed, self.total, self.limit = failed, total, limit
+        super().__init__(f"{failed} of {total} judgments failed ({failed / total:.1%}: {describe_kinds(kinds)}), "
+                         f"more than the allowed share {limit:g} (--max-failure-rate){where}", result, out)
+        self.failed, self.total, self.limit, self.kinds = failed, total, limit, dict(kinds)
+
+
+def describe_kinds(kinds: dict[str, int]) -> str:
+    """``request 0, refused 0, parse 120, truncated 0``: every kind of failure with its count."""
+    return ", ".join(f"{kind} {n}" for kind, n in kinds.items())
 
 
 class BudgetExceeded(RunStopped):
@@ -81,4 +86,4 @@ class BudgetExceeded(RunStopped):
         return max(0.0, self.cap - self.spent)
 
 
-__all__ = ["BudgetExceeded", "EndpointFailed", "FailureRateExceeded", "RunInterrupted", "RunStopped"]
+__all__ = ["BudgetExceeded", "EndpointFailed", "FailureRateExceeded", "RunInterrupted", "RunStopped", "describe_kinds"]

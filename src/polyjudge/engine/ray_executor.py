@@ -100,6 +100,12 @@ _ANSWERS = frozenset({"put_result", "put_failure"})
 
 # How long joining a cluster named by an address may take before the run gives up (exit 2).
 DEFAULT_CONNECT_TIMEOUT_S = default("ray_connect_timeout")
+# How long starting a one-machine cluster may take (Ray's processes on a busy machine) before the run gives up.
+LOCAL_START_TIMEOUT_S = 120.0
+# A wait on Ray longer than this says on one line what it waits for.
+SAY_WAIT_AFTER_S = 5.0
+# Periods of --ray-restart-timeout the actors may take to start (packages installing on the nodes).
+READY_PERIODS = 10
 # Set to 1 to see Ray's own log lines on the terminal (else they go to the run directory's ray.log).
 SHOW_RAY_LOGS_ENV = "POLYJUDGE_RAY_LOGS"
 
@@ -251,6 +257,18 @@ class _RayOutput:
                 os.dup2(fh.fileno(), 2)
         return self
 
+    def say(self, line: str) -> None:
+        """One line on the terminal's standard error, even while Ray's output goes to the log file."""
+        text = (line + "\n").encode("utf-8", "backslashreplace")
+        try:
+            if self.active and self.saved >= 0:
+                os.write(self.saved, text)
+            else:
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
+        except (OSError, ValueError):  # a closed standard error: the wait goes on without the line
+            pass
+
     def __exit__(self, *exc: object) -> None:
         if not self.active:
             return
@@ -321,6 +339,47 @@ def _init_within(ray: ModuleType, address: str, given: str, kwargs: dict[str, An
                          f"{_what_to_check(address, given, timeout)}", field="ray-address") from None
 
 
+def _start_local(ray: ModuleType, kwargs: dict[str, Any], output: _RayOutput, limit: float) -> None:
+    """Start a one-machine cluster for this process, whatever an earlier cluster left behind.
+
+    ``address="local"``, never None: with None, ``ray.init`` joins the cluster named in the address file
+    (``ray_current_cluster`` in Ray's temp folder) that a cluster not shut down cleanly leaves, and waits
+    for it for good when that cluster is gone. The start is bounded by ``limit`` seconds; a start that
+    takes more than a few seconds says once what it waits for.
+    """
+    outcome: list[BaseException | None] = []
+    ended = threading.Event()
+
+    def start() -> None:
+        try:
+            ray.init(address="local", include_dashboard=False, **kwargs)
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            outcome.append(exc)
+            return
+        finally:
+            ended.set()
+        # Ray's processes are told to end with the thread that started them (Linux's parent-death
+        # signal follows the thread): this one lives as long as the process.
+        threading.Event().wait()
+
+    helper = threading.Thread(target=start, name="ray-start", daemon=True)
+    helper.start()
+    if not ended.wait(min(SAY_WAIT_AFTER_S, limit)):
+        output.say(f"polyjudge: waiting for Ray to start a local cluster (gives up after {limit:g} s)")
+        ended.wait(max(0.0, limit - SAY_WAIT_AFTER_S))
+    if not outcome:
+        output.still_running = helper
+        raise InputError(f"Ray did not start a local cluster within {limit:g} s (its log lines are in the run "
+                         "directory's ray.log); give a running cluster with --ray-address, or use "
+                         "--executor local", field="executor")
+    exc = outcome[0]
+    if exc is not None:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputError(f"Ray could not start a local cluster ({redact(first)}); give a running cluster "
+                         "with --ray-address, or use --executor local", field="executor") from None
+
+
 def ray_log_path(store: Store) -> Path | None:
     """Where Ray's own log lines go: beside the run's store (None for a store in memory)."""
     if store.path == ":memory:" or not store.path:
@@ -357,7 +416,7 @@ def connect(options: RayOptions, log_path: Path | None = None) -> ModuleType:
     try:
         with _RayOutput(log_path, shown) as output:
             if address is None:  # a cluster started here, for as long as this process: no web UI
-                ray.init(address=None, include_dashboard=False, **kwargs)
+                _start_local(ray, kwargs, output, max(LOCAL_START_TIMEOUT_S, options.connect_timeout_s))
             else:  # "auto" too: the address file it reads may name a cluster that is gone
                 deadline = time.monotonic() + options.connect_timeout_s
                 _reachable(address, given, options.connect_timeout_s)
@@ -1212,13 +1271,21 @@ async def _ready_in_time(ray: ModuleType, actors: list[Any], options: RayOptions
     """The actors' readiness. Every ``restart_timeout_s`` that they are not all ready, the live nodes'
     resources are compared with what the pool reserves: a pool they cannot hold (more actors, CPUs or GPUs
     than the cluster has) would wait for resources forever and is refused; one they can hold is still
-    starting (a runtime environment may be installing packages on the nodes) and is waited for."""
+    starting (a runtime environment may be installing packages on the nodes) and is waited for, saying
+    so on one line, for at most :data:`READY_PERIODS` periods."""
     pending = asyncio.ensure_future(_check_ready(actors))
+    limit = READY_PERIODS * options.restart_timeout_s
     try:
-        while True:
+        for period in range(1, READY_PERIODS + 1):
             done, _ = await asyncio.wait({pending}, timeout=options.restart_timeout_s)
             if done:
                 return pending.result()
+            if period == READY_PERIODS:
+                raise InputError(f"{len(actors)} Ray actors did not all start within {limit:g} s (10 times "
+                                 "--ray-restart-timeout); see ray.log in the run directory", field="ray-actors")
+            if period == 1:  # said once
+                log.warning(f"waiting for {len(actors)} Ray actors to start (a runtime environment may be "
+                            f"installing packages on the nodes); gives up after {limit:g} s")
             cpus, gpus = _live_resources(ray)
             if cpus < len(actors) * options.cpus_per_actor or gpus < len(actors) * options.gpus_per_actor:
                 raise InputError(
@@ -1226,6 +1293,7 @@ async def _ready_in_time(ray: ModuleType, actors: list[Any], options: RayOptions
                     f"each) did not all start within {options.restart_timeout_s:g} s; the cluster's live nodes "
                     f"have {cpus:g} CPUs and {gpus:g} GPUs: give fewer --ray-actors or a smaller "
                     "--ray-cpus-per-actor", field="ray-actors")
+        raise AssertionError("unreachable")  # the last period returns or raises
     finally:
         if not pending.done():
             pending.cancel()

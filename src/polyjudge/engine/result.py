@@ -190,6 +190,12 @@ REFUSALS = {"content_filter": "the provider's content filter withheld the answer
             NOT_TEXT: "the answer's content is not text"}
 
 
+def _is_refusal(failure: str) -> bool:
+    """Whether a ``failures()`` key (``status: reason``) is an answer the provider withheld."""
+    status, _, reason = failure.partition(": ")
+    return status == REQUEST_FAILED and reason.endswith("; not scored") and reason.startswith(tuple(REFUSALS.values()))
+
+
 def refusal_reason(finish_reason: str | None) -> str | None:
     """The recorded reason of an answer the provider refused or gave as something other than text; None otherwise."""
     if finish_reason is None:
@@ -564,6 +570,15 @@ class RunResult:
         if self._summary is not None:
             return self._summary.status.get(REQUEST_FAILED, 0)
         return sum(1 for j in self.judgments if j.status == REQUEST_FAILED)
+
+    def failure_kinds(self) -> dict[str, int]:
+        """Failed judgments by kind, what ``max_failure_rate`` limits: ``request`` (no answer after
+        retries), ``refused`` (the provider withheld the answer), ``parse`` (an answer no verdict could be
+        read from) and ``truncated`` (cut at the token limit)."""
+        status = self.status_counts()
+        refused = sum(n for key, n in self.failures().items() if _is_refusal(key))
+        return {"request": status.get(REQUEST_FAILED, 0) - refused, "refused": refused,
+                "parse": status.get(PARSE_FAILED, 0), "truncated": status.get(TRUNCATED, 0)}
 
     def status_counts(self) -> dict[str, int]:
         if self._summary is not None:

@@ -601,10 +601,11 @@ def _raise_if_stopped(result: RunResult, budget: BudgetSpec, out: Path | None, s
                 if out is not None else "")
         raise EndpointFailed(f"{result.stop_reason}; stopped after {result.answered_count()} of {total} "
                              f"judgments{kept}", result, out)
-    failed = result.request_failed_count()
+    # Every kind of failure counts: a run whose answers all failed to parse computed nothing.
+    kinds = result.failure_kinds()
     rate = budget.max_failure_rate
-    if rate is not None and total and failed / total > rate:
-        raise FailureRateExceeded(result, out, failed, total, rate)
+    if rate is not None and total and sum(kinds.values()) / total > rate:
+        raise FailureRateExceeded(result, out, kinds, total, rate)
 
 
 def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec | None = None, *,

@@ -9,7 +9,10 @@ reports the interruption. A second signal ends the process within the moment
 (exit 128 + the signal's number): every answer already in the store is kept
 there (each is committed as it arrives) and the run resumes from it; the
 embedded judge's native generation, which cannot be cancelled, is not waited
-for. A signal that arrives while the files are being written
+for. Before it ends, the run's files are written from what the store holds
+(the engine hands :meth:`Interrupts.finish_with` a writer while it sends); a
+third signal, or a writer that fails, ends it at once with one line saying
+that re-running the same command writes them. A signal that arrives while the files are being written
 (:meth:`Interrupts.writing`) waits until they are complete.
 Signals can only be caught in the main thread; elsewhere nothing changes.
 """
@@ -35,6 +38,11 @@ _STATUS: list[Any] = [None]
 def show_status(stats: Any) -> None:
     """Remember the run's latest counts (called on every answer: one assignment)."""
     _STATUS[0] = stats
+
+
+def latest_status() -> Any:
+    """The counts :func:`show_status` remembered last (None before the first answer)."""
+    return _STATUS[0]
 
 
 def _say(text: str) -> None:
@@ -82,11 +90,18 @@ class Interrupts:
         self.received = 0
         self._writing = False
         self._listeners: list[Callable[[], None]] = []
+        # Writes the run's files from the store on a second signal; returns the line that says so.
+        self._finisher: Callable[[], str] | None = None
+        self._finishing = False
+
+    def finish_with(self, writer: Callable[[], str] | None) -> None:
+        """What a second signal calls before it ends the process (None: nothing to write)."""
+        self._finisher = writer
 
     @contextmanager
     def writing(self) -> Iterator[None]:
         """While the run's files are written a second signal waits for them instead of ending the process."""
-        self._writing = True
+        self._writing, self._finisher = True, None
         try:
             yield
         finally:
@@ -122,10 +137,32 @@ class Interrupts:
         elif self._writing:
             _say("polyjudge: the run's files are being written; they are complete in a moment")
         else:
-            _say("polyjudge: stopped now; the answers already stored are kept: re-run the same command to resume")
-            _show_cursor()  # a progress bar hides it, and exiting now skips the bar's own clean-up
-            os._exit(128 + signum)
+            self._stop_now(signum)
         self.notify(signum, frame)
+
+    def _stop_now(self, signum: int) -> None:
+        """End the process now, the run's files written from the store first when a writer is set and this
+        is not the signal that interrupted that writing."""
+        line = ("polyjudge: stopped now; the answers already stored are kept, the run's files are not written: "
+                "re-run the same command to write them (it resumes from the store)")
+        finisher, self._finisher = self._finisher, None
+        if finisher is not None and not self._finishing and not _importing():
+            self._finishing = True
+            _say("polyjudge: stopping now; writing the run's files from the answers stored so far "
+                 "(another signal skips this)")
+            try:
+                line = finisher()
+            except Exception as exc:  # noqa: BLE001 - whatever failed, the process still ends with its line
+                line = f"{line} ({type(exc).__name__}: {exc})"
+        _say(line)
+        _show_cursor()  # a progress bar hides it, and exiting now skips the bar's own clean-up
+        os._exit(128 + signum)
+
+
+def _importing() -> bool:
+    """Whether the signal interrupted an import (a module still initialising): code run now could find
+    that module half made, so the files are then left to the re-run."""
+    return any(getattr(getattr(m, "__spec__", None), "_initializing", False) for m in list(sys.modules.values()))
 
 
 @contextmanager
@@ -145,4 +182,4 @@ def catching_interrupts(deadline_s: float | None = None, in_flight: int | None =
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
 
 
-__all__ = ["Interrupts", "catching_interrupts", "show_status"]
+__all__ = ["Interrupts", "catching_interrupts", "latest_status", "show_status"]

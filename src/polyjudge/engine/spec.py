@@ -96,7 +96,8 @@ class GenerationSpec:
 class BudgetSpec:
     """What a run may spend: ``max_cost`` (USD, all its sessions), ``rpm``/``tpm`` per judge, the
     ``prices`` (a price-table file, or the table: {model: ModelPrice or [in, out]}) and the share of
-    judgments whose requests may fail before the run counts as failed (``max_failure_rate``)."""
+    judgments that may fail (no answer, refused, unparseable, truncated) before the run counts as failed
+    (``max_failure_rate``)."""
 
     max_cost: float | None = default("max_cost")
     rpm: float | None = default("rpm")

@@ -127,8 +127,13 @@ WRITE_BUFFER = 1 << 20
 def atomic_write(path: Path, chunks: Iterable[str]) -> None:
     """Write ``path`` through a fresh temporary file beside it (created exclusively, so never a
     symlink followed) and rename it into place; an interrupted write leaves only the temporary
-    file, which the next claim of the folder removes."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+    file, which the next claim of the folder removes. A missing folder (and its missing parents) is
+    created, as a run directory's is; an error names ``path``, never the temporary file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     try:
         os.chmod(tmp, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n", buffering=WRITE_BUFFER) as fh:

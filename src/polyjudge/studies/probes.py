@@ -27,6 +27,7 @@ from typing import Any
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.data.shapes import normalise_fields
+from polyjudge.engine.errors import FailureRateExceeded
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.session import as_spec, judge
 from polyjudge.engine.spec import JudgingSpec
@@ -217,6 +218,18 @@ def _generation(spec: JudgingSpec, **changes: Any) -> JudgingSpec:
     return spec.replace(generation=dataclasses.replace(spec.generation, **changes))
 
 
+def _judged(items: Sequence[Item], spec: JudgingSpec, out: Path | None) -> RunResult:
+    """One condition's judging. Answers that could not be read (unparseable, truncated) are what a
+    probe measures, reported per condition in its table: only failed and refused requests over
+    ``max_failure_rate`` stop it (exit 3)."""
+    try:
+        return judge(items, spec, out=out)
+    except FailureRateExceeded as exc:
+        if exc.kinds["request"] + exc.kinds["refused"] > exc.limit * exc.total:
+            raise
+        return exc.result
+
+
 def run_probe(items: Sequence[Item] | str | Path, config: ProbeConfig,
               out: str | Path | None = None) -> ProbeResult:
     """Probe the judge on ``items`` (a list or an input file); with ``out``, keep one
@@ -238,21 +251,21 @@ def run_probe(items: Sequence[Item] | str | Path, config: ProbeConfig,
     agreement: list[CalibrationRow] = []
     matches: list[JudgeSource] = []
     if config.kind == "sensitivity":
-        base = judge(todo, config.judge, out=condition("original"))
+        base = _judged(todo, config.judge, condition("original"))
         perturbed = perturb_items(todo, config.fraction, config.probe_seed)
-        pert = judge(perturbed, config.judge, out=condition("perturbed"))
+        pert = _judged(perturbed, config.judge, condition("perturbed"))
         failures = {"original": base.failures(), "perturbed": pert.failures()}
         changed = [bool(it.extra["perturb_changed"]) for it in perturbed]
         rows = list(sensitivity_table(_first_judge_scores(base), _first_judge_scores(pert), groups, changed))
     elif config.kind == "repeat":
-        res = judge(todo, _generation(config.judge, runs=config.repeats, temperature=0.0), out=condition("repeat"))
+        res = _judged(todo, _generation(config.judge, runs=config.repeats, temperature=0.0), condition("repeat"))
         failures = {"repeat": res.failures()}
         rows = list(repeat_table(res.run_matrix(res.judges[0]), groups))
     else:
         humans = _humans(config)  # read before judging: a bad file costs no requests
         scores: dict[float, Sequence[float | None]] = {}
         for t in config.temperatures:
-            res = judge(todo, _generation(config.judge, temperature=t), out=condition(f"T{t:g}"))
+            res = _judged(todo, _generation(config.judge, temperature=t), condition(f"T{t:g}"))
             scores[t] = _first_judge_scores(res)
             failures[f"T{t:g}"] = res.failures()
         rows = list(temperature_table(scores, groups))
