@@ -215,8 +215,10 @@ def row_lp(row: Mapping[str, Any], *, path: str | Path, line: int | None) -> str
 def lend_pairs(tables: Sequence[ScoreTable]) -> list[ScoreTable]:
     """Tables that name no pair, with each row's pair taken from the tables that do: the pair of the
     same system and doc_id + seg_id, else of the same system and seg_id (when that is one pair).
-    A row found in no such table, or in several pairs, belongs to no selection and is left out of the
-    borrowing table (it has no cell to compare with; a file naming its own pairs keeps its rows)."""
+    When the tables that name pairs name one pair only, a table naming none is of that pair, every row
+    (a WMT MQM file of the run's pair scores systems and segments the run may not hold). Otherwise a row
+    found in no such table, or in several pairs, belongs to no selection and is left out of the borrowing
+    table (it has no cell to compare with; a file naming its own pairs keeps its rows)."""
     donors = [t for t in tables if t.pairs()]
     if not donors or all(t.pairs() or not t.rows for t in tables):
         return list(tables)
@@ -234,9 +236,16 @@ def lend_pairs(tables: Sequence[ScoreTable]) -> list[ScoreTable]:
             found = bare.get((system, seg), set())
         return next(iter(found)) if len(found) == 1 else None
 
+    named = {lp for t in donors for lp in t.pairs()}
+    only = next(iter(named)) if len(named) == 1 else None
     out = []
     for t in tables:
-        lps = t.lps if t.pairs() else tuple(pair(system, doc, seg) for system, doc, seg, _, _ in t.rows)
+        if t.pairs():
+            lps = t.lps
+        elif only is not None:  # the inputs hold one pair: a file naming none is of that pair, all its rows
+            lps = (only,) * len(t.rows)
+        else:
+            lps = tuple(pair(system, doc, seg) for system, doc, seg, _, _ in t.rows)
         if lps is t.lps or not any(lps):
             out.append(t)
             continue
