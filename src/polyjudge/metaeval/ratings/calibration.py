@@ -46,6 +46,7 @@ import numpy as np
 
 from polyjudge.data import textio
 from polyjudge.data.errors import InputError
+from polyjudge.data.numbers import stat_text
 from polyjudge.data.readers import iter_jsonl
 from polyjudge.data.records import Item
 from polyjudge.metaeval.ratings.agreement import (
@@ -509,10 +510,9 @@ def class_distribution(rows: Iterable[RatingRow], *, by_language: bool = True, b
 
 
 def _fmt(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return "" if math.isnan(v) else f"{v:.4f}"
+    """A cell of the agreement tables: a statistic to 4 places, ``n/a`` when undefined (NaN, None)."""
+    if v is None or isinstance(v, float):
+        return stat_text(v)
     return str(v)
 
 
