@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.api.formats import SPAN_FORMATS
-from polyjudge.api.spans import MISSING_POLICIES, RATER_CHOICES, SpanF1Config, span_f1
+from polyjudge.api.spans import MISSING_POLICIES, SpanF1Config, check_raters, span_f1
 from polyjudge.data.errors import InputError, check_choices
 from polyjudge.data.numbers import NOT_AVAILABLE, stat_text, undefined_to_none
 from polyjudge.data.shapes import normalise_fields
@@ -55,8 +55,8 @@ class CompareFormatsConfig:
     def check(self) -> None:
         if not self.runs:
             raise InputError("give at least one run directory to compare", field="runs")
-        check_choices(("gold-format", self.gold_format, SPAN_FORMATS), ("missing", self.missing, MISSING_POLICIES),
-                      ("raters", self.raters, RATER_CHOICES))
+        check_choices(("gold-format", self.gold_format, SPAN_FORMATS), ("missing", self.missing, MISSING_POLICIES))
+        check_raters(self.raters)
         for run in self.runs:
             RunDir.open(run)  # an InputError naming the path when it is not a run directory
 
