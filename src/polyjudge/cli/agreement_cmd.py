@@ -33,6 +33,9 @@ LEGACY_INPUT = ("jsonl", "csv")
 @legacy("--output", "-f", dest="legacy_output", use="--format", type=click.Choice(OUTPUT_FORMATS))
 @click.option("--pool", "pool", multiple=True, type=click.Choice(["language", "task", "metric"]),
               help="Pool the class distribution over this key (repeatable).")
+@click.option("--lp", "lps", multiple=True, metavar="SRC-TGT",
+              help="Language pair(s) to evaluate, repeatable: values of the ratings' language column (default: "
+                   "each of them, on its own); one the ratings do not hold exits 2 naming those they hold.")
 @click.option("--human", default=None, metavar="RATINGS", type=click.Path(),
               help="The ratings file (or an annotation campaign folder); then every positional argument is a "
                    "run directory.")
@@ -46,10 +49,13 @@ LEGACY_INPUT = ("jsonl", "csv")
 @out_option("Also write agreement.tsv, distribution.tsv and agreement.json (and runs.tsv) into this folder.",
             legacy_decls=("-O",))
 def agreement(inputs: tuple[str, ...], input_format: str | None, fmt: str, pool: tuple[str, ...],
-              human: str | None, metric: str | None, bins: str | None, bin_labels: str | None, out: str | None,
-              legacy_output: str | None = None) -> None:
+              lps: tuple[str, ...], human: str | None, metric: str | None, bins: str | None,
+              bin_labels: str | None, out: str | None, legacy_output: str | None = None) -> None:
     """Agreement of judges with human ratings in RATINGS (JSONL/TSV, one rating per line:
     item_id, language, task, metric, rater, kind=human|judge, rating).
+
+    Each language (pair, e.g. zh-en) is evaluated on its own, one row per language; --lp selects some,
+    and the class distribution pools languages only with --pool language.
 
     Each RUN_DIR (a directory written by `polyjudge judge`) adds its judges: an
     item's final score is matched to the ratings by the item's item_id field,
@@ -72,7 +78,7 @@ def agreement(inputs: tuple[str, ...], input_format: str | None, fmt: str, pool:
         raise click.UsageError(f"give exactly one RATINGS file (got {len(files)}) and any number of run directories")
     if out is not None:
         guard_outputs({"out": [Target("-o/--out", out, AGREEMENT_TABLES)]})
-    result = compute(AgreementConfig(ratings=files[0], input_format=input_format, pool=pool, runs=runs,
+    result = compute(AgreementConfig(ratings=files[0], input_format=input_format, pool=pool, runs=runs, lps=lps,
                                      metric=metric, bins=number_list(bins, "--bins"),
                                      bin_labels=number_list(bin_labels, "--bin-labels")))
     if out is not None:
