@@ -475,4 +475,5 @@ def _detect_format(p: Path) -> str:
 
 __all__ = ["SPAN_FORMAT_REGISTRY", "SpanFormat", "SpanMerger", "SpanProtocols", "SpanReader", "SpanRequest",
            "SpanResult", "lp_from_filename", "read_run_predictions", "read_span_jsonl", "read_spans",
-           "register_span_format", "check_rater", "choose_raters", "segments_from_mqm", "span_format_names", "vote_merger"]
+           "register_span_format", "check_rater", "choose_raters", "segments_from_mqm", "span_format_names",
+           "vote_merger"]
