@@ -157,3 +157,31 @@ def test_ratings_without_pairs_print_as_before(tmp_path, capsys):
     assert out.startswith("beta\ttau\tdefinition")
     code, out, _ = _cli(args, capsys)
     assert out.startswith("task tox")
+
+
+def test_a_run_directory_lends_its_items_pairs(tmp_path, capsys):
+    """Humans without pairs, a judge's run whose items are de-en (judge --lp de-en) and zh-en: one table
+    per pair, each of that pair's items."""
+    d = _files(tmp_path)
+    judgments, items = [], []
+    for i in range(40):
+        lp = PAIRS[i // 20]
+        items.append({"item_index": i, "src": "s", "tgt": "t", "src_lang": lp[:2], "tgt_lang": lp[3:],
+                      "extra": {}})
+        for r, x in enumerate((0, 2, 2)):
+            judgments.append({"item_index": i, "system": None, "doc_id": None, "seg_id": None, "run_index": r,
+                              "judge": "m", "status": "ok", "error": None, "raw_text": "ABC"[x],
+                              "annotation": {"option": TASK["options"][x], "letter": "ABC"[x], "index": x,
+                                             "item_id": f"i{i}"}, "score": None})
+    run = d / "run"
+    run.mkdir()
+    (run / "judgments.jsonl").write_text(_lines(judgments))
+    (run / "items.jsonl").write_text(_lines(items))
+    human = [{"item": f"i{i}", "forced_choice": ["A", "C"]} for i in range(40)]
+    (d / "plain.jsonl").write_text(_lines(human))
+    code, out, err = _cli(["validate", "--task", str(d / "task.json"), "--human", str(d / "plain.jsonl"),
+                           "--judge", f"run={run}", "--judge", f"bad={d / 'bad.jsonl'}", "--beta", "0",
+                           "--format", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [(r["lp"], r["n_items"]) for r in doc["language_pairs"]] == [("en-de", 20), ("zh-en", 20)]
