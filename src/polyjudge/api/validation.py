@@ -408,4 +408,5 @@ def write_simulation_report(result: SimulationResult, out: str | Path, *, plots_
 
 
 __all__ = ["DEFAULT_BETAS", "DEFAULT_TAUS", "AmbiguityLevels", "BudgetGrid", "SimulationBlock", "SimulationResult",
-           "ValidateConfig", "selection_json", "selections_text", "simulate", "validate", "validate_pairs", "write_simulation_report"]
+           "ValidateConfig", "selection_json", "selections_text", "simulate", "validate", "validate_pairs",
+           "write_simulation_report"]
