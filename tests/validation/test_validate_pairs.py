@@ -185,3 +185,23 @@ def test_a_run_directory_lends_its_items_pairs(tmp_path, capsys):
     assert code == 0, err
     doc = json.loads(out)
     assert [(r["lp"], r["n_items"]) for r in doc["language_pairs"]] == [("en-de", 20), ("zh-en", 20)]
+
+
+def test_the_report_reads_a_validation_of_several_pairs(tmp_path, capsys):
+    """report --validation takes validate's JSON of several pairs: every pair's tables, named by it."""
+    from polyjudge.validation.selection import read_selection, read_validation
+
+    d = _files(tmp_path)
+    out = d / "validation.json"
+    code, _, err = _cli([*_args(d), "--format", "json", "-o", str(out)], capsys)
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    typed = read_validation(doc, str(out))
+    per_pair = [read_selection(r, str(out)).results() for r in doc["language_pairs"]]
+    assert len(typed.selection) == sum(len(p.selection) for p in per_pair) > 0
+    assert {t.label.split(":")[0] for t in typed.selection} == {"en-de", "zh-en"}
+    assert ("language pair", "zh-en") in typed.notes
+    code, _, err = _cli(["report", "--validation", str(out), "-o", str(d / "r.html")], capsys)
+    assert code == 0, err
+    html = (d / "r.html").read_text()
+    assert "en-de: " in html and "zh-en: " in html

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -343,7 +343,10 @@ def selection_results(rep: SelectionReport) -> ValidationResults:
     for r in rep.rows:
         groups.setdefault((r.beta, r.tau), []).append(r)
     tables = tuple(t for (beta, tau), rows in groups.items() for t in _tables(rep, beta, tau, rows))
-    notes = [("task", rep.task), ("option", f"{rep.option} (k={rep.k})"),
+    if rep.lp is not None:  # each table named by its language pair
+        tables = tuple(replace(t, label=f"{rep.lp}: {t.label}") for t in tables)
+    notes = [] if rep.lp is None else [("language pair", rep.lp)]
+    notes += [("task", rep.task), ("option", f"{rep.option} (k={rep.k})"),
              ("items rated by humans and every judge", str(rep.n_items)), ("judges", ", ".join(rep.judges))]
     if rep.human_prevalence:
         notes.append(("human prevalence", "; ".join(
@@ -406,6 +409,18 @@ def read_selection(obj: Any, path: str) -> SelectionReport:
         lp=None if d.get("lp") is None else str(d["lp"]))
 
 
+def read_validation_pairs(obj: dict[str, Any], path: str) -> ValidationResults:
+    """A ``validate --format json`` document of several language pairs (``{"language_pairs": [report, ...]}``)
+    as one :class:`ValidationResults`: each pair's notes (named by it) and tables one after another."""
+    doc = JsonDoc(path)
+    parts = [selection_results(read_selection(r, path)) for r in doc.objects(obj.get("language_pairs"),
+                                                                             "language_pairs")]
+    if not parts:
+        raise doc.fail("language_pairs", "holds no report")
+    notes = tuple(n for part in parts for n in part.notes)
+    return ValidationResults(notes, (), tuple(t for part in parts for t in part.selection))
+
+
 def read_validation(obj: Any, path: str) -> ValidationResults:
     """What the report shows of a validation file: the JSON of ``polyjudge validate --format json``
     (read by :func:`read_selection`) or the hand-written ``{"selection", "class_distribution",
@@ -413,4 +428,6 @@ def read_validation(obj: Any, path: str) -> ValidationResults:
     nothing to show."""
     if _is_report(obj):
         return read_selection(obj, path).results()
+    if isinstance(obj, dict) and "language_pairs" in obj:
+        return read_validation_pairs(obj, path)
     return read_tables(obj, path)
