@@ -81,3 +81,17 @@ def test_lp_with_ratings_that_name_no_language_exits_2(tmp_path, capsys):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     code, err = _exit(["agreement", str(path), "--lp", "zh-en"], capsys)
     assert code == 2 and "name no language" in err
+
+
+def test_pool_language_names_the_pooled_pairs(tmp_path):
+    """--pool language pools the class distribution and says so: its language is 'pooled: en-de+zh-en' (was '*');
+    the agreement rows stay per pair."""
+    ratings = _ratings(tmp_path / "r.jsonl")
+    res = CliRunner().invoke(agreement, [str(ratings), "--pool", "language", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert {c["language"] for c in doc["class_distribution"]} == {"pooled: en-de+zh-en"}
+    assert sum(c["count"] for c in doc["class_distribution"]) == 16
+    assert {r["language"] for r in doc["rows"]} == {"zh-en", "en-de"}
+    res = CliRunner().invoke(agreement, [str(ratings), "--pool", "language", "--lp", "zh-en", "--format", "json"])
+    assert {c["language"] for c in json.loads(res.output)["class_distribution"]} == {"zh-en"}
