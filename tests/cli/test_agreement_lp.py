@@ -74,12 +74,16 @@ def test_lp_not_in_the_ratings_exits_2_naming_those_present(tmp_path, capsys):
     assert "'de-fr'" in err and "en-de, zh-en" in err and "Traceback" not in err
 
 
-def test_lp_with_ratings_that_name_no_language_exits_2(tmp_path, capsys):
+def test_ratings_without_languages_are_labelled_by_one_lp(tmp_path, capsys):
+    """Ratings that name no language are one comparison, labelled by --lp (as meta-eval); two pairs exit 2."""
     path = tmp_path / "r.jsonl"
     rows = [{"item_id": "a", "rater": "h", "kind": "human", "rating": 1},
             {"item_id": "a", "rater": "j", "kind": "judge", "rating": 1}]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    code, err = _exit(["agreement", str(path), "--lp", "zh-en"], capsys)
+    res = CliRunner().invoke(agreement, [str(path), "--lp", "zh-en", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert [r["language"] for r in _rows(res.output)] == ["zh-en"]
+    code, err = _exit(["agreement", str(path), "--lp", "zh-en", "--lp", "en-de"], capsys)
     assert code == 2 and "name no language" in err
 
 

@@ -157,6 +157,11 @@ def test_ratings_without_pairs_print_as_before(tmp_path, capsys):
     assert out.startswith("beta\ttau\tdefinition")
     code, out, _ = _cli(args, capsys)
     assert out.startswith("task tox")
+    # one --lp labels ratings without pairs (as meta-eval); two exit 2
+    code, out, _ = _cli([*args, "--lp", "zh-en"], capsys)
+    assert code == 0 and out.startswith("language pair zh-en: task tox")
+    code, _, err = _cli([*args, "--lp", "zh-en", "--lp", "en-de"], capsys)
+    assert code == 2 and "name none" in err
 
 
 def test_a_run_directory_lends_its_items_pairs(tmp_path, capsys):

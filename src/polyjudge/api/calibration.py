@@ -11,7 +11,7 @@ off that scale (a 0-100 DA score) need ``bins`` to become categories.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -120,13 +120,16 @@ def claim_agreement_dir(out_dir: str | Path) -> OwnedDir:
 
 def select_languages(ratings: list[RatingRow], lps: tuple[str, ...], *, path: str) -> list[RatingRow]:
     """The ratings of the languages (pairs) ``lps`` (all when empty); a language the ratings do not hold
-    is an InputError naming those they hold (meta-eval's ``--lp``)."""
+    is an InputError naming those they hold (meta-eval's ``--lp``). Ratings that name no language are
+    labelled by the one pair given."""
     if not lps:
         return ratings
     present = sorted({r.language for r in ratings if r.language})
-    if not present:
-        raise InputError(f"{len(lps)} language pair(s) given, but the ratings name no language "
-                         "(their language column is empty)", path=path, field="lp")
+    if not present:  # ratings that name no language are one comparison, labelled by the one pair (as meta-eval)
+        if len(lps) > 1:
+            raise InputError(f"{len(lps)} language pairs given, but the ratings name no language "
+                             "(their language column is empty)", path=path, field="lp")
+        return [replace(r, language=lps[0]) for r in ratings]
     missing = [lp for lp in dict.fromkeys(lps) if lp not in present]
     if missing:
         raise InputError(f"language pair {', '.join(short(m) for m in missing)} is not in the ratings "

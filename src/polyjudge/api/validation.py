@@ -137,7 +137,8 @@ def validate_pairs(config: ValidateConfig) -> list[SelectionReport]:
         if len(config.lps) > 1:
             raise InputError(f"{len(config.lps)} language pairs given, but the ratings name none (an lp or "
                              "src_lang and tgt_lang column, or a run's items)", field="lp")
-        return [select_judges(task, human, judges, spec)]
+        # ratings that name no pair are one comparison, labelled by the one pair given (as meta-eval)
+        return [replace(select_judges(task, human, judges, spec), lp=config.lps[0] if config.lps else None)]
     missing = [lp for lp in dict.fromkeys(config.lps) if lp not in present]
     if missing:
         raise InputError(f"language pair {', '.join(textio.short(m) for m in missing)} is not in the ratings "
