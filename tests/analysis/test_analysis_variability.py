@@ -73,3 +73,15 @@ def test_report_and_run_dir(tmp_path):
     assert "delta" in rep.to_text()
     with pytest.raises(InputError):
         RunDir.open(tmp_path / "nope").run_score_matrices()
+
+
+def test_report_of_no_scored_item_says_na() -> None:
+    """A judge whose every run failed has no delta, tie rate or share: n/a, never ``nan`` (issue 43 item 4)."""
+    from polyjudge.rundir import RunScores
+
+    m = RunScores("j", ["A", "B"], ["d", "d"], ["1", "2"], np.full((2, 3), np.nan))
+    text = variability_report(m).to_text()
+    assert "nan" not in text.replace("n/a", "")
+    assert "delta (max-min over runs): mean n/a, median n/a, max n/a; all runs agree on n/a% of items" in text
+    assert "distinct scores per item: mean n/a" in text
+    assert "single run n/a" in text

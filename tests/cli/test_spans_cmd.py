@@ -170,3 +170,49 @@ def test_missing_predictions_are_scored_as_empty_and_reported(tmp_path, capsys):
     assert "gold segments without a prediction: 1 (scored as predicting no errors)" in out
     code, out, _ = run(["span-f1", "--gold", str(gold), "--pred", str(pred), "--missing", "skip"], capsys)
     assert json.loads(out)["en-de"]["f1"] == 1.0 and json.loads(out)["en-de"]["missing_predictions"] == 1
+
+
+def _two_rater_files(tmp_path):
+    """ESA JSONL gold of two annotators who marked different spans, predictions matching ann2's."""
+    gold, pred = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"
+    seg = {"system": "A", "doc_id": "d", "seg_id": "1", "lp": "en-de", "hypothesis": "0123456789"}
+    gold.write_text("\n".join(json.dumps({**seg, "annotator": a, "spans": [sp]}) for a, sp in [
+        ("ann1", {"start": 0, "end": 4, "severity": "major"}),
+        ("ann2", {"start": 5, "end": 9, "severity": "major"})]) + "\n")
+    pred.write_text(json.dumps({**seg, "spans": [{"start": 5, "end": 9, "severity": "major"}]}) + "\n")
+    return gold, pred
+
+
+def test_raters_name_scores_that_rater(tmp_path, capsys):
+    """span-f1 --raters NAME scores against one rater's spans (issue 43 item 5; was: not a choice, exit 2)."""
+    gold, pred = _two_rater_files(tmp_path)
+    code, out, err = run(["span-f1", "-g", str(gold), "--pred", str(pred), "--raters", "ann2"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["en-de"]["f1"] == pytest.approx(1.0)
+    code, out, _ = run(["span-f1", "-g", str(gold), "--pred", str(pred), "--raters", "ann1"], capsys)
+    assert code == 0 and json.loads(out)["en-de"]["f1"] == pytest.approx(0.0)
+
+
+def test_raters_unknown_name_exits_2_listing_the_raters(tmp_path, capsys):
+    gold, pred = _two_rater_files(tmp_path)
+    code, out, err = run(["span-f1", "-g", str(gold), "--pred", str(pred), "--raters", "ann3"], capsys)
+    assert code == 2 and out == ""
+    assert "ann3" in err and "'ann1', 'ann2'" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_raters_name_in_a_wmt_mqm_file(tmp_path, capsys):
+    head = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\n"
+    rows = ["A\td\t1\t1\tr1\tsrc\t<v>bad</v> text here\tAccuracy/Mistranslation\tMajor",
+            "A\td\t1\t1\tr2\tsrc\tbad text <v>here</v>\tAccuracy/Mistranslation\tMajor"]
+    gold = tmp_path / "mqm_x_ende.tsv"
+    gold.write_text(head + "\n".join(rows) + "\n")
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(json.dumps({"system": "A", "doc_id": "d", "seg_id": "1", "lp": "en-de",
+                                "hypothesis": "bad text here",
+                                "spans": [{"start": 9, "end": 13, "severity": "major"}]}) + "\n")
+    code, out, err = run(["span-f1", "-g", str(gold), "--pred", str(pred), "--raters", "r2"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["en-de"]["f1"] == pytest.approx(1.0)
+    code, out, err = run(["span-f1", "-g", str(gold), "--pred", str(pred), "--raters", "nobody"], capsys)
+    assert code == 2 and "'r1', 'r2'" in err

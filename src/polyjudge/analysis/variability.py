@@ -29,6 +29,7 @@ import numpy as np
 from polyjudge.aggregate.rrwa import COMPARISON
 from polyjudge.analysis.runs import Floats, aggregate_rows, aggregate_table, distinct_counts, segment_deltas
 from polyjudge.analysis.stats import system_means, tie_rate, tie_stats
+from polyjudge.data.numbers import defined, stat_text
 from polyjudge.rundir import RunScores
 
 
@@ -118,15 +119,18 @@ class VariabilityReport:
     stability: list[RunStability] = field(default_factory=list)
 
     def to_text(self) -> str:
+        """What ``human-mqm --variability`` prints; an undefined figure (no scored item) is ``n/a``."""
+        share = defined(self.share_delta_zero)
         lines = [
             f"judge {self.judge}: {self.scored_items}/{self.n_items} items scored, {self.n_runs} runs",
-            f"  delta (max-min over runs): mean {self.delta_mean:.3f}, median {self.delta_median:.3f}, "
-            f"max {self.delta_max:.3f}; all runs agree on {100 * self.share_delta_zero:.1f}% of items",
-            f"  distinct scores per item: mean {self.distinct_mean:.2f}",
-            f"  tie rate across items: single run {self.tie_rate_single_runs:.4f}",
+            f"  delta (max-min over runs): mean {stat_text(self.delta_mean, '.3f')}, "
+            f"median {stat_text(self.delta_median, '.3f')}, max {stat_text(self.delta_max, '.3f')}; "
+            f"all runs agree on {stat_text(None if share is None else 100 * share, '.1f')}% of items",
+            f"  distinct scores per item: mean {stat_text(self.distinct_mean, '.2f')}",
+            f"  tie rate across items: single run {stat_text(self.tie_rate_single_runs)}",
         ]
         for name, rate in self.tie_rate_after.items():
-            lines.append(f"    after {name:<13}{rate:.4f}")
+            lines.append(f"    after {name:<13}{stat_text(rate)}")
         if self.stability:
             taus = [s.kendall_tau for s in self.stability if not np.isnan(s.kendall_tau)]
             if taus:

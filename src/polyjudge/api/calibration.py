@@ -11,13 +11,14 @@ off that scale (a 0-100 DA score) need ``bins`` to become categories.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.shapes import normalise_fields
-from polyjudge.metaeval.ratings.calibration import Bins, CalibrationRow, DistributionCell, JudgeSource
+from polyjudge.data.textio import short
+from polyjudge.metaeval.ratings.calibration import Bins, CalibrationRow, DistributionCell, JudgeSource, RatingRow
 from polyjudge.rundir.ownership import OwnedDir, claim_study
 from polyjudge.studies.tables import aligned, data_frame
 
@@ -38,6 +39,9 @@ class AgreementConfig:
     input_format: str | None = None  # default: from the extension (anything else is TSV)
     pool: tuple[str, ...] = ()
     runs: tuple[str | Path, ...] = ()  # judge run directories (their judges join the file's)
+    # the languages (pairs, as the ratings' language column names them: zh-en) to evaluate, each on its own;
+    # () every one; a value the ratings do not hold is an InputError naming those they hold
+    lps: tuple[str, ...] = ()
     metric: str | None = None  # the human metric the runs' judges rated (when items have several)
     bins: tuple[float, ...] = ()  # edges that put continuous judge scores into the human classes
     bin_labels: tuple[float, ...] = ()  # the class of each bin (default 0, 1, ..., len(bins))
@@ -114,6 +118,26 @@ def claim_agreement_dir(out_dir: str | Path) -> OwnedDir:
     return claim_study(out_dir, "agreement", AGREEMENT_TABLES, "agreement.json", create=True)
 
 
+def select_languages(ratings: list[RatingRow], lps: tuple[str, ...], *, path: str) -> list[RatingRow]:
+    """The ratings of the languages (pairs) ``lps`` (all when empty); a language the ratings do not hold
+    is an InputError naming those they hold (meta-eval's ``--lp``). Ratings that name no language are
+    labelled by the one pair given."""
+    if not lps:
+        return ratings
+    present = sorted({r.language for r in ratings if r.language})
+    if not present:  # ratings that name no language are one comparison, labelled by the one pair (as meta-eval)
+        if len(lps) > 1:
+            raise InputError(f"{len(lps)} language pairs given, but the ratings name no language "
+                             "(their language column is empty)", path=path, field="lp")
+        return [replace(r, language=lps[0]) for r in ratings]
+    missing = [lp for lp in dict.fromkeys(lps) if lp not in present]
+    if missing:
+        raise InputError(f"language pair {', '.join(short(m) for m in missing)} is not in the ratings "
+                         f"(they hold {', '.join(present)})", path=path, field="lp")
+    chosen = set(lps)
+    return [r for r in ratings if r.language in chosen]
+
+
 def agreement(config: AgreementConfig) -> AgreementResult:
     """Agreement statistics of every judge with the humans, and the class distribution."""
     from polyjudge.metaeval.ratings.calibration import calibrate, class_distribution, read_ratings, run_dir_ratings
@@ -142,6 +166,7 @@ def agreement(config: AgreementConfig) -> AgreementResult:
         ratings = ratings + from_runs
     elif config.metric is not None:
         raise InputError("--metric applies to judges read from run directories; none given", field="metric")
+    ratings = select_languages(ratings, config.lps, path=str(config.ratings))
     rows = calibrate(ratings)
     cells = class_distribution(ratings, by_language="language" not in config.pool,
                                by_task="task" not in config.pool, by_metric="metric" not in config.pool)

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.api.formats import SPAN_FORMATS
-from polyjudge.api.spans import MISSING_POLICIES, RATER_CHOICES, SpanF1Config, span_f1
+from polyjudge.api.spans import MISSING_POLICIES, SpanF1Config, check_raters, span_f1
 from polyjudge.data.errors import InputError, check_choices
+from polyjudge.data.numbers import NOT_AVAILABLE, stat_text, undefined_to_none
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.rundir import OK, PENDING, RunDir
 from polyjudge.studies.tables import aligned, data_frame
@@ -54,8 +55,8 @@ class CompareFormatsConfig:
     def check(self) -> None:
         if not self.runs:
             raise InputError("give at least one run directory to compare", field="runs")
-        check_choices(("gold-format", self.gold_format, SPAN_FORMATS), ("missing", self.missing, MISSING_POLICIES),
-                      ("raters", self.raters, RATER_CHOICES))
+        check_choices(("gold-format", self.gold_format, SPAN_FORMATS), ("missing", self.missing, MISSING_POLICIES))
+        check_raters(self.raters)
         for run in self.runs:
             RunDir.open(run)  # an InputError naming the path when it is not a run directory
 
@@ -96,18 +97,20 @@ class FormatRow:
 
 
 def _cell(v: Any) -> str:
-    if isinstance(v, float):
-        return "" if math.isnan(v) else f"{v:.6g}"
+    """A TSV cell: numbers to 6 significant digits, ``n/a`` when undefined (NaN, None)."""
+    if v is None or isinstance(v, float):
+        return stat_text(v, ".6g")
     return str(v)
 
 
 def _text_cell(column: str, v: Any) -> str:
-    if isinstance(v, float) and math.isnan(v):
-        return ""
+    """A cell of the text and TSV tables; an undefined number (NaN, None) is ``n/a``."""
     if column in ("f1", "precision", "recall", "failure_rate"):
-        return f"{v:.4f}"
+        return stat_text(v)
     if column in ("wall_time_s", "mean_latency_s"):
-        return f"{v:.2f}"
+        return stat_text(v, ".2f")
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return NOT_AVAILABLE
     return str(v)
 
 
@@ -124,7 +127,8 @@ class CompareFormatsResult:
                 "runs": [r.as_dict() for r in self.rows], "warnings": list(self.warnings)}
 
     def to_json(self) -> str:
-        return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
+        """The JSON document; an undefined number is ``null`` (never ``NaN``, which is not JSON)."""
+        return json.dumps(undefined_to_none(self.as_dict()), indent=2, ensure_ascii=False)
 
     def to_tsv(self) -> str:
         lines = ["\t".join(COLUMNS)]

@@ -34,7 +34,8 @@ class SpanF1Config:
     ``missing``: gold segments without a prediction (e.g. failed judgments) are
     scored as "no errors" (``empty``, the default: the official WMT25 scorer's
     rule), left out (``skip``), or an error; they are counted either way.
-    ``raters``: WMT MQM gold with several raters per segment: the ``first`` or ``all`` pooled.
+    ``raters``: files with several raters per segment (WMT MQM, ESA JSONL): the ``first``, ``all`` pooled, or one
+    rater's name (their segments alone; a name the file does not hold is an InputError listing its raters).
     ``vote_threshold``: share of a run directory's runs that must mark a character.
     """
 
@@ -56,7 +57,15 @@ class SpanF1Config:
 
     def check(self) -> None:
         check_choices(("gold-format", self.gold_format, SPAN_FORMATS), ("pred-format", self.pred_format, SPAN_FORMATS),
-                      ("missing", self.missing, MISSING_POLICIES), ("raters", self.raters, RATER_CHOICES))
+                      ("missing", self.missing, MISSING_POLICIES))
+        check_raters(self.raters)
+
+
+def check_raters(raters: object) -> None:
+    """``raters`` is ``first``, ``all`` or a rater's name (a non-empty string); else an InputError."""
+    if not isinstance(raters, str) or not raters.strip():
+        raise InputError(f"raters must be {', '.join(RATER_CHOICES)} or a rater's name (got {raters!r})",
+                         field="raters")
 
 
 def _fmt(v: Any) -> str:
@@ -207,4 +216,4 @@ def span_f1(config: SpanF1Config) -> SpanF1Result:
     return SpanF1Result(config, scores, list(gold), list(pred))
 
 
-__all__ = ["SpanF1Config", "SpanF1Result", "span_f1", "vote_merger"]
+__all__ = ["RATER_CHOICES", "SpanF1Config", "SpanF1Result", "check_raters", "span_f1", "vote_merger"]

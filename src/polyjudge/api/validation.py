@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,11 +30,14 @@ from polyjudge.validation.experiments import (
     BudgetResult,
     PrevalenceResult,
 )
-from polyjudge.validation.selection import SelectionReport, selection_json
+from polyjudge.validation.selection import SelectionReport, selection_json, selections_text
 from polyjudge.validation.simulate import SimConfig, SimResult
 
 if TYPE_CHECKING:
+    from polyjudge.data.rating_task import RatingTask
     from polyjudge.report.html import Report
+    from polyjudge.validation.ratings import RatingCounts
+    from polyjudge.validation.selection import SelectionSpec
     from polyjudge.validation.simulation_results import SimulationResults
 
 DOWNSTREAM = ("srs", "soft")
@@ -70,6 +73,9 @@ class ValidateConfig:
     ppi_alpha: float = 0.1
     ppi_fraction: float = 0.2  # human-labelled share for the PPI++ demonstration
     seed: int = 0
+    # language pairs to compare, each on its own, of those the ratings name (default: each); a pair they
+    # do not hold is an InputError naming those they hold
+    lps: tuple[str, ...] = ()
 
 
 def _judge_source(source: JudgeSource) -> tuple[str | None, str]:
@@ -100,11 +106,23 @@ def _read_matrix(source: str | Path | np.ndarray) -> np.ndarray:
 
 def validate(config: ValidateConfig) -> SelectionReport:
     """Which judge every definition of performance selects, per beta and cutoff tau,
-    with decision consistency, prevalence bias and a PPI++ demonstration."""
+    with decision consistency, prevalence bias and a PPI++ demonstration.
+
+    One comparison: ratings without language pairs, or of one pair (or one selected with ``lps``); for
+    ratings of several pairs, :func:`validate_pairs` gives one report per pair."""
+    reports = validate_pairs(config)
+    if len(reports) > 1:
+        raise InputError(f"the ratings hold {len(reports)} language pairs ({', '.join(str(r.lp) for r in reports)}): "
+                         "select one with lps, or call validate_pairs for a report per pair", field="lp")
+    return reports[0]
+
+
+def validate_pairs(config: ValidateConfig) -> list[SelectionReport]:
+    """:func:`validate` for each language pair of the ratings on its own (one report, ``lp`` None, when
+    they name none), in ``config.lps`` order (default: every pair, sorted)."""
     from polyjudge.api.annotate import campaign_or_file
-    from polyjudge.validation.rating_model import beta_template, check_reverse_forced_choice
     from polyjudge.validation.ratings import read_ratings
-    from polyjudge.validation.selection import SelectionSpec, select_judges
+    from polyjudge.validation.selection import select_judges
     from polyjudge.validation.task import load_task
 
     if config.downstream not in DOWNSTREAM:
@@ -112,6 +130,42 @@ def validate(config: ValidateConfig) -> SelectionReport:
     task = load_task(config.task)
     human = read_ratings(campaign_or_file(config.human, kind="ratings"), task, name="human")  # a campaign too
     judges = [read_ratings(path, task, name=name) for name, path in map(_judge_source, config.judges)]
+    spec = _selection_spec(config, task)
+    pair_of = _pair_of([human, *judges])
+    present = sorted({pair_of[item] for item in human.items if item in pair_of})  # the humans' items' pairs
+    if not present:
+        if len(config.lps) > 1:
+            raise InputError(f"{len(config.lps)} language pairs given, but the ratings name none (an lp or "
+                             "src_lang and tgt_lang column, or a run's items)", field="lp")
+        # ratings that name no pair are one comparison, labelled by the one pair given (as meta-eval)
+        return [replace(select_judges(task, human, judges, spec), lp=config.lps[0] if config.lps else None)]
+    missing = [lp for lp in dict.fromkeys(config.lps) if lp not in present]
+    if missing:
+        raise InputError(f"language pair {', '.join(textio.short(m) for m in missing)} is not in the ratings "
+                         f"(they hold {', '.join(present)})", field="lp")
+    reports = []
+    for lp in list(dict.fromkeys(config.lps)) or present:
+        report = select_judges(task, human.only(lp, pair_of), [j.only(lp, pair_of) for j in judges], spec)
+        reports.append(replace(report, lp=lp))
+    return reports
+
+
+def _pair_of(sources: Sequence[RatingCounts]) -> dict[str, str]:
+    """Every item's language pair, from whichever source names it; two pairs for one item are an InputError."""
+    out: dict[str, str] = {}
+    for src in sources:
+        for item, lp in src.lps.items():
+            if out.setdefault(item, lp) != lp:
+                raise InputError(f"item {textio.short(item)} is of language pair {out[item]} in one ratings "
+                                 f"source and {lp} in {textio.short(src.name)}", field="lp")
+    return out
+
+
+def _selection_spec(config: ValidateConfig, task: RatingTask) -> SelectionSpec:
+    """The comparison's settings: the option, the cutoffs and the human reverse forced-choice matrices."""
+    from polyjudge.validation.rating_model import beta_template, check_reverse_forced_choice
+    from polyjudge.validation.selection import SelectionSpec
+
     k = 0 if config.option is None else (task.options.index(config.option) if config.option in task.options
                                          else task.option_of_letter(config.option))
     reverse_fc: Callable[[float | None], np.ndarray]
@@ -142,9 +196,8 @@ def validate(config: ValidateConfig) -> SelectionReport:
             return beta_template(task, beta or 0.0, source=src, target=chosen_target)
 
     taus = list(config.taus or DEFAULT_TAUS)
-    return select_judges(task, human, judges, SelectionSpec(
-        reverse_fc=reverse_fc, betas=betas, taus=taus, k=k, downstream_agg=config.downstream,
-        ppi_alpha=config.ppi_alpha, ppi_labelled_fraction=config.ppi_fraction, seed=config.seed))
+    return SelectionSpec(reverse_fc=reverse_fc, betas=betas, taus=taus, k=k, downstream_agg=config.downstream,
+                         ppi_alpha=config.ppi_alpha, ppi_labelled_fraction=config.ppi_fraction, seed=config.seed)
 
 
 # --------------------------------------------------------------------------- simulation
@@ -356,4 +409,5 @@ def write_simulation_report(result: SimulationResult, out: str | Path, *, plots_
 
 
 __all__ = ["DEFAULT_BETAS", "DEFAULT_TAUS", "AmbiguityLevels", "BudgetGrid", "SimulationBlock", "SimulationResult",
-           "ValidateConfig", "selection_json", "simulate", "validate", "write_simulation_report"]
+           "ValidateConfig", "selection_json", "selections_text", "simulate", "validate", "validate_pairs",
+           "write_simulation_report"]

@@ -362,7 +362,8 @@ _SPAN_SCORING_HELP = {
     "set_id": "Score only rows of this set_id (task-2 TSVs); '*' scores every set.",
     "missing": "Gold segments without a prediction (e.g. failed judgments): score as 'no errors' (the official "
                "WMT25 scorer's rule), leave out, or stop with an error; counted as missing_predictions either way.",
-    "raters": "WMT MQM gold with several raters per segment: first rater, or pool all.",
+    "raters": "Files with several raters per segment (WMT MQM, ESA JSONL): the first rater's spans, all pooled, "
+              "or one rater's (a NAME the file holds).",
     "vote_threshold": "Share of runs that must mark a character when a run directory's runs are merged.",
 }
 
@@ -384,8 +385,7 @@ def span_scoring_option(name: str) -> Any:
         "set_id": (("--set-id", "set_id"), {"default": "official", "show_default": True}),
         "missing": (("--missing",), {"type": click.Choice(["empty", "skip", "error"]), "default": "empty",
                                      "show_default": True}),
-        "raters": (("--raters",), {"type": click.Choice(["first", "all"]), "default": "first",
-                                   "show_default": True}),
+        "raters": (("--raters",), {"default": "first", "metavar": "first|all|NAME", "show_default": True}),
         "vote_threshold": (("--vote-threshold",), {"type": FiniteFloat(0.0, 1.0, min_open=True), "default": 0.5,
                                                    "show_default": True}),
     }

@@ -74,6 +74,10 @@ class ValidateFlags:
         "--ppi-fraction", type=OPEN_SHARE, default=0.2, show_default=True,
         help="Human-labelled share used for the PPI++ demonstration when judges rated no extra items.")
     seed: int = option("--seed", type=SEED, default=0, show_default=True, help="Seed of the random draws.")
+    lps: tuple[str, ...] = option(
+        "--lp", "lps", multiple=True, metavar="SRC-TGT",
+        help="Language pair(s) to compare, repeatable, of those the ratings name (an lp or src_lang/tgt_lang "
+             "column, a run's items; default: each of them, one table per pair); one they do not hold exits 2.")
     fmt: str = shared(format_option())
     out: str | None = shared(out_option("Write the report to this file instead of standard output."))
 
@@ -88,7 +92,8 @@ class ValidateFlags:
                               betas=_parse_floats(self.betas, "beta") or DEFAULT_BETAS,
                               beta_source=self.beta_source, beta_target=self.beta_target,
                               reverse_matrix=self.reverse_matrix, downstream=self.downstream,
-                              ppi_alpha=self.ppi_alpha, ppi_fraction=self.ppi_fraction, seed=self.seed)
+                              ppi_alpha=self.ppi_alpha, ppi_fraction=self.ppi_fraction, seed=self.seed,
+                              lps=self.lps)
 
 
 @click.command("validate")
@@ -96,15 +101,11 @@ class ValidateFlags:
 def validate(flags: ValidateFlags) -> None:
     """Compare judges with human ratings under many definitions of performance and
     report which judge each one selects and what that costs downstream
-    (decision consistency and prevalence bias), after Guerdan et al."""
-    from polyjudge.api import validate as select
-    from polyjudge.api.validation import selection_json
+    (decision consistency and prevalence bias), after Guerdan et al.
+    Ratings that name language pairs are compared per pair, each table named by its pair."""
+    from polyjudge.api.validation import selections_text, validate_pairs
 
-    report = select(flags.config())
-    fmt = flags.fmt
-    text = (report.to_text() if fmt == "text" else report.to_tsv() if fmt == "tsv"
-            else selection_json(report))
-    emit(text, flags.out)
+    emit(selections_text(validate_pairs(flags.config()), flags.fmt), flags.out)
 
 
 def _parse_ints(values: tuple[str, ...], name: str) -> tuple[int, ...] | None:

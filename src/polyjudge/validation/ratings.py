@@ -17,6 +17,13 @@ Ratings file formats (humans and judges alike; one rater's rating per entry):
   failed rows are counted and reported, never used. The item key is the
   annotation's ``item_id`` (the item's ``extra['item_id']`` or ``id``, else
   ``system:doc_id:seg_id`` of the non-empty parts, else the item index).
+
+An item's language pair, where the source names one: a JSONL line's ``lp``
+(or ``langs``) or its ``src_lang`` and ``tgt_lang``; the TSV's optional
+``lp`` or ``src_lang`` and ``tgt_lang`` columns after the first three; a run
+directory's judgments' ``src_lang`` and ``tgt_lang``. ``validate`` evaluates
+each pair on its own (:meth:`RatingCounts.pairs`, :meth:`RatingCounts.only`);
+an item named with two pairs is an InputError.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from typing import Any, TypedDict
 import numpy as np
 
 from polyjudge.data import textio
+from polyjudge.data.columns import PAIR_COLUMNS, split_pair
 from polyjudge.data.errors import InputError
 from polyjudge.data.rating_task import RatingTask
 from polyjudge.data.readers import iter_jsonl
@@ -52,6 +60,7 @@ class RatingCounts:
     rs: np.ndarray
     failures: int = 0  # judgments that failed (parse/request) and were left out
     failure_reasons: dict[str, int] = field(default_factory=dict)
+    lps: dict[str, str] = field(default_factory=dict)  # item -> its language pair, for items that name one
 
     @property
     def has_fc(self) -> bool:
@@ -65,7 +74,17 @@ class RatingCounts:
         pos = {k: i for i, k in enumerate(self.items)}
         idx = [pos[k] for k in items]
         return RatingCounts(self.name, list(items), self.fc[idx], self.rs[idx],
-                            self.failures, dict(self.failure_reasons))
+                            self.failures, dict(self.failure_reasons),
+                            {k: self.lps[k] for k in items if k in self.lps})
+
+    def pairs(self) -> list[str]:
+        """The language pairs the items name, sorted (empty when none does)."""
+        return sorted(set(self.lps.values()))
+
+    def only(self, lp: str, pair_of: dict[str, str] | None = None) -> RatingCounts:
+        """The items of language pair ``lp``: by ``pair_of`` (item -> pair) where given, else by the items' own."""
+        of = self.lps if pair_of is None else pair_of
+        return self.subset([k for k in self.items if of.get(k) == lp])
 
 
 @dataclass(frozen=True)
@@ -170,6 +189,15 @@ class _Acc:
         self.rs: dict[str, np.ndarray] = {}
         self.failures = 0
         self.reasons: dict[str, int] = {}
+        self.lps: dict[str, str] = {}
+
+    def set_lp(self, item: str, lp: str | None, where: _Where) -> None:
+        """Record ``item``'s language pair; another pair for the same item is an InputError."""
+        if lp is None:
+            return
+        known = self.lps.setdefault(item, lp)
+        if known != lp:
+            raise InputError(f"item {textio.short(item)} is named with two language pairs ({known}, {lp})", **where)
 
     def _row(self, item: str) -> None:
         if item not in self.fc:
@@ -188,7 +216,8 @@ class _Acc:
     def result(self, name: str) -> RatingCounts:
         fc = np.array([self.fc[k] for k in self.order]).reshape(len(self.order), self.task.n_options)
         rs = np.array([self.rs[k] for k in self.order]).reshape(len(self.order), self.task.n_sets)
-        return RatingCounts(name, list(self.order), fc, rs, self.failures, dict(self.reasons))
+        return RatingCounts(name, list(self.order), fc, rs, self.failures, dict(self.reasons),
+                            {k: v for k, v in self.lps.items() if k in self.fc})
 
 
 def _is_count(x: Any) -> bool:
@@ -206,11 +235,24 @@ def _counts(vals: Any, size: int, where: _Where) -> np.ndarray:
     return np.asarray(vals, dtype=float)
 
 
+def pair_of(row: dict[str, Any], *, path: str, line: int) -> str | None:
+    """A row's language pair: its ``src_lang`` and ``tgt_lang``, else its pair column (``lp``, ``langs``)."""
+    src, tgt = row.get("src_lang"), row.get("tgt_lang")
+    if src not in (None, "") and tgt not in (None, ""):
+        return f"{str(src).strip()}-{str(tgt).strip()}"
+    for column in PAIR_COLUMNS:
+        if row.get(column) not in (None, ""):
+            a, b = split_pair(row[column], path=path, line=line, field=column)
+            return f"{a}-{b}"
+    return None
+
+
 def _read_jsonl(path: Path, task: RatingTask, acc: _Acc) -> None:
     for ln, obj in iter_jsonl(path):
         if "item" not in obj:
             raise InputError("each line needs an 'item' key", path=str(path), line=ln, field="item")
         item = str(obj["item"])
+        acc.set_lp(item, pair_of(obj, path=str(path), line=ln), {"path": str(path), "line": ln, "field": "lp"})
         known = False
         for key, adder, parser in (("forced_choice", acc.add_fc, _answer_fc),
                                    ("response_sets", acc.add_rs, _answer_rs)):
@@ -249,12 +291,16 @@ def _read_tsv(path: Path, task: RatingTask, acc: _Acc) -> None:
     first = next(rows, None)
     if first is None or [h.strip() for h in first[1][:3]] != ["item", "protocol", "answer"]:
         raise InputError("TSV header must be: item, protocol, answer", path=str(path), line=1)
+    header = [h.strip() for h in first[1]]
     for ln, row in rows:
         if not row or not any(c.strip() for c in row):
             continue
         if len(row) < 3:
             raise InputError("expected 3 columns", path=str(path), line=ln)
         item, proto, ans = row[0].strip(), row[1].strip().lower(), row[2].strip()
+        if len(header) > 3:
+            cells = {h: c.strip() for h, c in zip(header[3:], row[3:], strict=False)}
+            acc.set_lp(item, pair_of(cells, path=str(path), line=ln), _Where(path=str(path), line=ln, field="lp"))
         where = _Where(path=str(path), line=ln, field="answer")
         if proto in ("fc", "forced-choice", "forced_choice"):
             acc.add_fc(item, _answer_fc(task, ans, where))
@@ -282,6 +328,7 @@ def _numbered_judgments(run: RunDir) -> Iterator[tuple[int, JudgmentRecord]]:
 
 def _read_run_dir(path: Path, task: RatingTask, acc: _Acc) -> None:
     run = RunDir.open(path)
+    pairs = {i: f"{it.src_lang}-{it.tgt_lang}" for i, it in enumerate(run.items) if it.src_lang and it.tgt_lang}
     for line, judgment in _numbered_judgments(run):
         if not judgment.ok:
             acc.failures += 1
@@ -289,6 +336,9 @@ def _read_run_dir(path: Path, task: RatingTask, acc: _Acc) -> None:
             continue
         ann = judgment.annotation
         item = run_item_key(judgment)
+        lp = pairs.get(judgment.item_index)
+        if lp is not None:
+            acc.set_lp(item, lp, _Where(path=run.judgments_path, line=line, field="src_lang"))
         where = _Where(path=run.judgments_path, line=line, field="annotation")
         if not isinstance(ann, dict) or ("option" not in ann and "set" not in ann):
             raise InputError("annotation is not an elicitation answer ('option' or 'set')", **where)
@@ -301,7 +351,7 @@ def _read_run_dir(path: Path, task: RatingTask, acc: _Acc) -> None:
 def read_ratings(path: str | Path, task: RatingTask, name: str | None = None) -> RatingCounts:
     """Read one ratings source: a ``.jsonl``/``.json`` file, a ``.tsv`` file, or a run
     directory (or several run directories joined with ``+``, e.g. a judge's
-    forced-choice run plus its response-set run)."""
+    forced-choice run plus its response-set run). Items carry their language pair where the source names one."""
     parts = [Path(p) for p in str(path).split("+")]
     acc = _Acc(task)
     for p in parts:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,7 @@ from polyjudge.validation.results import (
 )
 
 __all__ = ["SelectionReport", "SelectionRow", "SelectionSpec", "read_selection", "read_validation", "select_judges",
-           "selection_json", "selection_results"]
+           "selection_json", "selection_results", "selections_text"]
 
 
 @dataclass(frozen=True)
@@ -64,9 +64,13 @@ class SelectionReport:
     human_prevalence: dict[str, float]
     ppi: dict[str, dict[str, Any]] = field(default_factory=dict)
     failures: dict[str, int] = field(default_factory=dict)
+    lp: str | None = None  # the language pair of the items compared; None when the ratings name none
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON document (``lp`` only when the items have a pair, so a file without pairs reads as before)."""
         cleaned: dict[str, Any] = _clean(asdict(self))
+        if self.lp is None:
+            del cleaned["lp"]
         return cleaned
 
     def results(self) -> ValidationResults:
@@ -74,16 +78,19 @@ class SelectionReport:
         return selection_results(self)
 
     def to_tsv(self) -> str:
+        """One row per (beta, tau, definition); a first ``lp`` column when the items have a language pair."""
         cols = ["beta", "tau", "definition", "selected", "value", "consistency", "abs_bias",
                 "consistency_loss", "bias_excess"]
-        lines = ["\t".join(cols)]
+        lead = [] if self.lp is None else ["lp"]
+        lines = ["\t".join(lead + cols)]
         for r in self.rows:
-            lines.append("\t".join(_fmt(getattr(r, c)) if c in ("beta", "tau") else _value(getattr(r, c))
-                                   for c in cols))
+            lines.append("\t".join([self.lp or ""] * len(lead) + [
+                _fmt(getattr(r, c)) if c in ("beta", "tau") else _value(getattr(r, c)) for c in cols]))
         return "\n".join(lines) + "\n"
 
     def to_text(self) -> str:
-        out = [f"task {self.task}: option '{self.option}' (k={self.k}), {self.n_items} items, "
+        pair = "" if self.lp is None else f"language pair {self.lp}: "
+        out = [f"{pair}task {self.task}: option '{self.option}' (k={self.k}), {self.n_items} items, "
                f"judges: {', '.join(self.judges)}",
                "decisions: positive when y_k >= tau; consistency loss and bias excess are "
                "against the best judge for that goal"]
@@ -336,7 +343,10 @@ def selection_results(rep: SelectionReport) -> ValidationResults:
     for r in rep.rows:
         groups.setdefault((r.beta, r.tau), []).append(r)
     tables = tuple(t for (beta, tau), rows in groups.items() for t in _tables(rep, beta, tau, rows))
-    notes = [("task", rep.task), ("option", f"{rep.option} (k={rep.k})"),
+    if rep.lp is not None:  # each table named by its language pair
+        tables = tuple(replace(t, label=f"{rep.lp}: {t.label}") for t in tables)
+    notes = [] if rep.lp is None else [("language pair", rep.lp)]
+    notes += [("task", rep.task), ("option", f"{rep.option} (k={rep.k})"),
              ("items rated by humans and every judge", str(rep.n_items)), ("judges", ", ".join(rep.judges))]
     if rep.human_prevalence:
         notes.append(("human prevalence", "; ".join(
@@ -349,6 +359,20 @@ def selection_results(rep: SelectionReport) -> ValidationResults:
 def selection_json(rep: SelectionReport) -> str:
     """The document ``polyjudge validate --format json`` writes."""
     return json.dumps(rep.to_json(), indent=2) + "\n"
+
+
+def selections_text(reports: Sequence[SelectionReport], fmt: str) -> str:
+    """What ``polyjudge validate`` prints for one comparison per language pair: ``text`` (the tables one
+    after another, each named by its pair), ``tsv`` (one table, the pair in its first column) or ``json``
+    (one report as :func:`selection_json`; several as ``{"language_pairs": [report, ...]}``)."""
+    if fmt == "json":
+        if len(reports) == 1:
+            return selection_json(reports[0])
+        return json.dumps({"language_pairs": [r.to_json() for r in reports]}, indent=2) + "\n"
+    if fmt == "tsv":
+        tables = [r.to_tsv().splitlines(keepends=True) for r in reports]
+        return "".join(tables[0] + [line for t in tables[1:] for line in t[1:]])
+    return "\n".join(r.to_text() for r in reports)
 
 
 def _is_report(obj: Any) -> bool:
@@ -381,7 +405,20 @@ def read_selection(obj: Any, path: str) -> SelectionReport:
         n_items=whole(doc, d.get("n_items"), "n_items"), judges=list(judges or []), rows=rows, per_judge=per_judge,
         human_prevalence=doc.numbers_of(d.get("human_prevalence"), "human_prevalence"),
         ppi=doc.obj(ppi, "ppi") if ppi is not None else {},
-        failures=doc.numbers_of(d.get("failures"), "failures"))
+        failures=doc.numbers_of(d.get("failures"), "failures"),
+        lp=None if d.get("lp") is None else str(d["lp"]))
+
+
+def read_validation_pairs(obj: dict[str, Any], path: str) -> ValidationResults:
+    """A ``validate --format json`` document of several language pairs (``{"language_pairs": [report, ...]}``)
+    as one :class:`ValidationResults`: each pair's notes (named by it) and tables one after another."""
+    doc = JsonDoc(path)
+    parts = [selection_results(read_selection(r, path)) for r in doc.objects(obj.get("language_pairs"),
+                                                                             "language_pairs")]
+    if not parts:
+        raise doc.fail("language_pairs", "holds no report")
+    notes = tuple(n for part in parts for n in part.notes)
+    return ValidationResults(notes, (), tuple(t for part in parts for t in part.selection))
 
 
 def read_validation(obj: Any, path: str) -> ValidationResults:
@@ -391,4 +428,6 @@ def read_validation(obj: Any, path: str) -> ValidationResults:
     nothing to show."""
     if _is_report(obj):
         return read_selection(obj, path).results()
+    if isinstance(obj, dict) and "language_pairs" in obj:
+        return read_validation_pairs(obj, path)
     return read_tables(obj, path)

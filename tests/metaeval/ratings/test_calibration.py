@@ -171,7 +171,8 @@ def test_cli(tmp_path):
     assert sum(c["count"] for c in doc["class_distribution"]) == 60
     assert (out / "agreement.tsv").read_text().count("\n") == 3
     res = CliRunner().invoke(agreement, [str(p), "--pool", "language"])
-    assert res.exit_code == 0 and "pa_judge" in res.output and "\n*\tqa\tLA\tgpt\t" in res.output
+    # the pooled distribution names what it pooled (was *)
+    assert res.exit_code == 0 and "pa_judge" in res.output and "\npooled: de+zh\tqa\tLA\tgpt\t" in res.output
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"item_id": "x"}\n', encoding="utf-8")
     res = CliRunner().invoke(agreement, [str(bad)])

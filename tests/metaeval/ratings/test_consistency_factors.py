@@ -106,5 +106,5 @@ def test_too_few_languages_give_nan_and_tables_render():
     assert corr.n_languages == 2 and math.isnan(corr.spearman)
     text = records_tsv([corr])
     assert text.splitlines()[0].split("\t")[-3:] == ["n_languages", "spearman", "p_value"]
-    assert text.splitlines()[1].endswith("\t2\t\t")  # NaN is an empty cell
+    assert text.splitlines()[1].endswith("\t2\tn/a\tn/a")  # NaN is n/a (issue 43 item 4)
     assert records_tsv([]) == ""

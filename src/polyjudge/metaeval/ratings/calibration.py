@@ -46,6 +46,7 @@ import numpy as np
 
 from polyjudge.data import textio
 from polyjudge.data.errors import InputError
+from polyjudge.data.numbers import stat_text
 from polyjudge.data.readers import iter_jsonl
 from polyjudge.data.records import Item
 from polyjudge.metaeval.ratings.agreement import (
@@ -491,10 +492,16 @@ def _label(v: Any) -> str:
 def class_distribution(rows: Iterable[RatingRow], *, by_language: bool = True, by_task: bool = True,
                        by_metric: bool = True) -> list[DistributionCell]:
     """Count items per human-agreement class x human majority x judge score
-    (Hada et al., section 4.2). Set a ``by_*`` flag to False to pool over it."""
+    (Hada et al., section 4.2). Set a ``by_*`` flag to False to pool over it: a pooled task or metric
+    is ``*``, pooled languages are named ``pooled: A+B`` (those of the cell's task and metric)."""
     counts: Counter[tuple[str, str, str, str, str, str, str]] = Counter()
-    for (lang, task, metric), items in _group(rows).items():
-        key = (lang if by_language else "*", task if by_task else "*", metric if by_metric else "*")
+    groups = _group(rows)
+    pooled: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for lang, task, metric in groups:
+        pooled[(task if by_task else "*", metric if by_metric else "*")].add(lang)
+    for (lang, task, metric), items in groups.items():
+        tm = (task if by_task else "*", metric if by_metric else "*")
+        key = (lang if by_language else _pooled_name(pooled[tm]), *tm)
         for it in items.values():
             hum = list(it["human"].values())
             if not hum:
@@ -508,11 +515,16 @@ def class_distribution(rows: Iterable[RatingRow], *, by_language: bool = True, b
             sorted(counts.items(), key=lambda kv: (kv[0][:4], order[kv[0][4]], kv[0][5], kv[0][6]))]
 
 
+def _pooled_name(languages: set[str]) -> str:
+    """The language column of a class distribution pooled over languages (meta-eval's ``pooled: A+B``)."""
+    named = sorted(x for x in languages if x)
+    return "pooled: " + "+".join(named) if len(named) > 1 else (named[0] if named else "")
+
+
 def _fmt(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return "" if math.isnan(v) else f"{v:.4f}"
+    """A cell of the agreement tables: a statistic to 4 places, ``n/a`` when undefined (NaN, None)."""
+    if v is None or isinstance(v, float):
+        return stat_text(v)
     return str(v)
 
 

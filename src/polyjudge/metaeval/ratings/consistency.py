@@ -41,6 +41,7 @@ from scipy.stats import spearmanr
 
 from polyjudge.aggregate.panel import EnsMinReport, Method, TieRule, aggregate_panel, ens_minus_min
 from polyjudge.data.errors import InputError
+from polyjudge.data.numbers import stat_text
 from polyjudge.metaeval.ratings.agreement import cohen_kappa, fleiss_kappa_from_labels
 
 BINARY_CRITERIA = ("binary",)
@@ -457,7 +458,7 @@ def grade_gap(rows: Sequence[ConsistencyRow], binary: str = "binary", grade: str
 
 
 def records_tsv(records: Sequence[Any]) -> str:
-    """TSV of frozen dataclass rows (header = field names; NaN/None empty; floats to 4 places)."""
+    """TSV of frozen dataclass rows (header = field names; NaN/None n/a; floats to 4 places)."""
     if not records:
         return ""
     cols = [f for f in records[0].__dataclass_fields__]
@@ -472,10 +473,9 @@ def records_tsv(records: Sequence[Any]) -> str:
 # -- tables -------------------------------------------------------------------
 
 def _fmt(x: Any) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return ""
-    if isinstance(x, float):
-        return f"{x:.4f}"
+    """A cell of the consistency tables: a statistic to 4 places, ``n/a`` when undefined (NaN, None)."""
+    if x is None or isinstance(x, float):
+        return stat_text(x)
     return str(x)
 
 

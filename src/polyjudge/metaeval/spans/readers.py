@@ -138,7 +138,18 @@ def read_span_jsonl(path: str | Path, *, lp: str | None = None, raters: str = "f
             domain=_opt_str(_first(d, "domain", "domain_name")), method=_opt_str(_first(d, "method")),
             source=_text(_first(d, "source", "src", "source_segment"), name, n, "source"),
             origin=name, line=n))
-    return choose_raters(out, rater_of, raters) if any(r is not None for r in rater_of) else out
+    if not any(r is not None for r in rater_of):
+        return out
+    check_rater(raters, rater_of, path=name)
+    return choose_raters(out, rater_of, raters)
+
+
+def check_rater(raters: str, present: Iterable[str | None], *, path: str | None = None) -> None:
+    """An InputError naming the file's raters when ``raters`` is a rater's name none of its records has."""
+    names = sorted({r for r in present if r is not None})
+    if raters not in ("first", "all") and raters not in names:
+        held = f"its raters: {', '.join(map(short, names))}" if names else "it names no rater"
+        raise InputError(f"rater {short(raters)} is not in the file ({held})", path=path, field="raters")
 
 
 def choose_raters(segments: list[SpanSegment], rater_of: Sequence[str | None], raters: str) -> list[SpanSegment]:
@@ -186,10 +197,12 @@ def segments_from_mqm(annotations: Iterable[Any], *, lp: str | None = None,
     segs: dict[tuple[str, str, str], SpanSegment] = {}
     rater_of: dict[tuple[str, str, str], str] = {}
     spans: dict[tuple[str, str, str], list[Span]] = defaultdict(list)
+    seen: set[str] = set()
     for a in annotations:
         # The document name (``doc``) is the item doc_id in polyjudge runs of these files.
         doc = str(getattr(a, "doc", None) or a.doc_id)
         key = (a.system, doc, str(a.seg_id))
+        seen.add(a.rater)
         if raters not in ("first", "all") and a.rater != raters:
             continue
         if key not in segs:
@@ -207,6 +220,7 @@ def segments_from_mqm(annotations: Iterable[Any], *, lp: str | None = None,
                 spans[key].append(Span(None, None, sev))
             else:
                 spans[key].append(Span(int(err.start), int(err.end), sev))
+    check_rater(raters, seen, path=path)
     for key, seg in segs.items():
         seg.spans = tuple(spans.get(key, ()))
     return list(segs.values())
@@ -461,4 +475,5 @@ def _detect_format(p: Path) -> str:
 
 __all__ = ["SPAN_FORMAT_REGISTRY", "SpanFormat", "SpanMerger", "SpanProtocols", "SpanReader", "SpanRequest",
            "SpanResult", "lp_from_filename", "read_run_predictions", "read_span_jsonl", "read_spans",
-           "register_span_format", "choose_raters", "segments_from_mqm", "span_format_names", "vote_merger"]
+           "register_span_format", "check_rater", "choose_raters", "segments_from_mqm", "span_format_names",
+           "vote_merger"]
