@@ -19,7 +19,7 @@ from polyjudge.data.settings import (
     old_keys,
     python_keywords,
 )
-from polyjudge.data.study_keys import TABLE_KEYS, TableKey
+from polyjudge.data.study_keys import TABLE_KEYS, TableKey, table_key
 
 
 def judging_settings() -> tuple[Setting, ...]:
@@ -30,4 +30,5 @@ def judging_settings() -> tuple[Setting, ...]:
 
 
 __all__ = ["GROUPS", "SETTINGS", "TABLE_KEYS", "Setting", "TableKey", "by_name", "command_line", "default", "get",
-           "identity_names", "judging_settings", "of_group", "old_keys", "python_keywords"]
+           "identity_names", "judging_settings", "of_group", "old_keys", "python_keywords",
+           "table_key"]

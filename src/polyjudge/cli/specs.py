@@ -80,6 +80,47 @@ def option(*decls: str, spellings: Sequence[Decorator] = (), **attrs: Any) -> An
     return _field(Parsing(_chain(click.option(*decls, **attrs), spellings)), _click_default(attrs))
 
 
+def _key_type(key: Any) -> Any:
+    """The click type of a declared study key (``polyjudge.data.study_keys.TableKey``)."""
+    from pathlib import Path
+
+    if key.kind == "int":
+        return click.IntRange(key.low, key.high)
+    if key.kind == "float":
+        from polyjudge.cli.options import FiniteFloat
+
+        return FiniteFloat(key.low, key.high)
+    if key.kind == "choice":
+        return click.Choice(key.choice_source())
+    if key.kind in ("file", "folder", "path"):
+        return click.Path(exists=key.exists, file_okay=key.kind != "folder", dir_okay=key.kind != "file",
+                          path_type=Path)
+    return None
+
+
+def declared(table: str, name: str) -> Any:
+    """A field parsed by the flag of the declared study key ``name`` of ``table`` (``polyjudge.data.study_keys``:
+    its spellings, type, default and help), so the flag and the study key are one declaration."""
+    from polyjudge.api.settings import table_key
+
+    key = table_key(table, name)
+    attrs: dict[str, Any] = {"help": key.help}
+    if key.kind == "flag":
+        attrs["is_flag"] = True
+    kind = _key_type(key)
+    if kind is not None:
+        attrs["type"] = kind
+    if key.many:
+        attrs["multiple"] = True
+    elif key.default is not None and key.kind != "flag":
+        attrs["default"] = key.default
+    if key.metavar:
+        attrs["metavar"] = key.metavar
+    if key.show_default:
+        attrs["show_default"] = True
+    return option(*key.flags, key.name, **attrs)
+
+
 def argument(*decls: str, **attrs: Any) -> Any:
     """A field parsed by ``click.argument(*decls, **attrs)``."""
     return _field(Parsing(click.argument(*decls, **attrs)), _click_default(attrs))
@@ -191,5 +232,5 @@ def toml_value(value: Any) -> str:
     return json.dumps(os.fspath(value), ensure_ascii=False)  # a JSON string is a TOML basic string
 
 
-__all__ = ["STUDY_LEAVES_OUT", "Parsing", "argument", "build_spec", "flags_of", "group", "option", "parsing_of",
-           "shared", "study_key", "study_keys", "takes", "toml_value"]
+__all__ = ["STUDY_LEAVES_OUT", "Parsing", "argument", "build_spec", "declared", "flags_of", "group", "option",
+           "parsing_of", "shared", "study_key", "study_keys", "takes", "toml_value"]

@@ -27,8 +27,8 @@ class TableKey:
 
     ``choices``: a tuple, or ``"module:attr"`` naming a collection (or a function returning one) read when
     first asked for (a registry's names: ``more`` are added after them); ``exists``: a path key names a file
-    or folder that must exist (relative to the study file); ``decls``: the flag's other spellings
-    (``-k``, ``--permutations``) after its long flag."""
+    or folder that must exist (relative to the study file); ``decls``: the flag's spellings when
+    there are more than its long flag (``-k``, ``--k``, ``--permutations``)."""
 
     key: str
     kind: str
@@ -63,13 +63,24 @@ class TableKey:
         """What the command passes when the flag is not given."""
         return () if self.many else bool(self.default) if self.kind == "flag" else self.default
 
-    def choice_list(self) -> tuple[str, ...]:
-        """The values a choice key takes (a registry's names read now)."""
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The flag's spellings (the first long one is the study key)."""
+        return self.decls or (self.long_flag,)
+
+    def choice_source(self) -> Sequence[str]:
+        """The values a choice key takes: a tuple, or the named collection itself (read when iterated, so a
+        plugin's names count), or what the named function returns now, ``more`` after them."""
         if not isinstance(self.choices, str):
             return tuple(self.choices or ())
         module, _, attr = self.choices.partition(":")
         found = getattr(importlib.import_module(module), attr)
-        return (*(found() if callable(found) else found), *self.more)
+        found = found() if callable(found) else found
+        return [*found, *self.more] if self.more else found
+
+    def choice_list(self) -> tuple[str, ...]:
+        """The values a choice key takes (a registry's names read now)."""
+        return tuple(self.choice_source())
 
 
 def _k(key: str, kind: str, default: Any = None, help: str = "", **more: Any) -> TableKey:
@@ -132,8 +143,8 @@ META_EVAL: tuple[TableKey, ...] = (
        more=("none",), **_SHOWN),
     _k("level", "choice", "seg", "Level of the score files read (system scores are derived unless mt-metrics-eval "
        ".sys.score files exist).", choices=("seg",), **_SHOWN),
-    _k("k", "int", 1000, "Permutation draws per significance test (0 = none).", low=0, decls=("-k", "--permutations"),
-       **_SHOWN),
+    _k("k", "int", 1000, "Permutation draws per significance test (0 = none).", low=0,
+       decls=("-k", "--k", "--permutations"), **_SHOWN),
     _k("seed", "int", 0, "Seed of the permutation draws (the same seed gives the same p-values).", low=0,
        high=limits.MAX_SEED, **_SHOWN),
     _k("alpha", "float", 0.05, "p-value threshold for significance clusters.", low=0.0, high=1.0, **_SHOWN),
