@@ -13,7 +13,12 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.limits import DEFAULT_JUDGE
 
 if TYPE_CHECKING:
-    from polyjudge.api import CacheSpec, InputSpec, JudgeSpec, JudgesSpec, JudgingSpec, ProtocolSpec
+    from polyjudge.backends.registry import JudgeSpec
+    from polyjudge.backends.spec import JudgesSpec
+    from polyjudge.cache.spec import CacheSpec
+    from polyjudge.data.spec import InputSpec
+    from polyjudge.engine.spec import JudgingSpec
+    from polyjudge.protocols.spec import ProtocolSpec
 
 
 def _name_list(values: Sequence[str]) -> tuple[str, ...]:
@@ -37,7 +42,7 @@ def parse_protocol_options(pairs: Sequence[str]) -> dict[str, Any]:
 
 def _single_judge(params: Mapping[str, Any]) -> tuple[JudgeSpec, ...] | None:
     """The judge of ``--backend/--model/--base-url`` (None when none is given)."""
-    from polyjudge.api import JudgeSpec
+    from polyjudge.backends.registry import JudgeSpec
 
     backend, model, base_url = params.get("backend"), params.get("model"), params.get("base_url")
     if not (backend or model or base_url):
@@ -74,7 +79,7 @@ def _split(kind: type[Any], values: dict[str, Any], extra: dict[str, Any]) -> An
 
 
 def _judges_group(params: Mapping[str, Any], given: dict[str, Any], extra: dict[str, Any]) -> JudgesSpec:
-    from polyjudge.api import JudgesSpec
+    from polyjudge.backends.spec import JudgesSpec
 
     judges, single = tuple(given.pop("judges", ()) or ()), _single_judge(params)
     if judges and single:
@@ -86,7 +91,7 @@ def _judges_group(params: Mapping[str, Any], given: dict[str, Any], extra: dict[
 def _protocol_group(params: Mapping[str, Any], given: dict[str, Any], extra: dict[str, Any]) -> ProtocolSpec:
     """--protocol, --protocol-option and their shorthands (--score-mode, --with-reference), --prompt-template
     and --no-context; a shorthand contradicting a --protocol-option is refused."""
-    from polyjudge.api import ProtocolSpec
+    from polyjudge.protocols.spec import ProtocolSpec
 
     protocol_options = parse_protocol_options(given.pop("options", ()) or ())
     score_mode = params.get("score_mode")
@@ -105,7 +110,7 @@ def _protocol_group(params: Mapping[str, Any], given: dict[str, Any], extra: dic
 
 def _data_group(params: Mapping[str, Any], protocol: ProtocolSpec) -> InputSpec:
     """The input's flags (those the command has; ``input_path`` None: the command reads its own)."""
-    from polyjudge.api import InputSpec
+    from polyjudge.data.spec import InputSpec
 
     return InputSpec(path=params.get("input_path"), fmt=params.get("input_format"), src_lang=params.get("src_lang"),
                      tgt_lang=params.get("tgt_lang"), lp=params.get("lp"), columns=params.get("columns") or None,
@@ -116,7 +121,7 @@ def _data_group(params: Mapping[str, Any], protocol: ProtocolSpec) -> InputSpec:
 
 
 def _cache_group(given: dict[str, Any], extra: dict[str, Any]) -> CacheSpec:
-    from polyjudge.api import CacheSpec
+    from polyjudge.cache.spec import CacheSpec
 
     if not given.get("use", True) and given.get("path"):
         raise InputError("give either --cache PATH or --no-cache, not both", field="cache")
@@ -132,7 +137,9 @@ def judging_spec(params: Mapping[str, Any], *, progress: bool = True) -> Judging
     read; the input's flags are read when the command has them."""
     import sys
 
-    from polyjudge.api import BatchOptions, BudgetSpec, ExecutionSpec, GenerationSpec, JudgingSpec, OutputSpec
+    from polyjudge.engine.batches import BatchOptions
+    from polyjudge.engine.spec import BudgetSpec, ExecutionSpec, GenerationSpec, JudgingSpec
+    from polyjudge.rundir.spec import OutputSpec
 
     given, extra = _declared(params), dict[str, Any]()
     protocol = _protocol_group(params, given["protocol"], extra)

@@ -219,7 +219,7 @@ def _one(src: Source, key: Key, value: Any) -> Any:
     if key.kind in ("file", "folder", "path"):
         return _path(src, key, value)
     if key.kind == "judge":
-        from polyjudge.api import parse_judge
+        from polyjudge.backends.spec import parse_judge
 
         return parse_judge(value)
     return value

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -28,6 +27,7 @@ from polyjudge.api.runs import (  # light: the engine loads when a command build
     limits,
     refuse_clashes,
 )
+from polyjudge.cli.specs import FiniteFloat  # declared there: the flags of declared study keys use it too
 from polyjudge.data.errors import InputError
 from polyjudge.registry import Registry, UnknownNameError
 
@@ -95,18 +95,6 @@ def number_list(text: str | None, flag: str) -> tuple[float, ...]:
 
 
 # --------------------------------------------------------------------------- numeric flags
-
-class FiniteFloat(click.FloatRange):
-    """A float flag in a range that also refuses nan and inf (click's FloatRange lets nan through)."""
-
-    name = "number"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = super().convert(value, param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number.", param, ctx)
-        return number
-
 
 def positive(high: float | None = None) -> FiniteFloat:
     """A finite number above 0 (up to ``high``): timeouts, budgets, rates."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -80,6 +81,18 @@ def option(*decls: str, spellings: Sequence[Decorator] = (), **attrs: Any) -> An
     return _field(Parsing(_chain(click.option(*decls, **attrs), spellings)), _click_default(attrs))
 
 
+class FiniteFloat(click.FloatRange):
+    """A float flag in a range that also refuses nan and inf (click's FloatRange lets nan through)."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
 def _key_type(key: Any) -> Any:
     """The click type of a declared study key (``polyjudge.data.study_keys.TableKey``)."""
     from pathlib import Path
@@ -87,8 +100,6 @@ def _key_type(key: Any) -> Any:
     if key.kind == "int":
         return click.IntRange(key.low, key.high)
     if key.kind == "float":
-        from polyjudge.cli.options import FiniteFloat
-
         return FiniteFloat(key.low, key.high)
     if key.kind == "choice":
         return click.Choice(key.choice_source())
@@ -232,5 +243,5 @@ def toml_value(value: Any) -> str:
     return json.dumps(os.fspath(value), ensure_ascii=False)  # a JSON string is a TOML basic string
 
 
-__all__ = ["STUDY_LEAVES_OUT", "Parsing", "argument", "build_spec", "declared", "flags_of", "group", "option",
-           "parsing_of", "shared", "study_key", "study_keys", "takes", "toml_value"]
+__all__ = ["STUDY_LEAVES_OUT", "FiniteFloat", "Parsing", "argument", "build_spec", "declared", "flags_of", "group",
+           "option", "parsing_of", "shared", "study_key", "study_keys", "takes", "toml_value"]
