@@ -381,30 +381,15 @@ def span_scoring_option(name: str) -> Any:
 
 
 def input_options(fn: F) -> F:
-    """How the main input is read: ``--columns``, ``--lp``, ``--systems``, ``--exclude-systems``, ``--ref``
-    (:func:`judging_spec` turns them into its ``InputSpec``)."""
-    opts = [
-        click.option("--columns", "columns", multiple=True, metavar="FIELD=COLUMN,...",
-                     help="Which column holds which field in a CSV/TSV/JSONL/parquet/hf input, e.g. "
-                          "--columns tgt=mt,ref=reference; lp=COLUMN holds a language pair (en-de) split into "
-                          "source and target language. Fields: src, tgt, ref, src_lang, tgt_lang, doc_id, seg_id, "
-                          "system, lp."),
-        click.option("--lp", default=None, metavar="SRC-TGT",
-                     help="Language pair (e.g. en-de): the one read from an mt-metrics-eval test set, and the "
-                          "languages of items that do not name theirs."),
-        click.option("--systems", "systems", multiple=True, metavar="NAME,...",
-                     help="Judge only these systems (of a test set: human references such as refA included)."),
-        click.option("--exclude-systems", "exclude_systems", multiple=True, metavar="NAME,...",
-                     help="Leave these systems out."),
-        click.option("--ref", "ref", default=None, metavar="NAME",
-                     help="The test set's reference to use (refA, refB, ...; default: its standard one)."),
-        click.option("--language-names", "language_names", multiple=True, metavar="CODE=NAME,...",
-                     help="Name language codes that are no BCP 47 tag, to judge them anyway (an unknown code is "
-                          "refused): --language-names ge=Georgian-variant; prompts call the language so."),
-    ]
+    """How the main input is read: ``--columns``, ``--lp``, ``--systems``, ``--exclude-systems``, ``--ref``,
+    ``--language-names``, each the flag of a declared ``[[judging]]`` key (``polyjudge.data.study_keys``;
+    :func:`judging_spec` turns them into its ``InputSpec``)."""
+    from polyjudge.cli.specs import key_option
+
+    names = ("columns", "lp", "systems", "exclude_systems", "ref", "language_names")
     decorated: Callable[..., Any] = fn
-    for opt in reversed(opts):
-        decorated = opt(decorated)
+    for name in reversed(names):
+        decorated = key_option("judging", name)(decorated)
     return cast(F, decorated)
 
 

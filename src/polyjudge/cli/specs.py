@@ -109,9 +109,8 @@ def _key_type(key: Any) -> Any:
     return None
 
 
-def declared(table: str, name: str) -> Any:
-    """A field parsed by the flag of the declared study key ``name`` of ``table`` (``polyjudge.data.study_keys``:
-    its spellings, type, default and help), so the flag and the study key are one declaration."""
+def _key_declaration(table: str, name: str) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The ``click.option`` arguments of the declared study key ``name`` of ``table``."""
     from polyjudge.api.settings import table_key
 
     key = table_key(table, name)
@@ -129,7 +128,20 @@ def declared(table: str, name: str) -> Any:
         attrs["metavar"] = key.metavar
     if key.show_default:
         attrs["show_default"] = True
-    return option(*key.flags, key.name, **attrs)
+    return (*key.flags, key.name), attrs
+
+
+def key_option(table: str, name: str) -> Decorator:
+    """The click option of the declared study key ``name`` of ``table`` (``polyjudge.data.study_keys``)."""
+    decls, attrs = _key_declaration(table, name)
+    return click.option(*decls, **attrs)
+
+
+def declared(table: str, name: str) -> Any:
+    """A field parsed by the flag of the declared study key ``name`` of ``table`` (``polyjudge.data.study_keys``:
+    its spellings, type, default and help), so the flag and the study key are one declaration."""
+    decls, attrs = _key_declaration(table, name)
+    return option(*decls, **attrs)
 
 
 def argument(*decls: str, **attrs: Any) -> Any:
@@ -244,4 +256,4 @@ def toml_value(value: Any) -> str:
 
 
 __all__ = ["STUDY_LEAVES_OUT", "FiniteFloat", "Parsing", "argument", "build_spec", "declared", "flags_of", "group",
-           "option", "parsing_of", "shared", "study_key", "study_keys", "takes", "toml_value"]
+           "key_option", "option", "parsing_of", "shared", "study_key", "study_keys", "takes", "toml_value"]
