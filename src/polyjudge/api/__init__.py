@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.reporting import ReportConfig as ReportConfig
     from polyjudge.api.reporting import report as report
     from polyjudge.api.settings import Setting as Setting
+    from polyjudge.api.settings import TableKey as TableKey
     from polyjudge.api.settings import judging_settings as judging_settings
     from polyjudge.api.spans import SpanF1Config as SpanF1Config
     from polyjudge.api.spans import SpanF1Result as SpanF1Result
@@ -72,9 +73,11 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.study import StudyPlan as StudyPlan
     from polyjudge.api.study import StudyReport as StudyReport
     from polyjudge.api.study import StudyResult as StudyResult
-    from polyjudge.api.study import plan_study as plan_study
     from polyjudge.api.study import read_study_file as read_study_file
-    from polyjudge.api.study import run_study as run_study
+    from polyjudge.api.study_file import load_study as load_study
+    from polyjudge.api.study_file import parse_study as parse_study
+    from polyjudge.api.study_file import plan_study as plan_study
+    from polyjudge.api.study_file import run_study as run_study
     from polyjudge.api.systems import CompareSystemsConfig as CompareSystemsConfig
     from polyjudge.api.systems import CompareSystemsResult as CompareSystemsResult
     from polyjudge.api.systems import compare_systems as compare_systems
@@ -162,8 +165,10 @@ _HOMES: dict[str, str] = {
     "StudyPlan": "polyjudge.api.study",
     "StudyReport": "polyjudge.api.study",
     "StudyResult": "polyjudge.api.study",
-    "plan_study": "polyjudge.api.study",
-    "run_study": "polyjudge.api.study",
+    "load_study": "polyjudge.api.study_file",
+    "parse_study": "polyjudge.api.study_file",
+    "plan_study": "polyjudge.api.study_file",
+    "run_study": "polyjudge.api.study_file",
     "ReportConfig": "polyjudge.api.reporting",
     "report": "polyjudge.api.reporting",
     "SpanF1Config": "polyjudge.api.spans",
@@ -216,6 +221,7 @@ _HOMES: dict[str, str] = {
     # Every judging setting, declared once (flags, study keys, JudgeConfig's fields follow from them).
     "Setting": "polyjudge.api.settings",
     "judging_settings": "polyjudge.api.settings",
+    "TableKey": "polyjudge.api.settings",
     "read_study_file": "polyjudge.api.study",
     "SimConfig": "polyjudge.validation.simulate",
     "default_grid": "polyjudge.validation.simulate",

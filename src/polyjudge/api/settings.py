@@ -1,5 +1,7 @@
 """The judging settings, declared once (``polyjudge.data.settings``): the command line builds its judge
-flags from them, a study file its ``[[judging]]`` keys, ``JudgeConfig`` its fields. Light to import."""
+flags from them, a study file its ``[[judging]]`` keys, ``JudgeConfig`` its fields; and the other keys of a
+study file's tables (``polyjudge.data.study_keys``: ``TableKey``), from which ``polyjudge meta-eval`` and
+``polyjudge report`` build their flags. Light to import."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from polyjudge.data.settings import (
     old_keys,
     python_keywords,
 )
+from polyjudge.data.study_keys import TABLE_KEYS, TableKey, table_key
 
 
 def judging_settings() -> tuple[Setting, ...]:
@@ -26,5 +29,6 @@ def judging_settings() -> tuple[Setting, ...]:
     return _declared.SETTINGS
 
 
-__all__ = ["GROUPS", "SETTINGS", "Setting", "by_name", "command_line", "default", "get", "identity_names",
-           "judging_settings", "of_group", "old_keys", "python_keywords"]
+__all__ = ["GROUPS", "SETTINGS", "TABLE_KEYS", "Setting", "TableKey", "by_name", "command_line", "default", "get",
+           "identity_names", "judging_settings", "of_group", "old_keys", "python_keywords",
+           "table_key"]

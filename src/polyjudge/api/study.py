@@ -1,8 +1,9 @@
 """A study: several judgings, their meta-evaluations and one report, run (or planned) as one thing.
 
-A study file (``polyjudge study run STUDY.toml -o OUT``) is read by the command line into the
-typed, frozen :class:`Study` below; :func:`run_study` and :func:`plan_study` take that object,
-so a study can be built and run from Python as well::
+A study file (``polyjudge study run STUDY.toml -o OUT``) is read into the typed, frozen :class:`Study`
+below by ``polyjudge.api.load_study`` (``api/study_file.py``); ``polyjudge.api.run_study`` and
+``plan_study`` take that object or the file (here :func:`execute_study` and :func:`estimate_study` run
+the object), so a study can be built and run from Python as well::
 
     from polyjudge.api import InputSpec, JudgingSpec, ProtocolSpec, Study, StudyJudging, run_study
     study = Study(judgings=(StudyJudging("mqm", JudgingSpec(data=InputSpec("items.jsonl", lp="en-de"),
@@ -232,7 +233,7 @@ def _writes(spec: JudgingSpec) -> dict[str, str | None]:
     return {"record": spec.cache.record, "batch_export": spec.execution.batch_export}
 
 
-def plan_study(study: Study, out: str | Path) -> StudyPlan:
+def estimate_study(study: Study, out: str | Path) -> StudyPlan:
     """What running ``study`` into ``out`` would send and cost, judging by judging (what their run
     directories already hold is not counted). Nothing is written."""
     check_study(study)
@@ -283,7 +284,7 @@ def _subfolder(owned: OwnedDir, name: str) -> Path:
     return folder
 
 
-def run_study(study: Study, out: str | Path) -> StudyResult:
+def execute_study(study: Study, out: str | Path) -> StudyResult:
     """Run every judging of ``study`` into ``out/judging/NAME`` (resuming what is there), then its
     meta-evaluations and its report. Errors are those of :func:`polyjudge.api.judge`,
     :func:`~polyjudge.api.meta_eval` and :func:`~polyjudge.api.report`."""
@@ -339,4 +340,4 @@ def _report(study: Study, root: Path, evaluations: dict[str, MetaEvalResult]) ->
 
 
 __all__ = ["Study", "StudyInputError", "StudyJudging", "StudyMetaEval", "StudyPlan", "StudyReport",
-           "StudyResult", "check_study", "plan_study", "run_study"]
+           "StudyResult", "check_study", "estimate_study", "execute_study", "read_study_file"]

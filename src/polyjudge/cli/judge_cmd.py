@@ -20,13 +20,12 @@ from polyjudge.cli.options import (
     RegistryHelpCommand,
     format_option,
     guard_outputs,
-    input_format_option,
     input_options,
     judge_options,
     out_option,
     takes_judging,
 )
-from polyjudge.cli.specs import STUDY_LEAVES_OUT, study_key, toml_value
+from polyjudge.cli.specs import STUDY_LEAVES_OUT, key_option, study_key, toml_value
 from polyjudge.data.errors import InputError
 
 if TYPE_CHECKING:
@@ -189,13 +188,12 @@ class JudgeCall:
 @click.argument("input_path", metavar="INPUT", type=click.Path())
 @out_option("Run directory (re-running the same command resumes from it); not needed with --dry-run.",
             legacy_decls=("-O",))
-@input_format_option(INPUT_FORMATS, "Input format (default: from the extension or what INPUT is: an "
-                                    "mt-metrics-eval folder, hf:NAME; WMT MQM and WMT25 task-1 TSVs are detected).")
+@key_option("judging", "input_format")  # the [[judging]] keys' declarations (data/study_keys.py)
 @format_option(legacy_input=INPUT_FORMATS)
-@click.option("--src-lang", default=None, help="Source language code for items that lack one.")
-@click.option("--tgt-lang", default=None, help="Target language code for items that lack one.")
+@key_option("judging", "src_lang")
+@key_option("judging", "tgt_lang")
 @input_options
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N items.")
+@key_option("judging", "limit")
 @click.option("--dry-run", is_flag=True,
               help="Print the requests, tokens and an upper bound of the cost the run would take, and warn "
                    "about prompts over a model's context; sends and writes nothing.")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from polyjudge.cli.options import out_option
-from polyjudge.cli.specs import argument, option, shared, takes
+from polyjudge.cli.specs import argument, declared, shared, takes
 
 if TYPE_CHECKING:
     from polyjudge.api import ReportConfig
@@ -25,30 +25,15 @@ class ReportFlags:
     run_dirs: tuple[Path, ...] = argument("run_dirs", nargs=-1, required=False,
                                           type=click.Path(exists=True, file_okay=False, path_type=Path))
     out: str | None = shared(out_option("HTML file to write [default: report.html].", legacy_decls=("--output",)))
-    metaeval: Path | None = option("--metaeval", "metaeval", type=click.Path(exists=True, dir_okay=False,
-                                                                              path_type=Path),
-                                   default=None, help="Output of `polyjudge meta-eval --format json`.")
-    consistency: Path | None = option("--consistency", "consistency",
-                                      type=click.Path(exists=True, path_type=Path), default=None,
-                                      help="study.json of `polyjudge consistency`, or its --out folder.")
-    validation: Path | None = option("--validation", "validation",
-                                     type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-                                     help="Output of `polyjudge validate --format json`.")
-    simulation: Path | None = option("--simulation", "simulation",
-                                     type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-                                     help="Output of `polyjudge simulate --format json`.")
-    pairwise: Path | None = option("--pairwise", "pairwise",
-                                   type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-                                   help="pairwise.json of `polyjudge pairwise`.")
-    annotation: Path | None = option("--annotation", "annotation",
-                                     type=click.Path(exists=True, path_type=Path), default=None,
-                                     help="An annotation campaign folder (`polyjudge annotate`), or the file "
-                                          "`annotate status --format json` wrote: progress and agreement.")
-    plots_dir: Path | None = option("--plots-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-                                    help="Also write every plot as a standalone SVG file here (for papers).")
-    title: str | None = option("--title", default=None, help="Page title (default: the run names).")
-    n_boot: int = option("--bootstrap", "n_boot", type=click.IntRange(min=100), default=1000, show_default=True,
-                         help="Bootstrap resamples for the system-ranking confidence intervals.")
+    metaeval: Path | None = declared("report", "metaeval")
+    consistency: Path | None = declared("report", "consistency")
+    validation: Path | None = declared("report", "validation")
+    simulation: Path | None = declared("report", "simulation")
+    pairwise: Path | None = declared("report", "pairwise")
+    annotation: Path | None = declared("report", "annotation")
+    plots_dir: Path | None = declared("report", "plots_dir")
+    title: str | None = declared("report", "title")
+    n_boot: int = declared("report", "bootstrap")
 
     def config(self, output: Path) -> ReportConfig:
         from polyjudge.api import ReportConfig

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -78,6 +79,69 @@ def option(*decls: str, spellings: Sequence[Decorator] = (), **attrs: Any) -> An
     """A field parsed by ``click.option(*decls, **attrs)``; ``spellings`` adds hidden
     0.1.0 spellings (``cli.options.legacy``) that fill the same field."""
     return _field(Parsing(_chain(click.option(*decls, **attrs), spellings)), _click_default(attrs))
+
+
+class FiniteFloat(click.FloatRange):
+    """A float flag in a range that also refuses nan and inf (click's FloatRange lets nan through)."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+def _key_type(key: Any) -> Any:
+    """The click type of a declared study key (``polyjudge.data.study_keys.TableKey``)."""
+    from pathlib import Path
+
+    if key.kind == "int":
+        return click.IntRange(key.low, key.high)
+    if key.kind == "float":
+        return FiniteFloat(key.low, key.high)
+    if key.kind == "choice":
+        return click.Choice(key.choice_source())
+    if key.kind in ("file", "folder", "path"):
+        return click.Path(exists=key.exists, file_okay=key.kind != "folder", dir_okay=key.kind != "file",
+                          path_type=Path)
+    return None
+
+
+def _key_declaration(table: str, name: str) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The ``click.option`` arguments of the declared study key ``name`` of ``table``."""
+    from polyjudge.api.settings import table_key
+
+    key = table_key(table, name)
+    attrs: dict[str, Any] = {"help": key.help}
+    if key.kind == "flag":
+        attrs["is_flag"] = True
+    kind = _key_type(key)
+    if kind is not None:
+        attrs["type"] = kind
+    if key.many:
+        attrs["multiple"] = True
+    elif key.default is not None and key.kind != "flag":
+        attrs["default"] = key.default
+    if key.metavar:
+        attrs["metavar"] = key.metavar
+    if key.show_default:
+        attrs["show_default"] = True
+    return (*key.flags, key.name), attrs
+
+
+def key_option(table: str, name: str) -> Decorator:
+    """The click option of the declared study key ``name`` of ``table`` (``polyjudge.data.study_keys``)."""
+    decls, attrs = _key_declaration(table, name)
+    return click.option(*decls, **attrs)
+
+
+def declared(table: str, name: str) -> Any:
+    """A field parsed by the flag of the declared study key ``name`` of ``table`` (``polyjudge.data.study_keys``:
+    its spellings, type, default and help), so the flag and the study key are one declaration."""
+    decls, attrs = _key_declaration(table, name)
+    return option(*decls, **attrs)
 
 
 def argument(*decls: str, **attrs: Any) -> Any:
@@ -191,5 +255,5 @@ def toml_value(value: Any) -> str:
     return json.dumps(os.fspath(value), ensure_ascii=False)  # a JSON string is a TOML basic string
 
 
-__all__ = ["STUDY_LEAVES_OUT", "Parsing", "argument", "build_spec", "flags_of", "group", "option", "parsing_of",
-           "shared", "study_key", "study_keys", "takes", "toml_value"]
+__all__ = ["STUDY_LEAVES_OUT", "FiniteFloat", "Parsing", "argument", "build_spec", "declared", "flags_of", "group",
+           "key_option", "option", "parsing_of", "shared", "study_key", "study_keys", "takes", "toml_value"]

@@ -116,14 +116,15 @@ Work = tuple[Task, ...]  # one request: a task, or runs of one prompt sent with 
 class RayOptions:
     """Where and how wide to run (the ``--ray-*`` flags).
 
-    ``address`` None joins the cluster named by ``RAY_ADDRESS`` if set, else
-    starts a one-machine cluster here; ``"auto"`` joins the cluster this machine
-    is part of (``ray start``); ``"ray://HOST:10001"`` connects through Ray Client.
+    ``ray_address`` (the setting of that name, ``--ray-address``) None joins the
+    cluster named by ``RAY_ADDRESS`` if set, else starts a one-machine cluster here;
+    ``"auto"`` joins the cluster this machine is part of (``ray start``);
+    ``"ray://HOST:10001"`` connects through Ray Client.
     ``actors`` None means one actor per live node. ``runtime_env`` ships code or
     packages to the nodes (e.g. ``{"pip": ["polyjudge[ray]"]}``).
     """
 
-    address: str | None = None
+    ray_address: str | None = None
     actors: int | None = None
     cpus_per_actor: float = 1.0
     gpus_per_actor: float = 0.0
@@ -143,6 +144,11 @@ class RayOptions:
     # Seconds a judge's first request, sent alone while its form is unknown, holds the judge's others
     # when neither a rejection nor an answer has come (as backends.adaptation.FormGate on one actor).
     form_hold_s: float = HOLD_S
+
+    @property
+    def address(self) -> str | None:
+        """The cluster's address (``ray_address``; the name of 0.2)."""
+        return self.ray_address
 
     def check(self) -> None:
         """Bad values raise :class:`InputError` naming the flag."""
