@@ -87,6 +87,7 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.validation import ValidateConfig as ValidateConfig
     from polyjudge.api.validation import simulate as simulate
     from polyjudge.api.validation import validate as validate
+    from polyjudge.api.validation import validate_pairs as validate_pairs
     from polyjudge.api.validation import write_simulation_report as write_simulation_report
     from polyjudge.backends.registry import JudgeSpec as JudgeSpec
     from polyjudge.backends.spec import JudgesSpec as JudgesSpec
@@ -188,6 +189,7 @@ _HOMES: dict[str, str] = {
     "ValidateConfig": "polyjudge.api.validation",
     "simulate": "polyjudge.api.validation",
     "validate": "polyjudge.api.validation",
+    "validate_pairs": "polyjudge.api.validation",
     "write_simulation_report": "polyjudge.api.validation",
     "InputError": "polyjudge.data.errors",
     "RunDir": "polyjudge.rundir.directory",
