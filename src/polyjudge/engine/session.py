@@ -287,9 +287,9 @@ def _prepare(spec: JudgingSpec, protocol: JudgeProtocol) -> _Prepared:
             raise InputError("--executor ray sends live requests; it cannot be combined with --record or the "
                              "batch options", field="executor")
         executor = make_executor(ex.executor, specs, settings, ray=RayOptions(
-            ray_address=ex.ray_address, actors=ex.ray_actors, cpus_per_actor=ex.ray_cpus_per_actor,
-            gpus_per_actor=ex.ray_gpus_per_actor, runtime_env=ex.ray_runtime_env,
-            connect_timeout_s=ex.ray_connect_timeout_s, show_ray_logs=ex.ray_logs))
+            ray_address=ex.ray_address, ray_actors=ex.ray_actors, ray_cpus_per_actor=ex.ray_cpus_per_actor,
+            ray_gpus_per_actor=ex.ray_gpus_per_actor, ray_runtime_env=ex.ray_runtime_env,
+            ray_connect_timeout=ex.ray_connect_timeout_s, ray_logs=ex.ray_logs))
     return _Prepared(spec, protocol, specs, settings, prices, executor)
 
 
