@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from polyjudge.backends.spec import JudgesSpec
+from polyjudge.backends.spec import PanelSpec
 from polyjudge.cache.spec import CacheSpec
 from polyjudge.data.errors import InputError
 from polyjudge.data.limits import (  # the bounds of the numeric settings (the CLI's flag types show them)
@@ -159,7 +159,7 @@ class JudgingSpec:
     """One judging: every group of its specification (see the module's text)."""
 
     data: InputSpec = InputSpec()
-    judges: JudgesSpec = JudgesSpec()
+    judges: PanelSpec = PanelSpec()
     protocol: ProtocolSpec = ProtocolSpec()
     generation: GenerationSpec = GenerationSpec()
     budget: BudgetSpec = BudgetSpec()
