@@ -178,7 +178,7 @@ def throughput(args: argparse.Namespace) -> None:
         n = len(tasks)
         ideal = args.concurrency / args.latency
         ray_exec = RayExecutor([JudgeSpec("openai", "bench", base_url)], BackendSettings(),
-                               RayOptions(actors=args.actors))
+                               RayOptions(ray_actors=args.actors))
         results: dict[str, dict[str, list[float]]] = {"local": {}, "ray": {}}
         for _ in range(args.repeats):
             for name in ("local", "ray"):
@@ -236,7 +236,8 @@ def embedded(args: argparse.Namespace) -> None:
     executors: dict[str, Any] = {"local": execute}
     for actors in (1, 2):
         executors[f"ray, {actors} actor{'s' if actors > 1 else ''}"] = RayExecutor(
-            [JudgeSpec("llamacpp", str(gguf))], settings, RayOptions(actors=actors, cpus_per_actor=1, chunk_tasks=1))
+            [JudgeSpec("llamacpp", str(gguf))], settings,
+            RayOptions(ray_actors=actors, ray_cpus_per_actor=1, chunk_tasks=1))
     steady: dict[str, list[float]] = {k: [] for k in executors}
     overall: dict[str, list[float]] = {k: [] for k in executors}
     for _ in range(args.repeats):
@@ -317,7 +318,7 @@ def node_loss(args: argparse.Namespace) -> None:
         with srv, tempfile.TemporaryDirectory() as tmp:
             threading.Timer(args.remove_after, nodes.remove_node, args=(worker,)).start()
             executor = RayExecutor([JudgeSpec("openai", "judge-1", srv.base_url)], BackendSettings(),
-                                   RayOptions(actors=args.edge_actors))
+                                   RayOptions(ray_actors=args.edge_actors))
             t0 = time.perf_counter()
             result = run(items=items(args.edge_items), protocol=get_protocol("da"),
                          backends=[OpenAIBackend("judge-1", srv.base_url)], store_path=Path(tmp) / "store.sqlite",

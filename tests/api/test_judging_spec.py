@@ -16,9 +16,9 @@ from polyjudge.api import (
     InputSpec,
     JudgeConfig,
     JudgeSpec,
-    JudgesSpec,
     JudgingSpec,
     OutputSpec,
+    PanelSpec,
     ProtocolSpec,
     judge,
 )
@@ -49,9 +49,9 @@ def _score(body):
     (lambda: ExecutionSpec(concurrency=0), "concurrency"),
     (lambda: ExecutionSpec(ray_gpus_per_actor=math.inf), "ray_gpus_per_actor"),
     (lambda: ExecutionSpec(batch=True, batch_export="b.jsonl"), "batch"),
-    (lambda: JudgesSpec(timeout=0.0), "timeout"),
-    (lambda: JudgesSpec(judges=()), "judge"),
-    (lambda: JudgesSpec(judges=("gemini:pro",)), "judge"),
+    (lambda: PanelSpec(timeout=0.0), "timeout"),
+    (lambda: PanelSpec(judges=()), "judge"),
+    (lambda: PanelSpec(judges=("gemini:pro",)), "judge"),
     (lambda: ProtocolSpec(name=""), "protocol"),
     (lambda: CacheSpec(use=False, path="somewhere"), "cache"),
 ])
@@ -71,7 +71,7 @@ def test_shapes_of_groups_are_checked_when_made():
 
 
 def test_judges_are_parsed_once_into_judge_specs():
-    given = JudgesSpec(judges=("openai:m?per_server=2@http://127.0.0.1:9/v1", JudgeSpec("llamacpp")))
+    given = PanelSpec(judges=("openai:m?per_server=2@http://127.0.0.1:9/v1", JudgeSpec("llamacpp")))
     assert all(isinstance(j, JudgeSpec) for j in given.judges)
     assert given.judges[0] == JudgeSpec("openai", "m", "http://127.0.0.1:9/v1", (("per_server", "2"),))
     assert JudgeConfig(judges=("openai:m",)).spec().judges.judges == (JudgeSpec("openai", "m"),)
@@ -98,7 +98,7 @@ def test_the_command_line_and_a_python_call_with_the_same_spec_judge_alike(tmp_p
         j = f"openai:m@{srv.base_url}"
         assert cli("judge", inp, "-o", tmp_path / "cli", "--judge", j, "--runs", "2", "-T", "0.5", "--seed", "3",
                    "--no-cache", "-q") == 0
-        spec = JudgingSpec(data=InputSpec(str(inp)), judges=JudgesSpec(judges=(j,)),
+        spec = JudgingSpec(data=InputSpec(str(inp)), judges=PanelSpec(judges=(j,)),
                            generation=GenerationSpec(runs=2, temperature=0.5, seed=3), cache=CacheSpec(use=False),
                            output=OutputSpec(tmp_path / "api"))
         judge(str(inp), spec)
@@ -122,7 +122,7 @@ def test_judging_spec_reads_the_judge_commands_parameters(tmp_path):
     ctx = judge_command.make_context("judge", ["in.jsonl", "-o", str(tmp_path / "r"), "--judge", "openai:m",
                                                "--runs", "2", "--lp", "en-de", "--max-cost", "1.5", "--no-cache"])
     spec = judging_spec(ctx.params, progress=False)
-    assert spec == JudgingSpec(data=InputSpec("in.jsonl", lp="en-de"), judges=JudgesSpec(judges=("openai:m",)),
+    assert spec == JudgingSpec(data=InputSpec("in.jsonl", lp="en-de"), judges=PanelSpec(judges=("openai:m",)),
                                generation=GenerationSpec(runs=2), budget=BudgetSpec(max_cost=1.5),
                                cache=CacheSpec(use=False), output=OutputSpec(tmp_path / "r"))
     assert {"judges", "runs", "max_cost", "use_cache", "quiet"} <= set(judge_option_names())
@@ -156,7 +156,7 @@ def test_the_manifest_records_the_spec_without_secrets(tmp_path, monkeypatch):
 def test_a_resume_with_a_changed_spec_is_refused_naming_the_field(tmp_path):
     inp = _items(tmp_path / "in.jsonl")
     with ScriptedServer(_score) as srv:
-        spec = JudgingSpec(judges=JudgesSpec(judges=(f"openai:m@{srv.base_url}",)), cache=CacheSpec(use=False),
+        spec = JudgingSpec(judges=PanelSpec(judges=(f"openai:m@{srv.base_url}",)), cache=CacheSpec(use=False),
                            output=OutputSpec(tmp_path / "run"))
         judge(str(inp), spec)
         sent = len(srv.requests)
@@ -169,3 +169,17 @@ def test_a_resume_with_a_changed_spec_is_refused_naming_the_field(tmp_path):
             assert named in str(exc.value) and "give --restart" in str(exc.value)
         judge(str(inp), spec)  # the same spec resumes: nothing sent again
         assert len(srv.requests) == sent
+
+
+def test_the_judges_group_is_panelspec_and_the_old_names_are_deprecated_aliases():
+    """Issue 44 item 2: ``JudgesSpec`` (the judges group) was one letter away from ``JudgeSpec`` (one judge),
+    and ``DataSpec`` a second name of ``InputSpec``; the group is ``PanelSpec``, the old names the same classes."""
+    import dataclasses
+
+    import polyjudge.api as api
+
+    fields = {f.name: f.type for f in dataclasses.fields(JudgingSpec)}
+    assert fields["judges"] in ("PanelSpec", api.PanelSpec)
+    assert api.JudgesSpec is api.PanelSpec and api.DataSpec is api.InputSpec
+    assert "PanelSpec" in api.__all__
+    assert api.PanelSpec(judges=("openai:m",)).judges == (api.JudgeSpec("openai", "m"),)

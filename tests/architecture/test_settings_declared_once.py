@@ -64,6 +64,23 @@ with ScriptedServer(lambda body: "80") as srv:
 manifest = json.loads(Path("run/manifest.json").read_text())
 facts["manifest"] = manifest["spec"].get("extra")
 facts["signature"] = manifest["signature"]
+from polyjudge.engine.store import Store
+
+def stored_identity(run):
+    store = Store(Path(run) / "store.sqlite", readonly=True)
+    try:
+        return json.loads(store.get_meta("run_identity"))
+    finally:
+        store.close()
+
+facts["identity"] = stored_identity("run")
+with ScriptedServer(lambda body: "80") as srv:  # not given: its declared default is the run's
+    try:
+        main(["judge", "items.jsonl", "--judge", f"openai:m@{srv.base_url}", "-o", "run2", "-q"])
+    except SystemExit:
+        pass
+facts["default_identity"] = stored_identity("run2")
+facts["default_signature"] = json.loads(Path("run2/manifest.json").read_text())["signature"]
 with ScriptedServer(lambda body: "80") as srv:
     try:  # an identity setting: the run directory refuses another value
         main(["judge", "items.jsonl", "--judge", f"openai:m@{srv.base_url}", "-o", "run", "-q", "--top-p", "0.5"])
@@ -89,6 +106,11 @@ def test_a_setting_declared_once_is_a_flag_a_study_key_a_schema_property_a_keywo
     assert facts["manifest"] == {"top_p": 0.75}
     assert "|top_p:0.75|" in facts["signature"]
     assert facts["resume_other_exit"] == 2
+    # the same path as the settings declared before it: one entry of the run's identity among theirs
+    assert set(facts["identity"]) - {"request_forms"} == {"protocol", "judges", "template_hash", "protocol_options",
+                                                         "temperature", "seed", "use_context", "top_p"}
+    assert facts["identity"]["top_p"] == 0.75 and facts["default_identity"]["top_p"] == 0.9
+    assert "|top_p:0.9|" in facts["default_signature"]
 
 
 def _command(name: str) -> click.Command:

@@ -117,7 +117,7 @@ def test_the_connect_timeout_is_checked():
 
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(InputError, match="ray-connect-timeout"):
-            RayOptions(connect_timeout_s=bad).check()
+            RayOptions(ray_connect_timeout=bad).check()
 
 
 # --------------------------------------------------------------------------- a multi-node cluster
@@ -156,7 +156,7 @@ def test_what_actors_learn_reaches_the_manifest_and_signature(cluster, tmp_path)
     with serve(o_series) as srv:
         _, local = judged(tmp_path / "local", srv, judge="o4-mini", items=batch, concurrency=2)
         executor = RayExecutor([JudgeSpec("openai", "o4-mini", srv.base_url)], BackendSettings(),
-                               RayOptions(actors=2))
+                               RayOptions(ray_actors=2))
         result, remote = judged(tmp_path / "ray", srv, judge="o4-mini", executor=executor, items=batch,
                                 concurrency=2)
     assert "adapted:o4-mini=max_tokens,temperature" in local["signature"]
@@ -187,7 +187,7 @@ def test_actors_adopt_the_form_an_earlier_run_settled(cluster, tmp_path):
         assert rejected, "the first run learns the form from the server's 400 answers"
         before = len(rejected)
         executor = RayExecutor([JudgeSpec("openai", "house-model", srv.base_url)], BackendSettings(),
-                               RayOptions(actors=2))
+                               RayOptions(ray_actors=2))
         result, remote = judged(tmp_path / "ray", srv, judge="house-model", executor=executor, items=items(12),
                                 concurrency=2, cache_path=cache)
     assert len(rejected) == before  # nothing was rejected on the actors
@@ -200,7 +200,7 @@ def test_per_server_counts_come_from_the_actors(cluster, tmp_path, da_responder)
     with serve(da_responder) as one, serve(da_responder) as two:
         urls = f"{one.base_url},{two.base_url}"
         executor = RayExecutor([JudgeSpec.parse(f"openai:judge-1@{urls}")], BackendSettings(),
-                               RayOptions(actors=2))
+                               RayOptions(ray_actors=2))
         from polyjudge.backends.build import build_backends
 
         backends, _ = build_backends([JudgeSpec.parse(f"openai:judge-1@{urls}")], BackendSettings())
@@ -223,7 +223,7 @@ def test_a_pool_the_cluster_cannot_place_is_refused_in_time(cluster, tmp_path, d
 
     with serve(da_responder) as srv:
         executor = RayExecutor([JudgeSpec("openai", "judge-1", srv.base_url)], BackendSettings(),
-                               RayOptions(actors=4, restart_timeout_s=5.0))
+                               RayOptions(ray_actors=4, restart_timeout_s=5.0))
         started = time.monotonic()
         with pytest.raises(InputError, match=r"4 Ray actors .* did not all start within 5 s; .* 3 CPUs"):
             judged(tmp_path / "ray", srv, executor=executor, items=items(4), concurrency=4)
@@ -255,7 +255,7 @@ def test_a_lost_node_costs_only_what_was_in_flight(cluster, tmp_path, da_respond
     srv = serve(slow_then_remove, latency_s=0.2)
     with srv:
         executor = RayExecutor([JudgeSpec("openai", "judge-1", srv.base_url)], BackendSettings(),
-                               RayOptions(actors=3, restart_timeout_s=20.0))
+                               RayOptions(ray_actors=3, restart_timeout_s=20.0))
         started = time.monotonic()
         result, manifest = judged(tmp_path / "ray", srv, executor=executor, items=batch, concurrency=6)
         wall = time.monotonic() - started

@@ -114,7 +114,7 @@ def test_same_outputs_as_the_local_executor(cluster, da_responder, tmp_path, sam
         served_local = served(srv)
         flaky.clear()
         srv.completed.clear()
-        remote = judged_by(openai_executor(srv, actors=2), srv, items, tmp_path / "ray", runs=3, concurrency=4,
+        remote = judged_by(openai_executor(srv, ray_actors=2), srv, items, tmp_path / "ray", runs=3, concurrency=4,
                            samples_per_request=samples)
         served_ray = served(srv)
     assert served_ray == served_local and set(served_ray.values()) == {1}  # each answer given once
@@ -126,7 +126,7 @@ def test_same_outputs_as_the_local_executor(cluster, da_responder, tmp_path, sam
         without_latency(tmp_path / "local" / "judgments.jsonl")
     # resuming sends nothing already answered
     with serve(da_responder) as srv:
-        judged_by(openai_executor(srv, actors=2), srv, items, tmp_path / "ray", runs=3, concurrency=4)
+        judged_by(openai_executor(srv, ray_actors=2), srv, items, tmp_path / "ray", runs=3, concurrency=4)
         assert srv.requests == []
 
 
@@ -186,7 +186,7 @@ def test_a_killed_actor_is_replaced_and_every_task_completes_once(cluster, da_re
     with srv, caplog.at_level(logging.WARNING, logger="polyjudge"):
         stats = asyncio.run(execute_ray(tasks, [settled], SETTINGS, store,
                                         SendControls(concurrency=2, retry=FAST_RETRY),
-                                        options=RayOptions(actors=2, chunk_tasks=4)))
+                                        options=RayOptions(ray_actors=2, chunk_tasks=4)))
     try:
         assert killed and killed[0] != os.getpid()
         assert stats.done == len(tasks) and stats.failed == 0 and stats.stop_kind is None
@@ -213,7 +213,7 @@ from polyjudge.protocols import get_protocol
 from tests.engine.test_ray_executor import TASKS_OF_KILLED_DRIVER
 ray.init(address={address!r}, logging_level="WARNING")
 asyncio.run(execute_ray(TASKS_OF_KILLED_DRIVER(), [JudgeSpec("openai", "judge-1", {url!r})], BackendSettings(),
-                        Store({store!r}), SendControls(concurrency=4), options=RayOptions(actors=2)))
+                        Store({store!r}), SendControls(concurrency=4), options=RayOptions(ray_actors=2)))
 """
 
 
@@ -244,7 +244,7 @@ def test_kill_minus_9_of_the_driver_then_resume(cluster, da_responder, tmp_path)
             assert 0 < len(answered) < len(tasks)
             stats = asyncio.run(execute_ray([t for t in tasks if t.key not in answered],
                                             [JudgeSpec("openai", "judge-1", srv.base_url)], SETTINGS, store,
-                                            SendControls(concurrency=4), options=RayOptions(actors=2)))
+                                            SendControls(concurrency=4), options=RayOptions(ray_actors=2)))
             assert store.completed_keys() == {t.key for t in tasks} and stats.stop_kind is None
         finally:
             store.close()
@@ -260,7 +260,7 @@ def test_kill_minus_9_of_the_driver_then_resume(cluster, da_responder, tmp_path)
 def test_the_spending_cap_stays_global(cluster, da_responder, tmp_path):
     prices = {"judge-1": (2000.0, 2000.0)}  # USD per million tokens: a few cents a request
     with serve(da_responder) as srv:
-        capped = judged_by(openai_executor(srv, actors=2), srv, many_items(), tmp_path / "ray", runs=3,
+        capped = judged_by(openai_executor(srv, ray_actors=2), srv, many_items(), tmp_path / "ray", runs=3,
                            concurrency=4, prices=prices, max_cost=1.0)
     assert capped.stop_kind == BUDGET
     assert 0 < capped.answered_count() < 36 and len(srv.completed) == capped.answered_count()
@@ -280,7 +280,7 @@ def test_an_interrupted_run_resumes_without_sending_anything_twice(cluster, da_r
                 stop = asyncio.Event()
                 controls = SendControls(concurrency=2, stop=stop,
                                         on_update=lambda stats: stats.done >= 5 and stop.set())
-                return await execute_ray(tasks, spec, SETTINGS, store, controls, options=RayOptions(actors=2))
+                return await execute_ray(tasks, spec, SETTINGS, store, controls, options=RayOptions(ray_actors=2))
 
             first = asyncio.run(interrupted())
             assert first.stop_kind == INTERRUPTED and 5 <= first.done < len(tasks)
@@ -289,7 +289,7 @@ def test_an_interrupted_run_resumes_without_sending_anything_twice(cluster, da_r
             time.sleep(0.3)  # requests in flight when it stopped end at the server (they were not stored)
             srv.completed.clear()
             second = asyncio.run(execute_ray(rest, spec, SETTINGS, store, SendControls(concurrency=2),
-                                             options=RayOptions(actors=2)))
+                                             options=RayOptions(ray_actors=2)))
         assert second.stop_kind is None and store.completed_keys() == {t.key for t in tasks}
         resent = {(b["messages"][-1]["content"], b["seed"]) for b in srv.completed}
         assert len(resent) == len(srv.completed) == len(rest)
@@ -303,7 +303,8 @@ def test_a_rejecting_endpoint_stops_the_run(cluster, tmp_path):
     store = Store(tmp_path / "store.sqlite")
     with serve(lambda body: Reply(status=401)) as srv:
         stats = asyncio.run(execute_ray(tasks, [JudgeSpec("openai", "judge-1", srv.base_url)], SETTINGS, store,
-                                        SendControls(concurrency=2, retry=FAST_RETRY), options=RayOptions(actors=2)))
+                                        SendControls(concurrency=2, retry=FAST_RETRY),
+                                        options=RayOptions(ray_actors=2)))
     store.close()
     assert stats.stop_kind == REJECTED and "rejected" in (stats.stop_reason or "")
     assert 1 <= stats.failed <= 2 and stats.done == 0  # no more sent after the first answer of each actor
@@ -316,7 +317,7 @@ def test_an_actor_that_cannot_build_its_judge_is_an_error(cluster, tmp_path):
     try:
         with pytest.raises(RuntimeError, match="could not build its judges"):
             asyncio.run(execute_ray(tasks, [JudgeSpec("llamacpp", str(tmp_path / "missing.gguf"))], SETTINGS,
-                                    store, options=RayOptions(actors=1)))
+                                    store, options=RayOptions(ray_actors=1)))
     finally:
         store.close()
 
@@ -342,7 +343,7 @@ def test_embedded_model_judges_in_two_actors(cluster, tmp_path, caplog):
         with caplog.at_level(logging.DEBUG, logger="polyjudge"):
             stats = asyncio.run(execute_ray(tasks, [JudgeSpec("llamacpp", str(gguf))], BackendSettings(n_ctx=2048),
                                             store, SendControls(concurrency=2),
-                                            options=RayOptions(actors=2, chunk_tasks=1)))
+                                            options=RayOptions(ray_actors=2, chunk_tasks=1)))
         stored = store.get_many([t.key for t in tasks])
     finally:
         store.close()
@@ -413,7 +414,7 @@ def test_a_gpu_cluster_backend_is_driven_by_its_capabilities_not_its_name(tmp_pa
     store, stats = Store(tmp_path / "store.sqlite"), ExecStats()
     try:
         asyncio.run(ray_executor._execute_on_cluster(fake_ray, list(tasks), JudgeSpec("farm", "m"), SETTINGS, store,
-                                                     stats, options=RayOptions(actors=3), on_update=None,
+                                                     stats, options=RayOptions(ray_actors=3), on_update=None,
                                                      stop=None))
         assert [r["key"] for r in seen] == [t.key for t in tasks]
         assert (stats.sent, stats.done, stats.failed, stats.errors) == (4, 3, 1, {"farm error": 1})
@@ -457,9 +458,9 @@ def test_without_ray_the_ray_executor_is_an_input_error(monkeypatch):
     assert caught.value.field == "executor" and INSTALL_RAY in str(caught.value)
 
 
-@pytest.mark.parametrize("options, flag", [(RayOptions(actors=0), "ray-actors"),
-                                           (RayOptions(cpus_per_actor=-1), "ray-cpus-per-actor"),
-                                           (RayOptions(gpus_per_actor=float("nan")), "ray-gpus-per-actor")])
+@pytest.mark.parametrize("options, flag", [(RayOptions(ray_actors=0), "ray-actors"),
+                                           (RayOptions(ray_cpus_per_actor=-1), "ray-cpus-per-actor"),
+                                           (RayOptions(ray_gpus_per_actor=float("nan")), "ray-gpus-per-actor")])
 def test_bad_ray_options_name_their_flag(options, flag):
     with pytest.raises(InputError) as caught:
         options.check()

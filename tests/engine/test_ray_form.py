@@ -143,8 +143,8 @@ def test_an_unknown_reasoning_model_costs_two_rejected_requests_over_the_whole_p
     senders = Senders(remote_count)
     with serve(senders) as srv:
         srv._httpd.RequestHandlerClass = _PeerHandler
-        executor = RayExecutor([JudgeSpec("openai", "thinker-x", srv.base_url)], SETTINGS, RayOptions(actors=4,
-                                                                                              cpus_per_actor=0.5))
+        executor = RayExecutor([JudgeSpec("openai", "thinker-x", srv.base_url)], SETTINGS, RayOptions(ray_actors=4,
+                                                                                              ray_cpus_per_actor=0.5))
         result, remote = judged(tmp_path / "ray", srv, "thinker-x", executor=executor, items=batch, concurrency=64)
         sent = list(srv.requests)
     assert len(senders.pids) >= 2 and None not in senders.pids  # the work was spread over several actors
@@ -180,7 +180,7 @@ def test_a_settled_judge_does_not_wait_for_another_judges_lesson(cluster, tmp_pa
         try:
             stats = asyncio.run(execute_ray(tasks, specs, SETTINGS, store, SendControls(concurrency=16,
                                                                                         retry=FAST_RETRY),
-                                            options=RayOptions(actors=2, form_hold_s=WAIT_S)))
+                                            options=RayOptions(ray_actors=2, form_hold_s=WAIT_S)))
             assert store.completed_keys() == {t.key for t in tasks}
         finally:
             store.close()
@@ -219,7 +219,7 @@ def test_a_failure_that_teaches_nothing_lets_the_others_go(cluster, tmp_path, da
         try:
             stats = asyncio.run(execute_ray(tasks, [JudgeSpec("openai", "judge-1", srv.base_url)], SETTINGS, store,
                                             SendControls(concurrency=4, retry=FAST_RETRY),
-                                            options=RayOptions(actors=2, form_hold_s=WAIT_S)))
+                                            options=RayOptions(ray_actors=2, form_hold_s=WAIT_S)))
             assert store.completed_keys() == {t.key for t in tasks}
         finally:
             store.close()
@@ -240,7 +240,7 @@ def test_a_slow_first_answer_lets_the_others_go_after_the_hold(cluster, tmp_path
         try:
             stats = asyncio.run(execute_ray(tasks, [JudgeSpec("openai", "judge-1", srv.base_url)], SETTINGS, store,
                                             SendControls(concurrency=4, retry=FAST_RETRY),
-                                            options=RayOptions(actors=2, form_hold_s=0.2)))
+                                            options=RayOptions(ray_actors=2, form_hold_s=0.2)))
         finally:
             store.close()
     assert holding.released and holding.during_hold
@@ -271,7 +271,7 @@ def test_the_lone_request_lost_with_its_actor_goes_alone_again(cluster, tmp_path
         with srv:
             stats = asyncio.run(execute_ray(tasks, [JudgeSpec("openai", "thinker-x", srv.base_url)], SETTINGS,
                                             store, SendControls(concurrency=4, retry=FAST_RETRY),
-                                            options=RayOptions(actors=2)))
+                                            options=RayOptions(ray_actors=2)))
         assert store.completed_keys() == {t.key for t in tasks}
     finally:
         store.close()
@@ -293,7 +293,7 @@ def test_a_judge_served_by_two_servers_learns_once_for_both_and_every_actor(clus
         try:
             stats = asyncio.run(execute_ray(tasks, [spec], SETTINGS, store, SendControls(concurrency=64,
                                                                                          retry=FAST_RETRY),
-                                            options=RayOptions(actors=4, cpus_per_actor=0.5)))
+                                            options=RayOptions(ray_actors=4, ray_cpus_per_actor=0.5)))
             assert store.completed_keys() == {t.key for t in tasks}
         finally:
             store.close()

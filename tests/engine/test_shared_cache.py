@@ -290,7 +290,7 @@ def test_the_ray_executors_driver_reads_and_fills_the_same_cache(tmp_path, ray_c
 
     def judged(srv, out, ray):
         (tmp_path / out).mkdir()
-        executor = RayExecutor([JudgeSpec("openai", "m", srv.base_url)], BackendSettings(), RayOptions(actors=1)) \
+        executor = RayExecutor([JudgeSpec("openai", "m", srv.base_url)], BackendSettings(), RayOptions(ray_actors=1)) \
             if ray else None
         result = run(items, get_protocol("da"), [OpenAIBackend("m", srv.base_url)], runs=2, concurrency=4,
                      store_path=tmp_path / out / "store.sqlite", cache_path=cache, executor=executor)

@@ -91,6 +91,7 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.validation import write_simulation_report as write_simulation_report
     from polyjudge.backends.registry import JudgeSpec as JudgeSpec
     from polyjudge.backends.spec import JudgesSpec as JudgesSpec
+    from polyjudge.backends.spec import PanelSpec as PanelSpec
     from polyjudge.backends.spec import describe_judge as describe_judge
     from polyjudge.backends.spec import parse_judge as parse_judge
     from polyjudge.cache.spec import CacheSpec as CacheSpec
@@ -212,12 +213,13 @@ _HOMES: dict[str, str] = {
     "GenerationSpec": "polyjudge.engine.spec",
     "BudgetSpec": "polyjudge.engine.spec",
     "ExecutionSpec": "polyjudge.engine.spec",
-    "JudgesSpec": "polyjudge.backends.spec",
+    "PanelSpec": "polyjudge.backends.spec",
+    "JudgesSpec": "polyjudge.backends.spec",  # deprecated: PanelSpec's name of 0.2
     "parse_judge": "polyjudge.backends.spec",
     "describe_judge": "polyjudge.backends.spec",
     "JudgeSpec": "polyjudge.backends.registry",
     "CacheSpec": "polyjudge.cache.spec",
-    "DataSpec": "polyjudge.data.spec",
+    "DataSpec": "polyjudge.data.spec",  # deprecated: a second name of InputSpec
     "ProtocolSpec": "polyjudge.protocols.spec",
     "OutputSpec": "polyjudge.rundir.spec",
     # Every judging setting, declared once (flags, study keys, JudgeConfig's fields follow from them).

@@ -14,7 +14,7 @@ from polyjudge.data.limits import DEFAULT_JUDGE
 
 if TYPE_CHECKING:
     from polyjudge.backends.registry import JudgeSpec
-    from polyjudge.backends.spec import JudgesSpec
+    from polyjudge.backends.spec import PanelSpec
     from polyjudge.cache.spec import CacheSpec
     from polyjudge.data.spec import InputSpec
     from polyjudge.engine.spec import JudgingSpec
@@ -78,14 +78,14 @@ def _split(kind: type[Any], values: dict[str, Any], extra: dict[str, Any]) -> An
     return kind(**{k: v for k, v in values.items() if "." not in k})
 
 
-def _judges_group(params: Mapping[str, Any], given: dict[str, Any], extra: dict[str, Any]) -> JudgesSpec:
-    from polyjudge.backends.spec import JudgesSpec
+def _judges_group(params: Mapping[str, Any], given: dict[str, Any], extra: dict[str, Any]) -> PanelSpec:
+    from polyjudge.backends.spec import PanelSpec
 
     judges, single = tuple(given.pop("judges", ()) or ()), _single_judge(params)
     if judges and single:
         raise InputError("give either --judge or --backend/--model/--base-url, not both", field="judge")
     judges = judges or single or ()
-    return _split(JudgesSpec, {**given, **({"judges": judges} if judges else {})}, extra)  # type: ignore[no-any-return]
+    return _split(PanelSpec, {**given, **({"judges": judges} if judges else {})}, extra)  # type: ignore[no-any-return]
 
 
 def _protocol_group(params: Mapping[str, Any], given: dict[str, Any], extra: dict[str, Any]) -> ProtocolSpec:

@@ -32,11 +32,12 @@ def parse_judges(texts: Sequence[str | JudgeSpec]) -> tuple[JudgeSpec, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class JudgesSpec:
-    """``judges`` (several make a panel; text is parsed once, here) and what they share: the key's
-    environment variable (its name only: the key is never kept), the per-request ``timeout``, an
-    embedded model's ``n_ctx``, the ``reasoning_effort`` of reasoning models and the requests in
-    flight per server of a pooled judge (``per_server_concurrency``; a judge's ``per_server=`` wins)."""
+class PanelSpec:
+    """The judges group of a judging (``JudgingSpec.judges``; ``JudgesSpec`` before 0.3): ``judges``
+    (several make a panel; text is parsed once, here) and what they share: the key's environment
+    variable (its name only: the key is never kept), the per-request ``timeout``, an embedded model's
+    ``n_ctx``, the ``reasoning_effort`` of reasoning models and the requests in flight per server of a
+    pooled judge (``per_server_concurrency``; a judge's ``per_server=`` wins)."""
 
     judges: tuple[JudgeSpec, ...] = tuple(JudgeSpec(j) for j in default("judges"))
     api_key_env: str = default("api_key_env")
@@ -82,4 +83,7 @@ def describe_judge(spec: JudgeSpec, *, mask: bool = True) -> str:
     return text
 
 
-__all__ = ["DEFAULT_JUDGE", "JudgesSpec", "describe_judge", "parse_judge", "parse_judges"]
+# Deprecated: the name of 0.2, one letter away from JudgeSpec (one judge); kept for one release.
+JudgesSpec = PanelSpec
+
+__all__ = ["DEFAULT_JUDGE", "JudgesSpec", "PanelSpec", "describe_judge", "parse_judge", "parse_judges"]

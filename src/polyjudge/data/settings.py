@@ -12,8 +12,10 @@ table). Everything else is derived from :data:`SETTINGS` and from nothing else:
 * the defaults of the specification's groups (``engine.spec``, ``backends.spec``, ...), of the
   backends' own settings and the flat Python form ``JudgeConfig`` (``engine.session``: one field
   per setting of a group, no list of its own);
-* the manifest's record of the spec and, for a setting of ``JudgingSpec.extra`` declared with
-  ``identity``, the signature and the resume check.
+* the manifest's record of the spec and, for every setting declared with ``identity``, the resume
+  check and the signature (``engine.spec.JudgingSpec.identity_values``: its group's field or its
+  ``extra`` value, default included; the few a protocol resolves, such as the temperature, are
+  ``engine.spec.IDENTITY_RESOLVED``).
 
 ``group`` and ``member`` say where a setting lives in a ``JudgingSpec`` (``member`` defaults to
 the name); a setting whose group has no field of its member's name is kept in the spec's

@@ -46,6 +46,7 @@ class InputSpec:
     language_names: str | Sequence[str] | None = None
 
 
-DataSpec = InputSpec  # the data group's name in a judging's specification
+# Deprecated: a second name of InputSpec (the data group of a judging); kept for one release.
+DataSpec = InputSpec
 
 __all__ = ["DataSpec", "InputSpec"]

@@ -20,27 +20,39 @@ from polyjudge.engine.plan import Plan
 from polyjudge.engine.pricing import ModelPrice, sources_of
 from polyjudge.engine.result import RunResult
 from polyjudge.engine.runner import ExecStats
-from polyjudge.engine.spec import RunSpec
+from polyjudge.engine.spec import JudgingSpec, RunSpec
 from polyjudge.engine.store import Store
 from polyjudge.protocols.base import JudgeProtocol
 from polyjudge.rundir import Manifest, RunConfig
 
+# The identity settings the signature writes in parts of its own (the protocol, judges, prompt, temperature and
+# the protocol's signature fields, which hold its options and context), or leaves out (the seed, as it always
+# has); every other identity setting is one ``label:value`` part, in declaration order.
+_SIGNED_APART = frozenset({"protocol", "judges", "prompt_template", "temperature", "protocol_options", "use_context",
+                           "seed"})
+_SIGNATURE_LABELS = {"reasoning_effort": "effort"}
+
+
+def signed_settings(identity: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts of the signature that name identity settings by label, from ``JudgingSpec.identity_values``."""
+    return {_SIGNATURE_LABELS.get(name, name): value for name, value in identity.items()
+            if name not in _SIGNED_APART}
+
 
 def signature(protocol: JudgeProtocol, judges: list[str], runs: int, aggregator: str,
               temperature: float, adaptations: Mapping[str, Mapping[str, str]] | None = None,
-              reasoning_effort: str | None = None, settings: Mapping[str, Any] | None = None) -> str:
+              settings: Mapping[str, Any] | None = None) -> str:
     """One line that says how the numbers were made, in the style of sacrebleu.
 
     ``adaptations`` (judge -> what its backend changed in the requests its server
     rejected, e.g. ``max_tokens`` sent as ``max_completion_tokens``) adds one
-    ``adapted:JUDGE=PARAM,...`` part per judge that adapted; none otherwise. ``settings``: declared
-    identity settings that no group has a field for (``JudgingSpec.extra_identity``), one ``name:value`` each.
+    ``adapted:JUDGE=PARAM,...`` part per judge that adapted; none otherwise. ``settings``: the other
+    identity settings (:func:`signed_settings`: the reasoning effort, a newly declared setting), one
+    ``label:value`` each.
     """
     parts = [protocol.name, f"judge:{'+'.join(judges)}", f"prompt:{protocol.template_hash}",
              f"runs:{runs}", f"agg:{aggregator}", f"T:{temperature:g}"]
     parts += [f"{k}:{v}" for k, v in protocol.signature_fields().items()]
-    if reasoning_effort is not None:
-        parts.append(f"effort:{reasoning_effort}")
     parts += [f"{k}:{v}" for k, v in (settings or {}).items()]
     for judge in judges:
         changed = (adaptations or {}).get(judge)
@@ -137,6 +149,11 @@ def _counts(spec: RunSpec, result: RunResult, session: Session, n_items: int) ->
             **_executor_counts(spec.executor)}
 
 
+def _judging(spec: RunSpec) -> JudgingSpec:
+    """The judging ``spec`` was resolved from (one of its generation group when built from flat settings)."""
+    return spec.spec if spec.spec is not None else JudgingSpec(generation=spec.generation)
+
+
 def build_manifest(plan: Plan, spec: RunSpec, result: RunResult, session: Session,
                    table: Mapping[str, ModelPrice]) -> Manifest:
     """The manifest of ``result``, judged by ``plan`` as ``spec`` says in ``session``."""
@@ -145,8 +162,8 @@ def build_manifest(plan: Plan, spec: RunSpec, result: RunResult, session: Sessio
     info = [_clean_judge_info(dict(j)) for j in spec.judge_info] if spec.judge_info \
         else [{"model": m} for m in judges]
     return Manifest(
-        signature=signature(protocol, judges, runs, aggregator, temperature, session.adapted, spec.reasoning_effort,
-                            spec.spec.extra_identity() if spec.spec is not None else None),
+        signature=signature(protocol, judges, runs, aggregator, temperature, session.adapted,
+                            signed_settings(_judging(spec).identity_values(protocol, judges))),
         protocol=protocol.name,
         config=RunConfig(runs=runs, temperature=temperature, aggregator=aggregator,
                          concurrency=spec.execution.concurrency, seed=spec.generation.seed,

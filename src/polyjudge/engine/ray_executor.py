@@ -120,15 +120,17 @@ class RayOptions:
     cluster named by ``RAY_ADDRESS`` if set, else starts a one-machine cluster here;
     ``"auto"`` joins the cluster this machine is part of (``ray start``);
     ``"ray://HOST:10001"`` connects through Ray Client.
-    ``actors`` None means one actor per live node. ``runtime_env`` ships code or
-    packages to the nodes (e.g. ``{"pip": ["polyjudge[ray]"]}``).
+    ``ray_actors`` None means one actor per live node. ``ray_runtime_env`` ships code or
+    packages to the nodes (e.g. ``{"pip": ["polyjudge[ray]"]}``). A field that is a setting has the
+    setting's name (``ray_actors``, ``ray_cpus_per_actor``, ``ray_gpus_per_actor``, ``ray_runtime_env``,
+    ``ray_connect_timeout``, ``ray_logs``); the others are this executor's own.
     """
 
     ray_address: str | None = None
-    actors: int | None = None
-    cpus_per_actor: float = 1.0
-    gpus_per_actor: float = 0.0
-    runtime_env: Mapping[str, Any] | None = None
+    ray_actors: int | None = None
+    ray_cpus_per_actor: float = 1.0
+    ray_gpus_per_actor: float = 0.0
+    ray_runtime_env: Mapping[str, Any] | None = None
     # Requests per call to an actor; None: twice the actor's request slots.
     chunk_tasks: int | None = None
     # Deaths of the actor answering a task before that task is recorded as failed.
@@ -138,9 +140,9 @@ class RayOptions:
     # Rows per batch sent to a vLLM engine (vllm judges only).
     vllm_batch_size: int = 64
     # Seconds to wait for a cluster named by an address (--ray-connect-timeout).
-    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
+    ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
     # Ray's own log lines on the terminal rather than in the run directory (--ray-logs).
-    show_ray_logs: bool = False
+    ray_logs: bool = False
     # Seconds a judge's first request, sent alone while its form is unknown, holds the judge's others
     # when neither a rejection nor an answer has come (as backends.adaptation.FormGate on one actor).
     form_hold_s: float = HOLD_S
@@ -152,16 +154,16 @@ class RayOptions:
 
     def check(self) -> None:
         """Bad values raise :class:`InputError` naming the flag."""
-        if self.actors is not None and self.actors < 1:
-            raise InputError(f"must be at least 1, got {self.actors}", field="ray-actors")
-        if not (math.isfinite(self.cpus_per_actor) and self.cpus_per_actor >= 0):
-            raise InputError(f"must be a number >= 0, got {self.cpus_per_actor}", field="ray-cpus-per-actor")
-        if not (math.isfinite(self.gpus_per_actor) and self.gpus_per_actor >= 0):
-            raise InputError(f"must be a number >= 0, got {self.gpus_per_actor}", field="ray-gpus-per-actor")
+        if self.ray_actors is not None and self.ray_actors < 1:
+            raise InputError(f"must be at least 1, got {self.ray_actors}", field="ray-actors")
+        if not (math.isfinite(self.ray_cpus_per_actor) and self.ray_cpus_per_actor >= 0):
+            raise InputError(f"must be a number >= 0, got {self.ray_cpus_per_actor}", field="ray-cpus-per-actor")
+        if not (math.isfinite(self.ray_gpus_per_actor) and self.ray_gpus_per_actor >= 0):
+            raise InputError(f"must be a number >= 0, got {self.ray_gpus_per_actor}", field="ray-gpus-per-actor")
         if self.chunk_tasks is not None and self.chunk_tasks < 1:
             raise InputError(f"must be at least 1, got {self.chunk_tasks}", field="ray-chunk-tasks")
-        if not (math.isfinite(self.connect_timeout_s) and self.connect_timeout_s > 0):
-            raise InputError(f"must be a number of seconds above 0, got {self.connect_timeout_s}",
+        if not (math.isfinite(self.ray_connect_timeout) and self.ray_connect_timeout > 0):
+            raise InputError(f"must be a number of seconds above 0, got {self.ray_connect_timeout}",
                              field="ray-connect-timeout")
         if not (math.isfinite(self.restart_timeout_s) and self.restart_timeout_s > 0):
             raise InputError(f"must be a number of seconds above 0, got {self.restart_timeout_s}",
@@ -402,32 +404,32 @@ def ray_log_path(store: Store) -> Path | None:
 def connect(options: RayOptions, log_path: Path | None = None) -> ModuleType:
     """Join (or start) the cluster once per process; later runs reuse the connection.
 
-    Joining a cluster takes at most ``options.connect_timeout_s`` (InputError,
+    Joining a cluster takes at most ``options.ray_connect_timeout`` (InputError,
     exit 2, naming the address). Ray's own log lines go to ``log_path`` unless
-    ``options.show_ray_logs`` or the :data:`SHOW_RAY_LOGS_ENV` variable asks for
+    ``options.ray_logs`` or the :data:`SHOW_RAY_LOGS_ENV` variable asks for
     them. ``ray.init`` replaces the SIGTERM handler; the run's own handlers
     (which stop sending and keep what is done) are put back.
     """
     ray = require_ray()
     if ray.is_initialized():
         return ray
-    shown = options.show_ray_logs or os.environ.get(SHOW_RAY_LOGS_ENV, "") not in ("", "0")
+    shown = options.ray_logs or os.environ.get(SHOW_RAY_LOGS_ENV, "") not in ("", "0")
     _ray_logger_to(log_path, shown)
     address, given = _target(options)
     main = threading.current_thread() is threading.main_thread()
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} if main else {}
     kwargs: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": shown}
-    if options.runtime_env:
-        kwargs["runtime_env"] = dict(options.runtime_env)
+    if options.ray_runtime_env:
+        kwargs["runtime_env"] = dict(options.ray_runtime_env)
     try:
         with _RayOutput(log_path, shown) as output:
             if address is None:  # a cluster started here, for as long as this process: no web UI
-                _start_local(ray, kwargs, output, max(LOCAL_START_TIMEOUT_S, options.connect_timeout_s))
+                _start_local(ray, kwargs, output, max(LOCAL_START_TIMEOUT_S, options.ray_connect_timeout))
             else:  # "auto" too: the address file it reads may name a cluster that is gone
-                deadline = time.monotonic() + options.connect_timeout_s
-                _reachable(address, given, options.connect_timeout_s)
+                deadline = time.monotonic() + options.ray_connect_timeout
+                _reachable(address, given, options.ray_connect_timeout)
                 _init_within(ray, address, given, kwargs, output, wait=max(0.1, deadline - time.monotonic()),
-                             timeout=options.connect_timeout_s)
+                             timeout=options.ray_connect_timeout)
     finally:
         for s, handler in handlers.items():
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
@@ -1078,8 +1080,8 @@ class _Driver:
         except Exception as exc:  # noqa: BLE001 - unknown: let the bounded wait for the restart decide
             log.debug(f"could not read the Ray cluster's resources: {exc}")
             return True
-        fit = [math.floor(have / each + 1e-9) for have, each in ((cpus, self.options.cpus_per_actor),
-                                                                  (gpus, self.options.gpus_per_actor)) if each > 0]
+        fit = [math.floor(have / each + 1e-9) for have, each in ((cpus, self.options.ray_cpus_per_actor),
+                                                                  (gpus, self.options.ray_gpus_per_actor)) if each > 0]
         return min(fit, default=keep) >= keep
 
     def _give_up(self, index: int, why: str) -> None:
@@ -1250,10 +1252,10 @@ def _start_actors(ray: ModuleType, specs: Sequence[JudgeSpec], settings: Backend
                   served: Mapping[int, str], options: RayOptions, *, count: int, slots: int,
                   retry: RetryPolicy, rng: random.Random, limiters: Sequence[RateLimiter | None]) -> list[Any]:
     remote = ray.remote(JudgeActor).options(
-        num_cpus=options.cpus_per_actor, num_gpus=options.gpus_per_actor,
+        num_cpus=options.ray_cpus_per_actor, num_gpus=options.ray_gpus_per_actor,
         max_restarts=-1, max_task_retries=0,  # restarted when lost; the driver re-sends what was lost
     )
-    cpus = max(1, round(options.cpus_per_actor))
+    cpus = max(1, round(options.ray_cpus_per_actor))
     rates = [_share(limiters[i] if i < len(limiters) else None, count) for i in range(len(specs))]
     if settings.max_per_server is not None:  # a limit per server holds for the whole pool
         settings = dataclasses.replace(settings, max_per_server=max(1, settings.max_per_server // count))
@@ -1293,9 +1295,9 @@ async def _ready_in_time(ray: ModuleType, actors: list[Any], options: RayOptions
                 log.warning(f"waiting for {len(actors)} Ray actors to start (a runtime environment may be "
                             f"installing packages on the nodes); gives up after {limit:g} s")
             cpus, gpus = _live_resources(ray)
-            if cpus < len(actors) * options.cpus_per_actor or gpus < len(actors) * options.gpus_per_actor:
+            if cpus < len(actors) * options.ray_cpus_per_actor or gpus < len(actors) * options.ray_gpus_per_actor:
                 raise InputError(
-                    f"{len(actors)} Ray actors ({options.cpus_per_actor:g} CPU, {options.gpus_per_actor:g} GPU "
+                    f"{len(actors)} Ray actors ({options.ray_cpus_per_actor:g} CPU, {options.ray_gpus_per_actor:g} GPU "
                     f"each) did not all start within {options.restart_timeout_s:g} s; the cluster's live nodes "
                     f"have {cpus:g} CPUs and {gpus:g} GPUs: give fewer --ray-actors or a smaller "
                     "--ray-cpus-per-actor", field="ray-actors")
@@ -1361,7 +1363,7 @@ async def execute_ray(tasks: Iterable[Task | Sequence[Task]], specs: Sequence[Ju
     pooled = [g for g in work if g[0].judge_index not in on_cluster]
     if pooled:
         served = {i: name for i, name in judges.items() if i not in on_cluster}
-        count = options.actors or max(1, _alive_nodes(ray))
+        count = options.ray_actors or max(1, _alive_nodes(ray))
         slots = max(1, math.ceil(concurrency / count))
         report.pool_started = max(report.pool_started, count)
         actors = _start_actors(ray, specs, settings, served, options, count=count, slots=slots, retry=retry,
@@ -1450,8 +1452,8 @@ async def _execute_on_cluster(ray: ModuleType, tasks: list[Task], spec: JudgeSpe
     as they stream out."""
     backend = cluster_backend(spec)
     assert backend is not None
-    placement = ClusterPlacement(replicas=options.actors or 1, batch_size=options.vllm_batch_size,
-                                 runtime_env=options.runtime_env)
+    placement = ClusterPlacement(replicas=options.ray_actors or 1, batch_size=options.vllm_batch_size,
+                                 runtime_env=options.ray_runtime_env)
     processor = backend.processor(spec, settings, placement)
     by_key = {t.key: t for t in tasks}
     rows: Iterator[dict[str, Any]] = iter(processor(ray.data.from_items(

@@ -287,9 +287,9 @@ def _prepare(spec: JudgingSpec, protocol: JudgeProtocol) -> _Prepared:
             raise InputError("--executor ray sends live requests; it cannot be combined with --record or the "
                              "batch options", field="executor")
         executor = make_executor(ex.executor, specs, settings, ray=RayOptions(
-            ray_address=ex.ray_address, actors=ex.ray_actors, cpus_per_actor=ex.ray_cpus_per_actor,
-            gpus_per_actor=ex.ray_gpus_per_actor, runtime_env=ex.ray_runtime_env,
-            connect_timeout_s=ex.ray_connect_timeout_s, show_ray_logs=ex.ray_logs))
+            ray_address=ex.ray_address, ray_actors=ex.ray_actors, ray_cpus_per_actor=ex.ray_cpus_per_actor,
+            ray_gpus_per_actor=ex.ray_gpus_per_actor, ray_runtime_env=ex.ray_runtime_env,
+            ray_connect_timeout=ex.ray_connect_timeout_s, ray_logs=ex.ray_logs))
     return _Prepared(spec, protocol, specs, settings, prices, executor)
 
 
@@ -364,18 +364,18 @@ def _canonical(value: Any) -> Any:
     return json.loads(json.dumps(value, sort_keys=True, default=str))
 
 
+# An identity setting kept under another key than its name (runs recorded before the settings were declared
+# keep it so): the prompt template is compared by the hash of the template the protocol renders.
+_IDENTITY_KEYS = {"prompt_template": "template_hash"}
+
+
 def run_identity(protocol: JudgeProtocol, judges: Sequence[str], config: JudgeConfig | JudgingSpec) -> dict[str, Any]:
     """What makes two runs the same run: a directory may only be resumed (or extended with
-    more runs, or re-aggregated) by a run with the same identity. It comes from the spec's
-    identity-bearing groups: the protocol (resolved: its options, template and context), the
-    judges (their names and reasoning effort) and the generation's temperature and seed."""
-    spec = as_spec(config)
-    temperature = spec.generation.resolved(protocol).temperature
-    effort = spec.judges.reasoning_effort
-    return {"protocol": protocol.name, "judges": list(judges), "template_hash": protocol.template_hash,
-            "protocol_options": _canonical(protocol.options.extra), "temperature": temperature,
-            "seed": spec.generation.seed, "use_context": protocol.options.use_context,
-            **({"reasoning_effort": effort} if effort else {}), **spec.extra_identity()}
+    more runs, or re-aggregated) by a run with the same identity. It is every setting declared part
+    of the identity (``Setting.identity``), as the run uses it (``JudgingSpec.identity_values``: the
+    protocol resolved, its options, template and context, the judges, the temperature and seed...)."""
+    return {_IDENTITY_KEYS.get(name, name): value
+            for name, value in as_spec(config).identity_values(protocol, judges).items()}
 
 
 def _recorded_identity(out: Path) -> dict[str, Any] | None:

@@ -15,12 +15,12 @@ from them (a protocol instance, built backends, a price table, an executor).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from polyjudge.backends.spec import JudgesSpec
+from polyjudge.backends.spec import PanelSpec
 from polyjudge.cache.spec import CacheSpec
 from polyjudge.data.errors import InputError
 from polyjudge.data.limits import (  # the bounds of the numeric settings (the CLI's flag types show them)
@@ -159,7 +159,7 @@ class JudgingSpec:
     """One judging: every group of its specification (see the module's text)."""
 
     data: InputSpec = InputSpec()
-    judges: JudgesSpec = JudgesSpec()
+    judges: PanelSpec = PanelSpec()
     protocol: ProtocolSpec = ProtocolSpec()
     generation: GenerationSpec = GenerationSpec()
     budget: BudgetSpec = BudgetSpec()
@@ -185,13 +185,28 @@ class JudgingSpec:
         """A copy with some groups replaced."""
         return dataclasses.replace(self, **groups)
 
-    def extra_identity(self) -> dict[str, Any]:
-        """The values of :attr:`extra` whose settings are part of the run's identity (declared with
-        ``identity=True``): the resume check compares them and the signature names them."""
-        from polyjudge.data.settings import by_name
+    def identity_values(self, protocol: JudgeProtocol, judges: Sequence[str]) -> dict[str, Any]:
+        """Every setting declared part of the run's identity (``Setting.identity``), name -> its value in
+        this judging, in declaration order: resolved against ``protocol`` where the protocol decides it
+        (:data:`IDENTITY_RESOLVED`), else its group's field, else its value in :attr:`extra` (its declared
+        default when not given). A value that is None (the model's own reasoning effort) is left out. The
+        resume check (``engine.session.run_identity``) and the signature (``engine.manifest``) read it."""
+        from polyjudge.data.settings import GROUPS, SETTINGS
 
-        declared = by_name()
-        return {name: _plain(value) for name, value in sorted(self.extra.items()) if declared[name].identity}
+        out: dict[str, Any] = {}
+        for setting in SETTINGS:
+            if not setting.identity:
+                continue
+            resolve = IDENTITY_RESOLVED.get(setting.name)
+            if resolve is not None:
+                value = resolve(protocol, judges, self)
+            elif setting.group in GROUPS and hasattr(getattr(self, setting.group), setting.field):
+                value = getattr(getattr(self, setting.group), setting.field)
+            else:
+                value = self.extra.get(setting.name, setting.default)
+            if value is not None:
+                out[setting.name] = _plain(value)
+        return out
 
     def record(self) -> dict[str, Any]:
         """The spec as JSON-ready data for the manifest: every group's fields, judges as they were
@@ -211,6 +226,19 @@ class JudgingSpec:
             out[f.name] = entry
         out["execution"].pop("ray_runtime_env", None)  # may carry environment values; not the run's identity
         return out
+
+
+# The identity settings whose value in a run is what the protocol makes of the spec (its name, its resolved
+# options, template and context, the protocol's default temperature) or the judges as built: setting name ->
+# (protocol, judge names, spec) -> value. Every other identity setting is its group's field or ``extra``'s value.
+IDENTITY_RESOLVED: Mapping[str, Callable[[JudgeProtocol, Sequence[str], JudgingSpec], Any]] = {
+    "protocol": lambda protocol, judges, spec: protocol.name,
+    "judges": lambda protocol, judges, spec: list(judges),
+    "protocol_options": lambda protocol, judges, spec: dict(protocol.options.extra),
+    "temperature": lambda protocol, judges, spec: spec.generation.resolved(protocol).temperature,
+    "prompt_template": lambda protocol, judges, spec: protocol.template_hash,
+    "use_context": lambda protocol, judges, spec: protocol.options.use_context,
+}
 
 
 def _plain(value: Any) -> Any:
