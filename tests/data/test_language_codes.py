@@ -92,6 +92,19 @@ def test_a_code_the_user_names_is_judged_and_named_so_in_the_prompt(tmp_path, ca
     assert code == 2 and "unknown language code 'ge'" in text
 
 
+def test_a_run_judged_with_one_name_is_not_resumed_with_another(tmp_path, capsys):
+    """A declared name is in the prompt, so it is part of the run's identity: resuming the run directory
+    with another name would mix answers to two prompts; it is refused (exit 2) and nothing is sent."""
+    inp = _jsonl(tmp_path, "en", "ge")
+    code, text, _ = _run(capsys, tmp_path, inp, "--language-names", "ge=Georgian-variant")
+    assert code == 0, text
+    code, text, srv = _run(capsys, tmp_path, inp, "--language-names", "ge=Old-Georgian")
+    assert code == 2 and "language_names" in text, text
+    assert not srv.requests
+    code, text, srv = _run(capsys, tmp_path, inp, "--language-names", "ge=Georgian-variant")
+    assert code == 0 and not srv.requests, text  # the same name resumes: nothing is asked again
+
+
 @pytest.mark.parametrize("lp", ["en-ar_EG", "en-sr_Cyrl_RS", "en-zh_TW", "ja-zh_CN", "en-fil_PH", "en-pt-BR",
                                 "cs-uk", "en-liv", "sah-ru", "en-bho_IN", "en-mas_KE", "de-fr"])
 def test_wmt_pairs_are_taken(lp, tmp_path, capsys):

@@ -266,7 +266,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s("src_lang", "data", "text", None, "Source language code for items that lack one.", on_command_line=False),
     _s("tgt_lang", "data", "text", None, "Target language code for items that lack one.", on_command_line=False),
     _s("language_names", "data", "text", None, "Names of language codes that are no BCP 47 tag (CODE=NAME,...; "
-       "the input's --language-names).", on_command_line=False),
+       "the input's --language-names).", on_command_line=False, identity=True),
 )
 
 
