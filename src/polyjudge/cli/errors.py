@@ -75,6 +75,37 @@ def _os_message(exc: OSError) -> str:
 
 
 def run_cli(group: click.Group, argv: list[str] | None) -> int:
+    """The command's exit code. ``argv`` None is the process's own command line (the console script,
+    ``python -m``): an interrupted run then ends the process as soon as its line is printed
+    (:func:`_end_interrupted`), so neither a native thread nor a second Ctrl-C can hold or kill it."""
+    try:
+        code = _run_cli(group, argv)
+    except KeyboardInterrupt:  # a second Ctrl-C while the first one's line was being printed
+        code = EXIT_INTERRUPTED
+    error, _LAST_ERROR[0] = _LAST_ERROR[0], None
+    if error is not None and argv is None and code == EXIT_INTERRUPTED:
+        from polyjudge.api.runs import RunInterrupted
+
+        if isinstance(error, RunInterrupted):
+            _end_interrupted()
+    return code
+
+
+def _end_interrupted() -> None:
+    """End an interrupted command's process now, with its exit code. Its files are written and every answer
+    is committed to the store; what is left would only wait: the interpreter's exit joins an embedded model's
+    native thread, which finishes an answer nobody stores (up to its whole generation), and while it does a
+    second Ctrl-C met the default handler the interpreter restores on exit and killed the process by SIGINT
+    instead of exiting with 130."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _run_cli(group: click.Group, argv: list[str] | None) -> int:
     _route_warnings()
     try:
         group.main(args=argv, prog_name="polyjudge", standalone_mode=False)
@@ -104,8 +135,13 @@ def _silence_stdout() -> None:
         pass
 
 
+# The exception _known_error was last given (run_cli reads it: an interrupted run ends its process at once).
+_LAST_ERROR: list[BaseException | None] = [None]
+
+
 def _known_error(error: BaseException) -> int:
     """The exit code of an exception the CLI knows (its line printed); anything else is re-raised."""
+    _LAST_ERROR[0] = error
     from polyjudge.api.runs import RunInterrupted, RunStopped
 
     try:
