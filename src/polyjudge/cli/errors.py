@@ -79,10 +79,9 @@ def run_cli(group: click.Group, argv: list[str] | None) -> int:
     ``python -m``): an interrupted run then ends the process as soon as its line is printed
     (:func:`_end_interrupted`), so neither a native thread nor a second Ctrl-C can hold or kill it."""
     try:
-        code = _run_cli(group, argv)
+        code, error = _run_cli(group, argv)
     except KeyboardInterrupt:  # a second Ctrl-C while the first one's line was being printed
-        code = EXIT_INTERRUPTED
-    error, _LAST_ERROR[0] = _LAST_ERROR[0], None
+        code, error = EXIT_INTERRUPTED, None
     if error is not None and argv is None and code == EXIT_INTERRUPTED:
         from polyjudge.api.runs import RunInterrupted
 
@@ -105,19 +104,20 @@ def _end_interrupted() -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
-def _run_cli(group: click.Group, argv: list[str] | None) -> int:
+def _run_cli(group: click.Group, argv: list[str] | None) -> tuple[int, BaseException | None]:
+    """The command's exit code and the exception that ended it (None when it ended normally)."""
     _route_warnings()
     try:
         group.main(args=argv, prog_name="polyjudge", standalone_mode=False)
         sys.stdout.flush()  # a reader gone before the last buffered lines: seen here, not at exit
     except Exception as exc:
         if not _output_closed(exc):
-            return _known_error(exc)
+            return _known_error(exc), exc
         _silence_stdout()
-        return EXIT_OUTPUT_CLOSED
+        return EXIT_OUTPUT_CLOSED, exc
     except BaseException as exc:
-        return _known_error(exc)
-    return EXIT_OK
+        return _known_error(exc), exc
+    return EXIT_OK, None
 
 
 def _output_closed(exc: BaseException) -> bool:
@@ -135,13 +135,8 @@ def _silence_stdout() -> None:
         pass
 
 
-# The exception _known_error was last given (run_cli reads it: an interrupted run ends its process at once).
-_LAST_ERROR: list[BaseException | None] = [None]
-
-
 def _known_error(error: BaseException) -> int:
     """The exit code of an exception the CLI knows (its line printed); anything else is re-raised."""
-    _LAST_ERROR[0] = error
     from polyjudge.api.runs import RunInterrupted, RunStopped
 
     try:
