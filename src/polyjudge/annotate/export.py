@@ -6,9 +6,13 @@ readers the docs name (``tests/annotate/test_export_roundtrip.py``).
 
 * ``mqm-tsv``: the WMT MQM TSV (``system doc doc_id seg_id rater source target
   category severity comment``; no quoting): one row per error span, marked
-  with ``<v>…</v>`` in the target, or one ``No-error`` row. ``doc`` is the
-  item's document, ``doc_id`` its 1-based position there, ``seg_id`` the
-  item's own; the readers key a segment by system, document and seg_id, so
+  with ``<v>…</v>`` in the target (an omission: an empty ``<v></v>`` at its
+  position), or in the source for a source-side span, as WMT's files mark
+  omissions and source errors; or one ``No-error`` row. ``comment`` is the
+  span's comment; a pre-annotated campaign adds an ``origin`` column (kept,
+  edited, added). ``doc`` is the item's document, ``doc_id`` its 1-based
+  position there (the input's order in the document, or the position the
+  item declared, e.g. a WMT MQM file's own), ``seg_id`` the item's own; the readers key a segment by system, document and seg_id, so
   ids that restart in every document stay apart. The format has no quoting
   and no escape: a text or id holding a tab, a line feed or a carriage
   return, or a text holding ``<v>`` or ``</v>`` (which every reader of the
@@ -17,9 +21,14 @@ readers the docs name (``tests/annotate/test_export_roundtrip.py``).
 * ``esa-jsonl``: one line per annotator and segment, as WMT24/25 ESA releases:
   identifiers, ``lp``, ``annotator``, ``src``, ``hypothesis``, the 0-100
   ``score`` and ``esa_spans`` with ``start_i``/``end_i`` character offsets
-  (code points) of the hypothesis. An MQM campaign has no ESA score: its lines
-  carry ``mqm_score`` (negated error points) instead of ``score``, so no
-  reader takes MQM points for a 0-100 score.
+  (code points) of the hypothesis (an omission: ``missing``, as WMT's ESA
+  releases write it, with its ``position``), ``source_spans`` on the source,
+  ``doc_pos``, ``active_ms`` and, pre-annotated, each span's ``origin`` and the
+  ``deleted_spans``. An MQM campaign has no ESA score: its lines carry
+  ``mqm_points`` (error points) and no field ending in ``score``, so a score
+  reader refuses the file rather than take −25…0 for a 0-100 score.
+
+Attention checks are never exported: they are tests of the annotators, not results.
 * ``ratings``: forced-choice and response-set campaigns give the table
   ``validate`` reads (``item protocol answer``, letters); score campaigns the
   long table ``agreement`` reads (``item_id language task metric rater kind
@@ -166,9 +175,11 @@ def _esa_span(sp: dict[str, Any]) -> dict[str, Any]:
 
 def esa_jsonl_lines(store: CampaignStore) -> Iterator[str]:
     """One line per annotator and segment (module docstring): ``esa_spans`` of the translation,
-    ``source_spans`` of the source; a pre-annotated item's ``deleted_spans``; ``active_ms``."""
+    ``source_spans`` of the source; a pre-annotated item's ``deleted_spans``; ``active_ms``, the active
+    time of every saved version added up (null: the page recorded none)."""
     points = store.info.scheme.value == "points"
     pos = _doc_positions(store.items)
+    seconds = store.active_seconds()
     for item, ann in _ordered(store):
         rec: dict[str, Any] = {"system": item.system, "doc_id": item.doc_id, "doc_pos": pos[item.id],
                                "seg_id": item.seg_id, "item_id": item.item_id, "lp": _pair(item),
@@ -182,7 +193,8 @@ def esa_jsonl_lines(store: CampaignStore) -> Iterator[str]:
         rec["source_spans"] = [_esa_span(s) for s in spans if s.get("side") == "source"]
         if item.prefill is not None:
             rec["deleted_spans"] = [_esa_span(s) for s in ann.body.get("deleted") or []]
-        rec["active_ms"] = ann.body.get("active_ms")
+        active = seconds.get((ann.annotator, item.id))
+        rec["active_ms"] = None if active is None else round(active * 1000)  # every version's time added up
         yield json.dumps(rec, ensure_ascii=False) + "\n"
 
 

@@ -385,16 +385,6 @@ def check_rates(store: CampaignStore, latest: dict[tuple[str, int], Annotation])
     return out
 
 
-def active_seconds(store: CampaignStore) -> dict[tuple[str, int], float]:
-    """(annotator, item) -> active seconds over every saved version that recorded a time."""
-    out: dict[tuple[str, int], float] = {}
-    for name, item, body in store.db.execute("SELECT annotator, item, body FROM annotations"):
-        ms = json.loads(body).get("active_ms")
-        if isinstance(ms, int | float):
-            out[(name, int(item))] = out.get((name, int(item)), 0.0) + ms / 1000
-    return out
-
-
 def _time_row(who: str, keys: list[tuple[str, int]], seconds: dict[tuple[str, int], float],
               latest: dict[tuple[str, int], Annotation]) -> TimeRow:
     timed = [k for k in keys if k in seconds]
@@ -407,7 +397,7 @@ def _time_row(who: str, keys: list[tuple[str, int]], seconds: dict[tuple[str, in
 
 def time_rows(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> list[TimeRow]:
     """Active time per item of each annotator and of everyone (results only; none recorded: no rows)."""
-    seconds = active_seconds(store)
+    seconds = store.active_seconds()
     if not seconds:
         return []
     rows = [_time_row(n, [k for k in latest if k[0] == n], seconds, latest) for n, _ in store.annotators()]
@@ -427,7 +417,7 @@ def prefill_rows(store: CampaignStore, latest: dict[tuple[str, int], Annotation]
     """Time, agreement and span origins on the items shown with the AI's suggestions and without."""
     if store.info.prefill is None:
         return []
-    seconds = active_seconds(store)
+    seconds = store.active_seconds()
     out = []
     for group, with_ai in (("with", True), ("without", False)):
         part = {k: a for k, a in latest.items() if (store.items[k[1]].prefill is not None) == with_ai}

@@ -341,6 +341,15 @@ class CampaignStore:
         return {(r[0], int(r[1])): Annotation(r[0], int(r[1]), int(r[2]), json.loads(r[3]), float(r[4]))
                 for r in rows}
 
+    def active_seconds(self) -> dict[tuple[str, int], float]:
+        """(annotator, item) -> active seconds added up over every saved version that recorded a time."""
+        out: dict[tuple[str, int], float] = {}
+        for name, item, body in self.db.execute("SELECT annotator, item, body FROM annotations"):
+            ms = json.loads(body).get("active_ms")
+            if isinstance(ms, int | float) and not isinstance(ms, bool):
+                out[(name, int(item))] = out.get((name, int(item)), 0.0) + ms / 1000
+        return out
+
     def history_count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0])
 
