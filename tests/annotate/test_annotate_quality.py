@@ -19,9 +19,8 @@ from polyjudge.api.annotate import AnnotateConfig, campaign_status, export_campa
 from polyjudge.data.errors import InputError
 from polyjudge.data.wmt_mqm import read_wmt_mqm
 from polyjudge.metaeval.spans.readers import read_span_jsonl
-from tests.annotate.campaign_helpers import auth
+from tests.annotate.campaign_helpers import auth, span_run
 from tests.helpers.cli import cli
-from tests.helpers.openai_server import ScriptedServer
 
 SRC = "他昨天在北京买了三本书。"
 TGT = "He bought books in Beijing."  # "three" and "yesterday" are missing
@@ -228,24 +227,10 @@ def test_attention_checks_are_dealt_scored_per_annotator_and_left_out_of_exports
     assert cli("annotate", "status", folder, "--format", "tsv") == 0
 
 
-def _span_run(tmp: Path, items: Path) -> Path:
-    def answer(body: dict[str, Any]) -> str:
-        user = body["messages"][-1]["content"]
-        if "He bought books" in user:
-            return json.dumps({"errors": [{"span": "books", "severity": "major"},
-                                          {"span": "Beijing", "severity": "minor"}], "score": 40})
-        return json.dumps({"errors": [], "score": 90})
-
-    with ScriptedServer(answer) as srv:
-        assert cli("judge", items, "-p", "gemba-esa", "-o", tmp / "run", "--judge", f"openai:m@{srv.base_url}",
-                   "-q") == 0
-    return tmp / "run"
-
-
 def test_prefill_shows_suggestions_and_each_span_says_where_it_came_from(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     items = _items(tmp_path)
-    run = _span_run(tmp_path, items)
+    run = span_run(tmp_path, items)
     folder, tokens = _campaign(tmp_path, "esa", "ana", 1, items=items, prefill=str(run))
     token = tokens["ana"]
 
@@ -283,7 +268,7 @@ def test_prefill_shows_suggestions_and_each_span_says_where_it_came_from(tmp_pat
 def test_prefill_share_leaves_a_seeded_part_of_the_items_without_suggestions(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     items = _items(tmp_path)
-    run = _span_run(tmp_path, items)
+    run = span_run(tmp_path, items)
     folder, _ = _campaign(tmp_path, "mqm", "ana", 1, items=items, prefill=str(run), prefill_share=0.5)
     store = CampaignStore(folder, readonly=True)
     try:
