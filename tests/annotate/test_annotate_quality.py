@@ -340,3 +340,23 @@ def test_a_campaign_made_before_issue_48_opens_serves_and_exports(tmp_path):
     assert len(export_campaign(folder, "esa-jsonl").splitlines()) == 2
     with sqlite3.connect(folder / "campaign.sqlite") as con:
         assert con.execute("PRAGMA user_version").fetchone()[0] == 1  # read as it is, never rewritten
+
+
+def test_checks_time_and_prefill_rows_read_back_from_the_status_file_and_reach_the_report(tmp_path, monkeypatch):
+    from polyjudge.annotate.status import read_status, status_json
+    from polyjudge.report.annotation import annotation_blocks
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    items = _items(tmp_path)
+    run = span_run(tmp_path, items)
+    folder, tokens = _campaign(tmp_path, "esa", "ana,ben", 2, items=items, prefill=str(run), prefill_share=0.5,
+                               attention_checks=0.25)
+    _mark_everything(folder, tokens, lambda it: {"spans": [{"start": 0, "end": 2, "severity": "minor"}],
+                                                 "score": 60, "active_ms": 3000})
+    st = campaign_status(folder)
+    assert st.checks and st.time and [p.group for p in st.prefill] == ["with", "without"]
+    assert [c.passed + c.failed + c.pending for c in st.checks] == [1, 1]  # one check in each queue of 4
+    back = read_status(json.loads(status_json(st)), "status.json")
+    assert back == st
+    titles = [b.columns[0] for b in annotation_blocks(back)]
+    assert titles[-3:] == ["attention checks", "active time", "AI suggestions"]
