@@ -14,8 +14,18 @@ from typing import Any
 
 import pytest
 
-from tests.annotate.browser_helpers import CTRL, SHIFT, click, drag_chars, open_page, press, selected_text, serving, \
-    wait_for, wait_item
+from tests.annotate.browser_helpers import (
+    CTRL,
+    SHIFT,
+    click,
+    drag_chars,
+    open_page,
+    press,
+    selected_text,
+    serving,
+    wait_for,
+    wait_item,
+)
 from tests.annotate.campaign_helpers import span_run
 from tests.helpers.cli import cli
 from tests.report.cdp import Browser, find_chromium

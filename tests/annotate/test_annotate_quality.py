@@ -202,7 +202,7 @@ def test_attention_checks_are_dealt_scored_per_annotator_and_left_out_of_exports
         assert c.check_of is not None and c.item_id.startswith("q") and c.seg_id == rows[c.check_of]["seg_id"]
         if c.check == "bad":
             assert c.tgt != rows[c.check_of]["tgt"] and c.injected is not None
-    for name, q in queues.items():  # a check comes after the item it copies
+    for q in queues.values():  # a check comes after the item it copies
         assert all(q.index(it) > q.index(store.items[it].check_of) for it in q if store.items[it].check)
 
     def body(item: dict[str, Any]) -> dict[str, Any]:

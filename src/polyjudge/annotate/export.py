@@ -12,9 +12,10 @@ readers the docs name (``tests/annotate/test_export_roundtrip.py``).
   span's comment; a pre-annotated campaign adds an ``origin`` column (kept,
   edited, added). ``doc`` is the item's document, ``doc_id`` its 1-based
   position there (the input's order in the document, or the position the
-  item declared, e.g. a WMT MQM file's own), ``seg_id`` the item's own; the readers key a segment by system, document and seg_id, so
-  ids that restart in every document stay apart. The format has no quoting
-  and no escape: a text or id holding a tab, a line feed or a carriage
+  item declared, e.g. a WMT MQM file's own), ``seg_id`` the item's own;
+  the readers key a segment by system, document and seg_id, so ids that
+  restart in every document stay apart. The format has no quoting and no
+  escape: a text or id holding a tab, a line feed or a carriage
   return, or a text holding ``<v>`` or ``</v>`` (which every reader of the
   format takes for span markup), is refused with one line naming the item
   (export it ``--to esa-jsonl``, which holds any text).
