@@ -62,7 +62,7 @@ def quality_blocks(status: CampaignStatus) -> list[Any]:
         blocks.append(Table(["active time", "items", "mean s/item", "median s/item", "s/span"],
                             [[t.who, t.items, number(t.mean_s), number(t.median_s), number(t.per_span_s)]
                              for t in status.time],
-                            "Time the page had focus and input (idle gaps of 30 s or more left out), every "
+                            "Time the page had focus and input (counting stops 30 s after the last input), every "
                             "version of an item added up."))
     if status.prefill:
         blocks.append(Table(["AI suggestions", "annotations", "s/item", "s/span", "span F1 between annotators",
