@@ -360,3 +360,56 @@ def test_checks_time_and_prefill_rows_read_back_from_the_status_file_and_reach_t
     assert back == st
     titles = [b.columns[0] for b in annotation_blocks(back)]
     assert titles[-3:] == ["attention checks", "active time", "AI suggestions"]
+
+
+# ../shared/data beside the checkout (or beside the folder of worktrees it is one of)
+TED_ZHEN = next((p for p in (Path(__file__).resolve().parents[k] / ".." / "shared" / "data" / "wmt-mqm" / "ted" / "zhen"
+                             / "mqm_ted_zhen.tsv" for k in (2, 3)) if p.is_file()), Path("absent"))
+
+
+def _expert_spans(errors: list[Any]) -> list[dict[str, Any]]:
+    """The WMT experts' errors as campaign spans: target or source side (omissions marked in the source)."""
+    from polyjudge.annotate.schemes import MQM_CATEGORIES
+
+    out = []
+    for e in errors:
+        sev = e.severity.lower()
+        if sev not in ("minor", "major", "critical") or e.category not in MQM_CATEGORIES:
+            continue  # Neutral, and the one category the campaign does not offer (Locale convention/Name format)
+        if e.start is not None and e.start < e.end:
+            out.append({"start": e.start, "end": e.end, "category": e.category, "severity": sev})
+        elif e.source_start is not None and e.source_start < e.source_end:
+            out.append({"side": "source", "start": e.source_start, "end": e.source_end, "category": e.category,
+                        "severity": sev})
+    return out
+
+
+@pytest.mark.skipif(not TED_ZHEN.is_file(), reason="needs ../shared/data (wmt-mqm/ted/zhen)")
+def test_real_wmt_zh_en_expert_mqm_with_source_side_omissions_round_trips_with_real_positions(tmp_path):
+    from polyjudge.annotate.schemes import check_annotation
+
+    anns = [a for a in read_wmt_mqm(TED_ZHEN) if a.system == "SMU"][:150]
+    rows = [{"src": a.source, "tgt": a.target, "src_lang": "zh", "tgt_lang": "en", "system": a.system,
+             "doc_id": a.doc, "seg_id": a.seg_id, "doc_pos": a.doc_id} for a in anns]
+    folder, _ = _campaign(tmp_path, "mqm", "expert", 1, items=_items(tmp_path, rows))
+    store = CampaignStore(folder)
+    want = {}
+    try:
+        for it, a in zip(store.items, anns):
+            spans = _expert_spans(a.errors)
+            body = check_annotation({"spans": spans} if spans else {"no_error": True}, store.info.scheme, None,
+                                    it.tgt, src=it.src)
+            store.save("expert", it.id, body)
+            want[(a.system, a.doc, a.doc_id, a.seg_id)] = [(s.get("side", "target"), s["start"], s["end"],
+                                                            s["category"], s["severity"]) for s in spans]
+    finally:
+        store.close()
+    assert sum(s[0] == "source" for v in want.values() for s in v) >= 3  # omissions the experts marked in the source
+    out = tmp_path / "back.tsv"
+    out.write_text(export_campaign(folder, "mqm-tsv"), encoding="utf-8")
+    got = {}
+    for a in read_wmt_mqm(out):
+        got[(a.system, a.doc, a.doc_id, a.seg_id)] = [
+            ("source", e.source_start, e.source_end, e.category, e.severity.lower()) if e.start is None
+            else ("target", e.start, e.end, e.category, e.severity.lower()) for e in a.errors if not e.is_no_error]
+    assert got == want  # the real documents and positions (the TSV's doc and doc_id) too
