@@ -16,7 +16,20 @@
   and the human-only interval beside it;
 * agreement with the judge (campaigns made with its run): Pearson's r and
   Kendall's tau-b of each annotator's values, and of the item means, with the
-  judge's scores on the same items.
+  judge's scores on the same items;
+* attention checks (``--attention-checks``): each annotator's pass rate
+  (:mod:`polyjudge.annotate.checks`); the checks count in an annotator's
+  progress and nowhere else;
+* active time per item (the page's ``active_ms``, every version added up):
+  mean and median seconds per item and seconds per span, per annotator and
+  for everyone;
+* AI pre-annotation (``--prefill``): time, span F1 between annotators and the
+  spans' origins (kept, edited, deleted, added) on the items shown with the
+  suggestions and on those shown without.
+
+Span F1 compares located spans of the translation: source-side spans and
+omissions (a position, no characters) are left out of it, as WMT25 task 2's
+scorer has no place for them; they count in the MQM points.
 """
 
 from __future__ import annotations
