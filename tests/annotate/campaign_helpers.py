@@ -131,3 +131,19 @@ def judge_items(tmp: Path) -> tuple[Path, Path]:
     return items, tmp / "run"
 
 
+
+
+def span_run(tmp: Path, items: Path) -> Path:
+    """A gemba-esa run over ``items`` (needs OPENAI_API_KEY set): "books" and "Beijing" marked in the
+    translation "He bought books in Beijing.", nothing elsewhere."""
+    def answer(body: dict[str, Any]) -> str:
+        user = body["messages"][-1]["content"]
+        if "He bought books" in user:
+            return json.dumps({"errors": [{"span": "books", "severity": "major"},
+                                          {"span": "Beijing", "severity": "minor"}], "score": 40})
+        return json.dumps({"errors": [], "score": 90})
+
+    with ScriptedServer(answer) as srv:
+        assert cli("judge", items, "-p", "gemba-esa", "-o", tmp / "run", "--judge", f"openai:m@{srv.base_url}",
+                   "-q") == 0
+    return tmp / "run"

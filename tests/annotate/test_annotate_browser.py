@@ -123,9 +123,15 @@ def _mqm_first_item(b: Browser) -> None:
     start = GERMAN.index("Brücke")
     _keyboard_select(b, start, len("Brücke"))
     assert selected_text(b) == "Brücke"
+    # issue 48: every span gets its own category (before, the first span's stayed chosen and went silently)
+    assert b.eval("document.getElementById('category').value") == ""
+    press(b, "1")
+    assert "Choose a category" in str(_text(b, "#message")) and len(_span_rows(b)) == 1
+    _pick_category(b, 1)
     press(b, "1")
     double_click(b, f"#tgt-chars .ch[data-i='{GERMAN.index('läuft') + 2}']")
     assert selected_text(b) == "läuft"
+    _pick_category(b, 1)
     press(b, "3")
     assert len(_span_rows(b)) == 3
     click(b, "#spans .span-item:nth-child(3) button.rm")

@@ -141,10 +141,10 @@ def test_identical_spans_of_one_annotator_count_once_in_every_export(tmp_path):
     ratings = _export(folder, "ratings", tmp_path / "r.tsv")
     # before: -15 in esa-jsonl and ratings, -5 read back from the MQM TSV (the reader drops repeated rows)
     from_tsv = {s.system: s.score for s in human_mqm_scores(tsv).segments}
-    from_jsonl = read_scores(jsonl)
+    from_jsonl = {json.loads(line)["system"]: json.loads(line)["mqm_points"] for line in jsonl.read_text().splitlines()}
     from_ratings = {r.item_id: r.rating for r in read_ratings(ratings)}
     assert from_tsv["alpha"] == -5.0
-    assert from_jsonl.values[from_jsonl.systems.index("alpha"), 0] == -5.0
+    assert from_jsonl["alpha"] == 5.0  # error points, in a field no score reader takes (issue 48)
     assert from_ratings["alpha:d1:1"] == -5.0
     assert [len(s.spans) for s in read_span_jsonl(jsonl) if s.system == "alpha"] == [1]
 
@@ -156,7 +156,11 @@ def test_ratings_name_the_pair_and_an_mqm_campaign_writes_no_esa_score(tmp_path)
     langs = {r.item_id: r.language for r in read_ratings(_export(folder, "ratings", tmp_path / "r.tsv"))}
     assert langs == {"alpha:d1:1": "zh-en", "alpha:d1:2": "en-de"}  # before: "en" and "de"
     recs = [json.loads(line) for line in export_campaign(folder, "esa-jsonl").splitlines()]
-    assert all("score" not in r and r["mqm_score"] == -5.0 for r in recs)  # before: "score": -5.0 (an ESA field)
+    assert all("score" not in r and r["mqm_points"] == 5.0 for r in recs)  # before: "score": -5.0 (an ESA field)
+    # before (issue 48): "mqm_score" was read as the ESA score (the one field ending in "score"): -5 on 0-100
+    assert not any(k.endswith("score") for r in recs for k in r)
+    with pytest.raises(InputError, match="no 'score' column"):
+        read_scores(_export(folder, "esa-jsonl", tmp_path / "e.jsonl"))
 
 
 # ---------------------------------------------------------------- the round-trip property
@@ -251,6 +255,18 @@ def _means(saved: dict, scheme: str) -> dict[str, float]:
 
 def _check_esa_jsonl(folder, tmp, saved, items, scheme):
     out = _export(folder, "esa-jsonl", tmp / "e.jsonl")
+    if scheme == "mqm":  # issue 48: MQM points are no ESA score: read as one, refused; kept as mqm_points
+        with pytest.raises(InputError, match="no 'score' column"):
+            read_scores(out)
+        recs = [json.loads(line) for line in out.read_text(encoding="utf-8").split("\n") if line]
+        assert {(r["annotator"], r["item_id"]): -r["mqm_points"] for r in recs} == pytest.approx(
+            {k: _value(scheme, b) for k, b in saved.items()})
+    else:
+        _check_esa_scores(out, saved, items, scheme)
+    _check_esa_spans(out, saved, items)
+
+
+def _check_esa_scores(out, saved, items, scheme):
     m = read_scores(out)
     got = {f"{system}:{item.replace(chr(0x241f), ':')}": m.values[i, j]
            for i, system in enumerate(m.systems) for j, item in enumerate(m.items) if not np.isnan(m.values[i, j])}
@@ -258,6 +274,9 @@ def _check_esa_jsonl(folder, tmp, saved, items, scheme):
         doc = next(iter(items.values()))["doc_id"]
         got = {f"{k.split(':')[0]}:{doc}:{k.split(':')[1]}": v for k, v in got.items()}
     assert got == pytest.approx(_means(saved, scheme))
+
+
+def _check_esa_spans(out, saved, items):
     for name in {n for n, _ in saved}:
         segs = {f"{s.system}:{s.doc_id}:{s.seg_id}": s for s in read_span_jsonl(out, raters=name)}
         mine = {k: b for (n, k), b in saved.items() if n == name}

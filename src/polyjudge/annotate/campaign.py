@@ -27,12 +27,13 @@ import random
 import re
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from polyjudge.annotate.checks import MAX_CHECK_RATE, add_checks, with_suggestions
 from polyjudge.annotate.schemes import DEFAULT_TASK, get_scheme
 from polyjudge.annotate.store import (
     CampaignInfo,
@@ -67,6 +68,10 @@ class CampaignPlan:
     run: str | Path | None = None
     seed: int = 0
     name: str | None = None
+    guidelines: str = ""  # Markdown
+    attention_checks: float = 0.0  # share of each queue added as attention checks
+    prefill: str | Path | None = None  # a span protocol's run over the items: its spans are suggestions
+    prefill_share: float = 1.0  # share of the items shown with the suggestions (the rest: without)
 
 
 def annotator_names(spec: str) -> list[str]:
@@ -100,9 +105,37 @@ def item_key(item: Item, index: int) -> str:
     return ":".join(parts) if parts else str(index)
 
 
+_POSITION_KEYS = ("doc_pos", "doc_seg_id", "segment_index")
+
+
+def _declared_position(item: Item) -> int | None:
+    """The position in its document an item declares (WMT MQM's doc_id column is read into doc_pos)."""
+    for k in _POSITION_KEYS:
+        v = item.extra.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+        if isinstance(v, str) and v.isascii() and v.isdigit() and int(v) > 0:
+            return int(v)
+    return None
+
+
+def doc_positions(items: Sequence[Item]) -> list[int | None]:
+    """Each item's 1-based position in its document: the one it declares, else its order among the
+    input's items of the same system and document (None without a document)."""
+    seen: dict[tuple[str, str], int] = {}
+    out: list[int | None] = []
+    for it in items:
+        key = (it.system or "", it.doc_id or "")
+        seen[key] = seen.get(key, 0) + 1
+        declared = _declared_position(it)
+        out.append(declared if declared is not None else seen[key] if it.doc_id else None)
+    return out
+
+
 def _rows(items: Sequence[Item], judge: Sequence[float | None] | None) -> list[ItemRow]:
     rows: list[ItemRow] = []
     seen: set[str] = set()
+    positions = doc_positions(items)
     for i, it in enumerate(items):
         key = item_key(it, i)
         if key in seen:
@@ -111,7 +144,8 @@ def _rows(items: Sequence[Item], judge: Sequence[float | None] | None) -> list[I
         seen.add(key)
         score = None if judge is None else judge[i]
         rows.append(ItemRow(i, key, it.src, it.tgt, it.src_lang or "", it.tgt_lang or "", it.system or "",
-                            it.doc_id or "", it.seg_id if it.seg_id is not None else str(i), score))
+                            it.doc_id or "", it.seg_id if it.seg_id is not None else str(i), score,
+                            doc_pos=positions[i]))
     return rows
 
 
@@ -196,6 +230,14 @@ def _check_plan(plan: CampaignPlan) -> None:
     if plan.by is not None and plan.by not in SAMPLING:
         raise InputError(f"unknown sampling {plan.by!r} (choose from {', '.join(SAMPLING)})", field="by",
                          setting=True)
+    if not 0.0 <= plan.attention_checks <= MAX_CHECK_RATE:
+        raise InputError(f"--attention-checks must be 0..{MAX_CHECK_RATE} (a share of each queue)",
+                         field="attention_checks", setting=True)
+    if not 0.0 < plan.prefill_share <= 1.0:
+        raise InputError("--prefill-share must be in (0, 1]", field="prefill_share", setting=True)
+    if plan.prefill is not None and not get_scheme(plan.scheme).spans:
+        raise InputError("--prefill suggests error spans: give it to an mqm or esa campaign", field="prefill",
+                         setting=True)
     if plan.by is not None and plan.run is None:
         raise InputError("sampling needs the judge's run directory (--run RUN)", field="run", setting=True)
 
@@ -215,14 +257,22 @@ def make_campaign(plan: CampaignPlan) -> dict[str, str]:
             sampling = {"by": plan.by, "sample": plan.sample, "seed": plan.seed, "run": Path(plan.run).name}
     rows = _rows(items, judge)
     chosen = set(shown)
-    rows = [ItemRow(r.id, r.item_id, r.src, r.tgt, r.src_lang, r.tgt_lang, r.system, r.doc_id, r.seg_id,
-                    r.judge_score, r.id in chosen) for r in rows]
-    queues = deal(shown, names, plan.per_item)
-    tokens = {n: secrets.token_urlsafe(24) for n in names}
+    rows = [replace(r, sampled=r.id in chosen) for r in rows]
     scheme = get_scheme(plan.scheme)
+    prefill_info = None
+    if plan.prefill is not None:
+        rows = with_suggestions(rows, plan.prefill, scheme, plan.prefill_share, plan.seed)
+        prefill_info = {"run": Path(plan.prefill).name, "share": plan.prefill_share}
+    queues = deal(shown, names, plan.per_item)
+    checks_info = None
+    if plan.attention_checks > 0:
+        rows, queues = add_checks(rows, queues, plan.attention_checks, plan.seed)
+        checks_info = {"rate": plan.attention_checks, "seed": plan.seed}
+    tokens = {n: secrets.token_urlsafe(24) for n in names}
     task = plan.task if plan.task is not None else (DEFAULT_TASK if scheme.rating else None)
     owned = claim_campaign(plan.folder)
-    info = CampaignInfo(plan.name or owned.path.name, scheme, task, plan.per_item, sampling)
+    info = CampaignInfo(plan.name or owned.path.name, scheme, task, plan.per_item, sampling, plan.guidelines,
+                        checks_info, prefill_info)
     with CampaignLock(owned.path):
         create_store(owned, info, rows, list(tokens.items()), queues)
     return tokens

@@ -6,20 +6,30 @@ readers the docs name (``tests/annotate/test_export_roundtrip.py``).
 
 * ``mqm-tsv``: the WMT MQM TSV (``system doc doc_id seg_id rater source target
   category severity comment``; no quoting): one row per error span, marked
-  with ``<v>…</v>`` in the target, or one ``No-error`` row. ``doc`` is the
-  item's document, ``doc_id`` its 1-based position there, ``seg_id`` the
-  item's own; the readers key a segment by system, document and seg_id, so
-  ids that restart in every document stay apart. The format has no quoting
-  and no escape: a text or id holding a tab, a line feed or a carriage
+  with ``<v>…</v>`` in the target (an omission: an empty ``<v></v>`` at its
+  position), or in the source for a source-side span, as WMT's files mark
+  omissions and source errors; or one ``No-error`` row. ``comment`` is the
+  span's comment; a pre-annotated campaign adds an ``origin`` column (kept,
+  edited, added). ``doc`` is the item's document, ``doc_id`` its 1-based
+  position there (the input's order in the document, or the position the
+  item declared, e.g. a WMT MQM file's own), ``seg_id`` the item's own;
+  the readers key a segment by system, document and seg_id, so ids that
+  restart in every document stay apart. The format has no quoting and no
+  escape: a text or id holding a tab, a line feed or a carriage
   return, or a text holding ``<v>`` or ``</v>`` (which every reader of the
   format takes for span markup), is refused with one line naming the item
   (export it ``--to esa-jsonl``, which holds any text).
 * ``esa-jsonl``: one line per annotator and segment, as WMT24/25 ESA releases:
   identifiers, ``lp``, ``annotator``, ``src``, ``hypothesis``, the 0-100
   ``score`` and ``esa_spans`` with ``start_i``/``end_i`` character offsets
-  (code points) of the hypothesis. An MQM campaign has no ESA score: its lines
-  carry ``mqm_score`` (negated error points) instead of ``score``, so no
-  reader takes MQM points for a 0-100 score.
+  (code points) of the hypothesis (an omission: ``missing``, as WMT's ESA
+  releases write it, with its ``position``), ``source_spans`` on the source,
+  ``doc_pos``, ``active_ms`` and, pre-annotated, each span's ``origin`` and the
+  ``deleted_spans``. An MQM campaign has no ESA score: its lines carry
+  ``mqm_points`` (error points) and no field ending in ``score``, so a score
+  reader refuses the file rather than take −25…0 for a 0-100 score.
+
+Attention checks are never exported: they are tests of the annotators, not results.
 * ``ratings``: forced-choice and response-set campaigns give the table
   ``validate`` reads (``item protocol answer``, letters); score campaigns the
   long table ``agreement`` reads (``item_id language task metric rater kind
@@ -70,21 +80,25 @@ def _mqm_text(text: str, item: ItemRow, name: str) -> str:
 
 
 def _ordered(store: CampaignStore) -> list[tuple[ItemRow, Annotation]]:
-    """(item, newest annotation), by item then annotator order."""
+    """(item, newest annotation), by item then annotator order; attention checks left out."""
     order = {n: k for k, (n, _) in enumerate(store.annotators())}
     latest = store.latest()
-    keys = sorted(latest, key=lambda k: (k[1], order[k[0]]))
+    keys = sorted((k for k in latest if not store.items[k[1]].check), key=lambda k: (k[1], order[k[0]]))
     return [(store.items[item], latest[(name, item)]) for name, item in keys]
 
 
 def _doc_positions(items: list[ItemRow]) -> dict[int, int]:
-    """1-based position of each item in its (system, document)."""
+    """1-based position of each item in its document: the one stored at init (the input's order in the
+    document, or the item's own doc_pos); for a campaign made before positions were stored, the order
+    among the campaign's items of the same (system, document)."""
     seen: dict[tuple[str, str], int] = {}
     out = {}
     for it in items:
+        if it.check:
+            continue
         key = (it.system, it.doc_id)
         seen[key] = seen.get(key, 0) + 1
-        out[it.id] = seen[key]
+        out[it.id] = it.doc_pos if it.doc_pos is not None else seen[key]
     return out
 
 
@@ -96,7 +110,8 @@ def unique_spans(body: dict[str, Any]) -> list[dict[str, Any]]:
     seen: set[tuple[object, ...]] = set()
     out = []
     for sp in spans:
-        key = (sp["start"], sp["end"], sp.get("category") or "", str(sp["severity"]).lower())
+        key = (sp.get("side", "target"), sp["start"], sp["end"], sp.get("category") or "",
+               str(sp["severity"]).lower())
         if key not in seen:
             seen.add(key)
             out.append(sp)
@@ -109,42 +124,78 @@ def mqm_points_of(body: dict[str, Any]) -> float:
     return mqm_points((str(s["severity"]), str(s.get("category", ""))) for s in unique_spans(body))
 
 
-def _mqm_rows(item: ItemRow, ann: Annotation, position: int) -> list[str]:
+def _marked(text: str, start: int, end: int) -> str:
+    return f"{text[:start]}<v>{text[start:end]}</v>{text[end:]}"
+
+
+def _mqm_rows(item: ItemRow, ann: Annotation, position: int, origin: bool) -> list[str]:
+    """One row per error: a target span (or an omission, ``<v></v>`` at its position) marked in the
+    target, a source span in the source; the span's comment in ``comment``, and with ``origin`` (a
+    pre-annotated campaign) where the span came from."""
     head = [_tsv_cell(item.system, item, "system"), _tsv_cell(item.doc_id, item, "doc_id"), str(position),
-            _tsv_cell(item.seg_id, item, "seg_id"), _tsv_cell(ann.annotator, item, "annotator"),
-            _mqm_text(item.src, item, "source")]
-    tgt = _mqm_text(item.tgt, item, "target")
+            _tsv_cell(item.seg_id, item, "seg_id"), _tsv_cell(ann.annotator, item, "annotator")]
+    src, tgt = _mqm_text(item.src, item, "source"), _mqm_text(item.tgt, item, "target")
     spans = unique_spans(ann.body)
     if not spans:
-        return ["\t".join([*head, tgt, "No-error", "No-error", ""]) + "\n"]
-    return ["\t".join([*head, f"{tgt[:sp['start']]}<v>{tgt[sp['start']:sp['end']]}</v>{tgt[sp['end']:]}",
-                       _tsv_cell(str(sp.get("category") or ""), item, "category"),
-                       str(sp["severity"]).capitalize(), ""]) + "\n" for sp in spans]
+        return ["\t".join([*head, src, tgt, "No-error", "No-error", "", *([""] if origin else [])]) + "\n"]
+    rows = []
+    for sp in spans:
+        on_source = sp.get("side") == "source"
+        texts = [_marked(src, sp["start"], sp["end"]), tgt] if on_source else [src, _marked(tgt, sp["start"],
+                                                                                               sp["end"])]
+        rows.append("\t".join([*head, *texts, _tsv_cell(str(sp.get("category") or ""), item, "category"),
+                               str(sp["severity"]).capitalize(), _tsv_cell(sp.get("comment") or "", item, "comment"),
+                               *([str(sp.get("origin") or "added")] if origin else [])]) + "\n")
+    return rows
 
 
 def mqm_tsv_lines(store: CampaignStore) -> Iterator[str]:
     """The MQM TSV's lines; every row is built (and checked) before the first is given."""
     pos = _doc_positions(store.items)
-    rows = [row for item, ann in _ordered(store) for row in _mqm_rows(item, ann, pos[item.id])]
-    return iter(["\t".join(MQM_HEADER) + "\n", *rows])
+    origin = store.info.prefill is not None
+    rows = [row for item, ann in _ordered(store) for row in _mqm_rows(item, ann, pos[item.id], origin)]
+    return iter(["\t".join([*MQM_HEADER, *(["origin"] if origin else [])]) + "\n", *rows])
 
 
 def _pair(item: ItemRow) -> str | None:
     return f"{item.src_lang}-{item.tgt_lang}" if item.src_lang and item.tgt_lang else None
 
 
+def _esa_span(sp: dict[str, Any]) -> dict[str, Any]:
+    """A span as the ESA JSONL holds it: ``start_i``/``end_i`` code points (an omission: ``missing``,
+    as WMT's ESA releases write it, with its ``position``), severity, category, comment, origin."""
+    out: dict[str, Any] = {"start_i": sp["start"], "end_i": sp["end"], "severity": sp["severity"],
+                           "category": sp.get("category") or ""}
+    if sp["start"] == sp["end"]:
+        out.update(start_i="missing", end_i="missing", position=sp["start"])
+    for key in ("comment", "origin"):
+        if sp.get(key):
+            out[key] = sp[key]
+    return out
+
+
 def esa_jsonl_lines(store: CampaignStore) -> Iterator[str]:
+    """One line per annotator and segment (module docstring): ``esa_spans`` of the translation,
+    ``source_spans`` of the source; a pre-annotated item's ``deleted_spans``; ``active_ms``, the active
+    time of every saved version added up (null: the page recorded none)."""
     points = store.info.scheme.value == "points"
+    pos = _doc_positions(store.items)
+    seconds = store.active_seconds()
     for item, ann in _ordered(store):
-        rec: dict[str, Any] = {"system": item.system, "doc_id": item.doc_id, "seg_id": item.seg_id,
-                               "item_id": item.item_id, "lp": _pair(item), "annotator": ann.annotator,
-                               "src": item.src, "hypothesis": item.tgt}
-        if points:  # MQM points are no 0-100 ESA score: their own field
-            rec["mqm_score"] = 0.0 - mqm_points_of(ann.body)
+        rec: dict[str, Any] = {"system": item.system, "doc_id": item.doc_id, "doc_pos": pos[item.id],
+                               "seg_id": item.seg_id, "item_id": item.item_id, "lp": _pair(item),
+                               "annotator": ann.annotator, "src": item.src, "hypothesis": item.tgt}
+        if points:  # MQM points are no 0-100 ESA score, and no field of theirs ends in "score"
+            rec["mqm_points"] = mqm_points_of(ann.body)
         else:
             rec["score"] = ann.body.get("score")
-        rec["esa_spans"] = [{"start_i": s["start"], "end_i": s["end"], "severity": s["severity"],
-                             "category": s.get("category") or ""} for s in unique_spans(ann.body)]
+        spans = unique_spans(ann.body)
+        rec["esa_spans"] = [_esa_span(s) for s in spans if s.get("side") != "source"]
+        rec["source_spans"] = [_esa_span(s) for s in spans if s.get("side") == "source"]
+        if item.prefill is not None:
+            rec["deleted_spans"] = [_esa_span(s) for s in ann.body.get("deleted") or []]
+        active = seconds.get((ann.annotator, item.id))
+        rec["active_ms"] = None if active is None else round(active * 1000)  # every version's time added up
         yield json.dumps(rec, ensure_ascii=False) + "\n"
 
 

@@ -15,6 +15,7 @@ answers 422 with it, so a script learns what to fix.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,18 +80,131 @@ def get_scheme(name: str) -> Scheme:
 # The task a forced-choice or response-set campaign uses when none is given (--task FILE).
 DEFAULT_TASK = RatingTask.build(
     ["Acceptable", "Borderline", "Unacceptable"], "all", name="translation-acceptability",
-    instruction="Could this translation be used as it is? Pick the option that fits (forced choice) or "
-                "every option that could reasonably apply (response set).",
+    instruction="Could this translation be used as it is?",
     descriptions=("Conveys the source faithfully and reads naturally.",
                   "Usable, but a reader could be misled or would notice problems.",
                   "Wrong, misleading or unreadable."))
+
+
+# The default task's instruction as campaigns made before it was reworded store it (shown reworded).
+_OLD_INSTRUCTION = ("Could this translation be used as it is? Pick the option that fits (forced choice) or every "
+                    "option that could reasonably apply (response set).")
+
+# What each category means, in a sentence an annotator reads before choosing it (the page shows the
+# definition of the chosen category, and all of them one key away).
+DEFINITIONS: dict[str, str] = {
+    "Accuracy/Mistranslation": "The translation says something the source does not mean: a wrong word, sense, "
+                               "number, negation or relation.",
+    "Accuracy/Omission": "Something the source says is missing from the translation. Mark where it is missing "
+                         "(a position in the translation) or the missing words in the source.",
+    "Accuracy/Addition": "The translation says something the source does not say at all.",
+    "Accuracy/Untranslated text": "Words were left in the source language that should have been translated.",
+    "Fluency/Grammar": "Wrong agreement, inflection, word order or function words in the target language.",
+    "Fluency/Spelling": "A misspelt word, wrong capitalisation or wrong diacritics.",
+    "Fluency/Punctuation": "Missing, wrong or superfluous punctuation for the target language.",
+    "Fluency/Register": "The wrong level of formality or politeness for the text and its readers.",
+    "Fluency/Inconsistency": "The same thing is said in different ways within the text without reason.",
+    "Fluency/Character encoding": "Garbled characters: mojibake, replacement marks, broken letters.",
+    "Terminology/Inappropriate for context": "A term that is not the one used in this field or context.",
+    "Terminology/Inconsistent use of terminology": "One term of the source translated by different terms.",
+    "Style/Awkward": "Correct but unnatural: a native writer would not phrase it this way.",
+    "Locale convention/Date format": "A date written the way the target locale does not write dates.",
+    "Locale convention/Number format": "Decimal separators, digit grouping or units not in the target locale's "
+                                       "convention.",
+    "Source error": "An error that is already in the source text: mark it in the source.",
+    "Non-translation!": "The whole output is not a translation of the source (unrelated, another language, "
+                        "garbage). Mark the whole translation.",
+    "Other": "An error none of the categories fits: say what it is in the comment (required).",
+}
 
 
 class AnnotationError(ValueError):
     """A posted annotation that does not fit the scheme: the message names the field."""
 
 
-def _spans(body: dict[str, Any], scheme: Scheme, length: int) -> list[dict[str, Any]]:
+MAX_COMMENT = 1000
+SIDES = ("target", "source")
+OMISSION = "Accuracy/Omission"
+# The category whose spans need a comment saying what the error is (as Anthea asks for "Other").
+COMMENT_REQUIRED = ("Other",)
+ORIGINS = ("kept", "edited", "added", "deleted")  # where an exported span came from (AI pre-annotation)
+
+
+def _int_field(sp: dict[str, Any], i: int, name: str) -> int:
+    v = sp.get(name)
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise AnnotationError(f"field 'spans[{i}].{name}' must be an integer")
+    return v
+
+
+def _side(sp: dict[str, Any], i: int) -> str:
+    side = sp.get("side", "target")
+    if side not in SIDES:
+        raise AnnotationError(f"field 'spans[{i}].side' must be 'target' or 'source'")
+    return str(side)
+
+
+def _comment(sp: dict[str, Any], i: int, category: str) -> str:
+    raw = sp.get("comment", "")
+    if raw is None:
+        raw = ""
+    if not isinstance(raw, str):
+        raise AnnotationError(f"field 'spans[{i}].comment' must be a string")
+    text = " ".join(raw.split())  # one line: white space (tabs, line ends) becomes one space
+    if len(text) > MAX_COMMENT:
+        raise AnnotationError(f"field 'spans[{i}].comment' is longer than {MAX_COMMENT} characters")
+    if category in COMMENT_REQUIRED and not text:
+        raise AnnotationError(f"field 'spans[{i}].comment' is required for the category {category!r}: say what "
+                              "the error is")
+    return text
+
+
+def _bounds(sp: dict[str, Any], i: int, side: str, texts: dict[str, str]) -> tuple[int, int]:
+    start, end = _int_field(sp, i, "start"), _int_field(sp, i, "end")
+    length = len(texts[side])
+    if side == "target" and 0 <= start == end <= length:
+        return start, end  # an omission: a position in the translation where something is missing
+    what = "tgt" if side == "target" else "src"
+    if not 0 <= start < end <= length:
+        raise AnnotationError(f"field 'spans[{i}]': need 0 <= start < end <= {length} (code points of {what})"
+                              + ("; start == end marks an omission" if side == "target" else ""))
+    return start, end
+
+
+def _category(sp: dict[str, Any], i: int, scheme: Scheme, omission: bool) -> str:
+    category = sp.get("category") or ""
+    if category not in MQM_CATEGORIES and (category or scheme.categories_required):
+        raise AnnotationError(f"field 'spans[{i}].category' must be one of the campaign's categories"
+                              + ("" if scheme.categories_required else " (or empty)"))
+    if omission and category not in ("", OMISSION):
+        raise AnnotationError(f"field 'spans[{i}]': start == end marks an omission, whose category is {OMISSION} "
+                              "(or empty); give a span of the text for another error")
+    return str(category)
+
+
+def _span(sp: Any, i: int, scheme: Scheme, texts: dict[str, str]) -> dict[str, Any]:
+    """One posted span in its stored shape: ``start end category severity``, then ``side`` (only
+    ``source``), ``comment`` (only when given) and ``prefill`` (the suggestion it came from)."""
+    if not isinstance(sp, dict):
+        raise AnnotationError(f"field 'spans[{i}]' must be an object")
+    side = _side(sp, i)
+    start, end = _bounds(sp, i, side, texts)
+    severity = sp.get("severity")
+    if severity not in scheme.severities:
+        raise AnnotationError(f"field 'spans[{i}].severity' must be one of {', '.join(scheme.severities)}")
+    category = _category(sp, i, scheme, start == end)
+    if start == end and scheme.categories_required:
+        category = OMISSION
+    out: dict[str, Any] = {"start": start, "end": end, "category": category, "severity": severity}
+    if side == "source":
+        out["side"] = side
+    comment = _comment(sp, i, category)
+    if comment:
+        out["comment"] = comment
+    return out
+
+
+def _spans(body: dict[str, Any], scheme: Scheme, texts: dict[str, str]) -> list[dict[str, Any]]:
     raw = body.get("spans")
     if raw is None:
         return []
@@ -98,26 +212,46 @@ def _spans(body: dict[str, Any], scheme: Scheme, length: int) -> list[dict[str, 
         raise AnnotationError("field 'spans' must be a list")
     if len(raw) > MAX_SPANS:
         raise AnnotationError(f"field 'spans' holds more than {MAX_SPANS} spans")
-    out = []
-    for i, sp in enumerate(raw):
-        if not isinstance(sp, dict):
-            raise AnnotationError(f"field 'spans[{i}]' must be an object")
-        start, end = sp.get("start"), sp.get("end")
-        for name, v in (("start", start), ("end", end)):
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise AnnotationError(f"field 'spans[{i}].{name}' must be an integer")
-        assert isinstance(start, int) and isinstance(end, int)
-        if not 0 <= start < end <= length:
-            raise AnnotationError(f"field 'spans[{i}]': need 0 <= start < end <= {length} (code points of tgt)")
-        severity = sp.get("severity")
-        if severity not in scheme.severities:
-            raise AnnotationError(f"field 'spans[{i}].severity' must be one of {', '.join(scheme.severities)}")
-        category = sp.get("category") or ""
-        if category not in MQM_CATEGORIES and (category or scheme.categories_required):
-            raise AnnotationError(f"field 'spans[{i}].category' must be one of the campaign's categories"
-                                  + ("" if scheme.categories_required else " (or empty)"))
-        out.append({"start": start, "end": end, "category": category or "", "severity": severity})
-    return out
+    return [_span(sp, i, scheme, texts) for i, sp in enumerate(raw)]
+
+
+def same_span(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two spans mark the same error: side, offsets, category and severity."""
+    return all((a.get(k) or d) == (b.get(k) or d) for k, d in (("side", "target"), ("start", 0), ("end", 0),
+                                                               ("category", ""), ("severity", "")))
+
+
+def _provenance(body: dict[str, Any], spans: list[dict[str, Any]], suggestions: Sequence[dict[str, Any]]
+                ) -> list[dict[str, Any]]:
+    """Each span's ``origin`` against the AI's suggestions (a span names the one it came from in
+    ``prefill``: kept when unchanged, edited otherwise; none: added); the suggestions no span came
+    from are returned, marked ``deleted``."""
+    raw = body.get("spans") or []
+    used: set[int] = set()
+    for i, (sp, posted) in enumerate(zip(spans, raw)):
+        k = posted.get("prefill") if isinstance(posted, dict) else None
+        if k is None:
+            sp["origin"] = "added"
+            continue
+        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k < len(suggestions) or k in used:
+            raise AnnotationError(f"field 'spans[{i}].prefill' must name one suggestion of the item, once")
+        used.add(k)
+        sp["origin"] = "kept" if same_span(sp, suggestions[k]) else "edited"
+        sp["prefill"] = k
+    return [{**s, "origin": "deleted", "prefill": k} for k, s in enumerate(suggestions) if k not in used]
+
+
+MAX_ACTIVE_MS = 24 * 3600 * 1000
+
+
+def _active_ms(body: dict[str, Any]) -> int | None:
+    """The page's measure of the time spent on the item (focus and input, idle time left out), in ms."""
+    v = body.get("active_ms")
+    if v is None:
+        return None
+    if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v) or not 0 <= v <= MAX_ACTIVE_MS:
+        raise AnnotationError(f"field 'active_ms' must be a number of milliseconds from 0 to {MAX_ACTIVE_MS}")
+    return int(v)
 
 
 def _score(body: dict[str, Any]) -> float:
@@ -148,10 +282,13 @@ def _choices(body: dict[str, Any], task: RatingTask) -> list[str]:
     return list(letters)
 
 
-def check_annotation(body: Any, scheme: Scheme, task: RatingTask | None, tgt: str) -> dict[str, Any]:
+def check_annotation(body: Any, scheme: Scheme, task: RatingTask | None, tgt: str, *, src: str = "",
+                     suggestions: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """The annotation to store for a posted ``body`` (AnnotationError naming the field otherwise).
 
-    Offsets are code points of ``tgt`` (Python string indices)."""
+    Offsets are code points of ``tgt`` (or, ``side: "source"``, of ``src``: Python string indices).
+    ``suggestions`` are the item's AI pre-annotation: each span's ``origin`` is set against them and
+    the ones removed are kept under ``deleted``. ``active_ms`` is kept when posted."""
     if not isinstance(body, dict):
         raise AnnotationError("the body must be a JSON object")
     no_error = body.get("no_error", False)
@@ -159,7 +296,9 @@ def check_annotation(body: Any, scheme: Scheme, task: RatingTask | None, tgt: st
         raise AnnotationError("field 'no_error' must be true or false")
     out: dict[str, Any] = {"spans": [], "no_error": False, "score": None, "choice": None, "choices": None}
     if scheme.spans:
-        out["spans"] = _spans(body, scheme, len(tgt))
+        out["spans"] = _spans(body, scheme, {"target": tgt, "source": src})
+        if suggestions:
+            out["deleted"] = _provenance(body, out["spans"], suggestions)
     if scheme.no_error:
         if no_error and out["spans"]:
             raise AnnotationError("field 'no_error': give spans or no_error, not both")
@@ -172,18 +311,32 @@ def check_annotation(body: Any, scheme: Scheme, task: RatingTask | None, tgt: st
         out["choice"] = _choice(body, task)
     if scheme.answer == "choices" and task is not None:
         out["choices"] = _choices(body, task)
+    active = _active_ms(body)
+    if active is not None:
+        out["active_ms"] = active
     return out
+
+
+def _question(scheme: Scheme, task: RatingTask) -> str:
+    """The task's question, without the words the default one used to name the schemes by."""
+    if task.instruction == _OLD_INSTRUCTION:
+        return DEFAULT_TASK.instruction
+    return task.instruction
 
 
 def campaign_view(scheme: Scheme, task: RatingTask | None) -> dict[str, Any]:
     """The scheme-dependent fields of ``GET /api/campaign``."""
     rating = scheme.rating and task is not None
+    categories = list(MQM_CATEGORIES) if scheme.spans else []
     return {
-        "categories": list(MQM_CATEGORIES) if scheme.spans else [],
+        "categories": categories,
+        "definitions": {c: DEFINITIONS[c] for c in categories},
+        "comment_required": [c for c in COMMENT_REQUIRED if c in categories],
+        "omission": OMISSION if scheme.spans else "",
         "severities": list(scheme.severities),
         "options": [{"key": k, "label": o, "description": d}
                     for k, o, d in zip(task.letters, task.options, task.descriptions)] if rating and task else [],
-        "question": task.instruction if rating and task else "",
+        "question": _question(scheme, task) if rating and task else "",
         "score": {"min": 0, "max": 100} if scheme.score else None,
     }
 

@@ -51,7 +51,8 @@ from polyjudge.annotate.schemes import AnnotationError, campaign_view, check_ann
 from polyjudge.annotate.store import CampaignStore, ItemRow
 
 MAX_BODY = 64 * 1024
-CONTEXT = 2  # segments of the same document shown before and after
+CONTEXT = 2  # segments of the same document in "context" before and after (the page shows "document")
+MAX_DOCUMENT = 100  # segments of "document" around the current one, at most
 SECURITY_HEADERS = {
     "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
                                 "img-src 'self' data:; base-uri 'none'; form-action 'none'; "
@@ -107,7 +108,7 @@ class CampaignApp:
         self.tokens = [(t.encode(), n) for n, t in store.annotators()]
         self.queues = {n: _Queue(q, {item: p for p, item in enumerate(q)}) for n, q in store.queues().items()}
         self.items = store.items
-        self.context = _contexts(store.items)
+        self.documents = _documents(store.items)
 
     # -- who is asking ------------------------------------------------------------
     def _who(self, token: str) -> str | None:
@@ -139,9 +140,27 @@ class CampaignApp:
         item = self.items[self.queues[name].items[position]]
         latest = self.store.latest(name).get((name, item.id))
         annotation = None if latest is None else {"version": latest.version, **latest.body}
-        seg: str | int = item.seg_id
-        return {**item.to_json(), "seg_id": seg, "position": position, "context": self.context[item.id],
+        document = self.documents.get(item.id, [])
+        k = next((i for i, d in enumerate(document) if d["current"]), 0)
+        context = {"before": document[max(0, k - CONTEXT):k], "after": document[k + 1:k + 1 + CONTEXT]}
+        view = {**item.to_json(), "position": position, "context": context,
+                "document": {"doc_id": item.doc_id, "system": item.system, "segments": document},
                 "annotation": annotation, "progress": self.progress(name)}
+        if item.prefill is not None:
+            view["prefill"] = list(item.prefill)
+        return view
+
+    def queue_view(self, name: str) -> list[dict[str, Any]]:
+        """The review list: every position of the queue, its ids, a short start of its source, and
+        whether (and which version) it is annotated."""
+        latest = self.store.latest(name)
+        out = []
+        for pos, i in enumerate(self.queues[name].items):
+            it, ann = self.items[i], latest.get((name, i))
+            out.append({"position": pos, "doc_id": it.doc_id, "seg_id": it.seg_id, "doc_pos": it.doc_pos,
+                        "src": it.src[:80], "done": ann is not None,
+                        "version": None if ann is None else ann.version})
+        return out
 
     # -- routes -------------------------------------------------------------------
     async def page(self, request: web.Request) -> web.Response:
@@ -163,7 +182,12 @@ class CampaignApp:
         name = self.annotator(request)
         info = self.store.info
         return _json({"name": info.name, "scheme": info.scheme.name, "annotator": name,
-                      **campaign_view(info.scheme, info.task), "progress": self.progress(name)})
+                      **campaign_view(info.scheme, info.task), "guidelines": info.guidelines,
+                      "prefill": info.prefill is not None, "progress": self.progress(name)})
+
+    async def queue(self, request: web.Request) -> web.Response:
+        name = self.annotator(request)
+        return _json({"items": self.queue_view(name), "progress": self.progress(name)})
 
     async def next_item(self, request: web.Request) -> web.Response:
         name = self.annotator(request)
@@ -223,8 +247,10 @@ class CampaignApp:
         if not isinstance(body, dict):
             raise _error(web.HTTPUnprocessableEntity, "the body must be a JSON object")
         item = self._own_item(name, body.get("item_id"))
+        row = self.items[item]
         try:
-            clean = check_annotation(body, self.store.info.scheme, self.store.info.task, self.items[item].tgt)
+            clean = check_annotation(body, self.store.info.scheme, self.store.info.task, row.tgt, src=row.src,
+                                     suggestions=row.prefill or ())
         except AnnotationError as exc:
             raise _error(web.HTTPUnprocessableEntity, str(exc)) from None
         version = self.store.save(name, item, clean)  # committed before the answer leaves
@@ -245,21 +271,26 @@ class CampaignApp:
         raise _error(web.HTTPUnprocessableEntity, "field 'item_id': no such item in your queue")
 
 
-def _contexts(items: list[ItemRow]) -> list[dict[str, list[dict[str, str]]]]:
-    """Up to CONTEXT segments before and after each item in its document (same system and doc_id)."""
-    docs: dict[tuple[str, str], list[int]] = {}
+def _documents(items: list[ItemRow]) -> dict[int, list[dict[str, Any]]]:
+    """Each item's document (same system and doc_id; attention checks left out), in document order,
+    the item itself marked ``current`` (an attention check stands at its original's place), at most
+    MAX_DOCUMENT segments around it. Items without a doc_id have none."""
+    docs: dict[tuple[str, str], list[ItemRow]] = {}
     for it in items:
-        if it.doc_id:
-            docs.setdefault((it.system, it.doc_id), []).append(it.id)
-    out: list[dict[str, list[dict[str, str]]]] = []
+        if it.doc_id and not it.check:
+            docs.setdefault((it.system, it.doc_id), []).append(it)
+    for seq in docs.values():
+        seq.sort(key=lambda r: (r.doc_pos if r.doc_pos is not None else 0, r.id))
+    out: dict[int, list[dict[str, Any]]] = {}
     for it in items:
         seq = docs.get((it.system, it.doc_id), []) if it.doc_id else []
-        k = seq.index(it.id) if seq else 0
-
-        def pair(i: int) -> dict[str, str]:
-            return {"src": items[i].src, "tgt": items[i].tgt}
-        out.append({"before": [pair(i) for i in seq[max(0, k - CONTEXT):k]],
-                    "after": [pair(i) for i in seq[k + 1:k + 1 + CONTEXT]]})
+        here = it.check_of if it.check and it.check_of is not None else it.id
+        k = next((i for i, r in enumerate(seq) if r.id == here), None)
+        if k is None:
+            continue
+        lo = max(0, min(k - MAX_DOCUMENT // 2, len(seq) - MAX_DOCUMENT))
+        out[it.id] = [{"doc_pos": r.doc_pos, "src": r.src, "tgt": it.tgt if r.id == here else r.tgt,
+                       "current": r.id == here} for r in seq[lo:lo + MAX_DOCUMENT]]
     return out
 
 
@@ -324,6 +355,7 @@ def build_app(handlers: CampaignApp) -> web.Application:
     app.router.add_get("/api/items/{position}", handlers.item_at)
     app.router.add_get("/api/items/{position}/history", handlers.history)
     app.router.add_get("/api/annotations", handlers.annotations)
+    app.router.add_get("/api/queue", handlers.queue)
     app.router.add_post("/api/annotations", handlers.post_annotation)
     return app
 

@@ -16,7 +16,20 @@
   and the human-only interval beside it;
 * agreement with the judge (campaigns made with its run): Pearson's r and
   Kendall's tau-b of each annotator's values, and of the item means, with the
-  judge's scores on the same items.
+  judge's scores on the same items;
+* attention checks (``--attention-checks``): each annotator's pass rate
+  (:mod:`polyjudge.annotate.checks`); the checks count in an annotator's
+  progress and nowhere else;
+* active time per item (the page's ``active_ms``, every version added up):
+  mean and median seconds per item and seconds per span, per annotator and
+  for everyone;
+* AI pre-annotation (``--prefill``): time, span F1 between annotators and the
+  spans' origins (kept, edited, deleted, added) on the items shown with the
+  suggestions and on those shown without.
+
+Span F1 compares located spans of the translation: source-side spans and
+omissions (a position, no characters) are left out of it, as WMT25 task 2's
+scorer has no place for them; they count in the MQM points.
 """
 
 from __future__ import annotations
@@ -29,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from polyjudge.annotate.export import mqm_points_of
+from polyjudge.annotate.checks import check_results
+from polyjudge.annotate.export import mqm_points_of, unique_spans
 from polyjudge.annotate.schemes import Scheme
 from polyjudge.annotate.store import Annotation, CampaignStore
 from polyjudge.data.errors import InputError
@@ -100,6 +114,46 @@ class PpiEstimate:
 
 
 @dataclass(frozen=True, slots=True)
+class CheckRate:
+    """One annotator's attention checks: passed, failed, pending (original not annotated yet) and the
+    pass rate over the decided ones (None: none decided)."""
+
+    annotator: str
+    passed: int
+    failed: int
+    pending: int
+    rate: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class TimeRow:
+    """Active time (focus and input, idle time left out) one annotator spent per item: the items with a
+    time, their mean and median seconds (all versions of an item added up), and seconds per span marked."""
+
+    who: str
+    items: int
+    mean_s: float | None
+    median_s: float | None
+    per_span_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class PrefillRow:
+    """Items annotated with (``with``) or without (``without``) the AI's suggestions: their time, the
+    annotators' span agreement (mean pairwise span F1), and where the spans came from."""
+
+    group: str
+    annotations: int
+    mean_s: float | None
+    per_span_s: float | None
+    span_f1: float | None
+    kept: int
+    edited: int
+    deleted: int
+    added: int
+
+
+@dataclass(frozen=True, slots=True)
 class CampaignStatus:
     """How far a campaign is and what it says so far: what ``annotate status`` prints and the
     report's campaign section renders, computed here or read back by :func:`read_status`.
@@ -118,20 +172,28 @@ class CampaignStatus:
     ppi: PpiEstimate | None = None
     ppi_note: str | None = None
     judge: tuple[JudgeAgreement, ...] = ()  # campaigns made with the judge's run
+    checks: tuple[CheckRate, ...] = ()  # campaigns with attention checks
+    time: tuple[TimeRow, ...] = ()  # per annotator, then "all"
+    prefill: tuple[PrefillRow, ...] = ()  # pre-annotated campaigns: with and without suggestions
 
     @property
     def mean_span_f1(self) -> float | None:
         return float(np.mean([p.f1 for p in self.span_f1])) if self.span_f1 else None
 
     def to_json(self) -> dict[str, Any]:
-        """The document ``annotate status --format json`` prints (keys in this order)."""
-        return {"name": self.name, "scheme": self.scheme, "items": self.items,
+        """The document ``annotate status --format json`` prints (keys in this order; ``checks``, ``time``
+        and ``prefill`` only when the campaign has them)."""
+        doc: dict[str, Any] = {"name": self.name, "scheme": self.scheme, "items": self.items,
                 "progress": [asdict(p) for p in self.progress],
                 "alpha": self.alpha, "alpha_level": self.alpha_level, "alpha_items": self.alpha_items,
                 "span_f1": [asdict(p) for p in self.span_f1],
                 "ppi": None if self.ppi is None else self.ppi.to_json(), "ppi_note": self.ppi_note,
                 "judge": [asdict(j) for j in self.judge],  # rows: their fields in order
                 "mean_span_f1": self.mean_span_f1}
+        for key, rows in (("checks", self.checks), ("time", self.time), ("prefill", self.prefill)):
+            if rows:
+                doc[key] = [asdict(r) for r in rows]
+        return doc
 
 
 def status_json(status: CampaignStatus) -> str:
@@ -173,6 +235,15 @@ def _read_ppi(doc: JsonDoc, v: Any) -> PpiEstimate | None:
                        r["human_only_lower"], r["human_only_upper"], r["confidence"])
 
 
+def _prefill_row(doc: JsonDoc, p: dict[str, Any], i: int) -> PrefillRow:
+    real = {k: _maybe(doc, p.get(k), f"prefill[{i}].{k}") for k in ("mean_s", "per_span_s", "span_f1")}
+    whole = {k: _whole(doc, p.get(k), f"prefill[{i}].{k}") for k in ("annotations", "kept", "edited", "deleted",
+                                                                        "added")}
+    return PrefillRow(doc.text(p.get("group"), f"prefill[{i}].group", ""), whole["annotations"], real["mean_s"],
+                      real["per_span_s"], real["span_f1"], whole["kept"], whole["edited"], whole["deleted"],
+                      whole["added"])
+
+
 def read_status(obj: Any, path: str) -> CampaignStatus:
     """A status document (:func:`status_json`'s output) read back into the same typed rows; an
     InputError naming ``path`` and the place in the JSON when it is not one."""
@@ -194,11 +265,22 @@ def read_status(obj: Any, path: str) -> CampaignStatus:
                                  _maybe(doc, j.get("kendall"), f"judge[{i}].kendall"))
                   for i, j in enumerate(doc.objects(d.get("judge"), "judge")))
     note = d.get("ppi_note")
+    checks = tuple(CheckRate(doc.text(c.get("annotator"), f"checks[{i}].annotator", ""),
+                             _whole(doc, c.get("passed"), f"checks[{i}].passed"),
+                             _whole(doc, c.get("failed"), f"checks[{i}].failed"),
+                             _whole(doc, c.get("pending"), f"checks[{i}].pending"),
+                             _maybe(doc, c.get("rate"), f"checks[{i}].rate"))
+                   for i, c in enumerate(doc.objects(d.get("checks"), "checks")))
+    times = tuple(TimeRow(doc.text(t.get("who"), f"time[{i}].who", ""), _whole(doc, t.get("items"), f"time[{i}].items"),
+                          *(_maybe(doc, t.get(k), f"time[{i}].{k}") for k in ("mean_s", "median_s", "per_span_s")))
+                  for i, t in enumerate(doc.objects(d.get("time"), "time")))
+    prefill = tuple(_prefill_row(doc, p, i) for i, p in enumerate(doc.objects(d.get("prefill"), "prefill")))
     return CampaignStatus(
         doc.text(d.get("name"), "name", ""), doc.text(d.get("scheme"), "scheme", ""),
         _whole(doc, d.get("items"), "items"), progress, _maybe(doc, d.get("alpha"), "alpha"),
         doc.text(d.get("alpha_level"), "alpha_level", ""), _whole(doc, d.get("alpha_items", 0), "alpha_items"),
-        pairs, _read_ppi(doc, d.get("ppi")), None if note is None else doc.text(note, "ppi_note", ""), judge)
+        pairs, _read_ppi(doc, d.get("ppi")), None if note is None else doc.text(note, "ppi_note", ""), judge,
+        checks, times, prefill)
 
 
 def human_value(scheme: Scheme, body: dict[str, Any], letters: tuple[str, ...]) -> float:
@@ -215,7 +297,7 @@ def human_value(scheme: Scheme, body: dict[str, Any], letters: tuple[str, ...]) 
 
 def _matrix(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> tuple[np.ndarray, int]:
     names = [n for n, _ in store.annotators()]
-    shown = [it.id for it in store.items if it.sampled]
+    shown = [it.id for it in store.results]
     col = {item: k for k, item in enumerate(shown)}
     m = np.full((len(names), len(shown)), np.nan)
     row = {n: k for k, n in enumerate(names)}
@@ -231,7 +313,8 @@ def _segments(store: CampaignStore, anns: dict[int, Annotation], items: list[int
     for i in items:
         it = store.items[i]
         spans = tuple(Span(s["start"], s["end"], s["severity"] if s["severity"] != "critical" else "major")
-                      for s in anns[i].body.get("spans") or [])
+                      for s in anns[i].body.get("spans") or []
+                      if s.get("side", "target") == "target" and s["end"] > s["start"])  # located target spans
         out.append(SpanSegment(system=it.system, doc_id=it.doc_id, seg_id=it.seg_id, spans=spans, lp="all",
                                hypothesis=it.tgt))
     return out
@@ -300,24 +383,87 @@ def judge_agreement(store: CampaignStore, latest: dict[tuple[str, int], Annotati
     return [*rows, _correlations("humans (mean)", means)] if means else rows
 
 
+def check_rates(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> list[CheckRate]:
+    """Each annotator's attention-check pass rate (campaigns with checks)."""
+    if not any(it.check for it in store.items):
+        return []
+    letters = store.info.task.letters if store.info.task else ()
+    results = check_results(store.items, store.info.scheme, letters, latest)
+    out = []
+    for name, _ in store.annotators():
+        mine = [r.passed for r in results if r.annotator == name]
+        passed, failed = mine.count(True), mine.count(False)
+        out.append(CheckRate(name, passed, failed, mine.count(None),
+                             passed / (passed + failed) if passed + failed else None))
+    return out
+
+
+def _time_row(who: str, keys: list[tuple[str, int]], seconds: dict[tuple[str, int], float],
+              latest: dict[tuple[str, int], Annotation]) -> TimeRow:
+    timed = [k for k in keys if k in seconds]
+    if not timed:
+        return TimeRow(who, 0, None, None, None)
+    secs = [seconds[k] for k in timed]
+    spans = sum(len(unique_spans(latest[k].body)) for k in timed)
+    return TimeRow(who, len(timed), float(np.mean(secs)), float(np.median(secs)), sum(secs) / spans if spans else None)
+
+
+def time_rows(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> list[TimeRow]:
+    """Active time per item of each annotator and of everyone (results only; none recorded: no rows)."""
+    seconds = store.active_seconds()
+    if not seconds:
+        return []
+    rows = [_time_row(n, [k for k in latest if k[0] == n], seconds, latest) for n, _ in store.annotators()]
+    return [*rows, _time_row("all", list(latest), seconds, latest)]
+
+
+def _origins(latest: dict[tuple[str, int], Annotation]) -> dict[str, int]:
+    counts = {"kept": 0, "edited": 0, "deleted": 0, "added": 0}
+    for ann in latest.values():
+        for sp in unique_spans(ann.body):
+            counts[str(sp.get("origin") or "added")] += 1
+        counts["deleted"] += len(ann.body.get("deleted") or [])
+    return counts
+
+
+def prefill_rows(store: CampaignStore, latest: dict[tuple[str, int], Annotation]) -> list[PrefillRow]:
+    """Time, agreement and span origins on the items shown with the AI's suggestions and without."""
+    if store.info.prefill is None:
+        return []
+    seconds = store.active_seconds()
+    out = []
+    for group, with_ai in (("with", True), ("without", False)):
+        part = {k: a for k, a in latest.items() if (store.items[k[1]].prefill is not None) == with_ai}
+        t = _time_row(group, list(part), seconds, part)
+        pairs = pairwise_span_f1(store, part)
+        counts = _origins(part)
+        out.append(PrefillRow(group, len(part), t.mean_s, t.per_span_s,
+                              float(np.mean([p.f1 for p in pairs])) if pairs else None, counts["kept"],
+                              counts["edited"], counts["deleted"], counts["added"]))
+    return out
+
+
 def campaign_status(store: CampaignStore) -> CampaignStatus:
-    latest = store.latest()
+    everything = store.latest()
+    latest = {k: a for k, a in everything.items() if not store.items[k[1]].check}  # results: checks left out
     queues = store.queues()
     counts: dict[str, int] = {}
     for (name,) in store.db.execute("SELECT annotator FROM annotations"):
         counts[name] = counts.get(name, 0) + 1
-    progress = tuple(AnnotatorProgress(n, sum(1 for i in q if (n, i) in latest), len(q), counts.get(n, 0))
+    progress = tuple(AnnotatorProgress(n, sum(1 for i in q if (n, i) in everything), len(q), counts.get(n, 0))
                      for n, q in queues.items())
     scheme = store.info.scheme
     m, paired = _matrix(store, latest)
     level = scheme.level
     alpha = krippendorff_alpha(m, level=level) if paired else None  # type: ignore[arg-type]
     ppi, note = _ppi(store, latest)
-    return CampaignStatus(store.info.name, scheme.name, sum(1 for it in store.items if it.sampled), progress,
+    return CampaignStatus(store.info.name, scheme.name, len(store.results), progress,
                           None if alpha is None or math.isnan(alpha) else alpha, level, paired,
                           tuple(pairwise_span_f1(store, latest)) if scheme.spans else (), ppi, note,
-                          tuple(judge_agreement(store, latest)))
+                          tuple(judge_agreement(store, latest)), tuple(check_rates(store, everything)),
+                          tuple(time_rows(store, latest)), tuple(prefill_rows(store, latest)))
 
 
-__all__ = ["AnnotatorProgress", "CampaignStatus", "JudgeAgreement", "PairF1", "PpiEstimate", "campaign_status",
+__all__ = ["AnnotatorProgress", "CampaignStatus", "CheckRate", "PrefillRow", "TimeRow", "check_rates",
+           "prefill_rows", "time_rows", "JudgeAgreement", "PairF1", "PpiEstimate", "campaign_status",
            "human_value", "judge_agreement", "pairwise_span_f1", "read_status", "status_json"]

@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,9 @@ from polyjudge.data.rating_task import RatingTask
 from polyjudge.rundir.ownership import OwnedDir, check_out_path, claim, read_record
 
 APPLICATION_ID = 0x504A4143  # "PJAC": polyjudge annotation campaign (PRAGMA application_id)
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Versions this code opens: 1 (no item_meta table: no document positions, checks or suggestions) and 2.
+READABLE_VERSIONS = (1, 2)
 DB_NAME = "campaign.sqlite"
 DB_FILES = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", f"{DB_NAME}-journal")
 KIND = "annotation campaign"
@@ -68,6 +70,18 @@ CREATE TABLE annotations (
     UNIQUE (annotator, item, version)
 );
 """
+# Version 2: what an item carries beyond its texts. Absent from version-1 stores, which read as
+# "no position known, no attention check, no suggestion".
+SCHEMA_V2 = """
+CREATE TABLE item_meta (
+    item INTEGER PRIMARY KEY REFERENCES items(id),
+    doc_pos INTEGER,                   -- 1-based position of the segment in its document, NULL: unknown
+    check_kind TEXT NOT NULL DEFAULT '',  -- '', 'bad' (an injected error) or 'repeat' (an item shown again)
+    check_of INTEGER REFERENCES items(id),  -- the item an attention check copies
+    injected TEXT,                     -- JSON [start, end]: the code points of tgt the injected error changed
+    prefill TEXT                       -- JSON list of the AI's suggested spans, NULL: shown without
+);
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +99,17 @@ class ItemRow:
     seg_id: str
     judge_score: float | None = None
     sampled: bool = True
+    doc_pos: int | None = None  # 1-based position in its document (the input's, or its own doc_pos field)
+    check: str = ""  # "bad" or "repeat": an attention check (copy of item check_of), never a result
+    check_of: int | None = None
+    injected: tuple[int, int] | None = None  # the part of tgt a "bad" check's injected error changed
+    prefill: tuple[dict[str, Any], ...] | None = None  # the AI's suggested spans (None: shown without)
 
     def to_json(self) -> dict[str, Any]:
+        """What the page gets (an attention check looks like any item: its kind is not sent)."""
         return {"item_id": self.item_id, "src": self.src, "tgt": self.tgt, "src_lang": self.src_lang,
-                "tgt_lang": self.tgt_lang, "system": self.system, "doc_id": self.doc_id, "seg_id": self.seg_id}
+                "tgt_lang": self.tgt_lang, "system": self.system, "doc_id": self.doc_id, "seg_id": self.seg_id,
+                "doc_pos": self.doc_pos}
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +130,9 @@ class CampaignInfo:
     task: RatingTask | None
     per_item: int
     sampling: dict[str, Any]
+    guidelines: str = ""  # Markdown shown in the page (annotate init --guidelines)
+    checks: dict[str, Any] | None = None  # {"rate": R, "seed": S}: attention checks were inserted
+    prefill: dict[str, Any] | None = None  # {"run": NAME, "share": F}: items carry the AI's suggestions
 
 
 class CampaignInUse(InputError):
@@ -218,7 +242,7 @@ def _connect(db: Path, *, readonly: bool = False) -> sqlite3.Connection:
         con.close()
         raise InputError("is not a polyjudge campaign store", path=str(db))
     version = con.execute("PRAGMA user_version").fetchone()[0]
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
         con.close()
         raise InputError(f"campaign store version {version}, this polyjudge reads {SCHEMA_VERSION}", path=str(db))
     return con
@@ -236,15 +260,22 @@ def create_store(owned: OwnedDir, info: CampaignInfo, items: Sequence[ItemRow],
         try:
             con.execute(f"PRAGMA application_id={APPLICATION_ID}")
             con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            con.executescript(SCHEMA)
+            con.executescript(SCHEMA + SCHEMA_V2)
             con.execute("BEGIN")
             meta = {"name": info.name, "scheme": info.scheme.name, "per_item": str(info.per_item),
                     "task": json.dumps(info.task.to_dict()) if info.task else "",
-                    "sampling": json.dumps(info.sampling), "created": repr(time.time())}
+                    "sampling": json.dumps(info.sampling), "created": repr(time.time()),
+                    "guidelines": info.guidelines, "checks": json.dumps(info.checks),
+                    "prefill": json.dumps(info.prefill)}
             con.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
             con.executemany("INSERT INTO items VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                             [(it.id, it.item_id, it.src, it.tgt, it.src_lang, it.tgt_lang, it.system, it.doc_id,
                               it.seg_id, it.judge_score, int(it.sampled)) for it in items])
+            con.executemany("INSERT INTO item_meta VALUES (?, ?, ?, ?, ?, ?)",
+                            [(it.id, it.doc_pos, it.check, it.check_of,
+                              None if it.injected is None else json.dumps(list(it.injected)),
+                              None if it.prefill is None else json.dumps(list(it.prefill), ensure_ascii=False))
+                             for it in items])
             con.executemany("INSERT INTO annotators VALUES (?, ?, ?)",
                             [(name, token, k) for k, (name, token) in enumerate(annotators)])
             con.executemany("INSERT INTO assignments VALUES (?, ?, ?)",
@@ -268,10 +299,24 @@ class CampaignStore:
         meta = dict(self.db.execute("SELECT key, value FROM meta"))
         task = _task(meta.get("task", ""))
         self.info = CampaignInfo(meta["name"], get_scheme(meta["scheme"]), task, int(meta["per_item"]),
-                                 json.loads(meta.get("sampling") or "{}"))
-        self.items = [_item_row(r) for r in self.db.execute(
+                                 json.loads(meta.get("sampling") or "{}"), meta.get("guidelines", ""),
+                                 json.loads(meta.get("checks") or "null"), json.loads(meta.get("prefill") or "null"))
+        extra = self._item_meta()
+        self.items = [_item_row(r, extra.get(int(r[0]))) for r in self.db.execute(
             "SELECT id, item_id, src, tgt, src_lang, tgt_lang, system, doc_id, seg_id, judge_score, sampled "
             "FROM items ORDER BY id")]
+
+    def _item_meta(self) -> dict[int, Sequence[Any]]:
+        """item -> its item_meta row (none in a version-1 store)."""
+        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'item_meta'").fetchone():
+            return {}
+        return {int(r[0]): r for r in self.db.execute(
+            "SELECT item, doc_pos, check_kind, check_of, injected, prefill FROM item_meta")}
+
+    @property
+    def results(self) -> list[ItemRow]:
+        """The items whose annotations are results: shown to annotators, not attention checks."""
+        return [it for it in self.items if it.sampled and not it.check]
 
     def close(self) -> None:
         self.db.close()
@@ -295,6 +340,15 @@ class CampaignStore:
                                (annotator,) if annotator else ())
         return {(r[0], int(r[1])): Annotation(r[0], int(r[1]), int(r[2]), json.loads(r[3]), float(r[4]))
                 for r in rows}
+
+    def active_seconds(self) -> dict[tuple[str, int], float]:
+        """(annotator, item) -> active seconds added up over every saved version that recorded a time."""
+        out: dict[tuple[str, int], float] = {}
+        for name, item, body in self.db.execute("SELECT annotator, item, body FROM annotations"):
+            ms = json.loads(body).get("active_ms")
+            if isinstance(ms, int | float) and not isinstance(ms, bool):
+                out[(name, int(item))] = out.get((name, int(item)), 0.0) + ms / 1000
+        return out
 
     def history_count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0])
@@ -321,9 +375,16 @@ class CampaignStore:
         self.db.execute("COMMIT")
 
 
-def _item_row(r: Sequence[Any]) -> ItemRow:
-    return ItemRow(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), str(r[5]), str(r[6]), str(r[7]),
-                   str(r[8]), None if r[9] is None else float(r[9]), bool(r[10]))
+def _item_row(r: Sequence[Any], m: Sequence[Any] | None) -> ItemRow:
+    row = ItemRow(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), str(r[5]), str(r[6]), str(r[7]),
+                  str(r[8]), None if r[9] is None else float(r[9]), bool(r[10]))
+    if m is None:
+        return row
+    injected = json.loads(m[4]) if m[4] else None
+    return replace(row, doc_pos=None if m[1] is None else int(m[1]), check=str(m[2] or ""),
+                   check_of=None if m[3] is None else int(m[3]),
+                   injected=None if injected is None else (int(injected[0]), int(injected[1])),
+                   prefill=None if m[5] is None else tuple(json.loads(m[5])))
 
 
 def _task(text: str) -> RatingTask | None:

@@ -68,6 +68,26 @@ class AnnotateConfig:
     input_format: str | None = None
     lp: str | None = None
     seed: int = 0
+    guidelines: str | None = None
+    attention_checks: float = 0.0
+    prefill: str | None = None
+    prefill_share: float = 1.0
+
+
+MAX_GUIDELINES = 256 * 1024  # characters of the guidelines file
+
+
+def read_guidelines(path: str | None) -> str:
+    """The guidelines file's Markdown ("" without one); InputError when it is not a readable text."""
+    if path is None:
+        return ""
+    from polyjudge.data import textio
+
+    text = textio.read_text(path)
+    if len(text) > MAX_GUIDELINES:
+        raise InputError(f"the guidelines are longer than {MAX_GUIDELINES} characters", path=path,
+                         field="guidelines")
+    return text
 
 
 def _items(config: AnnotateConfig) -> tuple[list[Item], str | None]:
@@ -82,8 +102,13 @@ def init_campaign(config: AnnotateConfig) -> dict[str, str]:
     """Create the campaign; returns annotator -> secret token (the links' last part)."""
     items, run = _items(config)
     task = load_task(config.task) if config.task else None
+    if config.prefill is not None and not RunDir.is_run_dir(config.prefill):
+        raise InputError("is not a run directory (give the judge's run of a span protocol)", path=config.prefill,
+                         field="prefill")
     plan = CampaignPlan(config.folder, items, config.scheme, config.annotators, config.per_item, task,
-                        config.sample, config.by, run, config.seed)
+                        config.sample, config.by, run, config.seed, guidelines=read_guidelines(config.guidelines),
+                        attention_checks=config.attention_checks, prefill=config.prefill,
+                        prefill_share=config.prefill_share)
     return make_campaign(plan)
 
 
@@ -199,7 +224,8 @@ def _mean_scores(store: CampaignStore) -> str:
     """``system doc_id seg_id score``: each item's mean score over its annotators (esa, da)."""
     per: dict[int, list[float]] = {}
     for (_, item), ann in store.latest().items():
-        per.setdefault(item, []).append(float(ann.body["score"]))
+        if not store.items[item].check:  # attention checks are no results
+            per.setdefault(item, []).append(float(ann.body["score"]))
     if not per:
         raise InputError("the campaign has no annotations yet", path=str(store.folder))
     lines = ["system\tdoc_id\tseg_id\tscore\n"]

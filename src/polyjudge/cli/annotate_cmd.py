@@ -65,7 +65,22 @@ class InitFlags:
                                                           "The format of --items (default: detected)."))
     lp: str | None = option("--lp", default=None, metavar="SRC-TGT",
                             help="The language pair of items without their own.")
-    seed: int = option("--seed", type=SEED, default=0, show_default=True, help="Seed of the ppi sample.")
+    seed: int = option("--seed", type=SEED, default=0, show_default=True,
+                       help="Seed of the ppi sample, the attention checks and the pre-annotated share.")
+    guidelines: str | None = option("--guidelines", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+                                    help="Annotation guidelines (Markdown), shown in the page.")
+    attention_checks: float = option("--attention-checks", "attention_checks", type=click.FloatRange(0, 0.5),
+                                     default=0.0, show_default=True, metavar="RATE",
+                                     help="Add this share of each queue as attention checks: items with an "
+                                          "injected error, or repeats (status gives each annotator's pass rate; "
+                                          "exports leave them out).")
+    prefill: str | None = option("--prefill", type=click.Path(file_okay=False), default=None, metavar="RUN",
+                                 help="A span protocol's run over the items: its spans are shown as suggestions "
+                                      "to keep, edit or delete (ESA^AI).")
+    prefill_share: float = option("--prefill-share", "prefill_share", type=click.FloatRange(0, 1, min_open=True),
+                                  default=1.0, show_default=True,
+                                  help="Share of the items shown with the suggestions (the rest without, for "
+                                       "status to compare).")
 
     def config(self) -> AnnotateConfig:
         from polyjudge.api.annotate import AnnotateConfig
@@ -73,7 +88,9 @@ class InitFlags:
         return AnnotateConfig(folder=self.campaign, items=self.items, scheme=self.scheme,
                               annotators=self.annotators, per_item=self.per_item, task=self.task,
                               sample=self.sample, by=self.by, run=self.run, input_format=self.input_format,
-                              lp=self.lp, seed=self.seed)
+                              lp=self.lp, seed=self.seed, guidelines=self.guidelines,
+                              attention_checks=self.attention_checks, prefill=self.prefill,
+                              prefill_share=self.prefill_share)
 
 
 @annotate.command("init")
@@ -128,7 +145,27 @@ def _status_text(st: CampaignStatus) -> str:
                      f"{_number(ppi.human_only_upper)}]")
     elif st.ppi_note:
         lines.append(f"PPI++: {st.ppi_note}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _quality_text(st)) + "\n"
+
+
+def _percent(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.0%}"
+
+
+def _seconds(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1f} s"
+
+
+def _quality_text(st: CampaignStatus) -> list[str]:
+    """The lines on attention checks, active time and pre-annotation."""
+    lines = [f"attention checks {c.annotator}: {c.passed} passed, {c.failed} failed, {c.pending} pending "
+             f"(pass rate {_percent(c.rate)})" for c in st.checks]
+    lines += [f"active time {t.who}: {_seconds(t.mean_s)} mean, {_seconds(t.median_s)} median per item over "
+              f"{t.items} item(s); {_seconds(t.per_span_s)} per span" for t in st.time]
+    lines += [f"{p.group} AI suggestions: {p.annotations} annotation(s), {_seconds(p.mean_s)} per item, "
+              f"{_seconds(p.per_span_s)} per span, span F1 between annotators {_number(p.span_f1)}; spans kept "
+              f"{p.kept}, edited {p.edited}, deleted {p.deleted}, added {p.added}" for p in st.prefill]
+    return lines
 
 
 def _repr(x: float | None) -> str:
@@ -146,6 +183,16 @@ def _status_tsv(st: CampaignStatus) -> str:
         rows += [("judge_pearson", j.who, _repr(j.pearson)), ("judge_kendall", j.who, _repr(j.kendall))]
     if st.ppi is not None:
         rows += [(f"ppi_{k}", "", repr(v)) for k, v in st.ppi.to_json().items()]
+    for c in st.checks:
+        rows += [("checks_passed", c.annotator, str(c.passed)), ("checks_failed", c.annotator, str(c.failed)),
+                 ("checks_pending", c.annotator, str(c.pending)), ("checks_pass_rate", c.annotator, _repr(c.rate))]
+    for t in st.time:
+        rows += [("time_items", t.who, str(t.items)), ("time_mean_s", t.who, _repr(t.mean_s)),
+                 ("time_median_s", t.who, _repr(t.median_s)), ("time_per_span_s", t.who, _repr(t.per_span_s))]
+    for pre in st.prefill:
+        rows += [(f"prefill_{k}", pre.group, _repr(getattr(pre, k)) if k in ("mean_s", "per_span_s", "span_f1")
+                  else str(getattr(pre, k))) for k in ("annotations", "mean_s", "per_span_s", "span_f1", "kept",
+                                                     "edited", "deleted", "added")]
     return "".join("\t".join(r) + "\n" for r in rows)
 
 

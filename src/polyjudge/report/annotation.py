@@ -43,6 +43,33 @@ def annotation_blocks(status: CampaignStatus | None) -> list[Any]:
              f"[{number(ppi.human_only_lower)}, {number(ppi.human_only_upper)}]"]],
             f"{ppi.n_labelled} items annotated, {ppi.n_judged} judged only; "
             f"{number(float(ppi.confidence) * 100)} % intervals."))
+    return blocks + quality_blocks(status)
+
+
+def _rate(x: float | None) -> str:
+    return "" if x is None else f"{x:.0%}"
+
+
+def quality_blocks(status: CampaignStatus) -> list[Any]:
+    """Attention checks (pass rate per annotator), active time per item, and with vs without AI suggestions."""
+    blocks: list[Any] = []
+    if status.checks:
+        blocks.append(Table(["attention checks", "passed", "failed", "pending", "pass rate"],
+                            [[c.annotator, c.passed, c.failed, c.pending, _rate(c.rate)] for c in status.checks],
+                            "Items with an injected error or shown again; the annotator passes when the error is "
+                            "marked (or the score drops) and a repeat gets the same answer."))
+    if status.time:
+        blocks.append(Table(["active time", "items", "mean s/item", "median s/item", "s/span"],
+                            [[t.who, t.items, number(t.mean_s), number(t.median_s), number(t.per_span_s)]
+                             for t in status.time],
+                            "Time the page had focus and input (counting stops 30 s after the last input), every "
+                            "version of an item added up."))
+    if status.prefill:
+        blocks.append(Table(["AI suggestions", "annotations", "s/item", "s/span", "span F1 between annotators",
+                             "kept", "edited", "deleted", "added"],
+                            [[p.group, p.annotations, number(p.mean_s), number(p.per_span_s), number(p.span_f1),
+                              p.kept, p.edited, p.deleted, p.added] for p in status.prefill],
+                            "Items shown with the judge's spans as suggestions against items shown without."))
     return blocks
 
 
