@@ -58,7 +58,9 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.settings import judging_settings as judging_settings
     from polyjudge.api.spans import SpanF1Config as SpanF1Config
     from polyjudge.api.spans import SpanF1Result as SpanF1Result
+    from polyjudge.api.spans import SpanRanking as SpanRanking
     from polyjudge.api.spans import span_f1 as span_f1
+    from polyjudge.api.spans import span_f1_ranking as span_f1_ranking
     from polyjudge.api.studies import ConditionSummary as ConditionSummary
     from polyjudge.api.studies import ConsistencyConfig as ConsistencyConfig
     from polyjudge.api.studies import ConsistencyResult as ConsistencyResult
@@ -176,6 +178,8 @@ _HOMES: dict[str, str] = {
     "SpanF1Config": "polyjudge.api.spans",
     "SpanF1Result": "polyjudge.api.spans",
     "span_f1": "polyjudge.api.spans",
+    "SpanRanking": "polyjudge.api.spans",
+    "span_f1_ranking": "polyjudge.api.spans",
     "ConditionSummary": "polyjudge.api.studies",
     "ConsistencyConfig": "polyjudge.api.studies",
     "ConsistencyResult": "polyjudge.api.studies",

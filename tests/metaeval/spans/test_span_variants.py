@@ -25,6 +25,7 @@ import pytest
 
 from polyjudge.data.errors import InputError
 from polyjudge.metaeval.spans import Span, SpanSegment, read_spans, span_f1
+from polyjudge.metaeval.spans.scoring import score_segments
 from polyjudge.metaeval.spans.variants import (
     AVERAGES,
     MATCHES,
@@ -33,7 +34,6 @@ from polyjudge.metaeval.spans.variants import (
     all_variants,
     intervals,
     parse_variant,
-    score_segments,
 )
 
 # ../shared/data beside the project root (POLYJUDGE_SHARED_DATA elsewhere, e.g. from a git worktree)

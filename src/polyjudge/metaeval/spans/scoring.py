@@ -45,12 +45,12 @@ import numpy as np
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.spans import SEVERITY_ROW, Span, SpanSegment, check_span
-from polyjudge.metaeval.spans.variants import Parts, SpanVariant, VariantScore, score_segments
+from polyjudge.metaeval.spans.variants import DEFAULT_MATCH, Parts, SpanVariant, VariantScore, aggregate, variant_rows
 
 PARTIAL_CREDIT = 0.5
 
 __all__ = ["SpanF1Result", "SpanScore", "char_counts", "char_f1_reference", "nothing_to_score", "official_parts",
-           "score_lp", "span_f1"]
+           "score_lp", "score_segments", "span_f1"]
 
 
 
@@ -211,6 +211,15 @@ def official_parts(lengths: Sequence[int], gold: Sequence[Sequence[Span]],
 
     tp, gc, pc = per_segment(per_char), per_segment(g.sum(axis=0)), per_segment(p.sum(axis=0))
     return [Parts(float(t), float(q), float(t), float(r)) for t, q, r in zip(tp, pc, gc, strict=True)]
+
+
+def score_segments(variant: SpanVariant, lengths: Sequence[int], gold: Sequence[Sequence[Span]],
+                   pred: Sequence[Sequence[Span]]) -> VariantScore:
+    """P, R, F1 of one language pair's segments under ``variant`` (hypothesis lengths, gold and predicted
+    spans, segment by segment); the official scorer's micro average is :func:`score_lp`'s numbers."""
+    rows = (official_parts(lengths, gold, pred) if variant.match == DEFAULT_MATCH
+            else list(variant_rows(variant, gold, pred)))
+    return aggregate(variant, rows)
 
 
 def _prf(tp: float, gold: float, pred: float) -> tuple[float, float, float]:

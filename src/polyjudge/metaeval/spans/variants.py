@@ -24,8 +24,9 @@ those the official scorer counts: located, non-empty, of a known severity other
 than ``undecided``; severities matter only where the library's many-to-many
 partial credit keeps one coverage layer per severity label.
 
-:class:`SpanVariant` is the frozen choice of the three; :func:`score_segments`
-scores the segments of one language pair under it.
+:class:`SpanVariant` is the frozen choice of the three;
+:func:`polyjudge.metaeval.spans.scoring.score_segments` scores the segments of
+one language pair under it.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ import numpy as np
 from polyjudge.data.errors import InputError
 from polyjudge.data.spans import SEVERITY_ROW, Span
 
-__all__ = ["AVERAGES", "MATCHES", "MATCHINGS", "Interval", "Parts", "SpanMatch", "SpanVariant", "VariantScore",
-           "all_variants", "parse_variant", "score_segments", "segment_parts"]
+__all__ = ["AVERAGES", "DEFAULT_MATCH", "MATCHES", "MATCHINGS", "Interval", "Parts", "SpanMatch", "SpanVariant",
+           "VariantScore", "aggregate", "all_variants", "parse_variant", "segment_parts", "variant_rows"]
 
 Interval = tuple[int, int, str]  # start, end (exclusive), severity label
 Pairs = list[tuple[int, int]]  # (prediction index, gold index)
@@ -414,23 +415,19 @@ class VariantScore:
                 "recall_den": p.r_den, "segments": self.segments}
 
 
-def _segment_rows(variant: SpanVariant, lengths: Sequence[int], gold: Sequence[Sequence[Span]],
-                  pred: Sequence[Sequence[Span]]) -> Iterator[Parts]:
+def variant_rows(variant: SpanVariant, gold: Sequence[Sequence[Span]],
+                 pred: Sequence[Sequence[Span]]) -> Iterator[Parts]:
+    """Per segment, the :class:`Parts` of a variant other than ``wmt25`` (whose rule lives with its scorer,
+    :func:`polyjudge.metaeval.spans.scoring.official_parts`)."""
     if variant.match == DEFAULT_MATCH:
-        from polyjudge.metaeval.spans.scoring import official_parts  # the official rule lives with its scorer
-
-        yield from official_parts(lengths, gold, pred)
-        return
+        raise ValueError("the wmt25 scorer's segments come from scoring.official_parts")
     match = MATCHES[variant.match]
     for g, p in zip(gold, pred, strict=True):
         yield segment_parts(match, variant.how, intervals(p), intervals(g))
 
 
-def score_segments(variant: SpanVariant, lengths: Sequence[int], gold: Sequence[Sequence[Span]],
-                   pred: Sequence[Sequence[Span]]) -> VariantScore:
-    """P, R, F1 of one language pair's segments (hypothesis lengths, gold and predicted spans, segment by
-    segment)."""
-    rows = list(_segment_rows(variant, lengths, gold, pred))
+def aggregate(variant: SpanVariant, rows: Sequence[Parts]) -> VariantScore:
+    """P, R, F1 of a language pair from its segments' :class:`Parts`, micro or macro as ``variant`` says."""
     total = sum(rows, Parts())
     if variant.average == "micro":
         p, r, f = total.prf()
