@@ -209,3 +209,32 @@ def test_every_variant_equals_span_mt_metrics_eval_on_ted(lp: str, pooled: int):
         worst = max(worst, *(abs(a - b) for a, b in zip(mine, lib, strict=True)))
         assert mine == pytest.approx(lib, abs=1e-9, rel=0), v.name
     assert worst <= 1e-9
+
+
+def random_segments(seed: int, n: int = 400) -> tuple[list[int], list[list[Span]], list[list[Span]]]:
+    """Segments built to hit the hard cases: duplicate and nested spans, shared starts, both severities,
+    conflicts for one gold span, empty sides."""
+    import random
+
+    rng = random.Random(seed)
+
+    def spans(k: int) -> list[Span]:
+        out = []
+        for _ in range(k):
+            a = rng.randrange(0, 30)
+            out.append(S(a, a + rng.randrange(1, 12), rng.choice(["major", "minor"])))
+        if out and rng.random() < 0.2:
+            out.append(out[0])  # an exact duplicate
+        return out
+
+    gold = [spans(rng.choice([0, 0, 1, 2, 3, 5])) for _ in range(n)]
+    pred = [spans(rng.choice([0, 1, 2, 4, 6])) for _ in range(n)]
+    return [50] * n, gold, pred
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_every_variant_equals_the_library_on_hard_random_segments(seed: int):
+    lengths, gold, pred = random_segments(seed)
+    got = run_library(gold, pred, LIBRARY_VARIANTS)
+    for v, lib in zip(LIBRARY_VARIANTS, got, strict=True):
+        assert ours(v, lengths, gold, pred) == pytest.approx(lib, abs=1e-9, rel=0), v.name
