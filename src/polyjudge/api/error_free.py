@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from polyjudge.data.errors import InputError
+from polyjudge.data.shapes import normalise_fields
 from polyjudge.metaeval import binary
 from polyjudge.studies.tables import aligned
 
@@ -32,8 +33,13 @@ class ErrorFreeConfig:
     above it are error-free (scores, probabilities); without it labels must be 1/0, true/false or yes/no.
     ``column``: the metrics' label column. ``rank_by``: one of ``mcc``, ``f1``, ``accuracy``, ``precision``,
     ``recall``. ``missing``: a gold segment a metric did not label is ``negative`` (not error-free),
-    ``skip``\\ped or an ``error``. ``lp``: evaluate this language pair only.
+    left out (``skip``) or an ``error``. ``lp``: evaluate this language pair only.
     """
+
+    def __post_init__(self) -> None:
+        from polyjudge.metaeval.mtme import parse_metric_spec  # NAME=PATH or PATH, as meta-eval names metrics
+
+        normalise_fields(self, {"metrics": parse_metric_spec})  # Python shapes; TypeError names a field
 
     gold: str | Path
     metrics: Mapping[str, str | Path]
