@@ -238,3 +238,69 @@ def test_every_variant_equals_the_library_on_hard_random_segments(seed: int):
     got = run_library(gold, pred, LIBRARY_VARIANTS)
     for v, lib in zip(LIBRARY_VARIANTS, got, strict=True):
         assert ours(v, lengths, gold, pred) == pytest.approx(lib, abs=1e-9, rel=0), v.name
+
+
+# ------------------------------------------------------------------ rankings on real data
+def rater_predictions(lp: str) -> tuple[list[SpanSegment], dict[str, list[SpanSegment]]]:
+    """TED raters as span metrics: for each translation several systems produced alike, the first
+    annotation (by system name) is the gold and each other rater's annotation of it their prediction."""
+    import csv
+    from dataclasses import replace
+
+    if not TED[lp].exists():
+        pytest.skip(f"TED MQM data absent ({TED[lp]})")
+    with open(TED[lp], encoding="utf-8") as fh:
+        raters = sorted({r["rater"] for r in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)})
+    groups: dict[tuple[str | None, str | None], list[tuple[str, str, SpanSegment]]] = defaultdict(list)
+    for rater in raters:
+        for s in read_spans(TED[lp], raters=rater)[0]:
+            groups[(s.seg_id, s.hypothesis)].append((s.system or "", rater, s))
+    gold: list[SpanSegment] = []
+    preds: dict[str, list[SpanSegment]] = defaultdict(list)
+    for n, (_, members) in enumerate(sorted(groups.items(), key=lambda kv: (kv[0][0] or "", kv[0][1] or ""))):
+        members.sort(key=lambda m: m[0])
+        first = members[0][1]
+        others: dict[str, SpanSegment] = {}
+        for _, rater, seg in members[1:]:
+            if rater != first:
+                others.setdefault(rater, seg)
+        if not others:
+            continue
+        ids = {"system": "g", "doc_id": "d", "seg_id": str(n), "set_id": None}
+        gold.append(replace(members[0][2], **ids))
+        for rater, seg in others.items():
+            preds[rater].append(replace(seg, **ids, hypothesis=None))
+    return gold, {r: p for r, p in preds.items() if len(p) >= 50}
+
+
+def test_the_best_rater_changes_with_the_variant_on_ted_zh_en():
+    from polyjudge.metaeval.spans import rank_span_metrics
+
+    gold, preds = rater_predictions("zh-en")
+    names = ["wmt25/many/micro", "exact/optimal/micro", "overlap/optimal/micro", "mpp/optimal/micro",
+             "mpp/optimal/macro"]
+    ranking = rank_span_metrics(gold, preds, [parse_variant(n) for n in names], set_ids=None, missing="skip")
+    winners = {v.name: [m for m, r in ranking.ranks(v).items() if r == 1] for v in ranking.variants}
+    assert winners == {"wmt25/many/micro": ["rater9"], "exact/optimal/micro": ["rater1"],
+                       "overlap/optimal/micro": ["rater4"], "mpp/optimal/micro": ["rater1"],
+                       "mpp/optimal/macro": ["rater4"]}
+    changes = {c["variant"]: c for c in ranking.changes()}
+    assert len(changes["exact/optimal/micro"]["moved"]) == 6 and changes["mpp/optimal/macro"]["kendall_tau"] < 0.5
+
+
+def test_ranks_share_ties_and_tau_is_scipys():
+    from scipy.stats import kendalltau
+
+    from polyjudge.metaeval.spans.ranking import VariantRanking, ranks_of
+
+    assert ranks_of({"a": 0.5, "b": 0.7, "c": 0.5, "d": 0.1}) == {"b": 1, "a": 2, "c": 2, "d": 4}
+    v1, v2 = parse_variant("exact"), parse_variant("mpp/many/macro")
+    f1 = {v1.name: {"a": 0.1, "b": 0.2, "c": 0.3}, v2.name: {"a": 0.3, "b": 0.2, "c": 0.25}}
+    r = VariantRanking((v1, v2), ("a", "b", "c"), f1)
+    (change,) = r.changes()
+    assert change["moved"] == ["a", "b", "c"] and change["winner"] == ["a"]  # 3, 2, 1 -> 1, 3, 2
+    assert change["kendall_tau"] == pytest.approx(kendalltau([0.1, 0.2, 0.3], [0.3, 0.2, 0.25]).statistic)
+    with pytest.raises(InputError, match="at least two"):
+        from polyjudge.metaeval.spans import rank_span_metrics
+
+        rank_span_metrics([], {"a": []}, [v1])
