@@ -123,31 +123,69 @@ def _better(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
     return False
 
 
+def _assignment_bound(weights: np.ndarray, rows: int, free: list[int]) -> float:
+    """The largest sum of ``weights[rows:, free]`` a one-to-one pairing reaches (0 when either side is empty)."""
+    if rows >= weights.shape[0] or not free:
+        return 0.0
+    from scipy.optimize import linear_sum_assignment
+
+    sub = weights[rows:][:, free]
+    r, c = linear_sum_assignment(sub, maximize=True)
+    return float(sub[r, c].sum())
+
+
 def mpp_optimal_pairs(pred: Sequence[Interval], gold: Sequence[Interval]) -> Pairs:
     """The one-to-one pairing with the best segment MPP F1 (then P + R, P, R, more pairs).
 
     F1 of summed partial credits is not a sum over pairs, so no assignment
-    solver applies; a depth-first search over the overlapping pairs, cut where
-    even the best remaining credits cannot beat the best pairing found, finds it.
+    solver applies; a depth-first search over the overlapping pairs finds it,
+    starting from the greedy and the assignment pairings and cut where even the
+    best remaining precision and recall credits (each the best one-to-one
+    assignment of the remaining predictions to the unused gold spans) cannot
+    reach the best pairing found.
     """
-    options = [[(j, _overlap(p, g) / (p[1] - p[0]), _overlap(p, g) / (g[1] - g[0]))
-                for j, g in enumerate(gold) if _overlap(p, g) > 0] for p in pred]
+    options = [sorted(((j, _overlap(p, g) / (p[1] - p[0]), _overlap(p, g) / (g[1] - g[0]))
+                       for j, g in enumerate(gold) if _overlap(p, g) > 0), key=lambda o: -(o[1] + o[2]))
+               for p in pred]
     if not any(options):
         return []
-    bound_p = [0.0] * (len(pred) + 1)
-    bound_r = [0.0] * (len(pred) + 1)
-    for i in range(len(pred) - 1, -1, -1):
-        bound_p[i] = bound_p[i + 1] + max((o[1] for o in options[i]), default=0.0)
-        bound_r[i] = bound_r[i + 1] + max((o[2] for o in options[i]), default=0.0)
-    best: list[Any] = [_mpp_key(0.0, 0.0, len(pred), len(gold), 0), []]
+    credit = {(i, j): (cp, cr) for i, opts in enumerate(options) for j, cp, cr in opts}
+    n_pred, n_gold = len(pred), len(gold)
+
+    def key_of(pairs: Pairs) -> tuple[float, ...]:
+        return _mpp_key(sum(credit[x][0] for x in pairs), sum(credit[x][1] for x in pairs), n_pred, n_gold,
+                        len(pairs))
+
+    best: list[Any] = [_mpp_key(0.0, 0.0, n_pred, n_gold, 0), []]
+    for start in (greedy_pairs(pred, gold), assignment_pairs(pred, gold, lambda p, g: (
+            _overlap(p, g) / (p[1] - p[0]) + _overlap(p, g) / (g[1] - g[0])))):
+        if _better(key_of(start), best[0]):
+            best[0], best[1] = key_of(start), list(start)
+    wp = np.zeros((n_pred, n_gold))
+    wr = np.zeros((n_pred, n_gold))
+    for (i, j), (cp, cr) in credit.items():
+        wp[i, j], wr[i, j] = cp, cr
     chosen: Pairs = []
 
+    def cut(i: int, free: list[int], pc: float, rc: float) -> bool:
+        """Whether no continuation can reach the best F1: first with each remaining prediction's and free gold
+        span's best credit (cheap), then with the best one-to-one assignments of the precision and the recall
+        credits, each on its own."""
+        if i == n_pred or not free:
+            return i < n_pred and Parts(pc, n_pred, rc, n_gold).prf()[2] < best[0][0] - _TOL
+        rest_p, rest_r = wp[i:][:, free], wr[i:][:, free]
+        cheap_p = min(float(rest_p.max(axis=1).sum()), float(rest_p.max(axis=0).sum()))
+        cheap_r = min(float(rest_r.max(axis=1).sum()), float(rest_r.max(axis=0).sum()))
+        if Parts(pc + cheap_p, n_pred, rc + cheap_r, n_gold).prf()[2] < best[0][0] - _TOL:
+            return True
+        reach = Parts(pc + _assignment_bound(wp, i, free), n_pred, rc + _assignment_bound(wr, i, free), n_gold)
+        return reach.prf()[2] < best[0][0] - _TOL
+
     def walk(i: int, used: int, pc: float, rc: float) -> None:
-        reach = Parts(pc + bound_p[i], len(pred), rc + bound_r[i], len(gold)).prf()[2]
-        if reach < best[0][0] - _TOL:
+        if cut(i, [j for j in range(n_gold) if not used >> j & 1], pc, rc):
             return
-        if i == len(pred):
-            key = _mpp_key(pc, rc, len(pred), len(gold), len(chosen))
+        if i == n_pred:
+            key = _mpp_key(pc, rc, n_pred, n_gold, len(chosen))
             if _better(key, best[0]):
                 best[0], best[1] = key, list(chosen)
             return
