@@ -172,14 +172,14 @@ def mpp_optimal_pairs(pred: Sequence[Interval], gold: Sequence[Interval]) -> Pai
         span's best credit (cheap), then with the best one-to-one assignments of the precision and the recall
         credits, each on its own."""
         if i == n_pred or not free:
-            return i < n_pred and Parts(pc, n_pred, rc, n_gold).prf()[2] < best[0][0] - _TOL
+            return bool(i < n_pred and Parts(pc, n_pred, rc, n_gold).prf()[2] < best[0][0] - _TOL)
         rest_p, rest_r = wp[i:][:, free], wr[i:][:, free]
         cheap_p = min(float(rest_p.max(axis=1).sum()), float(rest_p.max(axis=0).sum()))
         cheap_r = min(float(rest_r.max(axis=1).sum()), float(rest_r.max(axis=0).sum()))
         if Parts(pc + cheap_p, n_pred, rc + cheap_r, n_gold).prf()[2] < best[0][0] - _TOL:
             return True
         reach = Parts(pc + _assignment_bound(wp, i, free), n_pred, rc + _assignment_bound(wr, i, free), n_gold)
-        return reach.prf()[2] < best[0][0] - _TOL
+        return bool(reach.prf()[2] < best[0][0] - _TOL)
 
     def walk(i: int, used: int, pc: float, rc: float) -> None:
         if cut(i, [j for j in range(n_gold) if not used >> j & 1], pc, rc):
