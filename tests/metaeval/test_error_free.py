@@ -175,3 +175,13 @@ def test_error_free_eval_command(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert code == 2 and "not a binary label" in err and "Traceback" not in err
     code, _, err = run("--metric", str(good), "--threshold", "nan")
     assert code == 2 and "threshold must be a finite number" in err
+
+
+def test_tsv_cells_are_taken_as_written(tmp_path: Path):
+    tsv = tmp_path / "q.tsv"
+    tsv.write_text('system\tseg_id\tnote\tlabel\nA\t1\t"quoted\tyes\nA\t2\tplain" text\tno\n')
+    assert read_binary_labels(tsv) == {(None, "A", None, "1"): True, (None, "A", None, "2"): False}
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("system\tseg_id\tlabel\nA\t1\n")
+    with pytest.raises(InputError, match="expected 3 fields, got 2"):
+        read_binary_labels(bad)

@@ -170,12 +170,16 @@ def _records(p: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     first = next(lines, None)
     if first is None:
         raise InputError("empty file", path=str(p))
-    delim = "," if p.suffix.lower() == ".csv" else "\t"
-    header = [h.strip() for h in next(csv.reader([first[1]], delimiter=delim))]
+    is_csv = p.suffix.lower() == ".csv"  # CSV quotes (RFC 4180); TSV cells are taken as written
+
+    def split(text: str) -> list[str]:
+        return next(csv.reader([text])) if is_csv else text.split("\t")
+
+    header = [h.strip() for h in split(first[1])]
     for n, text in lines:
         if not text.strip():
             continue
-        cells = next(csv.reader([text], delimiter=delim))
+        cells = [c.strip() for c in split(text)]
         if len(cells) != len(header):
             raise InputError(f"expected {len(header)} fields, got {len(cells)}", path=str(p), line=n)
         yield n, dict(zip(header, cells, strict=True))
