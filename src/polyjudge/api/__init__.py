@@ -39,6 +39,9 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.compare import compare_formats as compare_formats
     from polyjudge.api.cost import CostReport as CostReport
     from polyjudge.api.cost import run_costs as run_costs
+    from polyjudge.api.error_free import ErrorFreeConfig as ErrorFreeConfig
+    from polyjudge.api.error_free import ErrorFreeEvalResult as ErrorFreeEvalResult
+    from polyjudge.api.error_free import error_free_eval as error_free_eval
     from polyjudge.api.exporting import ExportConfig as ExportConfig
     from polyjudge.api.exporting import ExportResult as ExportResult
     from polyjudge.api.exporting import export as export
@@ -58,7 +61,9 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.settings import judging_settings as judging_settings
     from polyjudge.api.spans import SpanF1Config as SpanF1Config
     from polyjudge.api.spans import SpanF1Result as SpanF1Result
+    from polyjudge.api.spans import SpanRanking as SpanRanking
     from polyjudge.api.spans import span_f1 as span_f1
+    from polyjudge.api.spans import span_f1_ranking as span_f1_ranking
     from polyjudge.api.studies import ConditionSummary as ConditionSummary
     from polyjudge.api.studies import ConsistencyConfig as ConsistencyConfig
     from polyjudge.api.studies import ConsistencyResult as ConsistencyResult
@@ -173,9 +178,14 @@ _HOMES: dict[str, str] = {
     "run_study": "polyjudge.api.study_file",
     "ReportConfig": "polyjudge.api.reporting",
     "report": "polyjudge.api.reporting",
+    "ErrorFreeConfig": "polyjudge.api.error_free",
+    "ErrorFreeEvalResult": "polyjudge.api.error_free",
+    "error_free_eval": "polyjudge.api.error_free",
     "SpanF1Config": "polyjudge.api.spans",
     "SpanF1Result": "polyjudge.api.spans",
     "span_f1": "polyjudge.api.spans",
+    "SpanRanking": "polyjudge.api.spans",
+    "span_f1_ranking": "polyjudge.api.spans",
     "ConditionSummary": "polyjudge.api.studies",
     "ConsistencyConfig": "polyjudge.api.studies",
     "ConsistencyResult": "polyjudge.api.studies",

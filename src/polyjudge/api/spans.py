@@ -8,6 +8,7 @@ voting before scoring.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,9 @@ from polyjudge.data.errors import InputError, check_choices
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.data.spans import SpanSegment
 from polyjudge.metaeval import spans as span_scores
-from polyjudge.metaeval.spans import SpanProtocols, vote_merger
+from polyjudge.metaeval.spans import SpanProtocols, SpanVariant, VariantRanking, vote_merger
 from polyjudge.metaeval.spans.readers import SPAN_FORMATS  # the one list, beside the span readers
+from polyjudge.metaeval.spans.variants import AVERAGES, MATCHES, MATCHINGS  # the tables --match etc. choose from
 from polyjudge.studies.tables import aligned, data_frame
 
 MISSING_POLICIES = ("skip", "empty", "error")
@@ -37,6 +39,9 @@ class SpanF1Config:
     ``raters``: files with several raters per segment (WMT MQM, ESA JSONL): the ``first``, ``all`` pooled, or one
     rater's name (their segments alone; a name the file does not hold is an InputError listing its raters).
     ``vote_threshold``: share of a run directory's runs that must mark a character.
+    ``match``, ``matching``, ``average``: the span-F1 variant
+    (:mod:`polyjudge.metaeval.spans.variants`: ``exact``, ``overlap``, ``wmt23``, ``mpp``; ``optimal``,
+    ``greedy``, ``many``; ``micro``, ``macro``); the default is the official WMT25 scorer.
     """
 
     def __post_init__(self) -> None:
@@ -54,8 +59,17 @@ class SpanF1Config:
     missing: str = "empty"
     raters: str = "first"
     vote_threshold: float = 0.5
+    match: str = "wmt25"
+    matching: str | None = None  # the match's own default: many for wmt25, optimal for the others
+    average: str = "micro"
+
+    @property
+    def variant(self) -> SpanVariant:
+        """The span-F1 variant (an InputError for a combination that does not exist)."""
+        return SpanVariant(self.match, self.matching, self.average)
 
     def check(self) -> None:
+        _ = self.variant
         check_choices(("gold-format", self.gold_format, SPAN_FORMATS), ("pred-format", self.pred_format, SPAN_FORMATS),
                       ("missing", self.missing, MISSING_POLICIES))
         check_raters(self.raters)
@@ -94,6 +108,14 @@ class SpanF1Result:
     def to_json(self) -> str:
         return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
 
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The TSV columns: the official scorer's (character counts) or a variant's (numerators, denominators)."""
+        first = next(iter(self.scores.per_lp.values()), None)
+        if first is None or self.scores.variant.official:
+            return LP_COLUMNS
+        return ("lp", *first.as_dict(), "missing_predictions")
+
     def lp_rows(self) -> list[dict[str, Any]]:
         s = self.scores
         return [{"lp": lp, **score.as_dict(), "missing_predictions": s.missing_predictions.get(lp, 0)}
@@ -102,15 +124,18 @@ class SpanF1Result:
     def to_tsv(self) -> str:
         """One line per language pair, then ``avg`` (macro averages of P, R and F1)."""
         s = self.scores
-        lines = ["\t".join(LP_COLUMNS)]
-        lines += ["\t".join(_fmt(r[c]) for c in LP_COLUMNS) for r in self.lp_rows()]
+        cols = self.columns
+        lines = ["\t".join(cols)]
+        lines += ["\t".join(_fmt(r[c]) for c in cols) for r in self.lp_rows()]
         avg = {"lp": "avg", "precision": s.avg_precision, "recall": s.avg_recall, "f1": s.avg_f1}
-        lines.append("\t".join(_fmt(avg[c]) if c in avg else "" for c in LP_COLUMNS))
+        lines.append("\t".join(_fmt(avg[c]) if c in avg else "" for c in cols))
         return "\n".join(lines) + "\n"
 
     def to_text(self) -> str:
         s = self.scores
         text = aligned(self.to_tsv())
+        if not s.variant.official:
+            text += f"span-F1 variant: {s.variant.name}\n"
         if s.total_missing:
             how = {"empty": "scored as predicting no errors", "skip": "left out"}.get(s.missing, s.missing)
             text += f"gold segments without a prediction: {s.total_missing} ({how})\n"
@@ -123,7 +148,7 @@ class SpanF1Result:
 
     def to_pandas(self) -> Any:
         """One row per language pair."""
-        return data_frame(self.lp_rows(), LP_COLUMNS)
+        return data_frame(self.lp_rows(), self.columns)
 
     def write_predictions_tsv(self, path: str | Path) -> None:
         """The predictions as a task-2 TSV, hypotheses and identifiers taken from the gold."""
@@ -203,7 +228,7 @@ def span_f1(config: SpanF1Config) -> SpanF1Result:
         failed = "".join(f"; {w}" for w in pred_warn)
         raise InputError(f"no predicted spans to score{failed}", path=str(config.pred))
     set_ids = None if config.set_id in (None, "*") else (str(config.set_id),)
-    scores = span_scores.span_f1(gold, pred, set_ids=set_ids, missing=config.missing)
+    scores = span_scores.span_f1(gold, pred, set_ids=set_ids, missing=config.missing, variant=config.variant)
     scores.warnings.extend(gold_warn + pred_warn)
     kept = [g for g in gold if set_ids is None or g.set_id is None or g.set_id in set_ids]
     if not kept:
@@ -216,4 +241,73 @@ def span_f1(config: SpanF1Config) -> SpanF1Result:
     return SpanF1Result(config, scores, list(gold), list(pred))
 
 
-__all__ = ["RATER_CHOICES", "SpanF1Config", "SpanF1Result", "check_raters", "span_f1", "vote_merger"]
+def span_variants(names: str | Sequence[str] = "all") -> list[SpanVariant]:
+    """Variants by name (``match[/matching[/average]]``, a comma-separated string or a list); ``all``: every one,
+    the official scorer first."""
+    items = [n.strip() for n in names.split(",")] if isinstance(names, str) else [str(n).strip() for n in names]
+    if items == ["all"]:
+        return span_scores.all_variants()
+    variants = [span_scores.parse_variant(n) for n in items if n]
+    if not variants:
+        raise InputError("no span variant named", field="variants")
+    return list(dict.fromkeys(variants))
+
+
+@dataclass
+class SpanRanking:
+    """Span metrics ranked under each variant (``ranking``), and where the ranking changes."""
+
+    config: SpanF1Config
+    ranking: VariantRanking
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.ranking.as_dict()
+
+    def to_json(self) -> str:
+        return json.dumps(self.as_dict(), indent=2, ensure_ascii=False, allow_nan=True)
+
+    def to_tsv(self) -> str:
+        """One line per variant: each metric's rank, how many metrics moved from the first variant, tau-b."""
+        cols = ["variant", *self.ranking.metrics, "moved", "kendall_tau"]
+        lines = ["\t".join(cols)]
+        lines += ["\t".join(_fmt(r[c]) for c in cols) for r in self.ranking.rank_rows()]
+        return "\n".join(lines) + "\n"
+
+    def to_text(self) -> str:
+        text = aligned(self.to_tsv())
+        ref = self.ranking.reference.name
+        for c in self.ranking.changes():
+            if c["moved"]:
+                text += f"{c['variant']}: {', '.join(c['moved'])} ranked otherwise than under {ref}\n"
+        return text
+
+
+def _label(path: str | Path) -> str:
+    from polyjudge.rundir import JUDGMENTS
+
+    p = Path(path)
+    return p.parent.name if p.name == JUDGMENTS else (p.stem if p.is_file() else p.name)
+
+
+def span_f1_ranking(config: SpanF1Config, others: Mapping[str, str | Path] | Sequence[str | Path],
+                    variants: str | Sequence[str] = "all", *, name: str | None = None) -> SpanRanking:
+    """Rank ``config.pred`` (labelled ``name``, default its file or folder name) and ``others`` (labelled by
+    the mapping's keys, or their names) by span F1 against ``config.gold`` under each variant; each is read
+    and checked as :func:`span_f1` reads it. Two predictions with one label are an InputError."""
+    chosen = span_variants(variants)
+    pairs = [(name or _label(config.pred), config.pred)]
+    pairs += list(others.items()) if isinstance(others, Mapping) else [(_label(o), o) for o in others]
+    labels = [label for label, _ in pairs]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise InputError(f"two predictions are labelled {', '.join(twice)}: name them NAME=PATH", field="rank")
+    read = {label: span_f1(replace(config, pred=path)) for label, path in pairs}
+    set_ids = None if config.set_id in (None, "*") else (str(config.set_id),)
+    gold = next(iter(read.values())).gold
+    ranking = span_scores.rank_span_metrics(gold, {k: r.pred for k, r in read.items()}, chosen, set_ids=set_ids,
+                                            missing=config.missing)
+    return SpanRanking(config, ranking)
+
+
+__all__ = ["AVERAGES", "MATCHES", "MATCHINGS", "RATER_CHOICES", "SpanF1Config", "SpanF1Result", "SpanRanking",
+           "check_raters", "span_f1", "span_f1_ranking", "span_variants", "vote_merger"]

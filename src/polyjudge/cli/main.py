@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "span-f1": ("polyjudge.cli.spans_cmd:span_f1", "Character-level span P/R/F1 (WMT25 task 2)."),
     "compare-formats": ("polyjudge.cli.compare_cmd:compare_formats", "Span formats side by side."),
     "meta-eval": ("polyjudge.cli.metaeval_cmd:meta_eval", "Meta-evaluate metrics against human scores."),
+    "error-free-eval": ("polyjudge.cli.error_free_cmd:error_free_eval", "Error-free labels against ESA gold."),
     "compare-systems": ("polyjudge.cli.systems_cmd:compare_systems", "Compare every pair of systems of RUN."),
     "export": ("polyjudge.cli.export_cmd:export", "Write RUN's scores in a format the field's tools read."),
     "consistency": ("polyjudge.cli.consistency_cmd:consistency", "Cross-language consistency study."),

@@ -45,11 +45,12 @@ import numpy as np
 
 from polyjudge.data.errors import InputError
 from polyjudge.data.spans import SEVERITY_ROW, Span, SpanSegment, check_span
+from polyjudge.metaeval.spans.variants import DEFAULT_MATCH, Parts, SpanVariant, VariantScore, aggregate, variant_rows
 
 PARTIAL_CREDIT = 0.5
 
-__all__ = ["SpanF1Result", "SpanScore", "char_counts", "char_f1_reference", "nothing_to_score", "score_lp",
-           "span_f1"]
+__all__ = ["SpanF1Result", "SpanScore", "char_counts", "char_f1_reference", "nothing_to_score", "official_parts",
+           "score_lp", "score_segments", "span_f1"]
 
 
 
@@ -71,13 +72,14 @@ class SpanScore:
 
 @dataclass(slots=True)
 class SpanF1Result:
-    per_lp: dict[str, SpanScore]
+    per_lp: dict[str, SpanScore | VariantScore]
     # gold segments of a scored pair that had no prediction (scored as empty or left out: ``missing``)
     missing_predictions: dict[str, int] = field(default_factory=dict)
     unmatched_predictions: int = 0
     lps_without_predictions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     missing: str = "empty"  # the policy the missing predictions were scored with
+    variant: SpanVariant = field(default_factory=SpanVariant)  # how the spans were scored
 
     @property
     def total_missing(self) -> int:
@@ -108,6 +110,8 @@ class SpanF1Result:
         out["missing_policy"] = self.missing
         out["unmatched_predictions"] = self.unmatched_predictions
         out["lps_without_predictions"] = list(self.lps_without_predictions)
+        if not self.variant.official:  # the official scorer's output is the task's, unchanged
+            out["variant"] = self.variant.as_dict()
         if self.warnings:
             out["warnings"] = list(self.warnings)
         return out
@@ -190,6 +194,34 @@ def score_lp(lengths: Sequence[int], gold: Sequence[Sequence[Span]], pred: Seque
     return SpanScore(prec, rec, f1, tp, gold_total, pred_total, len(lengths))
 
 
+def official_parts(lengths: Sequence[int], gold: Sequence[Sequence[Span]],
+                   pred: Sequence[Sequence[Span]], partial_credit: float = PARTIAL_CREDIT) -> list[Parts]:
+    """Per segment, the official rule's true-positive, predicted and gold characters (as :class:`Parts`),
+    for the macro average of the WMT25 scorer; summed, they are :func:`score_lp`'s counts."""
+    g = char_counts(lengths, gold)
+    p = char_counts(lengths, pred)
+    same = np.minimum(g, p)
+    per_char = (same.sum(axis=0) + partial_credit * np.minimum((g - same).sum(axis=0), (p - same).sum(axis=0)))
+    offsets = np.concatenate(([0], np.cumsum(np.asarray(lengths, dtype=np.int64))))
+
+    def per_segment(x: np.ndarray) -> np.ndarray:
+        c = np.concatenate(([0.0], np.cumsum(x, dtype=np.float64)))
+        out: np.ndarray = c[offsets[1:]] - c[offsets[:-1]]
+        return out
+
+    tp, gc, pc = per_segment(per_char), per_segment(g.sum(axis=0)), per_segment(p.sum(axis=0))
+    return [Parts(float(t), float(q), float(t), float(r)) for t, q, r in zip(tp, pc, gc, strict=True)]
+
+
+def score_segments(variant: SpanVariant, lengths: Sequence[int], gold: Sequence[Sequence[Span]],
+                   pred: Sequence[Sequence[Span]]) -> VariantScore:
+    """P, R, F1 of one language pair's segments under ``variant`` (hypothesis lengths, gold and predicted
+    spans, segment by segment); the official scorer's micro average is :func:`score_lp`'s numbers."""
+    rows = (official_parts(lengths, gold, pred) if variant.match == DEFAULT_MATCH
+            else list(variant_rows(variant, gold, pred)))
+    return aggregate(variant, rows)
+
+
 def _prf(tp: float, gold: float, pred: float) -> tuple[float, float, float]:
     p = tp / pred if pred else 1.0
     r = tp / gold if gold else 1.0
@@ -231,7 +263,7 @@ MissingPolicy = str  # "skip" | "empty" | "error"
 
 def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
             set_ids: Sequence[str] | None = ("official",), missing: MissingPolicy = "empty",
-            partial_credit: float = PARTIAL_CREDIT) -> SpanF1Result:
+            partial_credit: float = PARTIAL_CREDIT, variant: SpanVariant | None = None) -> SpanF1Result:
     """Pair predictions with gold segments and score every language pair.
 
     A prediction pairs with a gold segment when system, doc_id and seg_id are
@@ -241,8 +273,11 @@ def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
     when at least one of its gold segments has a prediction; gold segments
     without one are scored as "no errors predicted" (``missing="empty"``, the
     official scorer's rule), left out (``"skip"``), or raise (``"error"``);
-    either way they are counted in ``missing_predictions``.
+    either way they are counted in ``missing_predictions``. ``variant`` chooses
+    the span-F1 variant (:mod:`~polyjudge.metaeval.spans.variants`; default: the
+    official WMT25 scorer, micro-averaged).
     """
+    variant = variant if variant is not None else SpanVariant()
     if missing not in ("skip", "empty", "error"):
         raise ValueError(f"unknown missing-prediction policy {missing!r}")
     def keep(s: SpanSegment) -> bool:
@@ -277,7 +312,7 @@ def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
             used[cands[0]] = True
             _check_spans(match, length)
         by_lp[g.lp or "all"].append((g, match, length))
-    result = SpanF1Result(per_lp={}, unmatched_predictions=int((~used).sum()), missing=missing)
+    result = SpanF1Result(per_lp={}, unmatched_predictions=int((~used).sum()), missing=missing, variant=variant)
     for lp, pairs in sorted(by_lp.items()):
         if not any(m is not None for _, m, _ in pairs):
             result.lps_without_predictions.append(lp)
@@ -298,7 +333,8 @@ def span_f1(gold: Sequence[SpanSegment], pred: Sequence[SpanSegment], *,
             lengths.append(length)
             gs.append(g.spans)
             ps.append(m.spans if m is not None else ())
-        result.per_lp[lp] = score_lp(lengths, gs, ps, partial_credit)
+        result.per_lp[lp] = (score_lp(lengths, gs, ps, partial_credit) if variant.official
+                             else score_segments(variant, lengths, gs, ps))
         result.missing_predictions[lp] = n_missing
     return result
 
