@@ -53,6 +53,11 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.pairwise_study import pairwise as pairwise
     from polyjudge.api.reporting import ReportConfig as ReportConfig
     from polyjudge.api.reporting import report as report
+    from polyjudge.api.reranking import RerankConfig as RerankConfig
+    from polyjudge.api.reranking import RerankEstimate as RerankEstimate
+    from polyjudge.api.reranking import RerankResult as RerankResult
+    from polyjudge.api.reranking import rerank as rerank
+    from polyjudge.api.reranking import rerank_estimate as rerank_estimate
     from polyjudge.api.settings import Setting as Setting
     from polyjudge.api.settings import TableKey as TableKey
     from polyjudge.api.settings import judging_settings as judging_settings
@@ -173,6 +178,11 @@ _HOMES: dict[str, str] = {
     "run_study": "polyjudge.api.study_file",
     "ReportConfig": "polyjudge.api.reporting",
     "report": "polyjudge.api.reporting",
+    "RerankConfig": "polyjudge.api.reranking",
+    "RerankEstimate": "polyjudge.api.reranking",
+    "RerankResult": "polyjudge.api.reranking",
+    "rerank": "polyjudge.api.reranking",
+    "rerank_estimate": "polyjudge.api.reranking",
     "SpanF1Config": "polyjudge.api.spans",
     "SpanF1Result": "polyjudge.api.spans",
     "span_f1": "polyjudge.api.spans",

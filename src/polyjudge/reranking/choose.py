@@ -2,7 +2,7 @@
 
 Nothing here sends a request: :class:`MbrSearch` says which utilities it needs
 (:meth:`MbrSearch.wanted`, as pairs of candidate *texts*) and is given them back
-(:meth:`MbrSearch.advance`); :mod:`polyjudge.rerank.run` batches the wanted pairs
+(:meth:`MbrSearch.advance`); :mod:`polyjudge.reranking.run` batches the wanted pairs
 of every source into one judging per round.
 
 Rules (the documentation's "How the choice is made"):

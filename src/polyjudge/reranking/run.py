@@ -2,7 +2,7 @@
 
 QE reranking judges each distinct candidate once (reference-free). MBR judges
 candidates against each other as pseudo-references (see
-:mod:`polyjudge.rerank.choose`), in rounds when pruning: each round's requests of
+:mod:`polyjudge.reranking.choose`), in rounds when pruning: each round's requests of
 every source are one judging. The held-out guard scores the chosen translation
 and the baseline (each source's first candidate) with a second scorer that took
 no part in the choice: a judge the caller names, or chrF against references.
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polyjudge.data.errors import InputError
-from polyjudge.rerank.candidates import SourceCandidates
-from polyjudge.rerank.choose import MbrSearch, PairKey, Pruning, best_index, full_matrix_requests
-from polyjudge.rerank.scorers import Request, Scorer
+from polyjudge.reranking.candidates import SourceCandidates
+from polyjudge.reranking.choose import MbrSearch, PairKey, Pruning, best_index, full_matrix_requests
+from polyjudge.reranking.scorers import Request, Scorer
 
 METHODS = ("qe", "mbr")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from polyjudge.data.records import Item
-from polyjudge.rerank.candidates import SourceCandidates
+from polyjudge.reranking.candidates import SourceCandidates
 
 if TYPE_CHECKING:
     from polyjudge.engine.estimate import Estimate
@@ -112,6 +112,8 @@ class JudgeScorer:
         todo = [*self.items, *new] if self.out is not None else new
         run = judge(todo, spec, out=self.out)
         self.runs.append(run)
+        if self.spec.output.restart:  # --restart clears the run directory once, before the first batch
+            self.spec = self.spec.replace(output=dataclasses.replace(self.spec.output, restart=False))
         if self.out is not None:
             self.items = todo
             self.spent = float(run.manifest.cost_usd or 0.0)
