@@ -121,7 +121,7 @@ class MbrSearch:
         """Candidate i's mean utility over the first ``refs`` other candidates (None: none known)."""
         vals = [u for j in range(self.refs if refs is None else refs) if j != i
                 and (u := self.utility(i, j)) is not None and not math.isnan(u)]
-        return sum(vals) / len(vals) if vals else None
+        return math.fsum(vals) / len(vals) if vals else None  # exact sum: copies of one text tie exactly
 
     def expected_all(self) -> list[float | None]:
         """Every candidate's expected utility: over all the references used for the alive ones, over
