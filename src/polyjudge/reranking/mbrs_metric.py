@@ -83,11 +83,11 @@ class _Scoring:
         return [found[t] for t in triples]
 
 
-class PolyjudgeMetric(_Scoring, Metric):
+class PolyjudgeMetric(_Scoring, Metric):  # type: ignore[misc]
     """A polyjudge judge (or chrF) as an mbrs reference-based metric: the MBR utility."""
 
     @dataclass
-    class Config(Metric.Config):  # type: ignore[misc,name-defined]
+    class Config(Metric.Config):  # type: ignore[misc]
         """``judge``: a JudgingSpec or JudgeConfig (its protocol must read the reference); ``utility``:
         ``judge`` or ``chrf``; languages for sources without them; ``out``: a run directory to keep
         (and resume) the judgments."""
@@ -121,11 +121,11 @@ class PolyjudgeMetric(_Scoring, Metric):
         return _as_tensor(values).reshape(len(hypotheses), len(references))
 
 
-class PolyjudgeQEMetric(_Scoring, MetricReferenceless):
+class PolyjudgeQEMetric(_Scoring, MetricReferenceless):  # type: ignore[misc]
     """A polyjudge judge as an mbrs reference-free metric (QE reranking with ``DecoderRerank``)."""
 
     @dataclass
-    class Config(MetricReferenceless.Config):  # type: ignore[misc,name-defined]
+    class Config(MetricReferenceless.Config):  # type: ignore[misc]
         """``judge``: a JudgingSpec or JudgeConfig; languages for sources without them; ``out``: a run
         directory to keep (and resume) the judgments."""
 

@@ -11,7 +11,7 @@ no part in the choice: a judge the caller names, or chrF against references.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,10 +147,11 @@ def mbr_requests_per_source(candidates: Sequence[str], *, symmetric: bool = Fals
     return len(MbrSearch(tuple(candidates), symmetric=symmetric).wanted())
 
 
-def cost_row(n: int, *, symmetric: bool, pruning: Pruning | None, utility: Any | None = None) -> int:
+def cost_row(n: int, *, symmetric: bool, pruning: Pruning | None,
+             utility: Callable[[int, int], float] | None = None) -> int:
     """Requests per source for ``n`` distinct candidates; with ``pruning`` the count depends on the
     utilities, so ``utility(i, j)`` gives them (a simulation)."""
-    if pruning is None:
+    if pruning is None or utility is None:
         return full_matrix_requests(n, symmetric=symmetric)
     cands = tuple(f"candidate {i}" for i in range(n))
     search = MbrSearch(cands, symmetric=symmetric, pruning=pruning)

@@ -55,7 +55,7 @@ class ChrF:
     calls: int = 0
 
     def score(self, requests: Sequence[Request]) -> list[float | None]:
-        from sacrebleu.metrics import CHRF
+        from sacrebleu.metrics.chrf import CHRF
 
         metric = CHRF()
         self.calls += len(requests)
