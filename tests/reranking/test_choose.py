@@ -87,7 +87,7 @@ def test_pruning_drops_the_outliers_and_keeps_the_choice():
 def test_the_schedule_ends_with_every_candidate():
     assert Pruning(schedule=(4, 8)).steps(20) == [4, 8, 20]
     assert Pruning(schedule=(8, 16)).steps(6) == [6]
-    assert Pruning().steps(32) == [4, 8, 16, 32]
+    assert Pruning().steps(32) == [8, 16, 32]
 
 
 def test_pruning_costs_less_than_the_full_matrix_when_candidates_differ():

@@ -47,7 +47,7 @@ class RerankFlags:
                           help="The MBR utility: the judge, or chrF (local, free).")
     prune: bool = option("--prune", is_flag=True,
                          help="MBR: drop candidates that cannot win (confidence-based pruning, as mbrs does).")
-    prune_schedule: str = option("--prune-schedule", default="4,8,16,32,64,128,256", show_default=True,
+    prune_schedule: str = option("--prune-schedule", default="8,16,32,64,128,256", show_default=True,
                                  help="Pseudo-references used at each pruning step (all of them at the last).")
     prune_alpha: float = option("--prune-alpha", type=FiniteFloat(0.0, 1.0, min_open=True, max_open=True),
                                 default=0.99, show_default=True,
