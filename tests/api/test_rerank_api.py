@@ -168,7 +168,13 @@ def test_the_spending_cap_holds(tmp_path):
                    judge=judge_for(srv, prices={"m": price}, max_cost=0.5, concurrency=1), method="mbr",
                    out=tmp_path / "out")
         sent = len(srv.completed)
-    assert 0 < sent < 90 and exc.value.spent <= 0.5
+        assert 0 < sent < 90 and exc.value.spent <= 0.5
+        assert json.loads((tmp_path / "out" / "rerank.json").read_text())["status"] == "incomplete"
+        done = rerank(["Quelle A.", "Quelle B.", "Quelle C."], cands,
+                      judge=judge_for(srv, prices={"m": price}, max_cost=100.0), method="mbr", out=tmp_path / "out")
+        bodies = [b["messages"][-1]["content"] for b in srv.completed]
+    assert len(bodies) == len(set(bodies)) == 90  # resumed: nothing paid for twice
+    assert done.requests == 90 and "status" not in json.loads((tmp_path / "out" / "rerank.json").read_text())
 
 
 def test_the_spending_cap_holds_across_pruning_rounds_without_a_run_directory():
@@ -232,3 +238,16 @@ def test_bad_candidate_lists_are_input_errors():
         rerank(SOURCES, [["x"]], utility="chrf", method="mbr")
     with pytest.raises(InputError, match="non-empty list"):
         rerank(["s"], [[]], utility="chrf", method="mbr")
+
+
+def test_batches_and_the_shared_cache_apply(tmp_path):
+    from polyjudge.engine.batches import BatchOptions
+
+    fast = BatchOptions(poll_initial_s=0.01, poll_max_s=0.05)
+    with ScriptedServer(qe_responder) as srv:
+        batched = rerank(SOURCES, CANDIDATES, judge=judge_for(srv, batch=True, batch_options=fast),
+                         out=tmp_path / "batched")
+        assert len(srv.batch_lines) == 6 and srv.completed == []  # the six requests went as one batch
+        again = rerank(SOURCES, CANDIDATES, judge=judge_for(srv))  # no run directory: the shared cache answers
+        assert srv.completed == [] and len(srv.batch_lines) == 6
+    assert [c.chosen for c in batched.choices] == [c.chosen for c in again.choices] == [1, 0]

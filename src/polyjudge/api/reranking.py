@@ -202,6 +202,17 @@ def _claim(out: Path, sources: Sequence[str] | str | Path) -> None:
         refuse_clashes([Target("-o/--out", str(out), (CHOSEN, SCORES, SUMMARY))], input_target("CANDIDATES", sources))
 
 
+def _write_marker(out: Path, config: RerankConfig) -> None:
+    """``rerank.json`` saying the choice is under way, before anything is judged: a run stopped by the
+    spending cap or Ctrl-C leaves a folder the next run recognises and resumes."""
+    import json
+
+    from polyjudge.rundir.ownership import atomic_write
+
+    if not (out / SUMMARY).is_file():
+        atomic_write(out / SUMMARY, [json.dumps({"method": config.method, "status": "incomplete"}), "\n"])
+
+
 def _write(result: RerankResult, out: Path) -> None:
     from polyjudge.rundir.ownership import atomic_write
 
@@ -228,6 +239,7 @@ def rerank(sources: Sequence[str] | str | Path, candidates: Sequence[Sequence[st
     held = _held_out_scorer(cfg, out_dir)
     if out_dir is not None:
         _claim(out_dir, sources)
+        _write_marker(out_dir, cfg)
     choices = rerank_qe(found, scorer) if cfg.method == "qe" else rerank_mbr(found, scorer, pruning=cfg.pruning)
     gains = [selection_gain(choices, scorer.name)]
     if held is not None:
