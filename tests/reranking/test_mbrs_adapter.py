@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -111,3 +112,30 @@ def test_a_polyjudge_judge_reranks_in_decoder_rerank(monkeypatch):
         out = mbrs_decoders.DecoderRerank(mbrs_decoders.DecoderRerank.Config(), metric).decode(hyps, "Quelle", nbest=1)
         sent = len(srv.completed)
     assert out.sentence[0] == "the a cat dog sat on" and sent == 3
+
+
+# ../shared beside the clone (CI), or beside the folder of worktrees (a helper's worktree)
+TED = next((p for p in (root / "shared" / "data" / "wmt-mqm" / "ted" / "ende" / "mqm_ted_ende.tsv"
+                        for root in (Path(__file__).resolve().parents[3], Path(__file__).resolve().parents[4]))
+            if p.is_file()), Path("../shared/data/wmt-mqm/ted/ende/mqm_ted_ende.tsv"))
+
+
+def ted_lists(n_segments: int = 60) -> list[list[str]]:
+    """The WMT21 TED en-de systems' translations of the first segments (the human reference left out)."""
+    from polyjudge.data.readers import read_items
+
+    groups: dict[str, dict[str, str]] = {}
+    for it in read_items(TED, src_lang="en", tgt_lang="de"):
+        if it.system != "ref" and it.seg_id is not None:
+            groups.setdefault(it.seg_id, {})[it.system or ""] = it.tgt
+    segs = sorted(groups, key=int)[:n_segments]
+    return [[groups[s][name] for name in sorted(groups[s])] for s in segs]
+
+
+@pytest.mark.skipif(not TED.is_file(), reason="the shared WMT MQM data (../shared/data) is absent")
+def test_real_system_outputs_get_the_choices_of_mbrs():
+    lists = ted_lists()
+    ours = rerank([f"s{k}" for k in range(len(lists))], lists, method="mbr", utility="chrf")
+    chrf = mbrs_metrics.MetricChrF(mbrs_metrics.MetricChrF.Config())
+    theirs = [mbrs_choice(chrf, hyps) for hyps in lists]
+    assert [c.translation for c in ours.choices] == [hyps[k] for hyps, k in zip(lists, theirs)]
