@@ -139,3 +139,14 @@ def test_real_system_outputs_get_the_choices_of_mbrs():
     chrf = mbrs_metrics.MetricChrF(mbrs_metrics.MetricChrF.Config())
     theirs = [mbrs_choice(chrf, hyps) for hyps in lists]
     assert [c.translation for c in ours.choices] == [hyps[k] for hyps, k in zip(lists, theirs)]
+
+
+def test_mbrs_pruning_decoder_takes_the_adapter_too():
+    _, lists = nbest_lists(n_sources=10, n=20, seed=5)
+    cfg = mbrs_decoders.DecoderPruningMBR.Config(sampling_scheduler=[4, 8, 20])
+    ours = PolyjudgeMetric(PolyjudgeMetric.Config(utility="chrf"))
+    chrf = mbrs_metrics.MetricChrF(mbrs_metrics.MetricChrF.Config())
+    for hyps in lists:
+        a = mbrs_decoders.DecoderPruningMBR(cfg, ours).decode(hyps, hyps, nbest=1)
+        b = mbrs_decoders.DecoderPruningMBR(cfg, chrf).decode(hyps, hyps, nbest=1)
+        assert a.sentence == b.sentence
