@@ -22,6 +22,7 @@ LAYERS = {
     "protocols": 3, "backends": 3, "analysis": 3,
     "engine": 4, "validation": 4, "metaeval": 4,  # metaeval reads runs through analysis, never the reverse
     "studies": 5,
+    "reranking": 5,  # choosing translations with a judge (QE, MBR): judges through the engine like the studies
     "annotate": 5,  # human annotation campaigns: read data, metaeval.spans/ratings and validation
     "report": 6,
     "api": 7, "plugins": 7,  # plugins: the stable surface a third-party package imports

@@ -56,6 +56,11 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.pairwise_study import pairwise as pairwise
     from polyjudge.api.reporting import ReportConfig as ReportConfig
     from polyjudge.api.reporting import report as report
+    from polyjudge.api.reranking import RerankConfig as RerankConfig
+    from polyjudge.api.reranking import RerankEstimate as RerankEstimate
+    from polyjudge.api.reranking import RerankResult as RerankResult
+    from polyjudge.api.reranking import rerank as rerank
+    from polyjudge.api.reranking import rerank_estimate as rerank_estimate
     from polyjudge.api.settings import Setting as Setting
     from polyjudge.api.settings import TableKey as TableKey
     from polyjudge.api.settings import judging_settings as judging_settings
@@ -181,6 +186,11 @@ _HOMES: dict[str, str] = {
     "ErrorFreeConfig": "polyjudge.api.error_free",
     "ErrorFreeEvalResult": "polyjudge.api.error_free",
     "error_free_eval": "polyjudge.api.error_free",
+    "RerankConfig": "polyjudge.api.reranking",
+    "RerankEstimate": "polyjudge.api.reranking",
+    "RerankResult": "polyjudge.api.reranking",
+    "rerank": "polyjudge.api.reranking",
+    "rerank_estimate": "polyjudge.api.reranking",
     "SpanF1Config": "polyjudge.api.spans",
     "SpanF1Result": "polyjudge.api.spans",
     "span_f1": "polyjudge.api.spans",

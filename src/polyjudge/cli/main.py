@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "agreement": ("polyjudge.cli.agreement_cmd:agreement", "Agreement of judges with human ratings."),
     "probe": ("polyjudge.cli.probes_cmd:probe", "Probe a judge's robustness on INPUT."),
     "pairwise": ("polyjudge.cli.pairwise_cmd:pairwise", "Compare the systems of INPUT pairwise."),
+    "rerank": ("polyjudge.cli.rerank_cmd:rerank", "Choose a translation per source: QE reranking or MBR."),
     "validate": ("polyjudge.cli.validate_cmd:validate", "Compare judges with human ratings many ways."),
     "simulate": ("polyjudge.cli.validate_cmd:simulate", "Synthetic judge-selection experiment."),
     "annotate": ("polyjudge.cli.annotate_cmd:annotate", "Ask humans for MQM/ESA spans, scores and ratings."),

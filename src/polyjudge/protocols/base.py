@@ -56,6 +56,9 @@ class JudgeProtocol(ABC):
     produces_spans: ClassVar[bool] = False
     # True when a judgment compares two candidates of one source (the report then shows pairwise.json).
     compares_pairs: ClassVar[bool] = False
+    # True when judging a translation against a reference gives the score of the reference judged against
+    # the translation: an MBR utility (polyjudge rerank --method mbr) is then judged once per pair.
+    symmetric_reference: ClassVar[bool] = False
     # Published defaults; the CLI's --runs / --temperature override them.
     default_runs: ClassVar[int] = 1
     default_temperature: ClassVar[float] = 0.0
