@@ -154,10 +154,11 @@ def settle_state(scores: Floats, systems: Sequence[str], population: int, alpha:
     else:
         p_low = p_high = np.full(len(pairs), 0.5)
     sign = 1 if higher_is_better else -1
+    tol = 1e-9 * span  # sums in another order differ in the last digits: an exact tie is never an order
     out = []
     for m, (i, j) in enumerate(pairs):
         low, high = 2.0 * span * p_low[m] - span, 2.0 * span * p_high[m] - span
-        order = sign if low > 0 else (-sign if high < 0 else 0)
+        order = sign if low > tol else (-sign if high < -tol else 0)
         diff = float(np.nanmean(scores[:, i]) - np.nanmean(scores[:, j])) if n else math.nan
         out.append(PairState(systems[i], systems[j], diff, float(low), float(high), order))
     return SettleState(n, population, alpha, (lo, hi), tuple(sys_rows), tuple(out), higher_is_better)
