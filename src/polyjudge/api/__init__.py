@@ -110,7 +110,6 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.engine.session import JudgeConfig as JudgeConfig
     from polyjudge.engine.session import build_protocol as build_protocol
     from polyjudge.engine.session import estimate as estimate
-
     from polyjudge.engine.spec import BudgetSpec as BudgetSpec
     from polyjudge.engine.spec import ExecutionSpec as ExecutionSpec
     from polyjudge.engine.spec import GenerationSpec as GenerationSpec

@@ -37,9 +37,12 @@ if TYPE_CHECKING:
     from polyjudge.rundir.records import SystemRow
 
 # The settings of judging in rounds (data/settings.py); a round is judged without them.
-SETTLE_SETTINGS = ("until_settled", "settle_alpha", "settle_by", "settle_round", "settle_range")
-METHOD = ("empirical-Bernstein confidence sequence for sampling without replacement (Waudby-Smith & Ramdas "
-          "2020), Bonferroni over pairs and over systems")
+SETTLE_SETTINGS = ("until_settled", "settle_alpha", "settle_method", "settle_by", "settle_round", "settle_range")
+METHODS = {
+    "bernstein": "empirical-Bernstein confidence sequence for sampling without replacement (Waudby-Smith & "
+                 "Ramdas 2020), Bonferroni over pairs and over systems",
+    "asymptotic": "asymptotic confidence sequence (Waudby-Smith et al. 2024) of the without-replacement "
+                  "martingale, Bonferroni over pairs and over systems"}
 
 
 def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec | None = None, *,
@@ -138,6 +141,8 @@ class _Rounds:
     clipped: int = 0
     stopped: str = ""
     given: tuple[float, float] | None = None  # --settle-range
+    method: str = "bernstein"
+    first: dict[tuple[str, str], int] = dataclasses.field(default_factory=dict)  # pair -> units when settled
     bounds: tuple[float, float] = (0.0, 1.0)  # the range used at the last look
 
 
@@ -154,7 +159,7 @@ def judge_until_settled(items: Sequence[Item] | str | Path, spec: JudgingSpec) -
                          field="until_settled", setting=True)
     size = spec.extra.get("settle_round") or max(10, math.ceil(len(draw.members) / 20))
     first, later = _round_specs(spec)
-    state_of = _Rounds(given=_range(spec))
+    state_of = _Rounds(given=_range(spec), method=str(spec.extra.get("settle_method", "bernstein")))
     alpha = float(spec.extra.get("settle_alpha", 0.05))
     while True:
         state_of.taken = min(len(draw.members), state_of.taken + size)
@@ -167,6 +172,8 @@ def judge_until_settled(items: Sequence[Item] | str | Path, spec: JudgingSpec) -
         state_of.rounds += 1
         state_of.sent += int(result.manifest.counts.get("sent_this_session", 0))
         state = _look(result, chosen, draw, state_of, alpha, protocol.higher_is_better)
+        for p in state.settled:
+            state_of.first.setdefault((p.a, p.b), state_of.taken)
         if stop is not None or state.all_settled or state_of.taken == len(draw.members):
             state_of.stopped = "budget" if stop is not None else ("settled" if state.all_settled else "exhausted")
             break
@@ -200,7 +207,7 @@ def _look(result: RunResult, chosen: Sequence[int], draw: _Draw, rounds: _Rounds
     weights = np.asarray(draw.weights[:rounds.taken])[:, None]
     units = lo + weights * (np.clip(means, lo, hi) - lo)
     top = lo + max(draw.weights) * (hi - lo)
-    return settle_state(units, draw.systems, len(draw.members), alpha, (lo, top), higher_is_better)
+    return settle_state(units, draw.systems, len(draw.members), alpha, (lo, top), higher_is_better, rounds.method)
 
 
 def _bounds(means: np.ndarray, rounds: _Rounds) -> tuple[float, float]:
@@ -236,14 +243,15 @@ def _record(result: RunResult, state: SettleState, rounds: _Rounds, draw: _Draw,
     per_item = result.runs * len(result.judges)
     groups = tie_groups(state)
     result.manifest.settled = {
-        "alpha": state.alpha, "method": METHOD, "unit": draw.kind, "units_judged": rounds.taken,
+        "alpha": state.alpha, "method": rounds.method, "method_text": METHODS[rounds.method], "unit": draw.kind,
+        "units_judged": rounds.taken,
         "units_total": len(draw.members), "rounds": rounds.rounds, "round_size": size,
         "calls": len(result.items) * per_item, "calls_full": n_items * per_item, "sent": rounds.sent,
         "stopped": rounds.stopped, "range": list(rounds.bounds), "range_given": rounds.given is not None,
         "clipped": rounds.clipped,
         "systems": [{"system": s.system, "score": s.score, "low": s.low, "high": s.high, "group": groups[s.system]}
                     for s in state.systems],
-        "settled": [_pair(p) for p in state.settled],
+        "settled": [{**_pair(p), "units": rounds.first.get((p.a, p.b), rounds.taken)} for p in state.settled],
         "open": [{"a": p.a, "b": p.b, "diff": p.diff, "low": p.low, "high": p.high} for p in state.open],
     }
 
@@ -255,4 +263,4 @@ def _pair(p: Any) -> Mapping[str, Any]:
             "low": min(sign * p.low, sign * p.high), "high": max(sign * p.low, sign * p.high)}
 
 
-__all__ = ["METHOD", "SETTLE_SETTINGS", "draw_units", "judge", "judge_until_settled", "settled_rows"]
+__all__ = ["METHODS", "SETTLE_SETTINGS", "draw_units", "judge", "judge_until_settled", "settled_rows"]

@@ -135,7 +135,7 @@ def settled_lines(settled: Mapping[str, Any]) -> list[str]:
     if settled["open"]:
         lines.append("  open pairs, shown as ties (their order is not known): "
                      + ", ".join(f"{p['a']} = {p['b']}" for p in settled["open"]))
-    if not settled.get("range_given"):
+    if not settled.get("range_given") and settled.get("method") != "asymptotic":
         lo, hi = settled["range"]
         lines.append(f"  score range {lo:g} to {hi:g} taken from the scores judged (give --settle-range LOW,HIGH "
                      "for the guarantee to hold exactly)")

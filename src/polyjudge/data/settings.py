@@ -210,6 +210,10 @@ SETTINGS: tuple[Setting, ...] = (
     _s("settle_alpha", "budget", "float", 0.05,
        "--until-settled: the chance that any settled pair is ordered otherwise by the full data "
        "(every look and every pair included).", low=0.0, high=0.5, low_open=True, **_SHOWN),
+    _s("settle_method", "budget", "choice", "bernstein",
+       "--until-settled: bernstein, a guarantee at every sample size given the score range; asymptotic, "
+       "one that holds as the sample grows, needs no range and settles many more pairs (docs: judging in rounds).",
+       choices=("bernstein", "asymptotic"), **_SHOWN),
     _s("settle_by", "budget", "choice", "segment",
        "--until-settled: draw segments, or whole documents (doc_id), in each round.",
        choices=("segment", "document"), **_SHOWN),

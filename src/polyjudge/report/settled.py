@@ -24,7 +24,7 @@ def settled_section(settled: Mapping[str, Any], run_name: str, slug: str) -> Sec
              ("calls", f"{calls:,} of a full run's {full:,} ({percent(calls / full) if full else 'n/a'})"),
              ("stopped by", str(settled.get("stopped", ""))),
              ("settled at", f"{settled.get('alpha')} for all pairs and looks together"),
-             ("method", str(settled.get("method", "")))]
+             ("method", str(settled.get("method_text", settled.get("method", ""))))]
     systems = [[s.get("group"), s.get("system"), number(s.get("score")), interval(s.get("low"), s.get("high"))]
                for s in sorted(settled.get("systems", ()), key=lambda s: (s.get("group") or 0))]
     pairs = [[p.get("better"), ">", p.get("worse"), interval(p.get("low"), p.get("high"))]
