@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from polyjudge.analysis.sequential import settle_state, tie_groups, wor_eb_bounds
+from polyjudge.analysis.sequential import BURN_IN, METHODS, settle_state, tie_groups, wor_clt_bounds, wor_eb_bounds
 
 _SEEDS = 200
 
@@ -53,18 +53,20 @@ def test_the_interval_is_the_exact_mean_once_the_population_is_drawn():
     assert np.all(np.diff(low[:, 0]) >= 0) and np.all(np.diff(high[:, 0]) <= 0)
 
 
-def test_the_sequence_covers_the_finite_population_mean_at_every_look():
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_the_sequence_covers_the_finite_population_mean_at_every_look(method):
     population = np.random.default_rng(1).beta(0.5, 3, size=300)  # skewed, like error-count scores
     alpha, misses = 0.1, 0
     for seed in range(_SEEDS):
         x = population[np.random.default_rng(seed).permutation(300)]
-        low, high = wor_eb_bounds(x, 300, alpha)
+        low, high = METHODS[method](x, 300, alpha)
         # (sums in another order differ in the last digit: 1e-12 is rounding, not a miss)
         misses += bool(np.any(low[:, 0] > population.mean() + 1e-12) or np.any(high[:, 0] < population.mean() - 1e-12))
     assert misses / _SEEDS <= alpha
 
 
-def _rounds(scores: np.ndarray, alpha: float, seed: int, size: int) -> tuple[set[tuple[str, str]], int]:
+def _rounds(scores: np.ndarray, alpha: float, seed: int, size: int,
+            method: str = "bernstein") -> tuple[set[tuple[str, str]], int]:
     """The rule as judge --until-settled runs it: look after every round, stop when all are settled."""
     n_units, k = scores.shape
     order = np.random.default_rng(seed).permutation(n_units)
@@ -72,13 +74,14 @@ def _rounds(scores: np.ndarray, alpha: float, seed: int, size: int) -> tuple[set
     taken = 0
     while True:
         taken = min(n_units, taken + size)
-        state = settle_state(scores[order[:taken]], names, n_units, alpha, (0.0, 100.0))
+        state = settle_state(scores[order[:taken]], names, n_units, alpha, (0.0, 100.0), method=method)
         if state.all_settled or taken == n_units:
             break
     return {(p.a, p.b) if p.order > 0 else (p.b, p.a) for p in state.settled}, taken
 
 
-def test_systems_with_equal_means_are_settled_as_ordered_in_at_most_alpha_of_seeds():
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_systems_with_equal_means_are_settled_as_ordered_in_at_most_alpha_of_seeds(method):
     """Three systems whose full-data means are equal (each a shuffle of the same scores) and one clearly
     better: any order settled among the three is an error; the rounds may not make one in over alpha."""
     rng = np.random.default_rng(7)
@@ -86,12 +89,13 @@ def test_systems_with_equal_means_are_settled_as_ordered_in_at_most_alpha_of_see
     scores = np.column_stack([base, rng.permutation(base), rng.permutation(base), np.clip(base + 25, 0, 100)])
     alpha, wrong = 0.05, 0
     for seed in range(_SEEDS):
-        settled, _ = _rounds(scores, alpha, seed, 15)
+        settled, _ = _rounds(scores, alpha, seed, 15, method)
         wrong += bool(settled & {("s0", "s1"), ("s1", "s0"), ("s0", "s2"), ("s2", "s0"), ("s1", "s2"), ("s2", "s1")})
     assert wrong / _SEEDS <= alpha
 
 
-def test_a_clear_difference_is_settled_long_before_the_segments_run_out():
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_a_clear_difference_is_settled_long_before_the_segments_run_out(method):
     """Power: systems 0.4 standard deviations apart on 2,000 segments are settled, in the right order, from
     at most half of them in nine seeds of ten."""
     rng = np.random.default_rng(11)
@@ -99,7 +103,7 @@ def test_a_clear_difference_is_settled_long_before_the_segments_run_out():
     b = np.clip(a - 5 + rng.normal(0, 5, size=2000), 0, 100)
     early = 0
     for seed in range(50):
-        settled, taken = _rounds(np.column_stack([a, b]), 0.05, seed, 100)
+        settled, taken = _rounds(np.column_stack([a, b]), 0.05, seed, 100, method)
         assert settled == {("s0", "s1")}
         early += taken <= 1000
     assert early / 50 >= 0.9
@@ -117,3 +121,19 @@ def test_lower_is_better_reverses_the_order_and_the_groups():
     scores = np.array([[9.0, 1.0]] * 30)  # error points: b makes fewer
     state = settle_state(scores, ["a", "b"], 30, 0.05, (0.0, 10.0), higher_is_better=False)
     assert state.pairs[0].order == -1 and tie_groups(state) == {"b": 1, "a": 2}
+
+
+def test_the_asymptotic_sequence_decides_nothing_before_its_burn_in_and_is_exact_at_the_end():
+    x = np.random.default_rng(2).random(80)
+    low, high = wor_clt_bounds(x, 80, 0.05)
+    assert np.all(np.isinf(low[:BURN_IN])) and np.isfinite(low[BURN_IN:]).all()
+    assert low[-1, 0] == pytest.approx(x.mean()) and high[-1, 0] == pytest.approx(x.mean())
+
+
+def test_the_asymptotic_sequence_settles_more_than_the_bounded_one_on_a_small_difference():
+    rng = np.random.default_rng(5)
+    a = np.clip(rng.normal(70, 10, size=1000), 0, 100)
+    b = np.clip(a - 2 + rng.normal(0, 6, size=1000), 0, 100)
+    x = (np.column_stack([a - b]) + 100) / 200
+    narrow = [METHODS[m](x[:400], 1000, 0.05) for m in ("asymptotic", "bernstein")]
+    assert narrow[0][1][-1, 0] - narrow[0][0][-1, 0] < 0.5 * (narrow[1][1][-1, 0] - narrow[1][0][-1, 0])
