@@ -169,3 +169,28 @@ def test_rounds_through_the_ray_executor_judge_what_the_local_executor_judges(cl
         ray = judge(_items(), _config(srv, executor="ray", ray_actors=2, **cfg), out=tmp_path / "ray")
     assert ray.manifest.settled["calls"] == local.manifest.settled["calls"]
     assert (tmp_path / "ray" / "systems.tsv").read_text() == (tmp_path / "local" / "systems.tsv").read_text()
+
+
+def test_the_spending_cap_ends_the_rounds_with_what_was_settled_recorded(tmp_path):
+    from polyjudge.api import BudgetExceeded, ModelPrice
+
+    out = tmp_path / "run"
+    with ScriptedServer(_responder) as srv:
+        cfg = _config(srv, until_settled=True, settle_range="0,100", settle_round=10, settle_alpha=1e-12,
+                      prices={"m": ModelPrice(1000.0, 1000.0)}, max_cost=20.0, concurrency=4)
+        with pytest.raises(BudgetExceeded) as exc:
+            judge(_items(), cfg, out=out)
+        sent = len(srv.requests)
+    settled = json.loads((out / "manifest.json").read_text())["settled"]
+    assert settled["stopped"] == "budget" and exc.value.spent <= 20.0
+    assert settled["sent"] == sent < len(_items()) and settled["rounds"] >= 1
+
+
+def test_a_bad_range_on_the_command_line_is_one_line_and_exit_2(tmp_path, capsys):
+    data = tmp_path / "in.jsonl"
+    data.write_text("".join(json.dumps(it.to_dict()) + "\n" for it in _items(5)))
+    with pytest.raises(SystemExit) as exc:
+        main(["judge", str(data), "-o", str(tmp_path / "run"), "-p", "da", "--judge", "openai:m@http://127.0.0.1:9/v1",
+              "--until-settled", "--settle-range", "high,low"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and "settle" in err[0] and "LOW,HIGH" in err[0]
