@@ -194,3 +194,15 @@ def test_a_bad_range_on_the_command_line_is_one_line_and_exit_2(tmp_path, capsys
               "--until-settled", "--settle-range", "high,low"])
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and "settle" in err[0] and "LOW,HIGH" in err[0]
+
+
+def test_a_dry_run_says_the_rounds_may_send_less(tmp_path, capsys):
+    data = tmp_path / "in.jsonl"
+    data.write_text("".join(json.dumps(it.to_dict()) + "\n" for it in _items(5)))
+    with ScriptedServer(_responder) as srv:
+        with pytest.raises(SystemExit) as exc:
+            main(["judge", str(data), "-p", "da", "--judge", f"openai:m@{srv.base_url}", "--until-settled", "--dry-run"])
+        assert srv.requests == []
+    captured = capsys.readouterr()
+    assert exc.value.code == 0 and "15 requests to send" in captured.out
+    assert "the numbers above are the most it can send" in captured.err

@@ -332,6 +332,9 @@ def _judge_items(items: list[Item], spec: JudgingSpec, fmt: str, dry_run: bool) 
 
         est: Estimate = estimate(items, spec)
         click.echo(json.dumps(est.to_dict()) if fmt == "json" else est.describe())
+        if spec.extra.get("until_settled"):
+            click.echo("--until-settled: judged in rounds that stop once every pair of systems is settled; the "
+                       "numbers above are the most it can send (every segment)", err=True)
         return
     result = judge_and_summarise(items, spec, fmt)
     if spec.execution.batch_export is None:
