@@ -201,7 +201,8 @@ def test_a_dry_run_says_the_rounds_may_send_less(tmp_path, capsys):
     data.write_text("".join(json.dumps(it.to_dict()) + "\n" for it in _items(5)))
     with ScriptedServer(_responder) as srv:
         with pytest.raises(SystemExit) as exc:
-            main(["judge", str(data), "-p", "da", "--judge", f"openai:m@{srv.base_url}", "--until-settled", "--dry-run"])
+            main(["judge", str(data), "-p", "da", "--judge", f"openai:m@{srv.base_url}", "--until-settled",
+                  "--dry-run"])
         assert srv.requests == []
     captured = capsys.readouterr()
     assert exc.value.code == 0 and "15 requests to send" in captured.out
