@@ -207,3 +207,24 @@ def test_a_dry_run_says_the_rounds_may_send_less(tmp_path, capsys):
     captured = capsys.readouterr()
     assert exc.value.code == 0 and "15 requests to send" in captured.out
     assert "the numbers above are the most it can send" in captured.err
+
+
+@pytest.mark.parametrize("protocol", ["mqm", "gemba-esa", "tsa", "pointwise", "rubric"])
+def test_every_scoring_protocol_judges_in_rounds(protocol, tmp_path):
+    """The documentation's scripted judge answers any protocol; its runs go together in a round, and the
+    full run after the rounds sends only the judgments they left out."""
+    from tests.docs.judge import answer
+
+    items = [Item(src=f"Der Satz Nummer {i} ist hier.", tgt=f"{'The sentence number' if s == 'A' else 'Sentence'} "
+                  f"{i} {'is here.' if s == 'A' else 'here is the.'}", src_lang="de", tgt_lang="en", seg_id=str(i),
+                  system=s) for s in "AB" for i in range(12)]
+    with ScriptedServer(answer) as srv:
+        cfg = {"judges": (f"openai:m@{srv.base_url}",), "retry": FAST_RETRY, "protocol": protocol,
+               "use_context": False}
+        result = judge(items, JudgeConfig(**cfg, until_settled=True, settle_round=4), out=tmp_path / "run")
+        full = judge(items, JudgeConfig(**cfg), out=tmp_path / "run")
+    settled = result.manifest.settled
+    assert settled["calls"] == settled["units_judged"] * 2 * result.runs and settled["calls_full"] == 24 * result.runs
+    assert len(settled["settled"]) + len(settled["open"]) == 1 and settled["stopped"] in ("settled", "exhausted")
+    assert full.manifest.counts["from_store"] == settled["calls"]
+    assert full.manifest.counts["sent_this_session"] == settled["calls_full"] - settled["calls"]
