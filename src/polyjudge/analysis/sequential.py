@@ -18,12 +18,17 @@ betting", JRSS-B 2024) because:
 * it adapts to the variance of the differences (most segment pairs differ little), which a
   Hoeffding bound would not; it needs only bounds on the scores, no normality.
 
+Its price is the range: when scores vary little against it, the width (which scales with the range
+until the sample is large) needs many units. :func:`wor_clt_bounds` is the asymptotic alternative
+(``--settle-method asymptotic``): the same without-replacement martingale under a time-uniform central
+limit theorem, width following the standard deviation, valid as the sample grows.
+
 The pairs share the test set; a Bonferroni split (``alpha / pairs``, each interval two-sided) keeps
 the chance that *any* pair is settled in the wrong order at most ``alpha``, at every look. Holm's
 step-down does not carry over to sequences read at many times, so it is not used.
 
-Everything here is arrays in, arrays out (NaN for a unit a system was not scored on is not
-accepted: the caller decides what a missing score counts as).
+Everything here is arrays in, arrays out. A unit one system of a pair was not scored on counts as no
+difference for that pair, and is left out of that system's own interval.
 """
 
 from __future__ import annotations
@@ -173,7 +178,8 @@ class SettleState:
 def settle_state(scores: Floats, systems: Sequence[str], population: int, alpha: float,
                  bounds: tuple[float, float], higher_is_better: bool = True, method: str = "bernstein") -> SettleState:
     """Where every pair of ``systems`` stands after the units ``scores`` (rows, in the order they were
-    drawn; one column per system; no NaN) out of ``population``, every score within ``bounds``.
+    drawn; one column per system; NaN: not scored) out of ``population``, every score within ``bounds``,
+    by the confidence sequence ``method`` (a key of :data:`METHODS`).
 
     Pairs are tested at ``alpha / pairs`` (Bonferroni), the systems' intervals at ``alpha / systems``,
     so each family holds at ``alpha`` at every look."""
