@@ -137,3 +137,11 @@ def test_the_asymptotic_sequence_settles_more_than_the_bounded_one_on_a_small_di
     x = (np.column_stack([a - b]) + 100) / 200
     narrow = [METHODS[m](x[:400], 1000, 0.05) for m in ("asymptotic", "bernstein")]
     assert narrow[0][1][-1, 0] - narrow[0][0][-1, 0] < 0.5 * (narrow[1][1][-1, 0] - narrow[1][0][-1, 0])
+
+
+def test_a_missing_score_is_no_difference_for_its_pairs_and_left_out_of_its_system():
+    scores = np.array([[80.0, 20.0]] * 40 + [[np.nan, 20.0]] * 10)
+    state = settle_state(scores, ["a", "b"], 50, 0.05, (0.0, 100.0))
+    assert state.systems[0].score == 80.0 and state.pairs[0].diff == 60.0
+    full = settle_state(np.array([[80.0, 20.0]] * 40 + [[20.0, 20.0]] * 10), ["a", "b"], 50, 0.05, (0.0, 100.0))
+    assert state.pairs[0].low == pytest.approx(full.pairs[0].low)  # the same as a difference of zero

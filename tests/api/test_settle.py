@@ -228,3 +228,17 @@ def test_every_scoring_protocol_judges_in_rounds(protocol, tmp_path):
     assert len(settled["settled"]) + len(settled["open"]) == 1 and settled["stopped"] in ("settled", "exhausted")
     assert full.manifest.counts["from_store"] == settled["calls"]
     assert full.manifest.counts["sent_this_session"] == settled["calls_full"] - settled["calls"]
+
+
+def test_units_keep_every_systems_item_together_in_a_seeded_order():
+    from polyjudge.api.settle import draw_units
+
+    items = _items(30, docs=4)
+    one, again, other = (draw_units(items, "segment", s) for s in (3, 3, 4))
+    assert one == again and one.members != other.members
+    assert all(sorted(items[i].system for i in unit) == ["A", "B", "C"] for unit in one.members)
+    docs = draw_units(items, "document", 3)
+    assert len(docs.members) == 4 and sum(len(u) for u in docs.members) == len(items)
+    # a document's weight is its share of the segments times the number of documents
+    sizes = [len({items[i].seg_id for i in unit}) for unit in docs.members]
+    assert docs.weights == pytest.approx([n * 4 / 30 for n in sizes])
