@@ -145,3 +145,22 @@ def test_a_missing_score_is_no_difference_for_its_pairs_and_left_out_of_its_syst
     assert state.systems[0].score == 80.0 and state.pairs[0].diff == 60.0
     full = settle_state(np.array([[80.0, 20.0]] * 40 + [[20.0, 20.0]] * 10), ["a", "b"], 50, 0.05, (0.0, 100.0))
     assert state.pairs[0].low == pytest.approx(full.pairs[0].low)  # the same as a difference of zero
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_heavy_tailed_error_scores_of_equal_systems_are_not_ordered_in_over_alpha_of_seeds(method):
+    """MQM-like scores (most segments perfect, a few -25): six systems with the same scores in another order
+    (equal full-data means, 15 pairs); with rounds of 5% no pair may be settled in over alpha of seeds."""
+    rng = np.random.default_rng(2)
+    base = -rng.choice([0, 1, 2, 5, 6, 10, 25], size=500, p=[0.6, 0.2, 0.05, 0.05, 0.04, 0.04, 0.02])
+    scores = np.column_stack([rng.permutation(base) for _ in range(6)]) + 25.0
+    names = [f"s{i}" for i in range(6)]
+    wrong = 0
+    for seed in range(_SEEDS):
+        order = np.random.default_rng(seed).permutation(500)
+        for taken in range(25, 501, 25):
+            state = settle_state(scores[order[:taken]], names, 500, 0.05, (0.0, 25.0), method=method)
+            if state.settled:
+                wrong += 1
+                break
+    assert wrong / _SEEDS <= 0.05
