@@ -26,7 +26,7 @@ def test_every_page_builds_strictly():
                  "explanations/statistics.html", "explanations/protocols.html", "explanations/run-directory.html"):
         assert (site / page).stat().st_size > 10_000, page
     api = (site / "reference" / "api.html").read_text(encoding="utf-8")
-    assert 'id="polyjudge.engine.session.judge"' in api and 'id="polyjudge.api.metaeval.meta_eval"' in api
+    assert 'id="polyjudge.api.settle.judge"' in api and 'id="polyjudge.api.metaeval.meta_eval"' in api
 
 
 def test_nothing_is_fetched_from_outside():

@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.settings import Setting as Setting
     from polyjudge.api.settings import TableKey as TableKey
     from polyjudge.api.settings import judging_settings as judging_settings
+    from polyjudge.api.settle import judge as judge
     from polyjudge.api.spans import SpanF1Config as SpanF1Config
     from polyjudge.api.spans import SpanF1Result as SpanF1Result
     from polyjudge.api.spans import SpanRanking as SpanRanking
@@ -119,7 +120,6 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.engine.session import JudgeConfig as JudgeConfig
     from polyjudge.engine.session import build_protocol as build_protocol
     from polyjudge.engine.session import estimate as estimate
-    from polyjudge.engine.session import judge as judge
     from polyjudge.engine.spec import BudgetSpec as BudgetSpec
     from polyjudge.engine.spec import ExecutionSpec as ExecutionSpec
     from polyjudge.engine.spec import GenerationSpec as GenerationSpec
@@ -226,7 +226,7 @@ _HOMES: dict[str, str] = {
     "JudgeConfig": "polyjudge.engine.session",
     "build_protocol": "polyjudge.engine.session",
     "estimate": "polyjudge.engine.session",
-    "judge": "polyjudge.engine.session",
+    "judge": "polyjudge.api.settle",  # the engine's judge, in rounds with until_settled
     "SelectionReport": "polyjudge.validation.selection",
     # A judging's specification, one group per concern (each with the package it configures).
     "JudgingSpec": "polyjudge.engine.spec",

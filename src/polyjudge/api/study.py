@@ -27,11 +27,12 @@ from pathlib import Path
 from polyjudge.api.inputs import read_input, uses_reference, with_testset_reference
 from polyjudge.api.metaeval import MetaEvalConfig, MetaEvalResult, meta_eval
 from polyjudge.api.reporting import ReportConfig, report
+from polyjudge.api.settle import judge
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.engine.estimate import Estimate
 from polyjudge.engine.result import RunResult
-from polyjudge.engine.session import estimate, judge
+from polyjudge.engine.session import estimate
 from polyjudge.engine.spec import JudgingSpec
 from polyjudge.rundir.clash import Target, file_target, input_target, refuse_clashes
 from polyjudge.rundir.ownership import OwnedDir, check_out_path, claim

@@ -90,6 +90,8 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
          + (f" of the ${result.max_cost:.4f} cap (${max(0.0, result.max_cost - m.cost_usd):.4f} left)"
             if result.max_cost is not None else "")
          + f"  {_wall_time(m.wall_time_s, m.unknown.get('wall_time_s_session'))}")
+    for line in settled_lines(m.settled):
+        echo(line)
     if out is not None:
         echo(f"run directory: {out}")
     if not table:
@@ -98,11 +100,48 @@ def print_summary(result: RunResult, out: Path | None, fmt: str = "text", *,
     if fmt == "json":
         click.echo(json.dumps({"signature": m.signature, "counts": c, "cost_usd": m.cost_usd,
                                "systems": [{"system": r.system, "score": r.score, "n_segments": r.n_segments,
-                                            "n_unscored": r.n_unscored} for r in rows]}, indent=2))
+                                            "n_unscored": r.n_unscored} for r in rows],
+                               **({"settled": m.settled} if m.settled else {})}, indent=2))
         return
-    click.echo("system\tscore\tn_segments")
+    _system_table(rows, m.settled)
+
+
+def _system_table(rows: list[Any], settled: Mapping[str, Any]) -> None:
+    """The system table on stdout; a run judged --until-settled adds each system's interval and group."""
+    bounds = {s["system"]: s for s in settled.get("systems", ())}
+    click.echo("system\tscore\tn_segments" + ("\tlow\thigh\tgroup" if bounds else ""))
     for row in rows:
-        click.echo(f"{row.system}\t{'' if row.score is None else f'{row.score:.4f}'}\t{row.n_segments}")
+        more = ""
+        if row.system in bounds:
+            b = bounds[row.system]
+            more = f"\t{b['low']:.4f}\t{b['high']:.4f}\t{b['group']}"
+        click.echo(f"{row.system}\t{'' if row.score is None else f'{row.score:.4f}'}\t{row.n_segments}{more}")
+
+
+def settled_lines(settled: Mapping[str, Any]) -> list[str]:
+    """A run judged --until-settled: how far it went, the calls against a full run's, the pairs settled and
+    the pairs left open (ties: their order is not known)."""
+    if not settled:
+        return []
+    calls, full = settled["calls"], settled["calls_full"]
+    why = {"settled": "every pair settled", "exhausted": "the segments ran out", "budget": "the spending cap"}
+    lines = [f"until settled: {settled['units_judged']} of {settled['units_total']} {settled['unit']}s in "
+             f"{settled['rounds']} round(s), stopped by {why.get(settled['stopped'], settled['stopped'])}; "
+             f"calls {calls:,} of a full run's {full:,} ({calls / max(full, 1):.0%}); sent now {settled['sent']:,}",
+             f"  settled at {settled['alpha']:g} (the full data orders no settled pair otherwise, every look "
+             f"included): {len(settled['settled'])} of {len(settled['settled']) + len(settled['open'])} pairs"]
+    lines += [f"    {p['better']} > {p['worse']}  (difference {p['low']:.4g} to {p['high']:.4g})"
+              for p in settled["settled"]]
+    if settled["open"]:
+        lines.append("  open pairs, shown as ties (their order is not known): "
+                     + ", ".join(f"{p['a']} = {p['b']}" for p in settled["open"]))
+    if not settled.get("range_given") and settled.get("method") != "asymptotic":
+        lo, hi = settled["range"]
+        lines.append(f"  score range {lo:g} to {hi:g} taken from the scores judged (give --settle-range LOW,HIGH "
+                     "for the guarantee to hold exactly)")
+    elif settled.get("clipped"):
+        lines.append(f"  {settled['clipped']} score(s) outside --settle-range were clipped into it")
+    return lines
 
 
 def _imported(counts: Mapping[str, Any]) -> str:
@@ -293,6 +332,9 @@ def _judge_items(items: list[Item], spec: JudgingSpec, fmt: str, dry_run: bool) 
 
         est: Estimate = estimate(items, spec)
         click.echo(json.dumps(est.to_dict()) if fmt == "json" else est.describe())
+        if spec.extra.get("until_settled"):
+            click.echo("--until-settled: judged in rounds that stop once every pair of systems is settled; the "
+                       "numbers above are the most it can send (every segment)", err=True)
         return
     result = judge_and_summarise(items, spec, fmt)
     if spec.execution.batch_export is None:

@@ -202,6 +202,27 @@ SETTINGS: tuple[Setting, ...] = (
        "Never let the run (all its sessions) cost more: sending stops before a request could "
        "pass the cap (exit 4); re-run with a higher cap to resume.", low=0.0, high=_UNBOUNDED, low_open=True,
        metavar="USD"),
+    # judging in rounds until the systems' order is settled (api.settle; statistics: analysis.sequential)
+    _s("until_settled", "budget", "flag", False,
+       "Judge in rounds of randomly drawn segments (every system on the same ones) and stop once every "
+       "pair of systems is settled (or the items or --max-cost run out); open pairs are reported as ties. "
+       "A later run without it resumes and sends only what is missing."),
+    _s("settle_alpha", "budget", "float", 0.05,
+       "--until-settled: the chance that any settled pair is ordered otherwise by the full data "
+       "(every look and every pair included).", low=0.0, high=0.5, low_open=True, **_SHOWN),
+    _s("settle_method", "budget", "choice", "bernstein",
+       "--until-settled: bernstein, a guarantee at every sample size given the score range; asymptotic, "
+       "one that holds as the sample grows, needs no range and settles many more pairs (docs: judging in rounds).",
+       choices=("bernstein", "asymptotic"), **_SHOWN),
+    _s("settle_by", "budget", "choice", "segment",
+       "--until-settled: draw segments, or whole documents (doc_id), in each round.",
+       choices=("segment", "document"), **_SHOWN),
+    _s("settle_round", "budget", "int", None,
+       "--until-settled: segments (or documents) drawn per round (default: a twentieth of them, at least 10).",
+       low=1, high=limits.MAX_ITEMS_PER_ROUND, metavar="N"),
+    _s("settle_range", "budget", "text", None,
+       "--until-settled: LOW,HIGH, the range every segment score lies in (the guarantee needs it; "
+       "default: the range the first round's scores span, said in the summary).", metavar="LOW,HIGH"),
     _s("rpm", "budget", "float", None, "At most N requests per minute per judge.", low=0.0, high=_UNBOUNDED,
        low_open=True, metavar="N"),
     _s("tpm", "budget", "float", None,

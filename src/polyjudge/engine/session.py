@@ -630,6 +630,9 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec 
     from polyjudge.rundir.ownership import check_out_path
 
     spec = as_spec(config, out)
+    if spec.extra.get("until_settled"):  # judged in rounds by polyjudge.api.judge (api/settle.py)
+        raise InputError("--until-settled is not taken here: polyjudge judge, score and study files (the Python "
+                         "polyjudge.api.judge) judge in rounds", field="until_settled", setting=True)
     todo, protocol = _items(items, spec)
     prep = _prepare(spec, protocol)
     _preflight(prep.specs, prep.settings, spec, network=True)

@@ -96,6 +96,7 @@ from polyjudge.report.blocks import Table as Table
 from polyjudge.report.format import interval, number, percent, seconds, usd
 from polyjudge.report.load import STATUSES, RunData
 from polyjudge.report.pairwise import pairwise_blocks
+from polyjudge.report.settled import settled_section
 from polyjudge.report.simulation import simulation_blocks
 from polyjudge.report.systems import comparison_blocks, run_comparison
 from polyjudge.rundir.records import PRICE_UNKNOWN
@@ -665,7 +666,9 @@ def build_sections(runs: Sequence[RunData], *, n_boot: int = 1000,
         scores = run.final_scores()
         sections.append(summary_section(run))
         for sec in (distribution_section(run, scores), ranking_section(run, scores, n_boot=n_boot),
-                    systems_section(run, scores, n_boot=n_boot), variability_section(run)):
+                    systems_section(run, scores, n_boot=n_boot),
+                    settled_section(run.manifest.settled if run.recorded else {}, run.name, _slug(run.name)),
+                    variability_section(run)):
             if sec is not None:
                 sections.append(sec)
         sd = spans_data(run, scores)

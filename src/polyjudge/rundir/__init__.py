@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from polyjudge.rundir.directory import output_sizes as output_sizes
     from polyjudge.rundir.directory import write_manifest as write_manifest
     from polyjudge.rundir.directory import write_run as write_run
+    from polyjudge.rundir.directory import write_settled as write_settled
     from polyjudge.rundir.lock import LOCK_FILE as LOCK_FILE
     from polyjudge.rundir.lock import RunDirInUse as RunDirInUse
     from polyjudge.rundir.lock import RunDirLock as RunDirLock
@@ -75,6 +76,7 @@ _HOMES = {
     "RunScores": "polyjudge.rundir.directory",
     "output_sizes": "polyjudge.rundir.directory",
     "write_manifest": "polyjudge.rundir.directory",
+    "write_settled": "polyjudge.rundir.directory",
     "write_run": "polyjudge.rundir.directory",
     "LOCK_FILE": "polyjudge.rundir.lock",
     "RunDirInUse": "polyjudge.rundir.lock",

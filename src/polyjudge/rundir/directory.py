@@ -290,6 +290,18 @@ def write_manifest(path: str | Path, manifest: Manifest) -> None:
                   [json.dumps(manifest.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"])
 
 
+def write_settled(path: str | Path, manifest: Manifest, systems: Sequence[SystemRow]) -> None:
+    """Rewrite ``systems.tsv`` and ``manifest.json`` of a run judged ``--until-settled`` (written by its last
+    round) with the intervals, rank groups and the ``settled`` record; a later full run rewrites both."""
+    out = Path(path)
+    owned = _owned_run_dir(out)
+    for target in (SYSTEMS, MANIFEST):
+        owned.check_writable(target)
+    owned.record([SYSTEMS, MANIFEST])
+    _atomic_write(out / SYSTEMS, system_lines(systems))
+    _atomic_write(out / MANIFEST, [json.dumps(manifest.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"])
+
+
 def _owned_run_dir(out: Path) -> OwnedDir:
     """The run directory's ownership record (claimed now if the caller did not, e.g. the Python API
     writing a fresh directory)."""
@@ -587,7 +599,9 @@ class RunDir:
             raise InputError("missing column", path=str(p), field="system")
         return [SystemRow(r["system"], _float_cell(r.get("score")),
                           _count_cell(r.get("n_segments"), path=str(p), line=line, column="n_segments"),
-                          _count_cell(r.get("n_unscored"), path=str(p), line=line, column="n_unscored"))
+                          _count_cell(r.get("n_unscored"), path=str(p), line=line, column="n_unscored"),
+                          _float_cell(r.get("low")), _float_cell(r.get("high")),
+                          _count_cell(r["group"], path=str(p), line=line, column="group") if r.get("group") else None)
                 for line, r in rows]
 
     # -- scores --------------------------------------------------------------------
@@ -732,4 +746,5 @@ def _float_cell(v: str | None) -> float | None:
 
 
 __all__ = ["AGGREGATES", "ITEMS", "JUDGMENTS", "MANIFEST", "MERGED", "SEGMENTS", "SPANS", "STORE", "SYSTEMS",
-           "JudgmentSpool", "RunContents", "RunDir", "RunScores", "output_sizes", "write_manifest", "write_run"]
+           "JudgmentSpool", "RunContents", "RunDir", "RunScores", "output_sizes", "write_manifest", "write_run",
+           "write_settled"]

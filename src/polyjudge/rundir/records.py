@@ -200,12 +200,17 @@ class SegmentRow:
 
 @dataclass(frozen=True, slots=True)
 class SystemRow:
-    """One row of ``systems.tsv``: mean final score over a system's scored segments."""
+    """One row of ``systems.tsv``: mean final score over a system's scored segments; a run judged
+    ``--until-settled`` adds the interval of the full test set's score and the system's rank group
+    (systems of one group are not all settled apart: ties, never an order)."""
 
     system: str
     score: float | None
     n_segments: int
     n_unscored: int
+    low: float | None = None
+    high: float | None = None
+    group: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +297,9 @@ class Manifest:
     created: str = ""
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
+    # A run judged --until-settled: its rounds, calls against a full run's, settled and open pairs
+    # (api.settle writes it; empty for any other run).
+    settled: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
     # Keys this version does not know (written by a newer polyjudge), kept for round trips.
     unknown: dict[str, Any] = field(default_factory=dict)
@@ -307,6 +315,8 @@ class Manifest:
             "versions": self.versions, "counts": self.counts, "failures": self.failures,
             "tokens": self.tokens, "cost_usd": self.cost_usd, "prices": {m: list(p) for m, p in self.prices.items()},
             "wall_time_s": self.wall_time_s, "created": self.created}
+        if self.settled:
+            out["settled"] = self.settled
         out.update(self.unknown)
         out["outputs"] = self.outputs
         return out
@@ -348,7 +358,8 @@ class Manifest:
             tokens=counts("tokens"), cost_usd=_number(d.get("cost_usd"), path=path, field="cost_usd"),
             wall_time_s=_number(d.get("wall_time_s"), path=path, field="wall_time_s"),
             created=str(d.get("created") or ""), prices=prices, outputs=texts("outputs"),
-            format_version=fv, unknown={k: v for k, v in d.items() if k not in known})
+            settled=_object(d, "settled", path=path), format_version=fv,
+            unknown={k: v for k, v in d.items() if k not in known})
 
 
 __all__ = ["FORMAT_VERSION", "OK", "PARSE_FAILED", "PENDING", "PRICE_UNKNOWN", "REQUEST_FAILED", "STATUSES",

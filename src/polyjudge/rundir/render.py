@@ -20,6 +20,7 @@ from polyjudge.rundir.records import MergedRow, SegmentRow, SystemRow, format_ce
 # json.dumps(obj, ensure_ascii=False), without a new encoder for each line.
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 SYSTEMS_HEADER = ("system", "score", "n_segments", "n_unscored")
+SETTLED_HEADER = ("low", "high", "group")  # a run judged --until-settled
 AGGREGATES_KEYS = ("judge", "system", "doc_id", "seg_id")
 
 
@@ -34,10 +35,14 @@ def segment_lines(rows: Sequence[SegmentRow], score_columns: Sequence[str]) -> I
 
 
 def system_lines(rows: Sequence[SystemRow]) -> Iterator[str]:
-    """``systems.tsv``: one row per system, best first."""
-    yield "\t".join(SYSTEMS_HEADER) + "\n"
+    """``systems.tsv``: one row per system, best first; with the interval of the full test set's score and
+    the rank group when the run was judged ``--until-settled`` (any row has a group)."""
+    settled = any(s.group is not None for s in rows)
+    yield "\t".join(SYSTEMS_HEADER + (SETTLED_HEADER if settled else ())) + "\n"
     for s in rows:
-        yield f"{tsv_text(s.system)}\t{format_cell(s.score)}\t{s.n_segments}\t{s.n_unscored}\n"
+        more = (f"\t{format_cell(s.low)}\t{format_cell(s.high)}\t{'' if s.group is None else s.group}"
+                if settled else "")
+        yield f"{tsv_text(s.system)}\t{format_cell(s.score)}\t{s.n_segments}\t{s.n_unscored}{more}\n"
 
 
 def aggregate_lines(items: Sequence[Item], tables: Mapping[str, Mapping[str, np.ndarray]]) -> Iterator[str]:
