@@ -1,0 +1,94 @@
+"""Issue 46: a first run (distinct items, one run each) sent at its transport's pace.
+
+The local executor takes a run's chunks of items as one stream, each chunk prepared as the workers reach
+it: no request slot waits at a chunk's end for the chunk's slowest answer, and no more than one chunk of
+work is prepared ahead of what the workers took."""
+
+import asyncio
+import json
+import time
+
+from polyjudge.data.chat import GenerateResult, Usage
+from polyjudge.data.records import Item
+from polyjudge.engine import core
+from polyjudge.protocols import get_protocol
+
+
+def distinct_items(n):
+    return [Item(src=f"source {i}", tgt=f"translation {i}", src_lang="en", tgt_lang="de", doc_id=None,
+                 seg_id=str(i), system="A") for i in range(n)]
+
+
+class SlowFirst:
+    """A judge whose answer to the first item takes ``slow_s``; every other answer comes at once.
+    Records when each request started and when the slow one ended."""
+
+    model = "m"
+
+    def __init__(self, slow_s):
+        self.slow_s = slow_s
+        self.started = []
+        self.slow_done = None
+
+    async def generate(self, request):
+        text = request.messages[-1].content
+        self.started.append((time.monotonic(), text))
+        if "source 0" in text:
+            await asyncio.sleep(self.slow_s)
+            self.slow_done = time.monotonic()
+        else:
+            await asyncio.sleep(0.001)
+        return GenerateResult(json.dumps({"score": 70}), "stop", usage=Usage(10, 3))
+
+    async def aclose(self):
+        pass
+
+
+def test_the_next_chunk_goes_out_while_the_slowest_answer_of_a_chunk_is_awaited(tmp_path, monkeypatch):
+    monkeypatch.setattr(core, "ITEMS_PER_CHUNK", 3)
+    judge = SlowFirst(slow_s=0.5)
+    result = core.run(distinct_items(12), get_protocol("da"), [judge], runs=1, concurrency=2,
+                      store_path=tmp_path / "store.sqlite")
+    assert result.status_counts() == {"ok": 12}
+    # Every other item (three more chunks) went out on the second slot while the first answer was awaited.
+    before = [text for at, text in judge.started if at < judge.slow_done]
+    assert len(before) == 12, before
+    assert len(judge.started) == 12  # each prompt once
+
+
+def test_chunks_are_prepared_only_as_the_workers_reach_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(core, "ITEMS_PER_CHUNK", 3)
+    taken = [0]
+    prepared_at = []  # tasks taken by the workers when each chunk was prepared
+    original_work, original_execute = core._chunk_work, core.execute
+
+    def chunk_work(*args, **kwargs):
+        prepared_at.append(taken[0])
+        return original_work(*args, **kwargs)
+
+    async def counting(work, *args, **kwargs):
+        def each():
+            for w in work:
+                taken[0] += 1
+                yield w
+
+        return await original_execute(each(), *args, **kwargs)
+
+    monkeypatch.setattr(core, "_chunk_work", chunk_work)
+    monkeypatch.setattr(core, "execute", counting)
+
+    class Quick:
+        model = "m"
+
+        async def generate(self, request):
+            await asyncio.sleep(0)
+            return GenerateResult(json.dumps({"score": 70}), "stop", usage=Usage(10, 3))
+
+        async def aclose(self):
+            pass
+
+    result = core.run(distinct_items(14), get_protocol("da"), [Quick()], runs=1, concurrency=2,
+                      store_path=tmp_path / "store.sqlite")
+    assert result.status_counts() == {"ok": 14}
+    # 5 chunks of at most 3 items; chunk k is prepared once the 3k tasks before it were taken, not earlier
+    assert prepared_at == [0, 3, 6, 9, 12]
