@@ -92,3 +92,58 @@ def test_chunks_are_prepared_only_as_the_workers_reach_them(tmp_path, monkeypatc
     assert result.status_counts() == {"ok": 14}
     # 5 chunks of at most 3 items; chunk k is prepared once the 3k tasks before it were taken, not earlier
     assert prepared_at == [0, 3, 6, 9, 12]
+
+
+def test_the_prompt_a_store_keeps_is_the_canonical_json_as_before():
+    """Store.put_prompt writes the JSON around the messages once for requests that share every other field;
+    the text is json.dumps of the canonical request without seed and n, as it always was."""
+    import dataclasses
+
+    from polyjudge.data.chat import GenerateRequest, Message
+    from polyjudge.engine.store import PromptJson, prompt_json
+
+    schema = {"type": "object", "properties": {"score": {"type": "number", "minimum": 0}, "messages": []},
+              "required": ["score"], "ünïcode": "\u2028\ud800"}
+    base = GenerateRequest(messages=(Message("system", "Be fair. \"quoted\" \\ back\nslash"),
+                                     Message("user", "Ünïcode ✓ \u2028 \x00 \ud800 😀")),
+                           temperature=0.0, max_tokens=64, seed=3, json_schema=schema)
+    variants = [base, dataclasses.replace(base, seed=None), dataclasses.replace(base, n=4),
+                dataclasses.replace(base, top_logprobs=5), dataclasses.replace(base, reasoning_effort="low"),
+                dataclasses.replace(base, json_schema=None), dataclasses.replace(base, temperature=1),
+                dataclasses.replace(base, temperature=True), dataclasses.replace(base, json_schema=dict(schema)),
+                dataclasses.replace(base, messages=()), dataclasses.replace(base, messages=base.messages[1:]),
+                base]
+    writer = PromptJson()
+    for request in variants:
+        expected = request.canonical()
+        expected.pop("seed", None)
+        expected.pop("n", None)
+        assert writer.json(request) == prompt_json(request) == json.dumps(expected, ensure_ascii=False,
+                                                                          sort_keys=True)
+
+
+def test_a_first_run_renders_each_prompt_once(tmp_path):
+    """An item is rendered to find its prompt hash (the store knows none yet); its request is kept until its
+    tasks are built, not rendered again (each was rendered twice)."""
+    protocol = get_protocol("da")
+    rendered = []
+    original = protocol.messages
+
+    def counting(item, context):
+        rendered.append(item.seg_id)
+        return original(item, context)
+
+    protocol.messages = counting
+
+    class Quick:
+        model = "m"
+
+        async def generate(self, request):
+            return GenerateResult(json.dumps({"score": 70}), "stop", usage=Usage(10, 3))
+
+        async def aclose(self):
+            pass
+
+    result = core.run(distinct_items(12), protocol, [Quick()], runs=2, store_path=tmp_path / "store.sqlite")
+    assert result.status_counts() == {"ok": 24}
+    assert sorted(rendered, key=int) == [str(i) for i in range(12)]
