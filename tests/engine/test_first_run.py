@@ -147,3 +147,34 @@ def test_a_first_run_renders_each_prompt_once(tmp_path):
     result = core.run(distinct_items(12), protocol, [Quick()], runs=2, store_path=tmp_path / "store.sqlite")
     assert result.status_counts() == {"ok": 24}
     assert sorted(rendered, key=int) == [str(i) for i in range(12)]
+
+
+def test_a_run_of_one_run_per_item_writes_its_files_without_numpy(tmp_path):
+    """numpy (about 0.1 s of a first run's CPU) is loaded where it computes: run matrices asked for, the
+    aggregates of several runs; a run of one run per item writes its files without it."""
+    import subprocess
+    import sys
+
+    code = f"""
+import asyncio, json, sys
+from polyjudge.data.chat import GenerateResult, Usage
+from polyjudge.data.records import Item
+from polyjudge.engine import core
+from polyjudge.protocols import get_protocol
+
+class Quick:
+    model = "m"
+    async def generate(self, request):
+        return GenerateResult(json.dumps({{"score": 70}}), "stop", usage=Usage(10, 3))
+    async def aclose(self):
+        pass
+
+items = [Item(src=f"s {{i}}", tgt=f"t {{i}}", src_lang="en", tgt_lang="de", seg_id=str(i), system="A")
+         for i in range(5)]
+result = core.run(items, get_protocol("da"), [Quick()], runs=1, store_path={str(tmp_path / "store.sqlite")!r})
+result.write({str(tmp_path / "run")!r})
+print("numpy" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+    assert (tmp_path / "run" / "segments.tsv").is_file()
