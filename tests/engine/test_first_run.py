@@ -178,3 +178,22 @@ print("numpy" in sys.modules)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
     assert (tmp_path / "run" / "segments.tsv").is_file()
+
+
+def test_a_stream_of_chunks_keeps_every_answer_in_the_shared_cache(tmp_path, monkeypatch):
+    """The shared cache is filled chunk by chunk while one stream is sent (one chunk behind, the rest when
+    sending ends): every answer of a run of many chunks is there, and a second run sends nothing."""
+    from polyjudge.api import JudgeConfig, judge
+    from tests.engine.helpers import responder
+    from tests.engine.test_shared_cache import cache_rows
+    from tests.helpers.openai_server import ScriptedServer
+
+    monkeypatch.setattr(core, "ITEMS_PER_CHUNK", 3)
+    cache = tmp_path / "cache"
+    with ScriptedServer(responder) as srv:
+        config = JudgeConfig(judges=(f"openai:m@{srv.base_url}",), runs=1, concurrency=2, cache_path=str(cache))
+        judge(distinct_items(14), config, out=tmp_path / "first")
+        assert len(srv.requests) == 14
+        assert len(cache_rows(cache)) == 14
+        again = judge(distinct_items(14), config, out=tmp_path / "second")
+        assert len(srv.requests) == 14 and again.manifest.counts["from_cache"] == 14
