@@ -1,21 +1,33 @@
 """Judging throughput against a local OpenAI-compatible server at fixed latency, side by side.
 
-Three clients send the same number of chat requests to one local server that
-answers each after a fixed latency, in the same run, one after the other
-(order rotated per repetition), each in a fresh process:
+Clients send the same number of chat requests to a local server that answers
+each after a fixed latency, in the same run, one after the other (order
+rotated per repetition), each in a fresh process:
 
-* ``polyjudge``: the real ``polyjudge judge`` command (DA, 10 runs per item,
-  ``-c CONCURRENCY``, a run directory written), run in-process by a child;
+* ``polyjudge``: the real ``polyjudge judge`` command (DA, ``-c CONCURRENCY``,
+  a run directory written), run in-process by a child;
+* ``aiohttp``: one bare ``aiohttp.ClientSession`` with a pool as large as the
+  concurrency: the transport polyjudge is built on, with no engine;
 * ``raw``: a bare asyncio client (one keep-alive connection per worker, JSON
   in and out): the limit of what Python can do;
 * ``openai``: the official ``openai`` client (``AsyncOpenAI``, defaults, no
   retries), as users run it (a benchmark-only peer: ``pip install openai``,
-  or ``--openai-python`` naming the interpreter of an environment that has it).
+  or ``--openai-python`` naming the interpreter of an environment that has it);
+* ``polyjudge-http`` (backends/http.py: aiohttp with its bounds) and ``httpx``
+  (only when installed: it is no dependency); ``--tools all`` runs every one.
 
-With ``--tools all`` three transports alone (no engine) are added:
-``polyjudge-http`` (backends/http.py: aiohttp with its bounds), bare
-``aiohttp`` and ``httpx`` (each one client with a pool as large as the
-concurrency; httpx only when installed: it is no dependency).
+Two scenarios of the ``polyjudge`` tool:
+
+* **first run** (the default): what a user's first run does. Distinct items,
+  one run each (``-p da --runs 1 --no-cache``), a fresh run directory, and a
+  fresh server process for every measured run of every tool: nothing is known
+  of the server (the judge's request form is learned from the first answer)
+  and no answer is found anywhere;
+* **warm cache** (``--warm-cache``): DA, 10 runs per item, each run starting
+  from a copy of a shared response cache that one small polyjudge run (other
+  items) filled before the measured runs: as in a user's later run against the
+  same server, the judge's request form as the server settled it is known
+  (with ``--cold-form``, no warm-up: a first contact each time).
 
 Per tool and scenario it prints, min and median over the repetitions:
 
@@ -25,22 +37,21 @@ Per tool and scenario it prints, min and median over the repetitions:
 * ``cpu ms/req``: the client process's CPU time ÷ requests, for the judging
   call (polyjudge: the ``judge`` command after its modules are imported:
   planning, sending, store, parsing, outputs) and for the whole process
-  (interpreter start and imports included).
+  (interpreter start and imports included);
 
-    python benchmarks/engine_throughput.py                      # 0.1 s:c=64:3000 and 1 s:c=256:3840, 3 repeats
-    python benchmarks/engine_throughput.py --scenario 0.1:64:3000 --repeats 5 --tools polyjudge,raw
-    python benchmarks/engine_throughput.py --tools all --repeats 3      # and the candidate transports
+and then polyjudge against aiohttp alone: its ratio ÷ aiohttp's and its
+whole-process CPU per request ÷ aiohttp's (min against min, median against
+median), with the targets (at least 0.97 and at most 2).
+
+    python benchmarks/engine_throughput.py       # first run: 0.1 s:c=64:3000 and 1 s:c=256:3840, 3 repeats
+    python benchmarks/engine_throughput.py --scenario 0.1:64:1000 --repeats 2   # smaller, while developing
+    python benchmarks/engine_throughput.py --warm-cache         # the warm-cache scenario (10 runs per item)
+    python benchmarks/engine_throughput.py --tools all --repeats 3      # and the other clients and transports
     python benchmarks/engine_throughput.py --baseline-src /tmp/base/src  # and another polyjudge, side by side
-    python benchmarks/engine_throughput.py --openai-python /tmp/openai-venv/bin/python
+    python benchmarks/engine_throughput.py --openai-python /tmp/openai-venv/bin/python --tools polyjudge,aiohttp,openai
     # a self-hosted server's pace: one driver next to Ray's executor with 2 actors
-    python benchmarks/engine_throughput.py --scenario 0.005:512:20000 --repeats 1 \
+    python benchmarks/engine_throughput.py --warm-cache --scenario 0.005:512:20000 --repeats 1 \
         --tools polyjudge,polyjudge-ray,aiohttp
-
-Before the measured runs of a scenario, one small polyjudge run (other items)
-fills a shared response cache that every measured polyjudge run starts from:
-as in a user's second run against a server, the judge's request form as the
-server settled it is known (``--cold-form``: no warm-up, a first contact each
-time, whose first request goes alone while the form is learned).
 
 The machine should be otherwise idle; on a shared one compare the tools
 side by side (same run), not with numbers from another run.
@@ -67,6 +78,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # The polyjudge sources the "polyjudge" tools import (the parent sets it per tool: --baseline-src).
 SRC = Path(os.environ.get("PJ_BENCH_SRC") or ROOT / "src")
 TOOLS = ("polyjudge", "raw", "openai")
+# What runs without --tools: polyjudge next to the transport it is built on.
+DEFAULT_TOOLS = ("polyjudge", "aiohttp")
+# The two scenarios of the polyjudge tool (the child reads it from PJ_BENCH_SCENARIO).
+FIRST_RUN, WARM_CACHE = "first-run", "warm-cache"
 # Transports alone (no engine), for choosing polyjudge's HTTP client: --tools all adds them.
 TRANSPORTS = ("polyjudge-http", "aiohttp", "httpx")
 # The judge command with --executor ray (PJ_BENCH_RAY_ACTORS actors, 2 by default): --tools polyjudge-ray.
@@ -284,7 +299,9 @@ def client_polyjudge_ray(url: str, n: int, concurrency: int) -> int:
 
 
 def client_polyjudge(url: str, n: int, concurrency: int, extra: list[str] | None = None) -> int:
-    """The ``polyjudge judge`` command, in this process: DA, 10 runs per item, outputs written.
+    """The ``polyjudge judge`` command, in this process, outputs written: in the first-run scenario
+    (``PJ_BENCH_SCENARIO``) ``n`` distinct items judged once each with ``--no-cache``; in the warm-cache
+    one ``n / 10`` items judged 10 times each, with the shared cache ``POLYJUDGE_CACHE`` names.
 
     With ``PJ_BENCH_FORM_GIVEN`` set, the judge's request form is given (``?reasoning=false,structured=json_schema``:
     the same requests as by default), so no request waits for the first answer to settle it."""
@@ -293,7 +310,8 @@ def client_polyjudge(url: str, n: int, concurrency: int, extra: list[str] | None
     from polyjudge.cli.main import cli
     from polyjudge.rundir import RunDir
 
-    runs = 10
+    first_run = os.environ.get("PJ_BENCH_SCENARIO", FIRST_RUN) == FIRST_RUN
+    runs = 1 if first_run else 10
     with tempfile.TemporaryDirectory() as tmp:
         items = Path(tmp) / "items.jsonl"
         with items.open("w", encoding="utf-8") as fh:
@@ -304,8 +322,10 @@ def client_polyjudge(url: str, n: int, concurrency: int, extra: list[str] | None
                                      "system": "sys"}) + "\n")
         out = Path(tmp) / "run"
         form = "?reasoning=false,structured=json_schema" if os.environ.get("PJ_BENCH_FORM_GIVEN") else ""
+        cache = ["--no-cache"] if first_run else []
         code = run_cli(cli, ["judge", str(items), "-o", str(out), "-p", "da", "--judge", f"openai:bench{form}@{url}",
-                             "--runs", str(runs), "-c", str(concurrency), "-q", "--format", "json", *(extra or [])])
+                             "--runs", str(runs), "-c", str(concurrency), "-q", "--format", "json", *cache,
+                             *(extra or [])])
         if code != 0:
             raise SystemExit(f"polyjudge judge exited {code}")
         counts = RunDir(out).manifest.counts
@@ -350,7 +370,8 @@ def run_one(tool: str, port: int, latency: float, concurrency: int, n: int,
     python = openai_python if tool == "openai" and openai_python else sys.executable
     with tempfile.TemporaryDirectory() as cache:
         # A fresh shared response cache per run: polyjudge keeps every answer there (a cost it pays, so it is
-        # measured), and a repetition must send its requests rather than find the last one's answers.
+        # measured), and a repetition must send its requests rather than find the last one's answers (the
+        # first-run scenario does not use it: --no-cache).
         env["POLYJUDGE_CACHE"] = cache
         if warm is not None and tool.startswith(("polyjudge", "baseline")):
             # The warm-up's cache (its answers are of other items): what a run after the first one finds, the
@@ -358,7 +379,7 @@ def run_one(tool: str, port: int, latency: float, concurrency: int, n: int,
             shutil.copytree(warm, cache, dirs_exist_ok=True)
         proc = subprocess.run([python, __file__, "--child", "polyjudge" if tool == "baseline" else tool, "--url",
                                f"http://127.0.0.1:{port}/v1", "--n", str(n), "--concurrency", str(concurrency)],
-                              capture_output=True, text=True, timeout=600, env=env)
+                              capture_output=True, text=True, timeout=900, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"{tool} failed:\n{proc.stderr[-3000:]}")
     got = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -408,20 +429,92 @@ def start_server(latency: float) -> tuple[subprocess.Popen[bytes], int]:
     raise RuntimeError("the benchmark server did not start")
 
 
+
+def _scenario_rows(tools: list[str], latency: float, concurrency: int, n: int,
+                   args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
+    """Every tool's measurements of one scenario, the order rotated per repetition. In the first-run
+    scenario each measured run gets a server process of its own; in the warm-cache one they share one."""
+    rows: dict[str, list[dict[str, Any]]] = {t: [] for t in tools}
+    fresh = not args.warm_cache
+    server, port = (None, 0) if fresh else start_server(latency)
+    warm_dir = tempfile.TemporaryDirectory()
+    try:
+        warm = None if fresh or args.cold_form else warm_up(Path(warm_dir.name), port, concurrency)
+        for rep in range(args.repeats):
+            for k in range(len(tools)):
+                tool = tools[(rep + k) % len(tools)]  # rotate the order: no tool always goes first
+                if fresh:
+                    server, port = start_server(latency)
+                try:
+                    row = run_one(tool, port, latency, concurrency, n, args.baseline_src, args.openai_python, warm)
+                finally:
+                    if fresh and server is not None:
+                        _stop_server(server)
+                rows[tool].append(row)
+                if args.json:
+                    print(json.dumps({"latency_s": latency, "concurrency": concurrency, **row}), flush=True)
+    finally:
+        if server is not None:
+            _stop_server(server)
+        warm_dir.cleanup()
+    return rows
+
+
+def _stop_server(server: subprocess.Popen[bytes]) -> None:
+    server.kill()
+    server.wait()
+
+
+def _print_table(rows: dict[str, list[dict[str, Any]]], n: int) -> None:
+    print(f"{'tool':<15} {'ratio min':>9} {'median':>7}   {'cpu ms/req min':>14} {'median':>7}   "
+          f"{'whole process min':>17} {'median':>7}   ok")
+    for tool, rs in rows.items():
+        ratio = [r["ratio"] for r in rs]
+        cpu = [r["cpu_ms"] for r in rs]
+        whole = [r["cpu_process_ms"] for r in rs]
+        ok = min(r["ok"] for r in rs)
+        print(f"{tool:<15} {min(ratio):>9.3f} {statistics.median(ratio):>7.3f}   {min(cpu):>14.3f} "
+              f"{statistics.median(cpu):>7.3f}   {min(whole):>17.3f} {statistics.median(whole):>7.3f}   "
+              f"{ok}/{n}")
+    if "aiohttp" not in rows:
+        return
+    ref = rows["aiohttp"]
+    for tool in (t for t in rows if t.startswith(("polyjudge", "baseline")) and t != "polyjudge-http"):
+        rs = rows[tool]
+        rate = [f(r["ratio"] for r in rs) / f(r["ratio"] for r in ref) for f in (_min, _median)]
+        cpu = [f(r["cpu_process_ms"] for r in rs) / f(r["cpu_process_ms"] for r in ref) for f in (_min, _median)]
+        verdict = "met" if min(rate) >= 0.97 and max(cpu) <= 2.0 else "missed"
+        print(f"{tool} / aiohttp alone: ratio {rate[0]:.3f} (min) {rate[1]:.3f} (median), target >= 0.97; "
+              f"whole-process CPU per request {cpu[0]:.2f}x (min) {cpu[1]:.2f}x (median), target <= 2x: {verdict}")
+
+
+def _min(values: Any) -> float:
+    return min(values)
+
+
+def _median(values: Any) -> float:
+    return statistics.median(values)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenario", action="append", metavar="LATENCY:CONCURRENCY:REQUESTS",
                     help="repeatable; default 0.1:64:3000 and 1:256:3840")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--tools", default=",".join(TOOLS),
-                    help=f"comma-separated, of {', '.join(TOOLS + TRANSPORTS + EXECUTORS)}, or 'all'")
+    ap.add_argument("--tools", default=",".join(DEFAULT_TOOLS),
+                    help=f"comma-separated, of {', '.join(TOOLS + TRANSPORTS + EXECUTORS)}, or 'all' "
+                         f"(default: {','.join(DEFAULT_TOOLS)})")
     ap.add_argument("--json", action="store_true", help="also print every measurement as a JSON line")
+    ap.add_argument("--warm-cache", action="store_true",
+                    help="the warm-cache scenario instead of the first run: 10 runs per item, every polyjudge run "
+                         "starting from a shared response cache a small warm-up run filled (one server per "
+                         "scenario)")
     ap.add_argument("--form-given", action="store_true",
                     help="give polyjudge's judge its request form (?reasoning=false,structured=json_schema: the "
                          "same requests), so none waits for the first answer")
     ap.add_argument("--cold-form", action="store_true",
-                    help="no warm-up run: every polyjudge run meets the server for the first time, so its judge's "
-                         "request form is unknown and its first request goes alone (see backends/adaptation.py)")
+                    help="with --warm-cache: no warm-up run, so every polyjudge run meets the server for the "
+                         "first time and its judge's first request goes alone (see backends/adaptation.py)")
     ap.add_argument("--ray-actors", type=int, default=2, help="actors of the polyjudge-ray tool (default 2)")
     ap.add_argument("--openai-python", metavar="PYTHON",
                     help="the interpreter that runs the openai tool (an environment with `openai` installed)")
@@ -446,47 +539,27 @@ def main() -> None:
     tools = list(TOOLS + TRANSPORTS) if args.tools == "all" else [t for t in args.tools.split(",") if t]
     if args.form_given:
         os.environ["PJ_BENCH_FORM_GIVEN"] = "1"
+    os.environ["PJ_BENCH_SCENARIO"] = WARM_CACHE if args.warm_cache else FIRST_RUN
     os.environ["PJ_BENCH_RAY_ACTORS"] = str(args.ray_actors)
     if args.baseline_src:
         tools.append("baseline")
     scenarios = [tuple(s.split(":")) for s in (args.scenario or ["0.1:64:3000", "1:256:3840"])]
     compile_sources(*([SRC] + ([args.baseline_src] if args.baseline_src else [])))
+    what = ("warm cache: DA, 10 runs per item, a shared response cache warmed" if args.warm_cache else
+            "first run: DA, distinct items, --runs 1 --no-cache, a fresh server per run")
+    print(f"scenario: {what}")
     print(f"cpus: {os.cpu_count()}, load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for lat_s, conc_s, n_s in scenarios:
         latency, concurrency, n = float(lat_s), int(conc_s), int(n_s)
-        server, port = start_server(latency)
-        rows: dict[str, list[dict[str, Any]]] = {t: [] for t in tools}
-        warm_dir = tempfile.TemporaryDirectory()
-        warm = None if args.cold_form else warm_up(Path(warm_dir.name), port, concurrency)
-        try:
-            for rep in range(args.repeats):
-                for k in range(len(tools)):
-                    tool = tools[(rep + k) % len(tools)]  # rotate the order: no tool always goes first
-                    row = run_one(tool, port, latency, concurrency, n, args.baseline_src, args.openai_python, warm)
-                    rows[tool].append(row)
-                    if args.json:
-                        print(json.dumps({"latency_s": latency, "concurrency": concurrency, **row}), flush=True)
-        finally:
-            server.kill()
-            warm_dir.cleanup()
+        rows = _scenario_rows(tools, latency, concurrency, n, args)
         print(f"\nlatency {latency:g} s, concurrency {concurrency}, {n} requests, {args.repeats} repetitions "
-              f"(ideal {concurrency / latency:.0f} req/s)")
-        print(f"{'tool':<15} {'ratio min':>9} {'median':>7}   {'cpu ms/req min':>14} {'median':>7}   "
-              f"{'whole process min':>17} {'median':>7}   ok")
-        for tool in tools:
-            rs = rows[tool]
-            ratio = [r["ratio"] for r in rs]
-            cpu = [r["cpu_ms"] for r in rs]
-            whole = [r["cpu_process_ms"] for r in rs]
-            ok = min(r["ok"] for r in rs)
-            print(f"{tool:<15} {min(ratio):>9.3f} {statistics.median(ratio):>7.3f}   {min(cpu):>14.3f} "
-                  f"{statistics.median(cpu):>7.3f}   {min(whole):>17.3f} {statistics.median(whole):>7.3f}   "
-                  f"{ok}/{n}")
+              f"(ideal {concurrency / latency:.0f} req/s), load average now "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        _print_table(rows, n)
     print("\nratio: ideal time (requests x latency / concurrency) / time the server saw from the first request "
           "to the last answer; cpu: the client's process CPU time / requests (judging call; whole process "
-          "with interpreter start and imports). Targets for polyjudge (issue 35): a ratio >= 0.97 x aiohttp alone's "
-          "and a whole-process CPU per request <= 2 x aiohttp alone's, in the same run.")
-
+          "with interpreter start and imports). Targets for polyjudge (issues 35 and 46): a ratio >= 0.97 x "
+          "aiohttp alone's and a whole-process CPU per request <= 2 x aiohttp alone's, in the same run.")
 
 if __name__ == "__main__":
     main()

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from polyjudge.api import JudgeConfig, judge
-from polyjudge.backends.adaptation import is_billing_error
+from polyjudge.backends.adaptation import HOLD_S, MIN_HOLD_S, is_billing_error
 from polyjudge.backends.anthropic import AnthropicBackend
 from polyjudge.backends.base import BackendError
 from polyjudge.backends.openai import OpenAIBackend
@@ -232,8 +232,45 @@ def test_a_request_whose_form_is_known_waits_for_no_answer(model, structured, he
         finally:
             await backend.aclose()
 
-    with ScriptedServer(lambda body: json.dumps({"score": 1}), latency_s=0.4) as srv:
+    # A server that answers the slots question in 60 ms: the hold is the whole HOLD_S (ten such answers).
+    with ScriptedServer(lambda body: json.dumps({"score": 1}), latency_s=0.4, get_latency_s=0.06) as srv:
         asyncio.run(scenario(srv))
         arrivals = sorted(srv.arrivals)
     assert len(arrivals) == 6
     assert (arrivals[-1] - arrivals[0] > 0.3) == held, arrivals
+
+
+@pytest.mark.parametrize("get_latency_s, near", [(0.0, True), (0.2, False)])
+def test_the_hold_lasts_as_long_as_a_rejection_from_this_server_would_take(get_latency_s, near):
+    """Issue 46: a self-hosted server is asked for its slots (GET /props) before the first request; a
+    rejected form comes back about as fast as that answer, so the first request holds the others for
+    ROUND_TRIPS of it (at least MIN_HOLD_S, at most HOLD_S), not for its whole answer (a first run at
+    1 s / 256 lost 0.5 s of its 15)."""
+    import asyncio
+    import dataclasses
+
+    async def scenario(srv):
+        backend = OpenAIBackend("m", srv.base_url)
+        request = dataclasses.replace(REQ, json_schema={"type": "object"})
+        try:
+            await asyncio.gather(*(backend.generate(request) for _ in range(6)))
+            return backend._gate.hold_s
+        finally:
+            await backend.aclose()
+
+    with ScriptedServer(lambda body: json.dumps({"score": 1}), latency_s=0.6, get_latency_s=get_latency_s) as srv:
+        used = asyncio.run(scenario(srv))
+        arrivals = sorted(srv.arrivals)
+    assert len(arrivals) == 6
+    if near:  # answered at once: a few milliseconds times ROUND_TRIPS, never under MIN_HOLD_S
+        assert MIN_HOLD_S <= used < HOLD_S / 2
+    else:  # 0.2 s an answer: the hold given
+        assert used == HOLD_S
+    # the first went alone; the others after the hold, well before the first answer (0.6 s)
+    assert used - 0.01 < arrivals[1] - arrivals[0] < used + 0.25, arrivals
+
+
+def test_a_hosted_judge_keeps_the_whole_hold():
+    """OpenAI's own endpoint is not asked for slots: nothing is measured, the hold stays HOLD_S."""
+    backend = OpenAIBackend("m")
+    assert backend._gate.hold_s == HOLD_S and backend._slots.known

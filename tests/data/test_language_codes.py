@@ -187,3 +187,18 @@ def test_the_shared_data_sets_languages_are_known():
     assert {"bn", "sw", "te", "th", "el", "hi", "ro", "vi"} <= langs
     for code in langs:
         check_code(code)
+
+
+def test_the_named_codes_are_known_without_the_registry():
+    """Issue 46: a code of LANGUAGE_NAMES is known without loading langcodes, as the registry would say."""
+    import subprocess
+    import sys
+
+    from polyjudge.data import languages
+
+    assert all(languages._valid_tag(code) for code in languages.LANGUAGE_NAMES)
+    code = ("import sys; from polyjudge.data.languages import check_item_codes; from polyjudge.data.records "
+            "import Item; check_item_codes([Item(src='a', tgt='b', src_lang='en', tgt_lang='de')]); "
+            "print('langcodes' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -15,6 +15,10 @@ from tests.backends.test_openai_reasoning import o_series
 from tests.helpers.openai_server import Reply, ScriptedServer
 
 DELAY_S = 0.3  # under adaptation.HOLD_S: the first answer comes before the hold would end by itself
+# The servers here answer a GET (the slots question) in 60 ms, as a server across a network might: the hold
+# lasts the whole HOLD_S (ten such answers), so it is seen at the server (a server that answers at once
+# holds for MIN_HOLD_S: tests/backends/test_adaptation.py).
+FAR = {"get_latency_s": 0.06}
 
 
 class Timed:
@@ -53,7 +57,7 @@ def _items(tmp_path, name, n=16):
 
 def test_a_second_run_of_a_judge_sends_its_requests_at_once(tmp_path):
     cache = tmp_path / "cache"
-    with ScriptedServer(first := Timed()) as srv:
+    with ScriptedServer(first := Timed(), **FAR) as srv:
         url = srv.base_url
         judge(_items(tmp_path, "a"), JudgeConfig(protocol="da", concurrency=8, cache_path=str(cache),
                                                  judges=(f"openai:m@{url}",)), out=tmp_path / "a")
@@ -69,7 +73,7 @@ def test_a_second_run_of_a_judge_sends_its_requests_at_once(tmp_path):
 
 def test_a_remembered_adaptation_costs_no_rejected_request(tmp_path):
     cache = tmp_path / "cache"
-    with ScriptedServer(first := Timed(reasoning=True)) as srv:
+    with ScriptedServer(first := Timed(reasoning=True), **FAR) as srv:
         url = srv.base_url
         judge(_items(tmp_path, "a"), JudgeConfig(protocol="da", concurrency=8, cache_path=str(cache),
                                                  judges=(f"openai:thinker@{url}",)), out=tmp_path / "a")
@@ -88,7 +92,7 @@ def test_a_remembered_adaptation_costs_no_rejected_request(tmp_path):
 
 def test_another_request_form_or_server_learns_its_own_form(tmp_path):
     cache = tmp_path / "cache"
-    with ScriptedServer(Timed()) as srv:
+    with ScriptedServer(Timed(), **FAR) as srv:
         judge(_items(tmp_path, "a"), JudgeConfig(protocol="da", concurrency=8, cache_path=str(cache),
                                                  judges=(f"openai:m@{srv.base_url}",)), out=tmp_path / "a")
         other_form = Timed()
@@ -97,7 +101,7 @@ def test_another_request_form_or_server_learns_its_own_form(tmp_path):
                                                  judges=(f"openai:m?structured=none@{srv.base_url}",)),
               out=tmp_path / "b")
     assert other_form.before_first_answer() == 1
-    with ScriptedServer(other_server := Timed()) as srv:  # the same judge and form on another server
+    with ScriptedServer(other_server := Timed(), **FAR) as srv:  # the same judge and form on another server
         judge(_items(tmp_path, "c"), JudgeConfig(protocol="da", concurrency=8, cache_path=str(cache),
                                                  judges=(f"openai:m@{srv.base_url}",)), out=tmp_path / "c")
     assert other_server.before_first_answer() == 1
@@ -105,7 +109,7 @@ def test_another_request_form_or_server_learns_its_own_form(tmp_path):
 
 def test_a_run_that_may_not_read_the_cache_learns_the_form_again(tmp_path):
     cache = tmp_path / "cache"
-    with ScriptedServer(Timed()) as srv:
+    with ScriptedServer(Timed(), **FAR) as srv:
         judge(_items(tmp_path, "a"), JudgeConfig(protocol="da", concurrency=8, cache_path=str(cache),
                                                  judges=(f"openai:m@{srv.base_url}",)), out=tmp_path / "a")
         recording = Timed()

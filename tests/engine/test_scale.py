@@ -80,21 +80,21 @@ def test_chunked_sending_matches_one_chunk_and_sends_each_prompt_once(tmp_path, 
         whole = judge(items, config(srv, runs=2), out=tmp_path / "whole")
         n_whole = len(srv.requests)
     calls = []
-    original = core.execute
+    original = core._chunk_work
 
-    async def recording(work, *args, **kwargs):
-        work = list(work)
+    def recording(*args, **kwargs):  # the local executor takes the chunks as one stream, prepared one by one
+        work = original(*args, **kwargs)
         calls.append(len({t.item_index for t in work}))
-        return await original(work, *args, **kwargs)
+        return work
 
     monkeypatch.setattr(core, "ITEMS_PER_CHUNK", 3)
     monkeypatch.setattr(core, "SCAN_MIN_TASKS", 0)  # answered keys from one scan of the store
-    monkeypatch.setattr(core, "execute", recording)
+    monkeypatch.setattr(core, "_chunk_work", recording)
     with ScriptedServer(responder) as srv:
         chunked = judge(items, config(srv, runs=2), out=tmp_path / "chunked")
         sent = [(r["messages"][-1]["content"], r["seed"]) for r in srv.requests]
     assert len(sent) == len(set(sent)) == n_whole == 2 * 31  # 24 + 7 distinct prompts, 2 runs
-    assert len(calls) > 5 and max(calls) <= 3  # bounded executor calls
+    assert len(calls) > 5 and max(calls) <= 3  # bounded chunks of work (test_first_run: prepared as reached)
     same_outputs(tmp_path / "whole", tmp_path / "chunked")
     assert whole.manifest.counts == chunked.manifest.counts
     assert whole.manifest.tokens == chunked.manifest.tokens

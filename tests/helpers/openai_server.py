@@ -127,6 +127,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         owner = self.server.owner
+        if owner.get_latency_s:
+            time.sleep(owner.get_latency_s)
         parts = urlsplit(self.path)
         path = parts.path.rstrip("/")
         if path.endswith("/content") and "/files/" in path:
@@ -170,8 +172,10 @@ class ScriptedServer:
 
     def __init__(self, responder: Responder, *, latency_s: float = 0.0, reject_n: bool = False,
                  ignore_n: bool = False, batch_delay_s: float = 0.0, log_path: str | None = None,
-                 one_choice_usage: bool = False) -> None:
+                 one_choice_usage: bool = False, get_latency_s: float = 0.0) -> None:
         self.responder, self.latency_s = responder, latency_s
+        # Before any GET is answered (a server far away: the form hold, backends.adaptation, lasts HOLD_S).
+        self.get_latency_s = get_latency_s
         self.one_choice_usage = one_choice_usage
         # Every chat request and every batch line, one JSON line each, for tests whose server is another process.
         self.log_path = log_path

@@ -15,7 +15,13 @@ each counted against the rate limits. A :class:`FormGate` prevents that:
 
 So a run costs one rejected request per adapted parameter (as long as the
 rejection comes within the hold), and a model that takes the default form
-loses at most one hold at the start of a run.
+loses at most one hold at the start of a run. When the time the server takes
+to answer a question it answers without generating is known (a self-hosted
+server's ``GET /props``, asked before the first request), the hold lasts
+:data:`ROUND_TRIPS` such answers (at least :data:`MIN_HOLD_S`, at most
+:data:`HOLD_S`): a rejection comes back as fast, so a server on the same
+machine or network holds a first run's requests for milliseconds, not for
+the whole first answer.
 
 Billing errors are recognised here too: no retry or adaptation helps them,
 whatever status code the server gives them.
@@ -32,6 +38,9 @@ T = TypeVar("T")
 
 # The longest the first request of an unsettled judge holds the others (seconds).
 HOLD_S = 0.5
+# With a measured answer time of the server: the hold lasts this many of them, and at least MIN_HOLD_S.
+ROUND_TRIPS = 10
+MIN_HOLD_S = 0.05
 
 # Answers that say the account cannot pay (Anthropic's low-credit 400, OpenAI's quota and billing codes).
 _BILLING = re.compile(r"credit balance|insufficient[_ ]quota|exceeded your current quota|billing[_ ]"
@@ -61,6 +70,12 @@ class FormGate:
             self._holder = asyncio.current_task()  # the first request goes alone
             loop.call_later(self.hold_s, self._hold_over)
         return self._open
+
+    def answers_within(self, seconds: float) -> None:
+        """The server answered a request it checks without generating in ``seconds``: a rejection of the
+        form would come about as fast, so the hold lasts :data:`ROUND_TRIPS` times that (within
+        :data:`MIN_HOLD_S` and the hold given)."""
+        self.hold_s = min(self.hold_s, max(MIN_HOLD_S, ROUND_TRIPS * seconds))
 
     def _hold_over(self) -> None:
         if self._holder is not None and self._open is not None and not self._adapting:
@@ -96,4 +111,4 @@ class FormGate:
                 event.set()
 
 
-__all__ = ["HOLD_S", "FormGate", "is_billing_error"]
+__all__ = ["HOLD_S", "MIN_HOLD_S", "ROUND_TRIPS", "FormGate", "is_billing_error"]

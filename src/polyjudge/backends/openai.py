@@ -302,6 +302,8 @@ class OpenAIBackend(RegisteredBackend):
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         if not self._slots.known:
             await self._slots.learn(self._http, self._headers())
+            if self._slots.answer_s is not None:  # a rejected form comes back about as fast as that answer
+                self._gate.answers_within(self._slots.answer_s)
         if self._slots.limit is None:
             if self._gate.settled or not self._may_adapt(request):  # the common case, without the gate's frame
                 return await self._generate(request)

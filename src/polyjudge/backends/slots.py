@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -62,6 +63,9 @@ class ServerSlots:
         self.base_url = base_url
         self.limit = given
         self.known = given is not None or not ask
+        # How long the server took to answer the question (any answer): how fast it answers a request it
+        # checks without generating (backends.adaptation: the hold of a judge whose form is unsettled).
+        self.answer_s: float | None = None
         self._sem: asyncio.Semaphore | None = None
         self._lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -80,7 +84,9 @@ class ServerSlots:
             if self.known:
                 return
             with contextlib.suppress(BackendError):  # unreachable now: the next request asks again
+                start = time.perf_counter()
                 self.limit = await ask_total_slots(http, self.base_url, headers)
+                self.answer_s = time.perf_counter() - start
                 self.known = True
                 self._sem = asyncio.Semaphore(self.limit) if self.limit else None
 

@@ -405,8 +405,12 @@ async def _send_streamed(ctx: _Context, store: Store, stop: asyncio.Event, send:
 
     After :func:`_survey`, the items with work left are rendered and their
     tasks handed to the executor chunk by chunk, so no more than one chunk of
-    prompts is ever held; what each call answered is kept in the shared cache
-    when it returns (whichever executor sent it).
+    prompts is ever held. The local executor takes the chunks as one stream,
+    each prepared as its workers reach it (no request slot waits at a chunk's
+    end for the slowest answer of the chunk); an executor that asks for calls
+    of its own size (``items_per_call``: Ray) gets one call per chunk. What
+    was answered is kept in the shared cache as each chunk is done (whichever
+    executor sent it).
     """
     spec = ctx.spec
     survey = _survey(ctx, store, use)
@@ -414,11 +418,21 @@ async def _send_streamed(ctx: _Context, store: Store, stop: asyncio.Event, send:
     if not survey.pending_items:
         return _Sent(stats, survey.from_store, survey.from_cache, False)
     limiters, budget = _spending(ctx, survey.spent)
-    size = int(getattr(send, "items_per_call", ITEMS_PER_CHUNK))
+    per_call = getattr(send, "items_per_call", None)
+    size = int(per_call or ITEMS_PER_CHUNK)
+    chunks = _chunks(survey.pending_items, size)
     sent: set[str] = set()
     seen = _Progress()
     with progress_bar(survey.pending_tasks, enabled=spec.execution.progress, meter=_meter(budget)) as update:
-        for chunk in _chunks(survey.pending_items, size):
+        if per_call is None:
+            controls = SendControls(concurrency=spec.execution.concurrency, retry=spec.execution.retry,
+                                    on_update=update, stop=stop, limiters=limiters, budget=budget)
+            kept = _Kept(use, store)
+            stats = await send(_stream(ctx, store, chunks, sent, survey.answered_all, kept), list(spec.backends),
+                               store, controls)
+            kept.finish()
+            return _Sent(stats, survey.from_store, survey.from_cache, True)
+        for chunk in chunks:
             if stats.stop_kind is not None:
                 break
             work = _chunk_work(ctx, store, chunk, sent, survey.answered_all)
@@ -437,6 +451,42 @@ async def _send_streamed(ctx: _Context, store: Store, stop: asyncio.Event, send:
             stats.add(part)
             keep(use, store, [t.key for t in _flat(work)])
     return _Sent(stats, survey.from_store, survey.from_cache, True)
+
+
+class _Kept:
+    """The shared cache filled chunk by chunk while one stream of chunks is sent: when a chunk is
+    reached, the answers of the chunk before the last one are kept (its requests left at least a
+    chunk ago), and whatever was not answered then is kept when sending ends."""
+
+    def __init__(self, use: CacheUse | None, store: Store) -> None:
+        self.use, self.store = use, store
+        self.handed: list[list[str]] = []  # keys of the chunks handed out and not kept yet, oldest first
+        self.late: list[str] = []  # keys of kept chunks that had no answer yet
+
+    def handing(self, keys: list[str]) -> None:
+        """The workers reach a chunk with these keys."""
+        if self.use is None:
+            return
+        self.handed.append(keys)
+        if len(self.handed) > 2:
+            older = self.handed.pop(0)
+            done = self.store.done_among(older)
+            keep(self.use, self.store, [k for k in older if k in done])
+            self.late += [k for k in older if k not in done]
+
+    def finish(self) -> None:
+        if self.use is not None:
+            keep(self.use, self.store, [*self.late, *(k for keys in self.handed for k in keys)])
+
+
+def _stream(ctx: _Context, store: Store, chunks: Iterator[Sequence[int]], sent: set[str],
+            answered_all: set[str] | None, kept: _Kept) -> Iterator[Task | tuple[Task, ...]]:
+    """The work of every chunk in turn, each prepared when the workers reach it."""
+    for chunk in chunks:
+        work = _chunk_work(ctx, store, chunk, sent, answered_all)
+        if work:
+            kept.handing([t.key for t in _flat(work)])
+            yield from work
 
 
 def _flat(work: Sequence[Task] | Sequence[tuple[Task, ...]]) -> list[Task]:

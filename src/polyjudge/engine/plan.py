@@ -180,6 +180,9 @@ class Plan:
         # shared cache, its tasks), bounded so a million-item plan never holds them all.
         self._keys: dict[int, tuple[str, ...]] = {}
         self._fingerprints: list[str | None] = [None] * len(items)
+        # Requests rendered for their hash, until their tasks are built (_keep_request).
+        self._requests: dict[int, GenerateRequest] = {}
+        self._request_chars = 0
         self._identity: str | None = None
         self._doc_digests: dict[int, tuple[tuple[str, ...], str]] = {}
         # The canonical fields every request of the plan shares (all but the per-item JSON schema).
@@ -257,6 +260,10 @@ class Plan:
 
     def request(self, i: int) -> GenerateRequest:
         """Item ``i``'s request without a seed (every run and judge sends it with its own seed)."""
+        kept = self._requests.pop(i, None)
+        if kept is not None:
+            self._request_chars -= sum(len(m.content) for m in kept.messages)
+            return kept
         item = self.items[i]
         schema = self.protocol.output_schema(item)
         messages = tuple(self.protocol.messages(item, self.contexts[i]))
@@ -265,7 +272,17 @@ class Plan:
                                   top_logprobs=self.protocol.top_logprobs, reasoning_effort=self.reasoning_effort)
         if self._hashes[i] is None:
             self._hashes[i] = prompt_hash(request)
+            self._keep_request(i, request)
         return request
+
+    def _keep_request(self, i: int, request: GenerateRequest) -> None:
+        """Keep a request rendered for its hash (a first run's items, while the store's fingerprints
+        are resolved) until its tasks are built, so its prompt is rendered once; the first ones only,
+        within :data:`REQUESTS_KEPT` items and :data:`REQUEST_CHARS_KEPT` characters (they are sent first)."""
+        size = sum(len(m.content) for m in request.messages)
+        if len(self._requests) < REQUESTS_KEPT and self._request_chars + size <= REQUEST_CHARS_KEPT:
+            self._requests[i] = request
+            self._request_chars += size
 
     def prompt(self, i: int) -> tuple[tuple[Message, ...], str]:
         """Item ``i``'s messages and prompt hash, without building its request (the dry run's path:
@@ -333,6 +350,10 @@ class Plan:
 
 # Items whose keys a plan keeps at once (Plan._keys_of): more than the items of a chunk the engine works on.
 KEYS_KEPT = 4096
+# Requests a plan keeps between rendering an item for its hash and building its tasks (Plan._keep_request):
+# at most this many, holding at most this many characters of messages.
+REQUESTS_KEPT = 4096
+REQUEST_CHARS_KEPT = 16 << 20
 
 
 def plan_tasks(items: list[Item], protocol: JudgeProtocol, judges: list[str], *, runs: int,

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import math
 import struct
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, overload
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from polyjudge.aggregate.runs import get_aggregator
 from polyjudge.backends.reported import NOT_TEXT
@@ -57,6 +56,9 @@ from polyjudge.rundir import (
 # The engine's judgment is the run directory's record (``judgments.jsonl``'s line): one type, built here
 # with its item's identifiers, so nothing converts one into the other.
 Judgment = JudgmentRecord
+
+if TYPE_CHECKING:  # numpy is imported when a run matrix is asked for: a run's outputs need none
+    import numpy as np
 
 
 class Planned(Protocol):
@@ -304,7 +306,7 @@ class _Summary:
     failures: dict[str, int]
     # None when the outputs were reused (computed from the judgments if asked for)
     segments: dict[str, list[SegmentResult]] | None = None
-    matrix: dict[str, np.ndarray] | None = None
+    matrix: dict[str, RunScores] | None = None
     systems: list[SystemRow] | None = None  # the panel's system rows, as last written
 
 
@@ -315,7 +317,30 @@ class _Tally:
     status: dict[str, int]
     failures: dict[str, int]
     segments: dict[str, list[SegmentResult]]
-    matrix: dict[str, np.ndarray]
+    matrix: dict[str, RunScores]
+
+
+class RunScores:
+    """A judge's run scores, items × runs, NaN where a run gave none: flat doubles, read as an array by
+    :meth:`RunResult.run_matrix` (numpy is loaded then, not for a run's outputs)."""
+
+    __slots__ = ("runs", "values")
+
+    def __init__(self, items: int, runs: int) -> None:
+        self.runs = runs
+        self.values = array("d", [math.nan]) * (items * runs)
+
+    def __setitem__(self, where: tuple[int, int], score: float) -> None:
+        self.values[where[0] * self.runs + where[1]] = score
+
+    def tobytes(self) -> bytes:
+        """The scores as the matrix's bytes (row-major doubles)."""
+        return self.values.tobytes()
+
+    def array(self) -> np.ndarray:
+        import numpy as np
+
+        return np.array(self.values, dtype=float).reshape(-1, self.runs)
 
 
 def _outcome(j: Judgment) -> Parsed:
@@ -424,7 +449,7 @@ class RunResult:
         aggregated once) and run matrices; with ``spool``, every judgment's line goes there too."""
         agg = _remembering(get_aggregator(self.aggregator))
         tally = _Tally({}, {}, {j: [] for j in self.judges},
-                       {j: np.full((len(self.items), self.runs), np.nan) for j in self.judges})
+                       {j: RunScores(len(self.items), self.runs) for j in self.judges})
         stored = self.judgments if isinstance(self.judgments, StoredJudgments) else None
         if stored is not None and (store is not None or stored._all is None):
             self._summarise_rows(stored, tally, agg, spool, store, on_rows)
@@ -523,7 +548,9 @@ class RunResult:
     def run_matrix(self, judge: str) -> np.ndarray:
         """items × runs array of run scores, NaN where a run failed or gave no score."""
         if self._summary is not None and self._summary.matrix is not None and judge in self._summary.matrix:
-            return self._summary.matrix[judge].copy()
+            return self._summary.matrix[judge].array()
+        import numpy as np
+
         m = np.full((len(self.items), self.runs), np.nan)
         for j in self.judgments:
             if j.judge == judge and j.ok and j.score is not None:
@@ -611,8 +638,6 @@ class RunResult:
 
     def contents(self, mtme_name: str | None = None) -> RunContents:
         """Everything the run directory holds, as typed records."""
-        from polyjudge.analysis.runs import aggregate_table
-
         items = self.items
         per_judge = {j: self.segments(j) for j in self.judges}
         panel = self.segment_scores()
@@ -625,6 +650,10 @@ class RunResult:
                   for i in range(len(items)) for j in self.judges if per_judge[j][i].merged is not None]
         aggregates = None
         if self.runs > 1:
+            import numpy as np
+
+            from polyjudge.analysis.runs import aggregate_table
+
             tables = {j: aggregate_table(self.run_matrix(j), min_runs=self.min_runs) for j in self.judges}
             if not all(np.isnan(col).all() for t in tables.values() for col in t.values()):
                 aggregates = tables  # categorical protocols have nothing numeric to compare

@@ -196,9 +196,10 @@ async def execute(tasks: Iterable[Task | Sequence[Task]], backends: list[Backend
     rejects ``n`` (``BackendError.unsupported == "n"``) or returns fewer
     choices gets one request per run from then on, said once as a warning.
 
-    A fixed pool of workers pulls from one iterator, so memory and scheduling
-    cost do not grow with the number of tasks, and the planned order (prefix
-    sharing) is kept.
+    A fixed pool of workers pulls from one iterator, read only as the workers
+    take its elements (a lazy stream of work is prepared while what came
+    before it is in flight), so memory and scheduling cost do not grow with
+    the number of tasks, and the planned order (prefix sharing) is kept.
 
     Sending stops early, cancelling what is in flight (those tasks stay
     unanswered and are sent on resume), when ``stop`` is set (Ctrl-C), at the
@@ -213,6 +214,32 @@ async def execute(tasks: Iterable[Task | Sequence[Task]], backends: list[Backend
     return await _Sending(tasks, backends, store, controls).run()
 
 
+_END = object()
+
+
+class _Waiting:
+    """The work no worker has taken yet, read from ``tasks`` only as it is taken (so a lazy stream of
+    work is prepared while the work before it is in flight); :meth:`any_left` looks one element ahead."""
+
+    def __init__(self, tasks: Iterable[Task | Sequence[Task]]) -> None:
+        self._tasks = iter(tasks)
+        self._ahead: object = _END
+
+    def __iter__(self) -> _Waiting:
+        return self
+
+    def __next__(self) -> tuple[Task, ...]:
+        ahead, self._ahead = self._ahead, _END
+        work = next(self._tasks) if ahead is _END else ahead
+        return as_group(work)  # type: ignore[arg-type]
+
+    def any_left(self) -> bool:
+        """Whether some work still waits to be tried."""
+        if self._ahead is _END:
+            self._ahead = next(self._tasks, _END)
+        return self._ahead is not _END
+
+
 class _Sending:
     """One call of :func:`execute`: the workers, what they share and each step of sending a request."""
 
@@ -222,9 +249,8 @@ class _Sending:
         self.retry = controls.retry
         self.stats = ExecStats()
         self.rng = controls.rng or random.Random()
-        self.todo = [as_group(t) for t in tasks]
-        self.taken = 0  # tasks handed to a worker; fewer than len(todo) while some wait to be tried
-        self.queue = iter(self.todo)
+        # Read as the workers take work (a run's chunks are prepared while earlier ones are in flight).
+        self.queue = _Waiting(tasks)
         self.streak = _Streak(self.retry.failure_limit(controls.concurrency), self.retry.give_up_after_s)
         self.workers: list[asyncio.Task[None]] = []
         self.draining = False  # no new request goes out (the budget is used up); those in flight finish
@@ -316,7 +342,7 @@ class _Sending:
         message = redact(str(exc)) or ""
         fatal = is_fatal(exc)
         counts = exc.retryable and exc.status != 429
-        give_up = counts and self.streak.failure() and self.taken < len(self.todo)
+        give_up = counts and self.streak.failure() and self.queue.any_left()
         if not counts and not fatal:
             self.streak.success()  # an answer came back: the endpoint is reachable
         if exc.retryable and attempt < self.retry.max_attempts and not fatal and not give_up:
@@ -376,7 +402,6 @@ class _Sending:
     async def _worker(self) -> None:
         try:
             for group in self.queue:
-                self.taken += 1
                 if self.stats.stop_kind is not None or self.draining:
                     return
                 await self._one(group)

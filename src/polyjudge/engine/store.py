@@ -17,13 +17,15 @@ killed re-attaches to its batches instead of paying for them twice.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from json.encoder import encode_basestring  # json.dumps' own escaping with ensure_ascii=False
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -253,6 +255,48 @@ def logprobs_of(stored: str | None) -> tuple[TokenLogprob, ...]:
                  for tok, lp, top in json.loads(stored))
 
 
+def prompt_json(request: GenerateRequest) -> str:
+    """A prompt as the store keeps it: the request's canonical form without its seed and ``n`` (how
+    many samples one request asked for is not part of the prompt), as ``json.dumps`` writes it with
+    ``ensure_ascii=False`` and ``sort_keys=True``."""
+    canonical = request.canonical()
+    canonical.pop("seed", None)
+    canonical.pop("n", None)
+    return json.dumps(canonical, ensure_ascii=False, sort_keys=True)
+
+
+_OTHER_FIELDS = tuple(f.name for f in fields(GenerateRequest) if f.name not in ("messages", "seed", "n", "json_schema"))
+_SCALARS = (str, int, float, bool, type(None))
+_STAND_IN = "\ue006messages\ue006"
+
+
+class PromptJson:
+    """:func:`prompt_json`, the same text, with the JSON around the messages written once for the
+    requests that share every other field (a run's prompts differ in their messages only; the schema
+    is compared by identity, as a protocol returns one object for every item): a first run writes a
+    prompt per request, and encoding each whole request (its schema sorted again) cost more than the
+    row's insert."""
+
+    def __init__(self) -> None:
+        self._last: tuple[tuple[Any, ...], Any, str, str] | None = None
+
+    def json(self, request: GenerateRequest) -> str:
+        schema = request.json_schema
+        values = tuple((type(v), v) for v in (getattr(request, name) for name in _OTHER_FIELDS))
+        if not (schema is None or type(schema) is dict) or any(t not in _SCALARS for t, _ in values):
+            return prompt_json(request)
+        last = self._last
+        if last is None or last[1] is not schema or last[0] != values:
+            frame = dataclasses.replace(request, messages=(), seed=None, n=1).canonical()
+            frame.pop("seed", None)
+            frame["messages"] = _STAND_IN
+            head, _, tail = json.dumps(frame, ensure_ascii=False, sort_keys=True).partition(f'"{_STAND_IN}"')
+            last = self._last = (values, schema, head, tail)
+        body = ", ".join([f'{{"content": {encode_basestring(m.content)}, "role": {encode_basestring(m.role)}}}'
+                          for m in request.messages])
+        return f"{last[2]}[{body}]{last[3]}"
+
+
 class Store:
     """The store of one run directory. ``readonly=True`` reads an existing store
     without changing anything on disk (``--dry-run``): with no write-ahead log
@@ -272,6 +316,7 @@ class Store:
         self.path = str(path)
         self.readonly = readonly
         self._known_prompts: set[str] = set()
+        self._prompts = PromptJson()
         self._in_transaction = False
         self._mask: Redactor | None = None
         if readonly:
@@ -462,15 +507,11 @@ class Store:
         return self._db.execute(f"SELECT {self._response_select()} FROM responses ORDER BY rowid")
 
     def put_prompt(self, prompt_hash: str, request: GenerateRequest) -> None:
-        """Keep the request once per prompt (runs differ only by seed)."""
+        """Keep the request once per prompt (runs differ only by seed): :func:`prompt_json`."""
         if prompt_hash in self._known_prompts:
             return
-        canonical = request.canonical()
-        canonical.pop("seed", None)
-        canonical.pop("n", None)  # how many samples one request asked for is not part of the prompt
         self._begin_deferred()
-        self._db.execute("INSERT OR IGNORE INTO prompts VALUES (?, ?)",
-                         (prompt_hash, json.dumps(canonical, ensure_ascii=False, sort_keys=True)))
+        self._db.execute("INSERT OR IGNORE INTO prompts VALUES (?, ?)", (prompt_hash, self._prompts.json(request)))
         self._known_prompts.add(prompt_hash)
 
     def _masker(self) -> Redactor:

@@ -19,9 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from polyjudge.data import textio
 from polyjudge.data.errors import InputError
@@ -54,6 +52,9 @@ from polyjudge.rundir.records import (
     SystemRow,
 )
 from polyjudge.rundir.render import aggregate_lines, merged_lines, segment_lines, system_lines
+
+if TYPE_CHECKING:  # numpy is imported where it computes: writing a run's files needs none
+    import numpy as np
 
 
 def _atomic_write(path: Path, lines: Iterable[str]) -> None:
@@ -609,6 +610,8 @@ class RunDir:
         """Items x runs matrix of one judge's single-run scores (NaN where not ok)."""
         n_items = len(self.items)
         n_runs = max(self.n_runs, 1)
+        import numpy as np
+
         m = np.full((n_items, n_runs), np.nan)
         for j in self.judgments:
             if j.judge == judge and j.ok and j.score is not None and j.item_index < n_items:
@@ -623,6 +626,8 @@ class RunDir:
     def final_scores(self, judge: str | None = None) -> np.ndarray:
         """Per-item final score from ``segments.tsv``: the panel's (``judge=None``) or one
         judge's column (NaN where unscored; all NaN when the file is absent)."""
+        import numpy as np
+
         rows = self.segment_rows
         if not rows:
             return np.full(len(self.items), np.nan)
@@ -637,6 +642,8 @@ class RunDir:
 
     @cached_property
     def _aggregates(self) -> dict[str, dict[str, np.ndarray]]:
+        import numpy as np
+
         p = self.path / AGGREGATES
         if not p.exists():
             return {}

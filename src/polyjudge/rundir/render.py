@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from polyjudge.data.records import Item
 from polyjudge.rundir.records import MergedRow, SegmentRow, SystemRow, format_cell, tsv_text
+
+if TYPE_CHECKING:  # numpy is imported where it computes: writing a run's files needs none
+    import numpy as np
 
 # json.dumps(obj, ensure_ascii=False), without a new encoder for each line.
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
@@ -51,6 +53,8 @@ def aggregate_lines(items: Sequence[Item], tables: Mapping[str, Mapping[str, np.
     yield "\t".join([*AGGREGATES_KEYS, *names]) + "\n"
     cell = _cells()
     for judge, table in tables.items():
+        import numpy as np
+
         columns = [np.asarray(table[n], dtype=np.float64).tolist() for n in names]  # Python floats, once
         for it, vals in zip(items, zip(*columns) if columns else ((),) * len(items)):
             yield "\t".join([judge, tsv_text(it.system), tsv_text(it.doc_id), tsv_text(it.seg_id),
