@@ -57,7 +57,7 @@ class ContrastiveOptions:
 
 @register_protocol()
 class ContrastiveESA(JudgeProtocol):
-    """Contrastive ESA: all systems' translations of a source side by side, spans and a score each."""
+    """Contrastive ESA: a source's translations side by side, error spans and a score each."""
 
     name = "contrastive-esa"
     options_type = ContrastiveOptions

@@ -60,8 +60,8 @@ from polyjudge.protocols.reference import ReferenceUse, check_ref_name, ref_name
 from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.spans import locate_text_spans
 from polyjudge.protocols.templates import PromptTemplate
-from polyjudge.protocols.units import unit_messages, unit_of, unit_schema
 from polyjudge.protocols.tsa import merge_span_runs
+from polyjudge.protocols.units import unit_messages, unit_of, unit_schema
 
 ANSWER_FORMAT = "gemba-esa"
 SEVERITIES = ("major", "minor")

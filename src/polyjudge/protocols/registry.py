@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the protocols' base class loads with the first protocol, no
 # tests/architecture/test_startup.py fails when an entry differs from what its module registers.
 BUILTIN_PROTOCOLS: dict[str, Builtin] = {
     "contrastive-esa": Builtin("polyjudge.protocols.contrastive:ContrastiveESA",
-        "Contrastive ESA: all systems' translations of a source side by side, spans and a score each.",
+        "Contrastive ESA: a source's translations side by side, error spans and a score each.",
         ("on_unlocated", "vote_threshold")),
     "da": Builtin("polyjudge.protocols.da:DirectAssessment",
         'GEMBA-DA: one 0-100 quality score per segment, as a bare number or {"score": N}.',

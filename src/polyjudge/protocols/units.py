@@ -115,8 +115,9 @@ def document_units(items: Sequence[Item], max_tokens: int = DEFAULT_MAX_TOKENS) 
         sizes = [estimate_tokens(items[k].src) + estimate_tokens(items[k].tgt) for k in members]
         parts = _parts(sizes, max_tokens)
         for p, part in enumerate(parts, start=1):
-            shown = [{"label": f"S{j + 1}", "seg_id": items[members[j]].seg_id, "src": items[members[j]].src,
-                      "tgt": items[members[j]].tgt} for j in part]
+            shown: list[dict[str, Any]] = [
+                {"label": f"S{j + 1}", "seg_id": items[members[j]].seg_id, "src": items[members[j]].src,
+                 "tgt": items[members[j]].tgt} for j in part]
             key = marker_key([t for m in shown for t in (m["src"], m["tgt"])])
             for j in part:
                 out[members[j]] = _with_unit(items[members[j]], {
@@ -139,7 +140,8 @@ def contrastive_units(items: Sequence[Item], seed: int) -> list[Item]:
                              "translation per system and source", path=items[members[0]].origin, field="system")
         order = list(members)
         random.Random(f"{seed}\x00{ident!r}").shuffle(order)
-        shown = [{"label": f"T{n + 1}", "system": items[k].system, "tgt": items[k].tgt} for n, k in enumerate(order)]
+        shown: list[dict[str, Any]] = [{"label": f"T{n + 1}", "system": items[k].system, "tgt": items[k].tgt}
+                                       for n, k in enumerate(order)]
         key = marker_key([items[members[0]].src, *(m["tgt"] for m in shown)])
         for n, k in enumerate(order):
             out[k] = _with_unit(items[k], {"kind": CONTRASTIVE, "label": f"T{n + 1}", "position": n + 1,
@@ -257,7 +259,7 @@ def parse_unit_answer(text: str, item: Item, unit: dict[str, Any], *, with_spans
     its own translation. ``strict_spans``: a quoted text not found fails the answer (else it is kept
     without location and reported in ``problems``)."""
     entry = _entries(parse_json_object(text), unit)[unit["label"]]
-    record = {k: unit[k] for k in ("kind", "label", "part", "parts", "position") if k in unit}
+    record = {k: unit[k] for k in ("kind", "label", "part", "parts", "position", "key") if k in unit}
     annotation: dict[str, Any] = {"format": answer_format, "score": _score(entry, unit["label"]), "unit": record}
     if not with_spans:
         return annotation
