@@ -108,8 +108,7 @@ def test_a_setting_declared_once_is_a_flag_a_study_key_a_schema_property_a_keywo
     assert facts["resume_other_exit"] == 2
     # the same path as the settings declared before it: one entry of the run's identity among theirs
     assert set(facts["identity"]) - {"request_forms"} == {"protocol", "judges", "template_hash", "protocol_options",
-                                                         "temperature", "seed", "use_context", "unit",
-                                                         "unit_max_tokens", "top_p"}
+                                                         "temperature", "seed", "use_context", "top_p"}
     assert facts["identity"]["top_p"] == 0.75 and facts["default_identity"]["top_p"] == 0.9
     assert "|top_p:0.9|" in facts["default_signature"]
 

@@ -233,7 +233,7 @@ def test_print_spec_leaves_defaults_out_and_keeps_the_legacy_option_spelling(fol
     assert code == 0, err
     assert out == ('[[judging]]\nname = "items"\ninput = "items.jsonl"\nlp = "de-en"\nprotocol = "da"\n'
                    'judge = ["openai:m"]\nprotocol_options = ["score_mode=expected"]\ntemperature = 0.0\nseed = 0\n'
-                   'use_context = true\nunit = "segment"\nunit_max_tokens = 3000\n')
+                   'use_context = true\n')
 
 
 def test_print_spec_names_the_default_judge_and_the_protocols_own_temperature(folder, capsys):

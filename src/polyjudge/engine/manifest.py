@@ -33,18 +33,10 @@ _SIGNED_APART = frozenset({"protocol", "judges", "prompt_template", "temperature
 _SIGNATURE_LABELS = {"reasoning_effort": "effort"}
 
 
-# The judging unit (protocols.units) is signed only when it is not the segment, as ``unit:document/N``
-# (N: --unit-max-tokens), so the signatures of segment runs stay what they were.
-_UNIT_SETTINGS = frozenset({"unit", "unit_max_tokens"})
-
-
 def signed_settings(identity: Mapping[str, Any]) -> dict[str, Any]:
     """The parts of the signature that name identity settings by label, from ``JudgingSpec.identity_values``."""
-    out = {_SIGNATURE_LABELS.get(name, name): value for name, value in identity.items()
-           if name not in _SIGNED_APART and name not in _UNIT_SETTINGS}
-    if identity.get("unit", "segment") != "segment":
-        out["unit"] = f"{identity['unit']}/{identity.get('unit_max_tokens')}"
-    return out
+    return {_SIGNATURE_LABELS.get(name, name): value for name, value in identity.items()
+            if name not in _SIGNED_APART}
 
 
 def signature(protocol: JudgeProtocol, judges: list[str], runs: int, aggregator: str,

@@ -231,11 +231,10 @@ def _items(items: Sequence[Item] | str | Path, spec: JudgingSpec) -> tuple[list[
 
 def _units(items: list[Item], protocol: JudgeProtocol, spec: JudgingSpec) -> list[Item]:
     """The items in the units their protocol judges (``--unit``, contrastive protocols; protocols.units)."""
-    from polyjudge.data.settings import default
-    from polyjudge.protocols.units import prepare_units
+    from polyjudge.protocols.units import DEFAULT_MAX_TOKENS, SEGMENT, prepare_units
 
-    return prepare_units(items, protocol, unit=spec.extra.get("unit", default("unit")),
-                         max_tokens=spec.extra.get("unit_max_tokens", default("unit_max_tokens")),
+    return prepare_units(items, protocol, unit=spec.extra.get("unit") or SEGMENT,
+                         max_tokens=spec.extra.get("unit_max_tokens") or DEFAULT_MAX_TOKENS,
                          seed=spec.generation.seed)
 
 
