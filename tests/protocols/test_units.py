@@ -250,3 +250,23 @@ def test_a_mislabelled_contrastive_answer_scores_nothing():
                    ' {"id": "T4", "errors": [], "score": 5}]}'):
         with pytest.raises(ParseFailure):
             protocol.parse_answer(answer, items[0])
+
+
+def test_position_bias_command(tmp_path):
+    run, _ = run_judge(tmp_path, contrastive_judge(bonus_first=9.0), contrastive_rows(), protocol="contrastive-esa")
+    res = CliRunner().invoke(cli, ["position-bias", str(run.path), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.output)
+    assert [r["position"] for r in got] == [1, 2, 3]
+    assert got[0]["relative"] == pytest.approx(position_bias(run.judgments)[0].relative)
+    res = CliRunner().invoke(cli, ["position-bias", str(run.path)])
+    assert res.exit_code == 0 and "relative" in res.output
+
+
+def test_position_bias_of_a_run_without_positions_exits_2(tmp_path, capsys):
+    from polyjudge.cli.main import main
+
+    run, _ = run_judge(tmp_path, document_judge, rows(), "--unit", "document")
+    with pytest.raises(SystemExit) as exc:
+        main(["position-bias", str(run.path)])
+    assert exc.value.code == 2 and "contrastive" in capsys.readouterr().err
