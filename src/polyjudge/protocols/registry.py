@@ -20,9 +20,6 @@ if TYPE_CHECKING:  # the protocols' base class loads with the first protocol, no
 # no protocol module (and none of jinja2, numpy or the span and few-shot machinery behind them);
 # tests/architecture/test_startup.py fails when an entry differs from what its module registers.
 BUILTIN_PROTOCOLS: dict[str, Builtin] = {
-    "contrastive-esa": Builtin("polyjudge.protocols.contrastive:ContrastiveESA",
-        "Contrastive ESA: a source's translations side by side, error spans and a score each.",
-        ("on_unlocated", "vote_threshold")),
     "da": Builtin("polyjudge.protocols.da:DirectAssessment",
         'GEMBA-DA: one 0-100 quality score per segment, as a bare number or {"score": N}.',
         ("score_mode",)),
@@ -39,6 +36,9 @@ BUILTIN_PROTOCOLS: dict[str, Builtin] = {
         "GEMBA-ESA: error spans with severities, then a 0-100 score (spans scored by span-f1).",
         ("on_unlocated", "vote_threshold", "score_mode", "with_reference", "ref_name",
          "fewshot_pool", "fewshot_k", "fewshot_seed", "fewshot_buckets")),
+    "contrastive-esa": Builtin("polyjudge.protocols.esa_contrastive:ContrastiveESA",
+        "Contrastive ESA: a source's translations side by side, error spans and a score each.",
+        ("on_unlocated", "vote_threshold")),
     "mqm": Builtin("polyjudge.protocols.mqm:GembaMQM",
         "GEMBA-MQM V2: MQM errors by severity as JSON, 10 runs merged by RRWA.",
         ("weights", "classic", "max_errors_per_severity", "echo_fields", "with_reference",
