@@ -270,3 +270,16 @@ def test_position_bias_of_a_run_without_positions_exits_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["position-bias", str(run.path)])
     assert exc.value.code == 2 and "contrastive" in capsys.readouterr().err
+
+
+def test_a_hostile_segment_stays_inside_its_own_block_end_to_end(tmp_path):
+    items = [{"src": "One.", "tgt": HOSTILE, "src_lang": "en", "tgt_lang": "de", "doc_id": "h", "seg_id": "1",
+              "system": "A"},
+             {"src": "Two.", "tgt": "Das Haus ist klein.", "src_lang": "en", "tgt_lang": "de", "doc_id": "h",
+              "seg_id": "2", "system": "A"}]
+    run, requests = run_judge(tmp_path, document_judge, items, "--unit", "document")
+    assert len(requests) == 1
+    assert blocks(requests[0]["messages"][-1]["content"]) == {"S1": HOSTILE, "S2": "Das Haus ist klein."}
+    by_seg = {j.seg_id: j for j in run.judgments}
+    assert by_seg["1"].score == 90.0 and by_seg["1"].annotation["spans"] == []
+    assert by_seg["2"].score == 40.0 and by_seg["2"].annotation["spans"][0]["start"] == len("Das Haus ist ")
