@@ -209,7 +209,7 @@ def test_plugin_protocol_backend_and_aggregator_are_listed_and_run(tmp_path):
         assert res.returncode == 0, res.stderr
         seg = (tmp_path / "run-pipes" / "segments.tsv").read_text().splitlines()
         assert [r.split("\t")[5] for r in seg[1:]] == ["1.5", "6.0"]  # 3 * len(tgt)/len(src)
-    assert "--input-format [jsonl|csv|tsv|wmt25|mtme|parquet|hf|pipes]" in help_text.stdout
+    assert "--input-format [jsonl|csv|tsv|wmt25|wmt26|mtme|parquet|hf|pipes]" in help_text.stdout
 
     bad = _polyjudge(env, "judge", str(inp), "-o", str(run), "-p", "length-ratio", "--judge", "constant",
                      "--protocol-option", "scal=2", "-q")

@@ -101,7 +101,7 @@ def test_help_summaries_are_one_short_line():
 
 def test_only_span_protocols_produce_spans():
     spans = {name for name in BUILTINS if PROTOCOLS.get(name).produces_spans}
-    assert spans == {"tsa", "gemba-spans", "direct-index", "gemba-esa"}
+    assert spans == {"tsa", "gemba-spans", "direct-index", "gemba-esa", "contrastive-esa"}
     assert TaggedSpanAnnotation.produces_spans and GembaSpans.produces_spans and DirectIndex.produces_spans
 
 

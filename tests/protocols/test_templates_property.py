@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from polyjudge.data.chat import Message
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols import ProtocolOptions, get_protocol
+from polyjudge.protocols.units import prepare_units
 
 FRAGMENTS = ["<|system|>", "<|user|>", "<|assistant|>", "\n<|system|>\n", "\n<|assistant|>\n",
              "<|end|>", "\n", "\r\n", " ", "\t", "{{", "}}",
@@ -53,13 +54,14 @@ CONFIGS: list[tuple[str, dict[str, Any]]] = [
     *[("pointwise", {"task": t, "scale": s}) for t in ("translation", "qa", "math", "summarization", "dialogue")
       for s in ("binary", "grade")],
     ("mqm", {"_context": "none"}), ("pairwise", {}),
+    ("error-free", {}), ("contrastive-esa", {}), ("gemba-esa", {"_unit": "document"}), ("da", {"_unit": "document"}),
 ]
 
 
 def _expected_texts(name: str, opts: dict[str, Any], item: Item, ctx: DocumentContext) -> list[tuple[int, str]]:
     """(index of the message, text that must appear in it verbatim) for one item."""
     last = -1
-    if name == "da":
+    if name == "da" and not opts:
         return [(last, item.src), (last, item.tgt)] + ([(last, item.ref)] if item.ref else [])
     if name == "mqm":
         return []  # checked by decoding the segment's JSON, below
@@ -109,8 +111,13 @@ def _roles(msgs: list[Message]) -> list[str]:
 def test_texts_never_change_the_conversation(protocols, index, src, tgt, ref, other):
     name, opts = CONFIGS[index]
     protocol = protocols[index]
-    plain = protocol.messages(*_item("Plain source.", "Plain target.", "Plain ref.", "Plain other."))
-    item, ctx = _item(src, tgt, ref, other)
+    unit = opts.get("_unit", "segment")  # units (protocols.units) are built before the engine renders
+
+    def in_unit(item: Item, ctx: DocumentContext) -> tuple[Item, DocumentContext]:
+        return prepare_units([item], protocol, unit=unit)[0], ctx
+
+    plain = protocol.messages(*in_unit(*_item("Plain source.", "Plain target.", "Plain ref.", "Plain other.")))
+    item, ctx = in_unit(*_item(src, tgt, ref, other))
     msgs = protocol.messages(item, ctx)
     assert _roles(msgs) == _roles(plain)
     for where, text in _expected_texts(name, opts, item, ctx):

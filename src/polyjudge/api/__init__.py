@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.pairwise_study import PairwiseConfig as PairwiseConfig
     from polyjudge.api.pairwise_study import PairwiseResult as PairwiseResult
     from polyjudge.api.pairwise_study import pairwise as pairwise
+    from polyjudge.api.position import position_bias as position_bias
     from polyjudge.api.reporting import ReportConfig as ReportConfig
     from polyjudge.api.reporting import report as report
     from polyjudge.api.reranking import RerankConfig as RerankConfig
@@ -168,6 +169,7 @@ _HOMES: dict[str, str] = {
     "MetaEvalConfig": "polyjudge.api.metaeval",
     "MetaEvalResult": "polyjudge.api.metaeval",
     "meta_eval": "polyjudge.api.metaeval",
+    "position_bias": "polyjudge.api.position",
     "PairwiseConfig": "polyjudge.api.pairwise_study",
     "PairwiseResult": "polyjudge.api.pairwise_study",
     "pairwise": "polyjudge.api.pairwise_study",

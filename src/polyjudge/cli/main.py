@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("polyjudge.cli.judge_cmd:demo", "Judge the bundled example with the embedded judge."),
     "human-mqm": ("polyjudge.cli.mqm_cmd:human_mqm", "MQM error points per system from a WMT MQM TSV."),
     "variability": ("polyjudge.cli.mqm_cmd:variability", "Run-to-run spread of a judged run directory."),
+    "position-bias": ("polyjudge.cli.position_cmd:position_bias", "Score by prompt position of a contrastive run."),
     "span-f1": ("polyjudge.cli.spans_cmd:span_f1", "Character-level span P/R/F1 (WMT25 task 2)."),
     "compare-formats": ("polyjudge.cli.compare_cmd:compare_formats", "Span formats side by side."),
     "meta-eval": ("polyjudge.cli.metaeval_cmd:meta_eval", "Meta-evaluate metrics against human scores."),

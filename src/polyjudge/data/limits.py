@@ -17,6 +17,7 @@ MAX_TEMPERATURE = 2.0
 MAX_SEED = 2**31 - 1
 MAX_RUNS = 1_000
 MAX_SAMPLES_PER_REQUEST = 128
+MAX_UNIT_TOKENS = 2**20  # --unit-max-tokens: a part of a document larger than any context window
 MAX_RAY_RESOURCES = 1_024.0
 MAX_ITEMS_PER_ROUND = 10_000_000  # --settle-round: more segments than any test set has
 

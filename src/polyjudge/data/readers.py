@@ -372,7 +372,25 @@ def register_reader(name: str, *, extensions: Sequence[str] = (), summary: str |
 @register_reader("jsonl", extensions=(".jsonl", ".json"))
 def _read_jsonl_items(path: Path, defaults: ItemDefaults) -> list[Item]:
     """One JSON object per line (src, tgt and optional ids, languages, ref; WMT24/25 ESA's langs, line_id)."""
+    if is_wmt26_jsonl(path):
+        return _read_wmt26_items(path, defaults)
     return _mapped_rows(iter_jsonl(path), str(path), defaults)
+
+
+def is_wmt26_jsonl(path: Path) -> bool:
+    """Whether the first line is a WMT26 MT-evaluation test-set line (item_id, src, hyps)."""
+    from polyjudge.data.wmt26 import looks_like_wmt26
+
+    if not path.is_file():
+        return False
+    _, first = next(textio.iter_lines(path), (0, ""))
+    if '"item_id"' not in first or '"hyps"' not in first:
+        return False
+    try:
+        row = json.loads(first)
+    except (ValueError, RecursionError):  # the JSONL reader names what is wrong with the line
+        return False
+    return isinstance(row, dict) and looks_like_wmt26(row)
 
 
 @register_reader("csv", extensions=(".csv",))
@@ -414,6 +432,14 @@ def _read_wmt25_items(path: Path, defaults: ItemDefaults) -> list[Item]:
                        n_segments=len({(it.doc_id, it.seg_id) for it in items}), ref=None,
                        documents=True, domains=True).to_json()
     return [_replace(it, extra={**it.extra, testsets.TESTSET_KEY: info}) for it in items]
+
+
+@register_reader("wmt26", extensions=(".gz",))
+def _read_wmt26_items(path: Path, defaults: ItemDefaults) -> list[Item]:
+    """WMT26 MT-evaluation test set (.jsonl or .jsonl.gz: item_id, src, ref, hyps): one item per system."""
+    from polyjudge.data.wmt26 import read_wmt26
+
+    return read_wmt26(path)
 
 
 @register_reader("mtme", detect=testsets.is_mtme_dir)

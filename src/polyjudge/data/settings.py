@@ -179,6 +179,16 @@ SETTINGS: tuple[Setting, ...] = (
        identity=True),
     _s("use_context", "protocol", "flag", True, "Judge segments with their document context (--no-context: "
        "without it).", off_flag="--no-context", old_keys=("no_context",), identity=True, **_SHOWN),
+    # None (not given) is the segment and 3000 tokens; left out of the identity and signature then, so
+    # segment runs keep theirs.
+    _s("unit", "protocol", "choice", None,
+       "What one request judges: segment (default), or document: a whole document of one system, its "
+       "segments marked and the scores and spans mapped back to each (gemba-esa, da). contrastive-esa "
+       "always judges one source's translations together.", choices=("segment", "document"), identity=True),
+    _s("unit_max_tokens", "protocol", "int", None,
+       "--unit document: split a document at segment boundaries into parts of at most about N tokens of "
+       "source and translation (default 3000; the split is recorded in items.jsonl).", low=1,
+       high=limits.MAX_UNIT_TOKENS, metavar="N", identity=True),
     _s("record", "cache", "file", None, "Append every request/answer to this JSONL (for the replay backend)."),
     _s("prices", "budget", "file", None,
        "JSON price table (USD per million tokens) over the built-in one: {model: [input, output]} "

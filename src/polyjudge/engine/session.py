@@ -226,7 +226,16 @@ def _items(items: Sequence[Item] | str | Path, spec: JudgingSpec) -> tuple[list[
                 it, src_lang=it.src_lang or src, tgt_lang=it.tgt_lang or tgt) for it in given]
     protocol = build_protocol(spec)
     check_languages(given, protocol.missing_languages, spec.data.language_names)
-    return given, protocol
+    return _units(given, protocol, spec), protocol
+
+
+def _units(items: list[Item], protocol: JudgeProtocol, spec: JudgingSpec) -> list[Item]:
+    """The items in the units their protocol judges (``--unit``, contrastive protocols; protocols.units)."""
+    from polyjudge.protocols.units import DEFAULT_MAX_TOKENS, SEGMENT, prepare_units
+
+    return prepare_units(items, protocol, unit=spec.extra.get("unit") or SEGMENT,
+                         max_tokens=spec.extra.get("unit_max_tokens") or DEFAULT_MAX_TOKENS,
+                         seed=spec.generation.seed)
 
 
 @dataclass(frozen=True, slots=True)

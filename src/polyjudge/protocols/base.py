@@ -59,6 +59,12 @@ class JudgeProtocol(ABC):
     # True when judging a translation against a reference gives the score of the reference judged against
     # the translation: an MBR utility (polyjudge rerank --method mbr) is then judged once per pair.
     symmetric_reference: ClassVar[bool] = False
+    # True when the protocol judges several systems' translations of one source in one request
+    # (protocols.units: every item is judged within its source's contrastive unit).
+    contrasts_systems: ClassVar[bool] = False
+    # True when ``--unit document`` may judge a whole document in one request (protocols.units); the
+    # protocol's ``messages``/``output_schema`` then render a unit item's unit (``unit_messages``).
+    document_units: ClassVar[bool] = False
     # Published defaults; the CLI's --runs / --temperature override them.
     default_runs: ClassVar[int] = 1
     default_temperature: ClassVar[float] = 0.0
@@ -171,7 +177,9 @@ class JudgeProtocol(ABC):
         :class:`ParseFailure` before a parser sees it, and so is any recursion a parser runs into."""
         check_answer_limits(text)
         try:
-            annotation = self.parse(text, item)
+            annotation = self._parse_unit(text, item) if self.document_units else None
+            if annotation is None:
+                annotation = self.parse(text, item)
         except RecursionError:
             raise ParseFailure("answer nested too deeply to read") from None
         if self.score_mode != "expected":
@@ -179,6 +187,17 @@ class JudgeProtocol(ABC):
         expected = {name: score_distribution(logprobs, locate, valid, answer=text).to_json()
                     for name, (locate, valid) in self.score_targets(annotation, item).items()}
         return {**annotation, "expected": expected}
+
+    def _parse_unit(self, text: str, item: Item) -> Any:
+        """A document unit's item: its part of the unit's answer (None for a lone segment)."""
+        from polyjudge.protocols.units import DOCUMENT, parse_unit_answer, unit_of
+
+        unit = unit_of(item)
+        if unit is None or unit.get("kind") != DOCUMENT:
+            return None
+        strict = getattr(self.settings, "on_unlocated", "keep") == "fail"
+        return parse_unit_answer(text, item, unit, with_spans=self.produces_spans, answer_format=self.name,
+                                 strict_spans=strict)
 
     def expected_value(self, annotation: Any, name: str) -> float | None:
         """The expected score ``name`` recorded in an annotation, or None."""

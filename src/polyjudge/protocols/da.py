@@ -19,6 +19,7 @@ from polyjudge.protocols.expected import Locator, ScoreMode, json_key_locator, r
 from polyjudge.protocols.jsonparse import find_json_object, parse_json_object
 from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.templates import PromptTemplate
+from polyjudge.protocols.units import unit_messages, unit_of, unit_schema
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w|\.\d)")
 SCORES = range(0, 101)
@@ -46,6 +47,7 @@ class DirectAssessment(JudgeProtocol):
     name = "da"
     options_type = DaOptions
     settings: DaOptions
+    document_units = True
     template: PromptTemplate
     default_runs = 1
     default_temperature = 0.0
@@ -56,6 +58,8 @@ class DirectAssessment(JudgeProtocol):
         self.template = PromptTemplate.load(self.options.template, "da/da.jinja")
 
     def messages(self, item: Item, context: DocumentContext) -> list[Message]:
+        if (unit := unit_of(item)) is not None:  # --unit document: the whole unit's prompt
+            return unit_messages(None, item, unit, with_spans=False)
         return self.template.render(
             src=item.src, tgt=item.tgt, ref=item.ref, src_lang=item.src_lang, tgt_lang=item.tgt_lang,
             src_lang_name=language_name(item.src_lang) or "source-language",
@@ -63,6 +67,8 @@ class DirectAssessment(JudgeProtocol):
 
     def output_schema(self, item: Item) -> dict[str, Any]:
         """The same for every item: one object (never changed), so a plan writes its JSON once."""
+        if (unit := unit_of(item)) is not None:
+            return unit_schema(unit, with_spans=False)
         return _SCORE_SCHEMA
 
     def parse(self, text: str, item: Item) -> dict[str, Any]:

@@ -61,6 +61,7 @@ from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.spans import locate_text_spans
 from polyjudge.protocols.templates import PromptTemplate
 from polyjudge.protocols.tsa import merge_span_runs
+from polyjudge.protocols.units import unit_messages, unit_of, unit_schema
 
 ANSWER_FORMAT = "gemba-esa"
 SEVERITIES = ("major", "minor")
@@ -107,6 +108,7 @@ class GembaESA(JudgeProtocol):
     settings: EsaOptions
     template: PromptTemplate
     produces_spans = True
+    document_units = True
     default_runs = 1
     default_temperature = 0.0
     default_aggregator = "mean"
@@ -134,6 +136,8 @@ class GembaESA(JudgeProtocol):
         it, and then every item needs one), ``examples`` (few-shot examples of ``fewshot_pool``;
         a template that does not use them gets each as a user/assistant turn) and ``extra``
         (the item's extra fields)."""
+        if (unit := unit_of(item)) is not None:  # --unit document: the whole unit's prompt
+            return unit_messages(None, item, unit, with_spans=True)
         reference = self.reference.for_prompt(item) if self.reference.on else item.ref
         examples = self.fewshot.select(item) if self.fewshot is not None else []
         messages = self._render(item.src, item.tgt, reference, item.src_lang, item.tgt_lang, item.extra, examples)
@@ -154,6 +158,8 @@ class GembaESA(JudgeProtocol):
             src_lang=src_code, tgt_lang=tgt_code, extra=extra, examples=examples)
 
     def output_schema(self, item: Item) -> dict[str, Any]:
+        if (unit := unit_of(item)) is not None:
+            return unit_schema(unit, with_spans=True)
         error = {"type": "object",
                  "properties": {"span": {"type": "string", "maxLength": len(item.tgt) + 16},
                                 "severity": {"type": "string", "enum": list(SEVERITIES)}},

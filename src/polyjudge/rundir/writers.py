@@ -344,6 +344,64 @@ def render_wmt23(run: RunDir) -> RunFiles:
     return {f"{base}.seg.score": lines_body(seg), f"{base}.sys.score": lines_body(sys_)}
 
 
+ERROR_FREE_KEY = "error_free"  # the annotation field of a binary error-free judgment (protocol error-free)
+WMT26_FILE = "predictions.jsonl"
+
+
+def _binary_labels(run: RunDir) -> bool:
+    """Whether the run's judgments are error-free labels (task 3) rather than quality scores (task 2)."""
+    return any(isinstance(j.annotation, dict) and ERROR_FREE_KEY in j.annotation for j in run.judgments)
+
+
+def _spans_by_segment(run: RunDir) -> dict[tuple[str | None, str | None, str | None], list[dict[str, Any]]]:
+    """The run's merged spans (``spans.tsv``) by (system, doc_id, seg_id); empty for a run without spans."""
+    if not (run.path / SPANS).exists():
+        return {}
+    segments, _ = run.span_segments()
+    return {(s.system, s.doc_id, s.seg_id): [{"start": sp.start, "end": sp.end, "severity": sp.severity,
+                                              "category": sp.category} for sp in s.spans] for s in segments}
+
+
+def _omissions(run: RunDir) -> dict[int, list[dict[str, Any]]]:
+    """Per item index, the unlocated errors (omissions) of the runs that report one in at least half
+    of the item's successful runs (``spans.tsv`` holds located spans only); one per severity seen."""
+    ok: dict[int, int] = {}
+    seen: dict[int, list[set[str]]] = {}
+    for j in run.judgments:
+        if j.status != "ok" or not isinstance(j.annotation, dict):
+            continue
+        ok[j.item_index] = ok.get(j.item_index, 0) + 1
+        sev = {str(sp.get("severity")) for sp in j.annotation.get("spans") or []
+               if isinstance(sp, dict) and sp.get("start") is None}
+        if sev:
+            seen.setdefault(j.item_index, []).append(sev)
+    return {k: [{"start": None, "end": None, "severity": s} for s in sorted(set().union(*v))]
+            for k, v in seen.items() if 2 * len(v) >= ok[k]}
+
+
+@register_writer("wmt26", writes=WMT26_FILE)
+def render_wmt26(run: RunDir) -> RunFiles:
+    """WMT26 MT-evaluation submission JSONL: per item_id, each system's spans, score or error-free label."""
+    from polyjudge.data import wmt26
+
+    binary = _binary_labels(run)
+    spans = _spans_by_segment(run)
+    missing = _omissions(run) if spans else {}
+    entries = []
+    for k, (item, score) in enumerate(_scored_rows(run)):
+        preds: dict[str, Any] = {}
+        if spans:
+            located = spans.get((item.system, item.doc_id, item.seg_id), [])
+            preds[wmt26.TASK1] = wmt26.task1_entry([*located, *missing.get(k, [])])
+        if binary:
+            preds[wmt26.TASK3] = score >= 0.5
+        else:
+            preds[wmt26.TASK2] = score
+        entries.append((item, preds))
+    lines = [json.dumps(row, ensure_ascii=False) + "\n" for row in wmt26.submission_rows(entries)]
+    return {WMT26_FILE: lines_body(lines)}
+
+
 COMET_SCORE_KEY = "COMET"
 
 
@@ -371,4 +429,5 @@ def render_comet_json(run: RunDir) -> RunFiles:
 __all__ = ["COMET_SCORE_KEY", "EXPORT_KIND", "WMT25_COLUMNS", "WMT25_KEYS", "WRITERS", "FileBody", "OutputWriter",
            "Render", "RunFiles", "check_file_name", "comet_json", "complete_grid", "derived_keys", "lines_body",
            "mtme_name", "register_writer", "render_comet_json", "render_mtme", "render_segments_jsonl",
-           "render_segments_tsv", "render_task2", "render_wmt23", "render_wmt25", "wmt25_row_keys", "write_files"]
+           "render_segments_tsv", "render_task2", "render_wmt23", "render_wmt25", "render_wmt26",
+           "wmt25_row_keys", "write_files"]
