@@ -45,9 +45,17 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.inputs import TestSetInfo as TestSetInfo
     from polyjudge.api.inputs import origin_testset as origin_testset
     from polyjudge.api.inputs import read_input as read_input
+    from polyjudge.api.judge_presets import JudgePreset as JudgePreset
+    from polyjudge.api.judge_presets import judge_presets as judge_presets
     from polyjudge.api.metaeval import MetaEvalConfig as MetaEvalConfig
     from polyjudge.api.metaeval import MetaEvalResult as MetaEvalResult
     from polyjudge.api.metaeval import meta_eval as meta_eval
+    from polyjudge.api.metric import CorpusScore as CorpusScore
+    from polyjudge.api.metric import Judge as Judge
+    from polyjudge.api.metric import Prediction as Prediction
+    from polyjudge.api.metric import PredictionInterrupted as PredictionInterrupted
+    from polyjudge.api.metric import judge_keywords as judge_keywords
+    from polyjudge.api.metric import load as load
     from polyjudge.api.pairwise_study import PairwiseConfig as PairwiseConfig
     from polyjudge.api.pairwise_study import PairwiseResult as PairwiseResult
     from polyjudge.api.pairwise_study import pairwise as pairwise
@@ -96,6 +104,7 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.backends.spec import parse_judge as parse_judge
     from polyjudge.cache.spec import CacheSpec as CacheSpec
     from polyjudge.data.errors import InputError as InputError
+    from polyjudge.data.records import Item as Item
     from polyjudge.data.spec import DataSpec as DataSpec
     from polyjudge.data.spec import InputSpec as InputSpec
     from polyjudge.engine.batches import BatchOptions as BatchOptions
@@ -128,6 +137,16 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
 # report at start-up (about 0.75 s of CPU per command). No name is also a submodule's (``export`` lives in
 # exporting.py, ``report`` in reporting.py): importing a submodule binds it on the package under its name.
 _HOMES: dict[str, str] = {
+    # The judge as a metric object (notebooks: lists, DataFrames and datasets in, scores out).
+    "Judge": "polyjudge.api.metric",
+    "load": "polyjudge.api.metric",
+    "Prediction": "polyjudge.api.metric",
+    "CorpusScore": "polyjudge.api.metric",
+    "PredictionInterrupted": "polyjudge.api.metric",
+    "judge_keywords": "polyjudge.api.metric",
+    "JudgePreset": "polyjudge.api.judge_presets",
+    "judge_presets": "polyjudge.api.judge_presets",
+    "Item": "polyjudge.data.records",
     "AnnotateConfig": "polyjudge.api.annotate",
     "init_campaign": "polyjudge.api.annotate",
     "campaign_status": "polyjudge.api.annotate",
