@@ -98,8 +98,11 @@ def check_key(key_env: str, endpoint: str, *, official: bool) -> None:
     import os
 
     if official and not os.environ.get(key_env):
-        raise PreflightError(f"{endpoint} needs an API key: set {key_env}, or name the variable that holds it "
-                             "in this setting or in the judge's key_env= option", setting="api_key_env")
+        # The variable's name comes first: a front end's field name (``--api-key-env``) followed by a value that is
+        # no variable name reads as a key pasted in its place, which the error line would mask.
+        raise PreflightError(f"{key_env} is empty or not set: {endpoint} needs an API key; set it, or name the "
+                             "variable that holds the key in this setting or in the judge's key_env= option",
+                             setting="api_key_env")
 
 
 def check_endpoints(urls: tuple[str, ...], *, key_env: str, official_host: str, network: bool) -> None:
