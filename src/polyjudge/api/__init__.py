@@ -45,8 +45,8 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.inputs import TestSetInfo as TestSetInfo
     from polyjudge.api.inputs import origin_testset as origin_testset
     from polyjudge.api.inputs import read_input as read_input
-    from polyjudge.api.judge_presets import JudgePreset as JudgePreset
-    from polyjudge.api.judge_presets import judge_presets as judge_presets
+    from polyjudge.api.setups import JudgePreset as JudgePreset
+    from polyjudge.api.setups import judge_presets as judge_presets
     from polyjudge.api.metaeval import MetaEvalConfig as MetaEvalConfig
     from polyjudge.api.metaeval import MetaEvalResult as MetaEvalResult
     from polyjudge.api.metaeval import meta_eval as meta_eval
@@ -144,8 +144,8 @@ _HOMES: dict[str, str] = {
     "CorpusScore": "polyjudge.api.metric",
     "PredictionInterrupted": "polyjudge.api.metric",
     "judge_keywords": "polyjudge.api.metric",
-    "JudgePreset": "polyjudge.api.judge_presets",
-    "judge_presets": "polyjudge.api.judge_presets",
+    "JudgePreset": "polyjudge.api.setups",
+    "judge_presets": "polyjudge.api.setups",
     "Item": "polyjudge.data.records",
     "AnnotateConfig": "polyjudge.api.annotate",
     "init_campaign": "polyjudge.api.annotate",

@@ -530,7 +530,7 @@ def planned_signature(spec: JudgingSpec) -> str:
 def load(name: str, **settings: Any) -> Judge:
     """A :class:`Judge` of a named setup of the papers (``polyjudge.api.judge_presets()``: ``gemba-mqm-v2``,
     ``gemba-esa``, ``tsa``, ...); ``settings`` change or add to it (``judge="openai:MODEL@URL"``)."""
-    from polyjudge.api.judge_presets import preset
+    from polyjudge.api.setups import preset
 
     return Judge(**{**preset(name).settings, **settings})
 

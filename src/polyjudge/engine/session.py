@@ -207,7 +207,8 @@ def _prices(spec: JudgingSpec) -> PriceTable:
         raise InputError(f"bad price table: {exc}", field="prices", setting=True) from None
 
 
-def _items(items: Sequence[Item | Mapping[str, Any]] | str | Path, spec: JudgingSpec) -> tuple[list[Item], JudgeProtocol]:
+def _items(items: Sequence[Item | Mapping[str, Any]] | str | Path,
+           spec: JudgingSpec) -> tuple[list[Item], JudgeProtocol]:
     """Items read from a file (checked there) or given in code (checked here, by the same rules), the
     data group's languages given to those without theirs; none may lack a language its prompt names.
     The protocol built to check that is returned with them (building it compiles its template)."""
@@ -220,7 +221,6 @@ def _items(items: Sequence[Item | Mapping[str, Any]] | str | Path, spec: Judging
     else:
         from polyjudge.data.fields import check_items
         from polyjudge.data.records import CORE_FIELDS
-
         from polyjudge.data.rows import items_from_rows
 
         given = items_from_rows(items)  # dicts with COMET's keys (src, mt, ref, lp) become items too
