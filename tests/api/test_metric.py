@@ -385,3 +385,43 @@ def test_a_long_wait_keeps_the_loop_responsive(server):
 
     pred, beats, _ = asyncio.run(main())
     assert pred.scores == expected() and beats > 1
+
+
+def test_a_cancelled_apredict_stops_sending_and_keeps_its_answers(monkeypatch):
+    """A kernel interrupt of an ``await`` cell cancels its task: sending stops, what arrived is kept."""
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+
+    def slow(body):
+        return Reply(responder(body), delay_s=0.05)
+
+    with ScriptedServer(slow) as srv:
+        judge = make_judge(srv, concurrency=1)
+
+        async def main():
+            task = asyncio.create_task(judge.apredict(rows()))
+            while len(srv.completed) < 3:
+                await asyncio.sleep(0.005)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(main())
+        first = len(srv.completed)
+        assert 3 <= first < N
+        time.sleep(0.2)
+        assert len(srv.requests) == first or len(srv.requests) == first + 1  # nothing sent after it stopped
+        pred = judge.predict(rows())
+        assert len(srv.requests) <= N + 1 and pred.scores == expected()
+
+
+def test_an_input_file_is_read_with_the_judges_input_settings(server, tmp_path):
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps({"src": r["src"], "tgt": r["mt"], "system": r["system"]}) + "\n"
+                            for r in rows()), encoding="utf-8")
+    pred = make_judge(server, lp="de-en", limit=4).predict(path)
+    assert pred.scores == expected(4)
+
+
+def test_the_repr_masks_credentials():
+    judge = Judge(judge="openai:m@https://user:s3cretpassw0rd@example.org/v1", progress=False)
+    assert "s3cretpassw0rd" not in repr(judge) and "openai:m" in repr(judge)

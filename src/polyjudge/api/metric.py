@@ -368,8 +368,10 @@ class Judge:
         self._signature: str | None = None
 
     def __repr__(self) -> str:
+        from polyjudge.data.secrets import redact
+
         given = ", ".join(f"{k}={v!r}" for k, v in self.settings.items())
-        return f"Judge({given})"
+        return redact(f"Judge({given})")  # a judge's URL may carry credentials
 
     @staticmethod
     def defaults() -> dict[str, Any]:
