@@ -80,7 +80,8 @@ def run_notebook(tmp_path: Path, monkeypatch) -> tuple[dict[str, object], dict[s
     with ScriptedServer(scripted) as srv:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-notebook-test")
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
-        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])))
+        paths = [str(ROOT / "src"), os.environ.get("PYTHONPATH")]  # the kernel imports this checkout
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, paths)))
         client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
                                 resources={"metadata": {"path": str(tmp_path)}})
         with client.setup_kernel():

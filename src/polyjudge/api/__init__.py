@@ -45,8 +45,6 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.inputs import TestSetInfo as TestSetInfo
     from polyjudge.api.inputs import origin_testset as origin_testset
     from polyjudge.api.inputs import read_input as read_input
-    from polyjudge.api.setups import JudgePreset as JudgePreset
-    from polyjudge.api.setups import judge_presets as judge_presets
     from polyjudge.api.metaeval import MetaEvalConfig as MetaEvalConfig
     from polyjudge.api.metaeval import MetaEvalResult as MetaEvalResult
     from polyjudge.api.metaeval import meta_eval as meta_eval
@@ -64,6 +62,8 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.settings import Setting as Setting
     from polyjudge.api.settings import TableKey as TableKey
     from polyjudge.api.settings import judging_settings as judging_settings
+    from polyjudge.api.setups import JudgePreset as JudgePreset
+    from polyjudge.api.setups import judge_presets as judge_presets
     from polyjudge.api.spans import SpanF1Config as SpanF1Config
     from polyjudge.api.spans import SpanF1Result as SpanF1Result
     from polyjudge.api.spans import span_f1 as span_f1
