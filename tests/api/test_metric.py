@@ -425,3 +425,14 @@ def test_an_input_file_is_read_with_the_judges_input_settings(server, tmp_path):
 def test_the_repr_masks_credentials():
     judge = Judge(judge="openai:m@https://user:s3cretpassw0rd@example.org/v1", progress=False)
     assert "s3cretpassw0rd" not in repr(judge) and "openai:m" in repr(judge)
+
+
+def test_judge_and_estimate_work_inside_a_running_event_loop(server):
+    """The issue's first symptom: polyjudge.judge in a notebook cell (a running loop) raised RuntimeError."""
+    config = JudgeConfig(judges=f"openai:m@{server.base_url}", protocol="da")
+
+    async def in_a_cell():
+        return polyjudge.estimate(rows(3), config), polyjudge.judge(rows(3), config)
+
+    plan, run = asyncio.run(in_a_cell())
+    assert plan.requests_to_send == 3 and run.segment_scores() == expected(3)

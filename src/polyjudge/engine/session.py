@@ -8,7 +8,6 @@ same thing everywhere and a new option is added in one place. Re-exported as
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 from collections.abc import Mapping, Sequence
@@ -23,6 +22,7 @@ from polyjudge.data.records import Item
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.batches import BatchOptions
 from polyjudge.engine.errors import BudgetExceeded, EndpointFailed, FailureRateExceeded, RunInterrupted
+from polyjudge.engine.loops import run_coroutine
 from polyjudge.engine.pricing import PriceTable
 from polyjudge.engine.runner import BUDGET, INTERRUPTED
 from polyjudge.engine.signals import Interrupts, catching_interrupts
@@ -651,7 +651,7 @@ def judge(items: Sequence[Item | Mapping[str, Any]] | str | Path, config: JudgeC
         local = any(_capabilities(s).local for s in prep.specs)
         interrupts = stack.enter_context(catching_interrupts(None if local else spec.judges.timeout,
                                                               spec.execution.concurrency))
-        result = asyncio.run(_run(todo, prep, out_dir, dry_run=False, interrupts=interrupts))
+        result = run_coroutine(_run(todo, prep, out_dir, dry_run=False, interrupts=interrupts))
         assert isinstance(result, RunResult)
         if out_dir is not None:
             with interrupts.writing():  # a signal arriving now waits until every file is written
@@ -673,7 +673,7 @@ def estimate(items: Sequence[Item | Mapping[str, Any]] | str | Path, config: Jud
     prep = _prepare(spec, protocol)
     out_dir = spec.output.path
     _check_cache_apart(spec, out_dir)
-    result = asyncio.run(_run(todo, prep, out_dir, dry_run=True))
+    result = run_coroutine(_run(todo, prep, out_dir, dry_run=True))  # also where a loop runs (Jupyter)
     assert isinstance(result, Estimate)
     _preflight(prep.specs, prep.settings, spec, network=True)  # after the run's other input was checked
     # A server not up yet does not stop the plan (one plans before starting it): the plan says so in a
