@@ -153,7 +153,8 @@ class Prediction(Mapping[str, Any]):
     ``pred["scores"]``). ``scores``: one per row, None where the judgment failed or was never sent;
     ``system_score``: their mean over the scored rows; ``systems``: each system's mean when rows name
     systems (best first); ``signature``: how the numbers were made (sacrebleu's style); ``cost``: USD
-    spent on this call (answers from the shared cache cost nothing); ``run``: the engine's
+    the run cost (answers from the shared cache cost nothing; with ``out=``, every session of that run
+    directory, as its manifest counts); ``run``: the engine's
     :class:`~polyjudge.api.RunResult` with every judgment."""
 
     scores: list[float | None]
@@ -204,7 +205,8 @@ def prediction_of(run: RunResult) -> Prediction:
     """The :class:`Prediction` of an engine result (rows in input order)."""
     scores = run.segment_scores()
     got = [s for s in scores if s is not None]
-    pending = {jd.item_index for jd in run.judgments if jd.status == "pending"}
+    pending = {jd.item_index for jd in run.judgments if jd.status == "pending"} \
+        if run.status_counts().get("pending") else set()  # a finished run's judgments are not read again
     status = ["ok" if s is not None else "pending" if i in pending else "failed" for i, s in enumerate(scores)]
     spans = [_spans_of(seg.merged) for seg in run.segments(run.judges[0])] if run.protocol.produces_spans else None
     systems = {r.system: r.score for r in run.system_rows()} if any(it.system for it in run.items) else {}
