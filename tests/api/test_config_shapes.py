@@ -33,8 +33,10 @@ def test_a_metric_named_twice_is_refused_at_construction():
 
 def test_lists_become_tuples_and_a_string_for_a_sequence_is_refused_naming_the_field():
     assert JudgeConfig(judges=["openai:m", "openai:n"]).judges == ("openai:m", "openai:n")
+    # one judge as its spec string is that judge (issue 45: it was a TypeError); other sequences refuse text
+    assert JudgeConfig(judges="openai:m").judges == ("openai:m",)
     with pytest.raises(TypeError, match=r"JudgeConfig\.judges takes a sequence"):
-        JudgeConfig(judges="openai:m")
+        JudgeConfig(judges=3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"MetaEvalConfig\.human takes a path"):
         MetaEvalConfig(human=3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"InputSpec\.systems takes a sequence"):

@@ -20,7 +20,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "ray": ("ray",),
     "datasets": ("datasets", "pyarrow"),
     "pandas": ("pandas",),
-    "docs": ("mkdocs", "material", "mkdocstrings_handlers"),
+    "docs": ("mkdocs", "material", "mkdocstrings_handlers", "mkdocs_jupyter"),
     "lint": ("ruff", "mypy"),
 }
 MARKER = "needs_extra"

@@ -51,6 +51,12 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.metaeval import MetaEvalConfig as MetaEvalConfig
     from polyjudge.api.metaeval import MetaEvalResult as MetaEvalResult
     from polyjudge.api.metaeval import meta_eval as meta_eval
+    from polyjudge.api.metric import CorpusScore as CorpusScore
+    from polyjudge.api.metric import Judge as Judge
+    from polyjudge.api.metric import Prediction as Prediction
+    from polyjudge.api.metric import PredictionInterrupted as PredictionInterrupted
+    from polyjudge.api.metric import judge_keywords as judge_keywords
+    from polyjudge.api.metric import load as load
     from polyjudge.api.pairwise_study import PairwiseConfig as PairwiseConfig
     from polyjudge.api.pairwise_study import PairwiseResult as PairwiseResult
     from polyjudge.api.pairwise_study import pairwise as pairwise
@@ -66,6 +72,8 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.settings import TableKey as TableKey
     from polyjudge.api.settings import judging_settings as judging_settings
     from polyjudge.api.settle import judge as judge
+    from polyjudge.api.setups import JudgePreset as JudgePreset
+    from polyjudge.api.setups import judge_presets as judge_presets
     from polyjudge.api.spans import SpanF1Config as SpanF1Config
     from polyjudge.api.spans import SpanF1Result as SpanF1Result
     from polyjudge.api.spans import SpanRanking as SpanRanking
@@ -108,6 +116,7 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.backends.spec import parse_judge as parse_judge
     from polyjudge.cache.spec import CacheSpec as CacheSpec
     from polyjudge.data.errors import InputError as InputError
+    from polyjudge.data.records import Item as Item
     from polyjudge.data.spec import DataSpec as DataSpec
     from polyjudge.data.spec import InputSpec as InputSpec
     from polyjudge.engine.batches import BatchOptions as BatchOptions
@@ -139,6 +148,16 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
 # report at start-up (about 0.75 s of CPU per command). No name is also a submodule's (``export`` lives in
 # exporting.py, ``report`` in reporting.py): importing a submodule binds it on the package under its name.
 _HOMES: dict[str, str] = {
+    # The judge as a metric object (notebooks: lists, DataFrames and datasets in, scores out).
+    "Judge": "polyjudge.api.metric",
+    "load": "polyjudge.api.metric",
+    "Prediction": "polyjudge.api.metric",
+    "CorpusScore": "polyjudge.api.metric",
+    "PredictionInterrupted": "polyjudge.api.metric",
+    "judge_keywords": "polyjudge.api.metric",
+    "JudgePreset": "polyjudge.api.setups",
+    "judge_presets": "polyjudge.api.setups",
+    "Item": "polyjudge.data.records",
     "AnnotateConfig": "polyjudge.api.annotate",
     "init_campaign": "polyjudge.api.annotate",
     "campaign_status": "polyjudge.api.annotate",

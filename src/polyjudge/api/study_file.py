@@ -239,10 +239,10 @@ def convert(src: Source, where: tuple[str, int], name: str, key: Key, value: Any
             raise fail(f"expected {_NAMES[kind]}, got {_toml_repr(v)}")
     try:
         done = [_one(src, key, v) for v in values]
+    except InputError as exc:  # an InputError is a ValueError too: its reason, not its text naming the field
+        raise fail(exc.reason) from None
     except ValueError as exc:
         raise fail(str(exc)) from None
-    except InputError as exc:
-        raise fail(exc.reason) from None
     return tuple(done) if many else done[0]
 
 

@@ -50,7 +50,13 @@ class Backend(Protocol):
 
 class PreflightError(ValueError):
     """A judge that cannot work, found before any request is sent or any model loaded (no key for an
-    official endpoint, a host that does not resolve, a missing model file). One line, no secret."""
+    official endpoint, a host that does not resolve, a missing model file). One line, no secret.
+    ``setting``: the judging setting that fixes it, when one does (``api_key_env``); front ends name it
+    their way (the command line as its flag, Python as the keyword)."""
+
+    def __init__(self, message: str, *, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
 
 
 # Seconds a preflight waits for a host name to resolve (a slow resolver is not a failure: the run tries).
@@ -92,8 +98,11 @@ def check_key(key_env: str, endpoint: str, *, official: bool) -> None:
     import os
 
     if official and not os.environ.get(key_env):
-        raise PreflightError(f"{endpoint} needs an API key: set {key_env} (or name another variable with "
-                             "--api-key-env or the judge's key_env= option)")
+        # The variable's name comes first: a front end's field name (``--api-key-env``) followed by a value that is
+        # no variable name reads as a key pasted in its place, which the error line would mask.
+        raise PreflightError(f"{key_env} is empty or not set: {endpoint} needs an API key; set it, or name the "
+                             "variable that holds the key in this setting or in the judge's key_env= option",
+                             setting="api_key_env")
 
 
 def check_endpoints(urls: tuple[str, ...], *, key_env: str, official_host: str, network: bool) -> None:

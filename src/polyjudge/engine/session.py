@@ -8,7 +8,6 @@ same thing everywhere and a new option is added in one place. Re-exported as
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 from collections.abc import Mapping, Sequence
@@ -23,6 +22,7 @@ from polyjudge.data.records import Item
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.engine.batches import BatchOptions
 from polyjudge.engine.errors import BudgetExceeded, EndpointFailed, FailureRateExceeded, RunInterrupted
+from polyjudge.engine.loops import run_coroutine
 from polyjudge.engine.pricing import PriceTable
 from polyjudge.engine.runner import BUDGET, INTERRUPTED
 from polyjudge.engine.signals import Interrupts, catching_interrupts
@@ -67,6 +67,8 @@ class _FlatConfig:
     __slots__ = ()
 
     def __post_init__(self) -> None:
+        if isinstance(getattr(self, "judges", None), str):  # one judge given as its spec string
+            object.__setattr__(self, "judges", (self.judges,))  # type: ignore[attr-defined]
         normalise_fields(self)  # Python shapes; TypeError names a field
 
     def replace(self, **changes: Any) -> JudgeConfig:
@@ -205,7 +207,8 @@ def _prices(spec: JudgingSpec) -> PriceTable:
         raise InputError(f"bad price table: {exc}", field="prices", setting=True) from None
 
 
-def _items(items: Sequence[Item] | str | Path, spec: JudgingSpec) -> tuple[list[Item], JudgeProtocol]:
+def _items(items: Sequence[Item | Mapping[str, Any]] | str | Path,
+           spec: JudgingSpec) -> tuple[list[Item], JudgeProtocol]:
     """Items read from a file (checked there) or given in code (checked here, by the same rules), the
     data group's languages given to those without theirs; none may lack a language its prompt names.
     The protocol built to check that is returned with them (building it compiles its template)."""
@@ -218,8 +221,9 @@ def _items(items: Sequence[Item] | str | Path, spec: JudgingSpec) -> tuple[list[
     else:
         from polyjudge.data.fields import check_items
         from polyjudge.data.records import CORE_FIELDS
+        from polyjudge.data.rows import items_from_rows
 
-        given = list(items)
+        given = items_from_rows(items)  # dicts with COMET's keys (src, mt, ref, lp) become items too
         check_items(given, CORE_FIELDS)
         if src or tgt:
             given = [it if (it.src_lang or not src) and (it.tgt_lang or not tgt) else dataclasses.replace(
@@ -314,8 +318,9 @@ def _preflight(specs: list[JudgeSpec], settings: BackendSettings, spec: JudgingS
         return endpoints_of(specs)  # no key or host to check, but the same endpoint as a live run's
     try:
         return preflight_judges(specs, settings, network=network)
-    except ValueError as exc:
-        raise InputError(str(exc), field="judge") from None
+    except ValueError as exc:  # a PreflightError may name the setting that fixes it (api_key_env)
+        setting = getattr(exc, "setting", None)
+        raise InputError(str(exc), field=setting or "judge", setting=setting is not None) from None
 
 
 def _unreachable(specs: Sequence[JudgeSpec], spec: JudgingSpec) -> dict[JudgeSpec, tuple[str, ...]]:
@@ -617,9 +622,10 @@ def _raise_if_stopped(result: RunResult, budget: BudgetSpec, out: Path | None, s
         raise FailureRateExceeded(result, out, kinds, total, rate)
 
 
-def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec | None = None, *,
+def judge(items: Sequence[Item | Mapping[str, Any]] | str | Path, config: JudgeConfig | JudgingSpec | None = None, *,
           out: str | Path | None = None) -> RunResult:
-    """Judge ``items`` (a list of :class:`Item` or an input file) as ``config`` says (a
+    """Judge ``items`` (a list of :class:`Item`, of dicts with COMET's keys ``src``/``mt``/``ref``, or an
+    input file) as ``config`` says (a
     :class:`JudgingSpec`, or its flat shorthand :class:`JudgeConfig`) and, with ``out`` (or the
     spec's run directory), write the run directory there (re-running the same call resumes).
 
@@ -657,7 +663,7 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec 
         local = any(_capabilities(s).local for s in prep.specs)
         interrupts = stack.enter_context(catching_interrupts(None if local else spec.judges.timeout,
                                                               spec.execution.concurrency))
-        result = asyncio.run(_run(todo, prep, out_dir, dry_run=False, interrupts=interrupts))
+        result = run_coroutine(_run(todo, prep, out_dir, dry_run=False, interrupts=interrupts))
         assert isinstance(result, RunResult)
         if out_dir is not None:
             with interrupts.writing():  # a signal arriving now waits until every file is written
@@ -668,7 +674,7 @@ def judge(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec 
     return result
 
 
-def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSpec | None = None, *,
+def estimate(items: Sequence[Item | Mapping[str, Any]] | str | Path, config: JudgeConfig | JudgingSpec | None = None, *,
              out: str | Path | None = None) -> Estimate:
     """What :func:`judge` would send (requests, tokens, an upper bound of the cost), counting
     what ``out``'s store already has. Nothing is written: no directory, store or lock is created."""
@@ -679,7 +685,7 @@ def estimate(items: Sequence[Item] | str | Path, config: JudgeConfig | JudgingSp
     prep = _prepare(spec, protocol)
     out_dir = spec.output.path
     _check_cache_apart(spec, out_dir)
-    result = asyncio.run(_run(todo, prep, out_dir, dry_run=True))
+    result = run_coroutine(_run(todo, prep, out_dir, dry_run=True))  # also where a loop runs (Jupyter)
     assert isinstance(result, Estimate)
     _preflight(prep.specs, prep.settings, spec, network=True)  # after the run's other input was checked
     # A server not up yet does not stop the plan (one plans before starting it): the plan says so in a

@@ -14,7 +14,8 @@ for. Before it ends, the run's files are written from what the store holds
 third signal, or a writer that fails, ends it at once with one line saying
 that re-running the same command writes them. A signal that arrives while the files are being written
 (:meth:`Interrupts.writing`) waits until they are complete.
-Signals can only be caught in the main thread; elsewhere nothing changes.
+Signals can only be caught in the main thread; a run in another thread is stopped by
+:func:`interrupt_thread` (what the Python API calls when its caller sees KeyboardInterrupt).
 """
 
 from __future__ import annotations
@@ -165,12 +166,31 @@ def _importing() -> bool:
     return any(getattr(getattr(m, "__spec__", None), "_initializing", False) for m in list(sys.modules.values()))
 
 
+# The runs judging in threads other than the main one (no signal reaches them), by thread id.
+_BY_THREAD: dict[int, Interrupts] = {}
+
+
+def interrupt_thread(ident: int, signum: int = signal.SIGINT) -> bool:
+    """Stop the run judging in thread ``ident`` as a first Ctrl-C stops one in the main thread (nothing new is
+    sent, the answers so far are kept); False when that thread judges nothing now. Python's API runs a
+    judging in a worker thread while an event loop runs (Jupyter) and calls this on KeyboardInterrupt."""
+    found = _BY_THREAD.get(ident)
+    if found is None:
+        return False
+    found.notify(signum)
+    return True
+
+
 @contextmanager
 def catching_interrupts(deadline_s: float | None = None, in_flight: int | None = None) -> Iterator[Interrupts]:
     """Catch SIGINT/SIGTERM for the duration (main thread only), then restore the old handlers."""
     interrupts = Interrupts(deadline_s, in_flight)
     if threading.current_thread() is not threading.main_thread():
-        yield interrupts
+        _BY_THREAD[threading.get_ident()] = interrupts  # the thread that started it stops it (interrupt_thread)
+        try:
+            yield interrupts
+        finally:
+            _BY_THREAD.pop(threading.get_ident(), None)
         return
     previous = {s: signal.getsignal(s) for s in CAUGHT}
     for s in CAUGHT:
@@ -182,4 +202,4 @@ def catching_interrupts(deadline_s: float | None = None, in_flight: int | None =
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
 
 
-__all__ = ["Interrupts", "catching_interrupts", "latest_status", "show_status"]
+__all__ = ["Interrupts", "catching_interrupts", "interrupt_thread", "latest_status", "show_status"]
