@@ -242,3 +242,22 @@ def test_units_keep_every_systems_item_together_in_a_seeded_order():
     # a document's weight is its share of the segments times the number of documents
     sizes = [len({items[i].seg_id for i in unit}) for unit in docs.members]
     assert docs.weights == pytest.approx([n * 4 / 30 for n in sizes])
+
+
+def test_the_metric_object_judges_in_rounds_and_leaves_unjudged_rows_none(monkeypatch):
+    """polyjudge.Judge(until_settled=True) is the same run in rounds: fewer requests than rows, each row
+    either its judged score or None (not judged), never a made-up number."""
+    from polyjudge.api import Judge
+
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    items = _items()
+    rows = [{"src": it.src, "mt": it.tgt, "lp": "en-de", "system": it.system, "seg_id": it.seg_id} for it in items]
+    with ScriptedServer(_responder) as srv:
+        metric = Judge(protocol="da", judge=f"openai:m@{srv.base_url}", until_settled=True, settle_range="0,100",
+                       settle_round=10, progress=False)
+        pred = metric.predict(rows)
+        sent = len(srv.requests)
+    judged = [s for s in pred.scores if s is not None]
+    assert 0 < len(judged) == sent < len(rows) // 2
+    assert len(pred.scores) == len(rows)
+    assert pred.systems["A"] > pred.systems["B"] > pred.systems["C"]

@@ -216,6 +216,34 @@ def prediction_of(run: RunResult) -> Prediction:
                       cost=float(run.manifest.cost_usd or 0.0), run=run)
 
 
+def _requests(items: Sequence[Item], spec: JudgingSpec) -> int:
+    """The requests a full run of ``items`` sends (the progress bar's total)."""
+    from polyjudge.engine.session import build_protocol
+
+    return len(items) * (spec.generation.resolved(build_protocol(spec)).runs or 1) * len(spec.judges.judges)
+
+
+def _on_rows(pred: Prediction, judged: Sequence[Item], rows: Sequence[Item]) -> Prediction:
+    """``pred`` over the input ``rows`` when the run judged some of them (``until_settled`` draws a sample):
+    a row not judged is None with status ``pending`` (never sent), as in an interrupted run."""
+    if len(judged) == len(rows) and all(a is b for a, b in zip(judged, rows, strict=True)):
+        return pred
+    def key(item: Item) -> tuple[Any, ...]:  # not the reference: a test set's may be added on the way
+        return item.src, item.tgt, item.system, item.doc_id, item.seg_id, item.src_lang, item.tgt_lang
+
+    at = {key(item): k for k, item in enumerate(judged)}
+    where = [at.get(key(row)) for row in rows]
+
+    def spread(values: Sequence[Any] | None, missing: Any = None) -> list[Any] | None:
+        return None if values is None else [missing if k is None else values[k] for k in where]
+
+    meta = pred.metadata
+    metadata = dataclasses.replace(
+        meta, error_spans=spread(meta.error_spans), status=spread(meta.status, "pending") or [],
+        judges={name: spread(scores) or [] for name, scores in meta.judges.items()})
+    return dataclasses.replace(pred, scores=spread(pred.scores) or [], metadata=metadata)
+
+
 @dataclass(frozen=True, slots=True)
 class CorpusScore:
     """A corpus score in sacrebleu's shape: ``score`` (the mean segment score), ``name`` and the
@@ -408,17 +436,15 @@ class Judge:
 
     # ----------------------------------------------------------------------- judging
 
-    def _start(self, data: Any, lp: str | None, out: str | Path | None) -> tuple[_Worker, JudgingSpec, int]:
+    def _start(self, data: Any, lp: str | None, out: str | Path | None) -> tuple[_Worker, JudgingSpec, list[Item]]:
         from polyjudge.api.inputs import with_testset_reference
-        from polyjudge.engine.session import build_protocol, judge
+        from polyjudge.api.settle import judge  # in rounds when until_settled is set
 
         items = self.items(data, lp)
         spec = with_testset_reference(self._spec_for(out), items)
-        protocol = build_protocol(spec)
-        total = len(items) * (spec.generation.resolved(protocol).runs or 1) * len(spec.judges.judges)
-        return _Worker(lambda: judge(items, spec)).start(), spec, total
+        return _Worker(lambda: judge(items, spec)).start(), spec, items
 
-    def _finish(self, worker: _Worker, spec: JudgingSpec) -> Prediction:
+    def _finish(self, worker: _Worker, spec: JudgingSpec, items: Sequence[Item] | None = None) -> Prediction:
         from polyjudge.engine.errors import RunInterrupted, RunStopped
 
         try:
@@ -428,7 +454,7 @@ class Judge:
         except RunStopped as exc:  # the spending cap, too many failures, an endpoint given up: raised as is
             exc.prediction = prediction_of(exc.result)  # type: ignore[attr-defined]
             raise
-        pred = prediction_of(run)
+        pred = prediction_of(run) if items is None else _on_rows(prediction_of(run), run.items, items)
         self._signature = pred.signature
         return pred
 
@@ -438,18 +464,18 @@ class Judge:
         input order. Works with and without a running event loop. ``out``: a run directory to write (and
         resume from); without it nothing is written but the shared response cache. ``progress``: this
         call's bar (default: the judge's)."""
-        worker, spec, total = self._start(data, lp, out)
-        with _bar(total, self.progress if progress is None else progress) as update:
+        worker, spec, items = self._start(data, lp, out)
+        with _bar(_requests(items, spec), self.progress if progress is None else progress) as update:
             _wait(worker, update)
-        return self._finish(worker, spec)
+        return self._finish(worker, spec, items)
 
     async def apredict(self, data: Any, *, lp: str | None = None, out: str | Path | None = None,
                        progress: bool | None = None) -> Prediction:
         """:meth:`predict` for async code: ``await judge.apredict(data)`` leaves the caller's loop free."""
-        worker, spec, total = self._start(data, lp, out)
-        with _bar(total, self.progress if progress is None else progress) as update:
+        worker, spec, items = self._start(data, lp, out)
+        with _bar(_requests(items, spec), self.progress if progress is None else progress) as update:
             await _await(worker, update)
-        return self._finish(worker, spec)
+        return self._finish(worker, spec, items)
 
     def estimate(self, data: Any, *, lp: str | None = None, out: str | Path | None = None) -> Estimate:
         """What :meth:`predict` would send and cost (``polyjudge judge --dry-run``): requests, tokens, an upper
