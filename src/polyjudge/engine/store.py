@@ -91,7 +91,9 @@ CREATE INDEX IF NOT EXISTS batch_lines_custom_id ON batch_lines(custom_id);
 
 # Columns added after 0.1.0; stores written before get them on open (NULL in old rows).
 ADDED_COLUMNS = {"cached_prompt_tokens": "INTEGER", "reasoning_tokens": "INTEGER", "channel": "TEXT",
-                 "reasoning": "TEXT", "logprobs": "TEXT", "usage_note": "TEXT"}
+                 "reasoning": "TEXT", "logprobs": "TEXT", "usage_note": "TEXT",
+                 # What the server said answered: JSON [served model, system_fingerprint] (NULL: it said nothing).
+                 "served": "TEXT"}
 LIVE, BATCH = "live", "batch"
 SUBMITTING, EXPORTED, EXPORT = "submitting", "exported", "export"
 
@@ -243,6 +245,22 @@ def masked_tokens(mask: Redactor, tokens: Sequence[TokenLogprob]) -> list[TokenL
     """``tokens`` with the secrets their joined text holds masked (:func:`~polyjudge.data.secrets.mask_tokens`)."""
     rows = mask_token_rows(mask, [[t.token, t.logprob, list(t.top)] for t in tokens])
     return [t if r[0] == t.token else TokenLogprob(r[0], t.logprob, ()) for t, r in zip(tokens, rows)]
+
+
+def served_json(result: GenerateResult) -> str | None:
+    """What the server said answered, as the store keeps it (None when it named no model)."""
+    if not isinstance(result.model, str):
+        return None
+    return json.dumps([result.model, result.system_fingerprint], ensure_ascii=False)
+
+
+def served_of(stored: str | None) -> tuple[str | None, str | None]:
+    """(served model, system_fingerprint) of a stored ``served`` value; (None, None) for none or a damaged one."""
+    try:
+        model, fingerprint = json.loads(stored) if stored else (None, None)
+    except (ValueError, TypeError):
+        return None, None
+    return (model if isinstance(model, str) else None), (fingerprint if isinstance(fingerprint, str) else None)
 
 
 def logprobs_of(stored: str | None) -> tuple[TokenLogprob, ...]:
@@ -501,12 +519,12 @@ class Store:
         self._db.execute(
             "INSERT OR REPLACE INTO responses (key, prompt_hash, judge, run_index, status, text, finish_reason, "
             "prompt_tokens, completion_tokens, latency_s, error, attempts, created, cached_prompt_tokens, "
-            "reasoning_tokens, channel, reasoning, logprobs, usage_note) "
-            "VALUES (?,?,?,?,'done',?,?,?,?,?,NULL,?,?,?,?,?,?,?,?)",
+            "reasoning_tokens, channel, reasoning, logprobs, usage_note, served) "
+            "VALUES (?,?,?,?,'done',?,?,?,?,?,NULL,?,?,?,?,?,?,?,?,?)",
             (key, prompt_hash, judge, run_index, text, finish_reason, _count(u.prompt_tokens),
              _count(u.completion_tokens), _seconds(result.latency_s), attempts, time.time(),
              _count(u.cached_prompt_tokens), _count(u.reasoning_tokens), None if channel == LIVE else channel,
-             reasoning, logprobs, mask(usage_note)))
+             reasoning, logprobs, mask(usage_note), served_json(result)))
 
     def put_failure(self, key: str, prompt_hash: str, judge: str, run_index: int,
                     error: str, attempts: int) -> None:
@@ -518,6 +536,26 @@ class Store:
             "ON CONFLICT(key) DO UPDATE SET error=excluded.error, attempts=responses.attempts+excluded.attempts, "
             "created=excluded.created WHERE responses.status='failed'",
             (key, prompt_hash, judge, run_index, redact(error), attempts, time.time()))
+
+    def served_models(self, *, since: float | None = None, before: float | None = None,
+                      ) -> dict[str, dict[tuple[str, str | None], int]]:
+        """judge -> {(served model, system_fingerprint): answers} of the answers stored (``since``/``before``:
+        created in that window), from what each server said (answers it said nothing about are left out)."""
+        if "served" not in self._columns:
+            return {}
+        where, args = "served IS NOT NULL AND status='done'", []
+        if since is not None:
+            where, args = where + " AND created >= ?", [*args, since]
+        if before is not None:
+            where, args = where + " AND created < ?", [*args, before]
+        out: dict[str, dict[tuple[str, str | None], int]] = {}
+        for judge, served, n in self._db.execute(
+                f"SELECT judge, served, COUNT(*) FROM responses WHERE {where} GROUP BY judge, served", args):
+            model, fingerprint = served_of(served)
+            if model is not None:
+                found = out.setdefault(str(judge), {})
+                found[(model, fingerprint)] = found.get((model, fingerprint), 0) + int(n)
+        return out
 
     # ------------------------------------------------------------------------------------- batches
 
