@@ -151,6 +151,19 @@ class StoredResponse:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredAnswer:
+    """A stored answer as a drift check reads it (:meth:`Store.answers_to`)."""
+
+    judge: str
+    text: str | None
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    logprobs: str | None
+    served: tuple[str | None, str | None]  # (served model, system_fingerprint)
+
+
+@dataclass(frozen=True, slots=True)
 class BatchLineRow:
     """One task of a submitted batch: ``choice`` of line ``custom_id``'s answer answers ``key``."""
 
@@ -555,6 +568,22 @@ class Store:
             if model is not None:
                 found = out.setdefault(str(judge), {})
                 found[(model, fingerprint)] = found.get((model, fingerprint), 0) + int(n)
+        return out
+
+    def answers_to(self, prompt_hashes: Sequence[str], *, run_index: int = 0) -> dict[str, list[StoredAnswer]]:
+        """prompt hash -> every judge's stored answer (status done) of run ``run_index`` (``polyjudge drift``)."""
+        out: dict[str, list[StoredAnswer]] = {}
+        if self.readonly and not self._has_table("responses"):
+            return out
+        cols = ",".join(c if c in self._columns else "NULL" for c in (
+            "prompt_hash", "judge", "text", "finish_reason", "prompt_tokens", "completion_tokens", "logprobs", "served"))
+        for i in range(0, len(prompt_hashes), _CHUNK):
+            chunk = list(prompt_hashes[i:i + _CHUNK])
+            for r in self._db.execute(f"SELECT {cols} FROM responses WHERE status='done' AND run_index=? AND "
+                                      f"prompt_hash IN ({','.join('?' * len(chunk))}) ORDER BY judge",
+                                      [run_index, *chunk]):
+                out.setdefault(r[0], []).append(StoredAnswer(str(r[1]), _text(r[2]), _text(r[3]), int(r[4] or 0),
+                                                             int(r[5] or 0), r[6], served_of(r[7])))
         return out
 
     # ------------------------------------------------------------------------------------- batches
