@@ -15,6 +15,7 @@ Pure numpy: arrays in, a :class:`DriftVerdict` out; reading runs and sending req
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -100,6 +101,9 @@ class DriftTest:
     effect: float | None = None  # d_z for differences; the change of the rate for binary outcomes
     p_holm: float = 1.0
     test: str = "paired permutation"
+    # The smallest p-value the test could give with the pairs it had (all differences zero: 1): a test that
+    # cannot reach the level is left out of the Holm family (Tarone's refinement), so it costs no power.
+    min_p: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         effect = self.effect if self.effect is None or math.isfinite(self.effect) else str(self.effect)
@@ -113,8 +117,11 @@ def difference_test(what: str, stored: Sequence[float], fresh: Sequence[float], 
     if not stored:
         return None
     diffs = [f - s for s, f in zip(stored, fresh)]
+    moved = sum(1 for d in diffs if d != 0 and math.isfinite(d))
+    floor = 1.0 if moved == 0 else 2 / 2 ** moved if moved <= EXACT_UP_TO else 1 / (1 + resamples)
     return DriftTest(what, len(diffs), sum(stored) / len(stored), sum(fresh) / len(fresh),
-                     paired_permutation_p(diffs, resamples=resamples, seed=seed), paired_effect(diffs))
+                     paired_permutation_p(diffs, resamples=resamples, seed=seed), paired_effect(diffs),
+                     min_p=min(1.0, floor))
 
 
 def rate_test(what: str, stored: Sequence[bool], fresh: Sequence[bool]) -> DriftTest | None:
@@ -125,7 +132,7 @@ def rate_test(what: str, stored: Sequence[bool], fresh: Sequence[bool]) -> Drift
     only_fresh = sum(1 for s, f in zip(stored, fresh) if f and not s)
     rs, rf = sum(stored) / len(stored), sum(fresh) / len(fresh)
     return DriftTest(what, len(stored), rs, rf, mcnemar_exact_p(only_stored, only_fresh), rf - rs,
-                     test="exact McNemar")
+                     test="exact McNemar", min_p=min(1.0, 2 * 0.5 ** (only_stored + only_fresh)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,10 +151,15 @@ class DriftVerdict:
 
 
 def verdict(tests: Sequence[DriftTest | None], alpha: float = DEFAULT_ALPHA) -> DriftVerdict:
-    """The check's verdict: the given tests Holm-adjusted as one family at level ``alpha``."""
+    """The check's verdict: the given tests Holm-adjusted as one family at level ``alpha``. A test whose
+    smallest possible p-value is not below ``alpha`` (no pair moved, too few discordant pairs) cannot
+    reject and is left out of the family (Tarone, 1990); its ``p_holm`` is its own p."""
     kept = [t for t in tests if t is not None]
-    adjusted = holm([t.p for t in kept])
-    done = tuple(DriftTest(t.what, t.n, t.stored, t.fresh, t.p, t.effect, a, t.test) for t, a in zip(kept, adjusted))
+    family = [i for i, t in enumerate(kept) if t.min_p < alpha]
+    adjusted = [t.p for t in kept]
+    for i, a in zip(family, holm([kept[i].p for i in family])):
+        adjusted[i] = a
+    done = tuple(dataclasses.replace(t, p_holm=a) for t, a in zip(kept, adjusted))
     found = tuple(t.what for t in done if t.p_holm < alpha)
     return DriftVerdict(done, alpha, bool(found), min(adjusted, default=1.0), found)
 

@@ -30,6 +30,7 @@ from polyjudge.data.chat import GenerateResult
 from polyjudge.data.errors import InputError
 
 DRIFT_EXIT = 5  # docs/reference/exit-codes.md: the check found drift
+CAP_EXIT = 4  # as a judging run's: the spending cap left requests unsent (and no drift was found in the rest)
 PROMPT_SPARE = 1.1  # a fresh prompt is reserved at its stored size plus 10% (plus 16 tokens)
 
 
@@ -98,7 +99,7 @@ class DriftResult:
         return self.verdict.drift or any(c["model_changed"] for c in self.served_changes)
 
     def to_json(self) -> dict[str, Any]:
-        return {"target": self.plan.source.name, "kind": self.plan.source.kind, "drift": self.drift,
+        return {"target": self.plan.source.name, "kind": self.plan.source.kind,
                 **self.verdict.to_json(), "drift": self.drift, "requests": self.plan.requests, "sent": self.sent,
                 "failed": self.failed, "not_sent": self.not_sent, "estimate_usd": self.plan.estimate_usd,
                 "cost_usd": self.cost_usd, "served_changes": self.served_changes,
@@ -351,5 +352,5 @@ def drift(config: DriftConfig) -> DriftResult:
     return run_drift(plan_drift(config))
 
 
-__all__ = ["DRIFT_EXIT", "DriftConfig", "DriftPlan", "DriftResult", "compare", "drift", "plan_drift", "run_drift",
+__all__ = ["CAP_EXIT", "DRIFT_EXIT", "DriftConfig", "DriftPlan", "DriftResult", "compare", "drift", "plan_drift", "run_drift",
            "save_anchor_set"]

@@ -92,13 +92,16 @@ def _item_of(d: dict[str, Any]) -> Item:
 # ------------------------------------------------------------------------------------------- anchors
 
 def anchors_dir(cache: str | Path | None = None) -> Path:
-    """Where anchor sets are kept: ``POLYJUDGE_ANCHORS``, else ``anchors/`` in the shared cache folder."""
+    """Where anchor sets are kept: ``anchors/`` in the shared cache folder ``cache`` (``--cache``) when given,
+    else ``POLYJUDGE_ANCHORS``, else ``anchors/`` in the default shared cache folder (cache.location)."""
     import os
 
     from polyjudge.cache.location import cache_dir
 
     given = os.environ.get("POLYJUDGE_ANCHORS")
-    return Path(given).expanduser() if given else cache_dir(cache) / "anchors"
+    if given and not cache:
+        return Path(given).expanduser()
+    return cache_dir(cache) / "anchors"
 
 
 def anchor_path(name: str, cache: str | Path | None = None) -> Path:
