@@ -242,7 +242,9 @@ class _Reading:
     logprobs: list[tuple[str, float]]
 
 
-def _span_categories(annotation: Any) -> list[str]:
+def _span_categories(annotation: Any) -> list[str] | None:
+    """``severity/category`` of each error an annotation lists (MQM's ``errors``, the span protocols'
+    ``spans``), None for an answer of a protocol that lists none."""
     errors = annotation.get("errors", annotation.get("spans")) if isinstance(annotation, dict) else None
     if isinstance(errors, dict):  # {severity: [error, ...]}
         return [f"{sev}/{e.get('type') or e.get('category') or '?'}" if isinstance(e, dict) else str(sev)
@@ -250,7 +252,7 @@ def _span_categories(annotation: Any) -> list[str]:
     if isinstance(errors, list):
         return [str(e.get("severity") or "?") + "/" + str(e.get("category") or e.get("type") or "?")
                 if isinstance(e, dict) else "?" for e in errors]
-    return []
+    return None
 
 
 def _read(protocol: Any, item: Any, text: str, finish: str, logprobs: Sequence[Any]) -> _Reading:
@@ -258,15 +260,14 @@ def _read(protocol: Any, item: Any, text: str, finish: str, logprobs: Sequence[A
     from polyjudge.protocols.answers import ParseFailure
 
     tokens = [(t.token, t.logprob) for t in logprobs]
-    spans = [] if protocol.produces_spans else None
     if finish in REFUSALS:
-        return _Reading(False, True, None, spans, tokens)
+        return _Reading(False, True, None, None, tokens)
     try:
         annotation = protocol.parse_answer(text, item, logprobs)
         score = protocol.score(annotation, item)
     except ParseFailure:
-        return _Reading(False, False, None, spans, tokens)
-    return _Reading(True, False, score, _span_categories(annotation) if spans is not None else None, tokens)
+        return _Reading(False, False, None, None, tokens)
+    return _Reading(True, False, score, _span_categories(annotation), tokens)
 
 
 def _logprob_shift(stored: list[tuple[str, float]], fresh: list[tuple[str, float]]) -> tuple[float, float] | None:
@@ -320,8 +321,7 @@ def compare(plan: DriftPlan, fresh: Sequence[GenerateResult | str | None], spend
 
 def _tests(rows: Sequence[tuple[StoredPair, _Reading, _Reading]], config: DriftConfig) -> list[Any]:
     scored = [(s.score, f.score) for _, s, f in rows if s.score is not None and f.score is not None]
-    spanned = [(len(s.spans), len(f.spans)) for _, s, f in rows
-               if s.spans is not None and f.spans is not None and s.parsed and f.parsed]
+    spanned = [(len(s.spans), len(f.spans)) for _, s, f in rows if s.spans is not None and f.spans is not None]
     probs = [x for _, s, f in rows if (x := _logprob_shift(s.logprobs, f.logprobs)) is not None]
     opts = {"resamples": config.resamples, "seed": config.seed}
     return [difference_test("scores", [a for a, _ in scored], [b for _, b in scored], **opts),

@@ -54,11 +54,12 @@ def _pairs(rows: list[list[Any]]) -> str:
 
 def _exit(result: DriftResult) -> None:
     from polyjudge.api.drift import CAP_EXIT, DRIFT_EXIT
+    from polyjudge.cli.errors import CommandExit
 
     if result.drift:
-        raise click.exceptions.Exit(DRIFT_EXIT)
+        raise CommandExit(DRIFT_EXIT)
     if result.not_sent:
-        raise click.exceptions.Exit(CAP_EXIT)
+        raise CommandExit(CAP_EXIT)
 
 
 def _plan(config: Any, anchor: str | None, save: str | None) -> DriftPlan:
