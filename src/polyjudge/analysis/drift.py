@@ -61,7 +61,7 @@ def mcnemar_exact_p(only_stored: int, only_fresh: int) -> float:
     if n == 0:
         return 1.0
     k = min(only_stored, only_fresh)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+    tail = float(sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
     return min(1.0, 2 * tail)
 
 

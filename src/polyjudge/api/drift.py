@@ -71,12 +71,17 @@ class DriftPlan:
     def requests(self) -> int:
         return len(self.source.pairs)
 
+    def cost_words(self) -> str:
+        """``about $X, at most $Y`` (or ``price unknown: JUDGE``)."""
+        if self.estimate_usd is None:
+            return f"price unknown: {', '.join(self.unpriced)}"
+        return f"about ${self.estimate_usd:.4f}, at most ${self.reserve_usd or 0.0:.4f}"
+
     def summary(self) -> str:
-        cost = "price unknown" if self.estimate_usd is None else f"about ${self.estimate_usd:.4f}"
-        worst = "" if self.reserve_usd is None else f", at most ${self.reserve_usd:.4f}"
+        """The line printed before anything is sent: requests, judges, cost and cap."""
         cap = "" if self.config.max_cost is None else f"; cap ${self.config.max_cost:.4f}"
         return (f"drift check of {self.source.name} ({self.source.kind}): {self.requests} request(s) to "
-                f"{', '.join(sorted({p.judge for p in self.source.pairs}))}, {cost}{worst}{cap}")
+                f"{', '.join(sorted({p.judge for p in self.source.pairs}))}, {self.cost_words()}{cap}")
 
 
 @dataclass
@@ -347,10 +352,10 @@ def run_drift(plan: DriftPlan) -> DriftResult:
     return compare(plan, fresh, spend)
 
 
-def drift(config: DriftConfig) -> DriftResult:
+def check_drift(config: DriftConfig) -> DriftResult:
     """Plan and run a drift check of ``config.target`` (see :func:`plan_drift`, :func:`run_drift`)."""
     return run_drift(plan_drift(config))
 
 
-__all__ = ["CAP_EXIT", "DRIFT_EXIT", "DriftConfig", "DriftPlan", "DriftResult", "compare", "drift", "plan_drift", "run_drift",
-           "save_anchor_set"]
+__all__ = ["CAP_EXIT", "DRIFT_EXIT", "DriftConfig", "DriftPlan", "DriftResult", "check_drift", "compare", "plan_drift",
+           "run_drift", "save_anchor_set"]

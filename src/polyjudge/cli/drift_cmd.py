@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from polyjudge.cli.options import emit, format_option, out_option
+from polyjudge.cli.specs import argument, option, shared, takes
 
 if TYPE_CHECKING:
     from polyjudge.api.drift import DriftPlan, DriftResult
@@ -38,7 +40,7 @@ def render(result: DriftResult) -> str:
         lines.append(f"served: {c['judge']}: {said}: stored {_pairs(c['stored'])}, now {_pairs(c['fresh'])}")
     if result.system_shifts:
         lines += ["", "system      sampled  stored   fresh    shift"]
-        lines += [f"{s:<11} {d['n']:<8.0f} {_num(d['stored'])} {_num(d['fresh'])} {_num(d['shift'])}"
+        lines += [f"{s:<11} {d['n']:<8.0f} {_num(d['stored']):<8} {_num(d['fresh']):<8} {_num(d['shift'])}"
                   for s, d in result.system_shifts.items()]
     if result.flipped:
         lines.append("pairwise orderings of the run that the shifts would reverse: "
@@ -68,46 +70,48 @@ def _plan(config: Any, anchor: str | None, save: str | None) -> DriftPlan:
     if anchor is None:
         return plan_drift(config)
     plan, path = save_anchor_set(config, save or "")
-    click.echo(f"anchor set '{save}' saved to {path}: {plan.requests} request(s) with their stored answers", err=True)
+    click.echo(f"anchor set '{save}' saved to {path}: {plan.requests} request(s) with their stored answers; "
+               f"checking it sends them again ({plan.cost_words()})", err=True)
     return plan
 
 
-def _decorate(fn: Any) -> Any:
-    for option in reversed([
-        click.argument("target", required=False),
-        click.option("--anchor", metavar="RUN", type=click.Path(file_okay=False),
-                     help="Save a fixed sample of RUN's requests and stored answers as an anchor set (with --save)."),
-        click.option("--save", metavar="NAME", help="The anchor set's name (kept beside the shared cache)."),
-        click.option("--sample", type=click.IntRange(1, 100_000), default=50, show_default=True,
-                     help="Items whose stored answers are asked again (every judge's answer to each)."),
-        click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
-                     show_default=True, help="Level of the check: its share of false alarms on an unchanged judge."),
-        click.option("--seed", type=int, default=0, show_default=True,
-                     help="Seed of the sample and of the permutation tests."),
-        click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True,
-                     help="Requests in flight at once."),
-        click.option("--dry-run", is_flag=True, help="Print the sample's cost estimate and send nothing."),
-        click.option("--max-cost", type=click.FloatRange(0, min_open=True), metavar="USD",
-                     help="Never spend more on the check: each request's worst case is reserved before it is sent, "
-                          "and requests that would pass the cap are left unsent (exit 4)."),
-        click.option("--prices", type=click.Path(dir_okay=False), metavar="FILE",
-                     help="JSON price table over the built-in one, as for polyjudge judge."),
-        click.option("--cache", "cache_path", type=click.Path(file_okay=False), metavar="PATH",
-                     help="The shared cache folder whose anchors/ folder holds the anchor sets (default: "
-                          "POLYJUDGE_ANCHORS, else POLYJUDGE_CACHE, else the user cache folder). The check "
-                          "itself never reads the cache."),
-        format_option(choices=("text", "json")),
-        out_option("Write the verdict to this file instead of standard output."),
-    ]):
-        fn = option(fn)
-    return fn
+@dataclass(frozen=True, slots=True)
+class DriftFlags:
+    """The flags of ``polyjudge drift``, one field each."""
+
+    target: str | None = argument("target", required=False)
+    anchor: str | None = option(
+        "--anchor", metavar="RUN", type=click.Path(file_okay=False), default=None,
+        help="Save a fixed sample of RUN's requests and stored answers as an anchor set (with --save).")
+    save: str | None = option("--save", metavar="NAME", default=None,
+                              help="The anchor set's name (kept beside the shared cache).")
+    sample: int = option("--sample", type=click.IntRange(1, 100_000), default=50, show_default=True,
+                         help="Items whose stored answers are asked again (every judge's answer to each).")
+    alpha: float = option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+                          show_default=True,
+                          help="Level of the check: its share of false alarms on an unchanged judge.")
+    seed: int = option("--seed", type=int, default=0, show_default=True,
+                       help="Seed of the sample and of the permutation tests.")
+    concurrency: int = option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True,
+                              help="Requests in flight at once.")
+    dry_run: bool = option("--dry-run", is_flag=True, help="Print the sample's cost estimate and send nothing.")
+    max_cost: float | None = option(
+        "--max-cost", type=click.FloatRange(0, min_open=True), metavar="USD", default=None,
+        help="Never spend more on the check: each request's worst case is reserved before it is sent, and "
+             "requests that would pass the cap are left unsent (exit 4).")
+    prices: str | None = option("--prices", type=click.Path(dir_okay=False), metavar="FILE", default=None,
+                                help="JSON price table over the built-in one, as for polyjudge judge.")
+    cache_path: str | None = option(
+        "--cache", "cache_path", type=click.Path(file_okay=False), metavar="PATH", default=None,
+        help="The shared cache folder whose anchors/ folder holds the anchor sets (default: POLYJUDGE_ANCHORS, "
+             "else POLYJUDGE_CACHE, else the user cache folder). The check itself never reads the cache.")
+    fmt: str = shared(format_option(choices=("text", "json")), "text")
+    out: str | None = shared(out_option("Write the verdict to this file instead of standard output."), None)
 
 
 @click.command("drift")
-@_decorate
-def drift(target: str | None, anchor: str | None, save: str | None, sample: int, alpha: float, seed: int,
-          concurrency: int, dry_run: bool, max_cost: float | None, prices: str | None, cache_path: str | None,
-          fmt: str, out: str | None) -> None:
+@takes(DriftFlags)
+def drift(flags: DriftFlags) -> None:
     """Ask the judge of TARGET again and say whether its answers changed.
 
     TARGET is a run directory (a random --sample of its stored requests is sent again) or the name of an
@@ -119,19 +123,22 @@ def drift(target: str | None, anchor: str | None, save: str | None, sample: int,
     from polyjudge.api.drift import DriftConfig, run_drift
     from polyjudge.data.errors import InputError
 
-    if (anchor is None) == (target is None):
+    if (flags.anchor is None) == (flags.target is None):
         raise InputError("give a run directory or anchor name, or --anchor RUN --save NAME", field="anchor")
-    if anchor is not None and not save:
+    if flags.anchor is not None and not flags.save:
         raise InputError("--anchor needs --save NAME", field="save")
-    config = DriftConfig(anchor or target or "", sample=sample, max_cost=max_cost, alpha=alpha, seed=seed,
-                         prices=prices, concurrency=concurrency, cache=cache_path)
-    plan = _plan(config, anchor, save)
+    config = DriftConfig(flags.anchor or flags.target or "", sample=flags.sample, max_cost=flags.max_cost,
+                         alpha=flags.alpha, seed=flags.seed, prices=flags.prices, concurrency=flags.concurrency,
+                         cache=flags.cache_path)
+    plan = _plan(config, flags.anchor, flags.save)
+    if flags.anchor is not None:
+        return
     click.echo(plan.summary(), err=True)
-    if dry_run or anchor is not None:
+    if flags.dry_run:
         return
     result = run_drift(plan)
-    emit(json.dumps(result.to_json(), indent=2) + "\n" if fmt == "json" else render(result), out)
+    emit(json.dumps(result.to_json(), indent=2) + "\n" if flags.fmt == "json" else render(result), flags.out)
     _exit(result)
 
 
-__all__ = ["drift", "render"]
+__all__ = ["DriftFlags", "drift", "render"]

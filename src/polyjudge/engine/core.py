@@ -44,12 +44,12 @@ from polyjudge.engine.collect import (
 from polyjudge.engine.core_forms import adopt_remembered_forms, keep_settled_forms
 from polyjudge.engine.estimate import (
     CostScenario,
-    log,
     Estimate,
     OversizedPrompt,
     estimate,
     estimate_plan,
     likely_cached_tokens,
+    log,
     oversized_prompts,
     per_judge,
     warn_oversized,

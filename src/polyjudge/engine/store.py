@@ -556,7 +556,7 @@ class Store:
         created in that window), from what each server said (answers it said nothing about are left out)."""
         if "served" not in self._columns:
             return {}
-        where, args = "served IS NOT NULL AND status='done'", []
+        where, args = "served IS NOT NULL AND status='done'", list[float]()
         if since is not None:
             where, args = where + " AND created >= ?", [*args, since]
         if before is not None:
@@ -575,8 +575,9 @@ class Store:
         out: dict[str, list[StoredAnswer]] = {}
         if self.readonly and not self._has_table("responses"):
             return out
-        cols = ",".join(c if c in self._columns else "NULL" for c in (
-            "prompt_hash", "judge", "text", "finish_reason", "prompt_tokens", "completion_tokens", "logprobs", "served"))
+        cols = ",".join(c if c in self._columns else "NULL" for c in ("prompt_hash", "judge", "text", "finish_reason",
+                                                                       "prompt_tokens", "completion_tokens",
+                                                                       "logprobs", "served"))
         for i in range(0, len(prompt_hashes), _CHUNK):
             chunk = list(prompt_hashes[i:i + _CHUNK])
             for r in self._db.execute(f"SELECT {cols} FROM responses WHERE status='done' AND run_index=? AND "
