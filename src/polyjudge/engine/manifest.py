@@ -90,13 +90,18 @@ ADAPTATIONS_META = "adaptations"
 SERVED_SHOWN = 4  # served model/fingerprint pairs a signature names per judge (then "+N")
 
 
+def _informative(judge: str, pairs: Mapping[tuple[str, str | None], int]) -> bool:
+    """Whether a judge's servers said more than the model name asked for (a snapshot, a fingerprint)."""
+    return not all(model == judge and fp is None for model, fp in pairs)
+
+
 def served_parts(served: Mapping[str, Mapping[tuple[str, str | None], int]]) -> dict[str, list[str]]:
     """judge -> ``MODEL@FINGERPRINT`` of what its server said answered (:meth:`Store.served_models`), most
     answers first, for the signature: only judges whose server named a model other than the judge's own
     name or sent a fingerprint (an echo of the model asked for says nothing)."""
     out: dict[str, list[str]] = {}
     for judge, pairs in served.items():
-        if all(model == judge and fp is None for model, fp in pairs):
+        if not _informative(judge, pairs):
             continue
         ordered = sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0][0], kv[0][1] or ""))
         names = [model if fp is None else f"{model}@{fp}" for (model, fp), _ in ordered]
@@ -123,10 +128,11 @@ def served_changes(store: Store, started: float) -> list[str]:
 
 def _with_served(info: list[dict[str, Any]], judges: Sequence[str],
                  served: Mapping[str, Mapping[tuple[str, str | None], int]]) -> list[dict[str, Any]]:
-    """Manifest judge entries, each with ``served`` [{model, system_fingerprint, answers}] when its server said."""
+    """Manifest judge entries, each with ``served`` [{model, system_fingerprint, answers}] when its servers said
+    more than the model name asked for (the rule of :func:`served_parts`)."""
     for entry, judge in zip(info, judges):
         pairs = served.get(judge)
-        if pairs:
+        if pairs and _informative(judge, pairs):
             entry["served"] = [{"model": redact(m) or m, "system_fingerprint": fp, "answers": n}
                                for (m, fp), n in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0][0]))]
     return info
