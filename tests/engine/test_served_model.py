@@ -95,3 +95,16 @@ def test_what_a_server_says_about_itself_is_data_never_trusted():
     assert served_name({"not": "text"}) is None and served_name("  ") is None and served_name(None) is None
     assert served_name(" gpt-4o-2024-08-06 ") == "gpt-4o-2024-08-06"
     assert len(served_name("x" * 10_000) or "") == SERVED_CHARS
+
+
+def test_what_the_server_said_comes_with_an_answer_from_the_shared_cache(tmp_path):
+    reply = Reply(content='{"score": 70}', model="m-2024-08-06", system_fingerprint="fp_1")
+    inp = write_items(tmp_path / "in.jsonl")
+    with ScriptedServer(lambda body: reply) as srv:
+        for name in ("first", "second"):
+            assert cli("judge", inp, "-o", tmp_path / name, "--judge", f"openai:m@{srv.base_url}", "-q",
+                       "--cache", tmp_path / "cache") == 0
+        assert len(srv.requests) == 4  # the second run was answered by the cache
+    first, second = manifest(tmp_path / "first"), manifest(tmp_path / "second")
+    assert second["signature"] == first["signature"] and "served:m=m-2024-08-06@fp_1" in second["signature"]
+    assert second["judges"][0]["served"] == first["judges"][0]["served"]

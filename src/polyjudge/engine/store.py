@@ -144,6 +144,7 @@ class StoredResponse:
     logprobs: str | None = None
     # Why the counts above are not what the server reported, with what it reported (engine.spend.vet_usage).
     usage_note: str | None = None
+    served: str | None = None  # what the server said answered: JSON [served model, system_fingerprint]
 
     @property
     def usage(self) -> Usage:
@@ -215,12 +216,13 @@ def _local_time(seconds: float) -> str:
 
 _RESPONSE_COLUMNS = ("key", "status", "text", "finish_reason", "prompt_tokens", "completion_tokens", "latency_s",
                      "error", "attempts", "cached_prompt_tokens", "reasoning_tokens", "channel", "judge",
-                     "reasoning", "logprobs", "usage_note")
+                     "reasoning", "logprobs", "usage_note", "served")
 # A row of ``_RESPONSE_COLUMNS`` as read (NULLs as SQLite gives them; :func:`_stored` gives them their defaults),
 # and the place of each column in it: the bulk readers of a million answers (engine.result) use rows as they are.
 Row = tuple[Any, ...]
 (R_KEY, R_STATUS, R_TEXT, R_FINISH_REASON, R_PROMPT_TOKENS, R_COMPLETION_TOKENS, R_LATENCY_S, R_ERROR, R_ATTEMPTS,
- R_CACHED_PROMPT_TOKENS, R_REASONING_TOKENS, R_CHANNEL, R_JUDGE, R_REASONING, R_LOGPROBS, R_USAGE_NOTE) = range(16)
+ R_CACHED_PROMPT_TOKENS, R_REASONING_TOKENS, R_CHANNEL, R_JUDGE, R_REASONING, R_LOGPROBS, R_USAGE_NOTE,
+ R_SERVED) = range(17)
 _BATCH_COLUMNS = ("submission", "provider", "judge", "endpoint", "key_env", "batch_id", "status", "total",
                   "completed", "failed", "created", "expires_at", "collected", "error")
 
@@ -657,7 +659,7 @@ __all__ = ["BATCH", "LIVE", "BatchLineRow", "BatchRecord", "Row", "Store", "Stor
 def _stored(r: Sequence[Any]) -> StoredResponse:
     """A row of ``_RESPONSE_COLUMNS`` as read, with its defaults."""
     return StoredResponse(r[0], r[1], r[2], r[3], r[4] or 0, r[5] or 0, r[6] or 0.0, r[7], r[8],
-                          r[9] or 0, r[10] or 0, r[11] or LIVE, r[12] or "", r[13], r[14], r[15])
+                          r[9] or 0, r[10] or 0, r[11] or LIVE, r[12] or "", r[13], r[14], r[15], r[16])
 
 
 class RowScan:
