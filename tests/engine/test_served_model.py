@@ -108,3 +108,18 @@ def test_what_the_server_said_comes_with_an_answer_from_the_shared_cache(tmp_pat
     first, second = manifest(tmp_path / "first"), manifest(tmp_path / "second")
     assert second["signature"] == first["signature"] and "served:m=m-2024-08-06@fp_1" in second["signature"]
     assert second["judges"][0]["served"] == first["judges"][0]["served"]
+
+
+def test_a_study_re_run_into_a_new_directory_warns_when_the_cache_held_another_served_model(tmp_path, capsys):
+    state = {"model": "m-2025-01-01"}
+    inp = write_items(tmp_path / "in.jsonl")
+    more = write_items(tmp_path / "more.jsonl", n=6)
+    with ScriptedServer(lambda body: Reply(content='{"score": 70}', model=state["model"])) as srv:
+        assert cli("judge", inp, "-o", tmp_path / "first", "--judge", f"openai:m@{srv.base_url}", "-q",
+                   "--cache", tmp_path / "cache") == 0
+        state["model"] = "m-2025-06-01"
+        capsys.readouterr()
+        assert cli("judge", more, "-o", tmp_path / "second", "--judge", f"openai:m@{srv.base_url}", "-q",
+                   "--cache", tmp_path / "cache") == 0
+    err = capsys.readouterr().err
+    assert "answered this session as m-2025-06-01; the run's earlier answers came from m-2025-01-01" in err

@@ -110,10 +110,15 @@ def served_parts(served: Mapping[str, Mapping[tuple[str, str | None], int]]) -> 
 
 
 def served_changes(store: Store, started: float) -> list[str]:
-    """One line per judge whose server named, for an answer of this session (stored since ``started``), a
-    model or ``system_fingerprint`` that no earlier answer of the run came from: the judge a resumed or
-    re-run study asks is not the one that gave the stored answers (a model updated behind its name)."""
-    earlier, now = store.served_models(before=started), store.served_models(since=started)
+    """One line per judge whose server named, for an answer received this session (stored since ``started``,
+    not copied from the shared cache), a model or ``system_fingerprint`` that no earlier answer of the run came
+    from (stored before, or copied from the cache this session: a re-run study's old answers): the judge it
+    asks is not the one that gave the stored answers (a model updated behind its name)."""
+    earlier = store.served_models(before=started)
+    for judge, pairs in store.served_models(since=started, cached=True).items():
+        for pair, n in pairs.items():
+            earlier.setdefault(judge, {})[pair] = earlier.get(judge, {}).get(pair, 0) + n
+    now = store.served_models(since=started, cached=False)
     lines = []
     for judge, pairs in sorted(now.items()):
         before = earlier.get(judge)

@@ -552,13 +552,16 @@ class Store:
             "created=excluded.created WHERE responses.status='failed'",
             (key, prompt_hash, judge, run_index, redact(error), attempts, time.time()))
 
-    def served_models(self, *, since: float | None = None, before: float | None = None,
+    def served_models(self, *, since: float | None = None, before: float | None = None, cached: bool | None = None,
                       ) -> dict[str, dict[tuple[str, str | None], int]]:
         """judge -> {(served model, system_fingerprint): answers} of the answers stored (``since``/``before``:
-        created in that window), from what each server said (answers it said nothing about are left out)."""
+        created in that window; ``cached``: only those copied from the shared cache, or only the others),
+        from what each server said (answers it said nothing about are left out)."""
         if "served" not in self._columns:
             return {}
         where, args = "served IS NOT NULL AND status='done'", list[float]()
+        if cached is not None:
+            where += " AND channel IS 'cache'" if cached else " AND channel IS NOT 'cache'"
         if since is not None:
             where, args = where + " AND created >= ?", [*args, since]
         if before is not None:
