@@ -254,3 +254,15 @@ def test_an_anthropic_judge_is_checked_too(tmp_path, capsys, monkeypatch):
         state["shift"] = 5
         code, result, _ = check(capsys, tmp_path / "run", "--sample", 30)
     assert code == 5 and result["reasons"] == ["scores"]
+
+
+def test_tsv_has_one_row_per_test(tmp_path, capsys):
+    judge = Judge()
+    with ScriptedServer(judge.da) as srv:
+        run = judge_run(tmp_path, srv)
+        judge.shift = 3
+        capsys.readouterr()
+        assert cli("drift", run, "--sample", 30, "--format", "tsv") == 5
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert rows[0][:3] == ["what", "test", "n"] and rows[1][0] == "scores" and rows[1][-1] == "yes"
+    assert {r[0] for r in rows[1:]} == {"scores", "parsed", "refused"}

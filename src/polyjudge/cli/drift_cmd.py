@@ -50,6 +50,19 @@ def render(result: DriftResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+TSV_HEADER = ("what", "test", "n", "stored", "fresh", "difference", "effect", "p", "p_holm", "drift")
+
+
+def render_tsv(result: DriftResult) -> str:
+    """One row per test (the verdict's ``drift`` on each: yes when that test found it)."""
+    rows = ["\t".join(TSV_HEADER)]
+    for t in result.verdict.tests:
+        rows.append("\t".join([t.what, t.test, str(t.n), f"{t.stored:.6g}", f"{t.fresh:.6g}",
+                               f"{t.fresh - t.stored:.6g}", _num(t.effect, 6), f"{t.p:.6g}", f"{t.p_holm:.6g}",
+                               "yes" if t.what in result.verdict.reasons else "no"]))
+    return "\n".join(rows) + "\n"
+
+
 def _pairs(rows: list[list[Any]]) -> str:
     return ", ".join(m if f is None else f"{m} ({f})" for m, f in rows)
 
@@ -105,7 +118,7 @@ class DriftFlags:
         "--cache", "cache_path", type=click.Path(file_okay=False), metavar="PATH", default=None,
         help="The shared cache folder whose anchors/ folder holds the anchor sets (default: POLYJUDGE_ANCHORS, "
              "else POLYJUDGE_CACHE, else the user cache folder). The check itself never reads the cache.")
-    fmt: str = shared(format_option(choices=("text", "json")), "text")
+    fmt: str = shared(format_option(), "text")
     out: str | None = shared(out_option("Write the verdict to this file instead of standard output."), None)
 
 
@@ -137,8 +150,9 @@ def drift(flags: DriftFlags) -> None:
     if flags.dry_run:
         return
     result = run_drift(plan)
-    emit(json.dumps(result.to_json(), indent=2) + "\n" if flags.fmt == "json" else render(result), flags.out)
+    text = {"json": lambda: json.dumps(result.to_json(), indent=2) + "\n", "tsv": lambda: render_tsv(result)}
+    emit(text.get(flags.fmt, lambda: render(result))(), flags.out)
     _exit(result)
 
 
-__all__ = ["DriftFlags", "drift", "render"]
+__all__ = ["DriftFlags", "drift", "render", "render_tsv"]
