@@ -662,7 +662,8 @@ __all__ = ["BATCH", "LIVE", "BatchLineRow", "BatchRecord", "Row", "Store", "Stor
 def _stored(r: Sequence[Any]) -> StoredResponse:
     """A row of ``_RESPONSE_COLUMNS`` as read, with its defaults."""
     return StoredResponse(r[0], r[1], r[2], r[3], r[4] or 0, r[5] or 0, r[6] or 0.0, r[7], r[8],
-                          r[9] or 0, r[10] or 0, r[11] or LIVE, r[12] or "", r[13], r[14], r[15], r[16])
+                          r[9] or 0, r[10] or 0, r[11] or LIVE, r[12] or "", r[13], r[14], r[15],
+                          r[R_SERVED] if len(r) > R_SERVED else None)  # rows made before the column: none
 
 
 class RowScan:
