@@ -51,6 +51,7 @@ class MReply:
     usage: dict[str, int] | None = None
     raw_body: str | None = None  # sent as is instead of a message
     batch_result: str | None = None  # in a batch: "expired" or "canceled" instead of an answer
+    model: str | None = None  # the served model the answer names (default: the model asked for)
 
 
 Responder = Callable[[dict[str, Any]], "str | MReply"]
@@ -333,7 +334,8 @@ def _message_of(owner: AnthropicServer, body: dict[str, Any], reply: MReply) -> 
         owner.completed.append(body)
         number = len(owner.completed)
     return {
-        "id": f"msg_{number}", "type": "message", "role": "assistant", "model": body.get("model", "test"),
+        "id": f"msg_{number}", "type": "message", "role": "assistant",
+        "model": reply.model or body.get("model", "test"),
         "content": content,
         "stop_reason": reply.stop_reason or ("tool_use" if forced else "end_turn"),
         "stop_sequence": None,

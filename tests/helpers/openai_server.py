@@ -59,6 +59,9 @@ class Reply:
     usage: dict[str, Any] | None = None
     # Sent as ``message.content`` instead of ``content`` when not None (an object, a number: non-text content).
     message_content: Any = None
+    # The served model the answer names (default: the model asked for) and its ``system_fingerprint`` (default: none).
+    model: str | None = None
+    system_fingerprint: str | None = None
 
 
 Responder = Callable[[dict], "str | Reply"]
@@ -247,13 +250,15 @@ class ScriptedServer:
         payload = {
             "id": f"cmpl-{number}",
             "object": "chat.completion",
-            "model": body.get("model", "test"),
+            "model": first.model or body.get("model", "test"),
             "choices": [{"index": k, "finish_reason": r.finish_reason,
                          "message": {"role": "assistant",
                                      "content": r.content if r.message_content is None else r.message_content}}
                         for k, r in enumerate(replies)],
             "usage": usage,
         }
+        if first.system_fingerprint is not None:
+            payload["system_fingerprint"] = first.system_fingerprint
         if body.get("logprobs"):  # as OpenAI answers: null when the reply has none to give
             for choice, r in zip(payload["choices"], replies):
                 choice["logprobs"] = None if r.logprobs is None else {"content": [

@@ -42,6 +42,13 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.error_free import ErrorFreeConfig as ErrorFreeConfig
     from polyjudge.api.error_free import ErrorFreeEvalResult as ErrorFreeEvalResult
     from polyjudge.api.error_free import error_free_eval as error_free_eval
+    from polyjudge.api.drift import DriftConfig as DriftConfig
+    from polyjudge.api.drift import DriftPlan as DriftPlan
+    from polyjudge.api.drift import DriftResult as DriftResult
+    from polyjudge.api.drift import check_drift as check_drift
+    from polyjudge.api.drift import plan_drift as plan_drift
+    from polyjudge.api.drift import run_drift as run_drift
+    from polyjudge.api.drift import save_anchor_set as save_anchor_set
     from polyjudge.api.exporting import ExportConfig as ExportConfig
     from polyjudge.api.exporting import ExportResult as ExportResult
     from polyjudge.api.exporting import export as export
@@ -170,6 +177,13 @@ _HOMES: dict[str, str] = {
     "ExportResult": "polyjudge.api.exporting",
     "export": "polyjudge.api.exporting",
     "CostReport": "polyjudge.api.cost",
+    "DriftConfig": "polyjudge.api.drift",
+    "DriftPlan": "polyjudge.api.drift",
+    "DriftResult": "polyjudge.api.drift",
+    "check_drift": "polyjudge.api.drift",
+    "plan_drift": "polyjudge.api.drift",
+    "run_drift": "polyjudge.api.drift",
+    "save_anchor_set": "polyjudge.api.drift",
     "run_costs": "polyjudge.api.cost",
     "cache_stats": "polyjudge.api.cache",
     "prune_cache": "polyjudge.api.cache",

@@ -51,7 +51,7 @@ from polyjudge.backends.registry import (
     RegisteredBackend,
     register_backend,
 )
-from polyjudge.backends.reported import NOT_TEXT, UNKNOWN, as_json_text, count, message_text, reported
+from polyjudge.backends.reported import NOT_TEXT, UNKNOWN, as_json_text, count, message_text, reported, served_name
 from polyjudge.data.chat import GenerateRequest, GenerateResult, Usage
 from polyjudge.data.secrets import register_secret_env
 from polyjudge.data.settings import default
@@ -322,7 +322,7 @@ class AnthropicBackend(RegisteredBackend):
             text=text, finish_reason=NOT_TEXT if not_text else finish,
             usage=Usage(prompt, count(usage.get("output_tokens")), cached_prompt_tokens=max(0, cache_read),
                         reported=reported(usage)),
-            latency_s=latency, model=data.get("model") or self.model, reasoning=reasoning,
+            latency_s=latency, model=served_name(data.get("model")) or self.model, reasoning=reasoning,
         )
 
     async def aclose(self) -> None:

@@ -51,7 +51,7 @@ from polyjudge.backends.registry import (
     RegisteredBackend,
     register_backend,
 )
-from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported
+from polyjudge.backends.reported import NOT_TEXT, as_json_text, count, message_text, reported, served_name
 from polyjudge.backends.slots import ServerSlots
 from polyjudge.data.chat import GenerateRequest, GenerateResult, TokenLogprob, Usage
 from polyjudge.data.secrets import register_secret_env
@@ -383,7 +383,8 @@ class OpenAIBackend(RegisteredBackend):
                         cached_prompt_tokens=count(_details(usage, "prompt_tokens_details").get("cached_tokens")),
                         reasoning_tokens=count(_details(usage, "completion_tokens_details").get("reasoning_tokens")),
                         reported=reported(usage)),
-            latency_s=latency, model=data.get("model") or self.model,
+            latency_s=latency, model=served_name(data.get("model")) or self.model,
+            system_fingerprint=served_name(data.get("system_fingerprint")),
             choices=tuple(texts) if request.n > 1 else (),
             choice_finish_reasons=tuple(finishes) if request.n > 1 else (),
             logprobs=logprobs, reasoning=first_reasoning,

@@ -89,4 +89,16 @@ def as_json_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
 
 
-__all__ = ["NOT_TEXT", "UNKNOWN", "as_json_text", "count", "message_text", "reported", "server_json"]
+SERVED_CHARS = 200  # a served model name or fingerprint longer than this is cut (server data, kept per answer)
+
+
+def served_name(value: Any) -> str | None:
+    """A served model name or ``system_fingerprint`` as kept with an answer: text, at most
+    :data:`SERVED_CHARS` characters, or None when the server sent none (or not text)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value.strip()[:SERVED_CHARS]
+
+
+__all__ = ["NOT_TEXT", "SERVED_CHARS", "UNKNOWN", "as_json_text", "count", "message_text", "reported",
+           "served_name", "server_json"]

@@ -84,6 +84,12 @@ CREATE TABLE IF NOT EXISTS prices (
     price TEXT NOT NULL,               -- JSON of the price it gave (engine.pricing.ModelPrice), or null
     PRIMARY KEY (source, model)
 );
+CREATE TABLE IF NOT EXISTS served (
+    scope TEXT NOT NULL,               -- what the server said answered an entry (same scope and key):
+    key TEXT NOT NULL,                 -- JSON [served model, system_fingerprint] (engine.store.served_json)
+    served TEXT NOT NULL,
+    PRIMARY KEY (scope, key)
+);
 CREATE TABLE IF NOT EXISTS imported (
     scope TEXT NOT NULL,               -- an entry of answers that came from a --batch-import file, not from the
     key TEXT NOT NULL,                 -- endpoint itself (same scope and key as the entry)
@@ -124,6 +130,7 @@ class CachedAnswer:
     usage_note: str | None = None
     created: float = 0.0
     source: str | None = None  # the batch file's name when the answer was imported from one (read back only)
+    served: str | None = None  # what the server said answered (JSON [model, system_fingerprint]), when it said
 
     def size(self) -> int:
         return sum(len(t.encode("utf-8", "surrogatepass"))
@@ -401,11 +408,14 @@ class ResponseCache:
             return out
         marked = self._has_imported()  # a cache of an earlier version opened read-only has no marks
         source, marks = ("i.source", f"LEFT JOIN imported i ON {_MARKED}") if marked else ("NULL", "")
+        served, said = (("s.served", " LEFT JOIN served s ON s.scope = a.scope AND s.key = a.key")
+                        if self._has_table("served") else ("NULL", ""))
         ordered = sorted(set(keys))
         for i in range(0, len(ordered), _CHUNK):
             chunk = ordered[i:i + _CHUNK]
-            rows = self._db.execute(f"SELECT {','.join('a.' + c for c in _COLUMNS)}, {source} FROM answers a "
-                                    f"{marks} WHERE a.scope=? AND a.key IN ({','.join('?' * len(chunk))})",
+            rows = self._db.execute(f"SELECT {','.join('a.' + c for c in _COLUMNS)}, {source}, {served} FROM "
+                                    f"answers a {marks}{said} WHERE a.scope=? AND a.key IN "
+                                    f"({','.join('?' * len(chunk))})",
                                     (scope, *chunk))
             for r in rows:
                 out[r[0]] = CachedAnswer(*r)
@@ -454,6 +464,8 @@ class ResponseCache:
                            "completion_tokens, cached_prompt_tokens, reasoning_tokens, latency_s, reasoning, "
                            "logprobs, usage_note, size, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             added = db.total_changes - before
+            db.executemany("INSERT OR IGNORE INTO served (scope, key, served) VALUES (?,?,?)",
+                           [(scope, a.key, mask(a.served)) for a in answers if a.served])
             if source is not None and added:  # only entries made now: one already there keeps what it is
                 db.executemany("INSERT OR REPLACE INTO imported (scope, key, source, created) SELECT scope, key, ?, "
                                "created FROM answers WHERE scope=? AND key=? AND created=?",
@@ -602,6 +614,9 @@ class ResponseCache:
         assert self._db is not None
         if self._has_imported():
             self._db.execute(_ORPHANS)
+        if self._has_table("served"):
+            self._db.execute("DELETE FROM served WHERE NOT EXISTS (SELECT 1 FROM answers a WHERE "
+                             "a.scope = served.scope AND a.key = served.key)")
 
     def compact(self) -> bool:
         """Give the freed pages back to the file system; False when another process holds the cache

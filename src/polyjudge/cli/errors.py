@@ -44,6 +44,15 @@ class OutputClosed(Exception):
     """Standard output was closed by its reader (``polyjudge ... | head -1``): not an error of ours."""
 
 
+class CommandExit(Exception):
+    """A command's documented exit code other than 0 after its output is written (``drift``: 5, drift found);
+    click's own ``Exit`` is swallowed by ``standalone_mode=False``, so commands raise this instead."""
+
+    def __init__(self, exit_code: int) -> None:
+        super().__init__(f"exit {exit_code}")
+        self.exit_code = exit_code
+
+
 def error_line(message: str) -> None:
     """``polyjudge: error: MESSAGE`` on stderr, one line, secrets removed."""
     click.echo(f"polyjudge: error: {_one_line(message)}", err=True)
@@ -150,7 +159,7 @@ def _known_error(error: BaseException) -> int:
     except RunStopped as exc:  # 3 (failures, unreachable endpoint) or 4 (spending cap): the exception says
         error_line(str(exc))
         return exc.exit_code
-    except click.exceptions.Exit as exc:
+    except (click.exceptions.Exit, CommandExit) as exc:
         return exc.exit_code
     except click.ClickException as exc:
         exc.show()

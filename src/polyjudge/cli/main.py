@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("polyjudge.cli.validate_cmd:simulate", "Synthetic judge-selection experiment."),
     "annotate": ("polyjudge.cli.annotate_cmd:annotate", "Ask humans for MQM/ESA spans, scores and ratings."),
     "report": ("polyjudge.cli.report_cmd:report", "Write an HTML report of runs and study outputs."),
+    "drift": ("polyjudge.cli.drift_cmd:drift", "Ask RUN's judge again: has it changed since its stored answers?"),
     "study": ("polyjudge.cli.study_cmd:study", "Run or plan a study file: judgings, meta-evals, a report."),
     # a listing command per listed kind of registry, declared once in polyjudge.registry.REGISTRY_KINDS
     **{kind.name: (kind.command, kind.short_help) for kind in REGISTRY_KINDS if kind.listed},

@@ -101,6 +101,10 @@ class GenerateResult:
     # Times the request was sent again before this answer (another server of a pool, a request form the
     # server rejected, a kept connection found closed): the engine counts them as retries.
     resends: int = 0
+    # What the server said about itself, when it said it: OpenAI's ``system_fingerprint`` (the backend
+    # configuration that answered). ``model`` above is the served model (a dated snapshot where the API
+    # names one, e.g. ``gpt-4o-2024-08-06`` for ``gpt-4o``).
+    system_fingerprint: str | None = None
 
 
 __all__ = ["GenerateRequest", "GenerateResult", "Message", "Role", "TokenLogprob", "Usage"]

@@ -36,7 +36,16 @@ from polyjudge.data.chat import GenerateResult, Usage
 from polyjudge.data.secrets import redact, redact_url
 from polyjudge.engine.plan import Plan
 from polyjudge.engine.pricing import ModelPrice, PriceTable, maintained_source
-from polyjudge.engine.store import BATCH, EXPORT, Answerable, AnswerKey, Store, StoredResponse, logprobs_of
+from polyjudge.engine.store import (
+    BATCH,
+    EXPORT,
+    Answerable,
+    AnswerKey,
+    Store,
+    StoredResponse,
+    logprobs_of,
+    served_of,
+)
 
 log = logging.getLogger("polyjudge")
 
@@ -187,17 +196,19 @@ def _looked_up(use: CacheUse, judge: str, keys: Sequence[str]) -> dict[str, Cach
 
 def _store_answer(store: Store, task: Answerable, a: CachedAnswer) -> None:
     """One cached answer into the run's store, as the executor would have stored it (channel ``cache``)."""
+    model, fingerprint = served_of(a.served)  # what the server said answered, kept with the entry
     result = GenerateResult(text=cast(str, a.text), finish_reason=cast(str, a.finish_reason),
                             usage=Usage(a.prompt_tokens, a.completion_tokens, a.cached_prompt_tokens,
                                         a.reasoning_tokens),
-                            latency_s=a.latency_s, logprobs=logprobs_of(a.logprobs), reasoning=a.reasoning)
+                            latency_s=a.latency_s, logprobs=logprobs_of(a.logprobs), reasoning=a.reasoning,
+                            model=model, system_fingerprint=fingerprint)
     store.put_result(task, result, 0, channel=CACHE, usage_note=a.usage_note)
 
 
 def _entry(s: StoredResponse) -> CachedAnswer:
     return CachedAnswer(s.key, s.judge, s.text, s.finish_reason, s.prompt_tokens, s.completion_tokens,
                         s.cached_prompt_tokens, s.reasoning_tokens, s.latency_s, s.reasoning, s.logprobs,
-                        s.usage_note)
+                        s.usage_note, served=s.served)
 
 
 def keep(use: CacheUse | None, store: Store, keys: Iterable[str], *, imported_from: str | Path | None = None) -> int:

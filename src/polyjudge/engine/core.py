@@ -49,12 +49,13 @@ from polyjudge.engine.estimate import (
     estimate,
     estimate_plan,
     likely_cached_tokens,
+    log,
     oversized_prompts,
     per_judge,
     warn_oversized,
 )
 from polyjudge.engine.executor import Executor
-from polyjudge.engine.manifest import Session, adaptations, build_manifest, signature
+from polyjudge.engine.manifest import Session, adaptations, build_manifest, served_changes, signature
 from polyjudge.engine.plan import Plan, Task, distinct_tasks, sample_groups
 from polyjudge.engine.pricing import CONTEXT_TOKENS, ModelPrice, price_table
 from polyjudge.engine.progress import SpendMeter, progress_bar
@@ -203,6 +204,9 @@ async def _judge(ctx: _Context, interrupts: Interrupts | None) -> RunResult:
             knowing = [*spec.backends, *getattr(spec.executor, "learned", ())]
             adapted = adaptations(store, knowing, cached_adaptations(use) if sent.from_cache else None)
             keep_adaptations(use, adapted)
+            served = store.served_models()
+            for line in served_changes(store, started):
+                log.warning(line)
             result.server_counts = {b.model: counts for b in knowing if (counts := server_counts_of(b))}
             session_wall = time.time() - started
             wall = session_wall + seconds_of(store.get_meta(WALL_TIME_META))
@@ -220,7 +224,7 @@ async def _judge(ctx: _Context, interrupts: Interrupts | None) -> RunResult:
         store.close()
         await _close_clients(spec)
     _note_stop(result, stats, usage, spec.budget.max_cost)
-    session = Session(stats, sent.from_store, usage, adapted, wall, session_wall, sent.from_cache)
+    session = Session(stats, sent.from_store, usage, adapted, wall, session_wall, sent.from_cache, served)
     result.manifest = build_manifest(ctx.plan, spec, result, session, ctx.table)
     if use is not None and use.imported:  # of from_cache: answers a --batch-import file gave an earlier run
         result.manifest.counts["from_cache_imported"] = len(use.imported)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
 import time
@@ -41,14 +42,17 @@ def signed_settings(identity: Mapping[str, Any]) -> dict[str, Any]:
 
 def signature(protocol: JudgeProtocol, judges: list[str], runs: int, aggregator: str,
               temperature: float, adaptations: Mapping[str, Mapping[str, str]] | None = None,
-              settings: Mapping[str, Any] | None = None) -> str:
+              settings: Mapping[str, Any] | None = None, served: Mapping[str, Sequence[str]] | None = None) -> str:
     """One line that says how the numbers were made, in the style of sacrebleu.
 
     ``adaptations`` (judge -> what its backend changed in the requests its server
     rejected, e.g. ``max_tokens`` sent as ``max_completion_tokens``) adds one
     ``adapted:JUDGE=PARAM,...`` part per judge that adapted; none otherwise. ``settings``: the other
     identity settings (:func:`signed_settings`: the reasoning effort, a newly declared setting), one
-    ``label:value`` each.
+    ``label:value`` each. ``served`` (judge -> what its server said answered, :func:`served_parts`) adds one
+    ``served:JUDGE=MODEL@FINGERPRINT,...`` part per judge whose server named another model than the one
+    asked for (a dated snapshot) or a ``system_fingerprint``; none otherwise, so a server that only echoes
+    the model name leaves the signature as it was.
     """
     parts = [protocol.name, f"judge:{'+'.join(judges)}", f"prompt:{protocol.template_hash}",
              f"runs:{runs}", f"agg:{aggregator}", f"T:{temperature:g}"]
@@ -58,6 +62,9 @@ def signature(protocol: JudgeProtocol, judges: list[str], runs: int, aggregator:
         changed = (adaptations or {}).get(judge)
         if changed:
             parts.append(f"adapted:{judge}={','.join(sorted(changed))}")
+    for judge in judges:
+        if (served or {}).get(judge):
+            parts.append(f"served:{judge}={','.join(served[judge])}")  # type: ignore[index]
     parts.append(f"version:{__version__}")
     return "|".join(parts)
 
@@ -80,6 +87,60 @@ def _clean_judge_info(info: dict[str, Any]) -> dict[str, Any]:
 
 
 ADAPTATIONS_META = "adaptations"
+SERVED_SHOWN = 4  # served model/fingerprint pairs a signature names per judge (then "+N")
+
+
+def _informative(judge: str, pairs: Mapping[tuple[str, str | None], int]) -> bool:
+    """Whether a judge's servers said more than the model name asked for (a snapshot, a fingerprint)."""
+    return not all(model == judge and fp is None for model, fp in pairs)
+
+
+def served_parts(served: Mapping[str, Mapping[tuple[str, str | None], int]]) -> dict[str, list[str]]:
+    """judge -> ``MODEL@FINGERPRINT`` of what its server said answered (:meth:`Store.served_models`), most
+    answers first, for the signature: only judges whose server named a model other than the judge's own
+    name or sent a fingerprint (an echo of the model asked for says nothing)."""
+    out: dict[str, list[str]] = {}
+    for judge, pairs in served.items():
+        if not _informative(judge, pairs):
+            continue
+        ordered = sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0][0], kv[0][1] or ""))
+        names = [model if fp is None else f"{model}@{fp}" for (model, fp), _ in ordered]
+        out[judge] = names[:SERVED_SHOWN] + ([f"+{len(names) - SERVED_SHOWN}"] if len(names) > SERVED_SHOWN else [])
+    return out
+
+
+def served_changes(store: Store, started: float) -> list[str]:
+    """One line per judge whose server named, for an answer received this session (stored since ``started``,
+    not copied from the shared cache), a model or ``system_fingerprint`` that no earlier answer of the run came
+    from (stored before, or copied from the cache this session: a re-run study's old answers): the judge it
+    asks is not the one that gave the stored answers (a model updated behind its name)."""
+    earlier = store.served_models(before=started)
+    for judge, pairs in store.served_models(since=started, cached=True).items():
+        for pair, n in pairs.items():
+            earlier.setdefault(judge, {})[pair] = earlier.get(judge, {}).get(pair, 0) + n
+    now = store.served_models(since=started, cached=False)
+    lines = []
+    for judge, pairs in sorted(now.items()):
+        before = earlier.get(judge)
+        new = sorted(set(pairs) - set(before or {}), key=lambda p: (p[0], p[1] or ""))
+        if before and new:
+            said = ", ".join(m if fp is None else f"{m} ({fp})" for m, fp in new)
+            was = ", ".join(m if fp is None else f"{m} ({fp})" for m, fp in sorted(before, key=lambda p: -before[p]))
+            lines.append(f"the served model changed: {judge}'s server answered this session as {said}; the "
+                         f"run's earlier answers came from {was} (polyjudge drift RUN compares their answers)")
+    return lines
+
+
+def _with_served(info: list[dict[str, Any]], judges: Sequence[str],
+                 served: Mapping[str, Mapping[tuple[str, str | None], int]]) -> list[dict[str, Any]]:
+    """Manifest judge entries, each with ``served`` [{model, system_fingerprint, answers}] when its servers said
+    more than the model name asked for (the rule of :func:`served_parts`)."""
+    for entry, judge in zip(info, judges):
+        pairs = served.get(judge)
+        if pairs and _informative(judge, pairs):
+            entry["served"] = [{"model": redact(m) or m, "system_fingerprint": fp, "answers": n}
+                               for (m, fp), n in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0][0]))]
+    return info
 
 
 def _executor_counts(executor: Executor | None) -> dict[str, int]:
@@ -133,6 +194,8 @@ class Session:
     wall_s: float  # every session of the run
     session_wall_s: float
     from_cache: int = 0  # judgments answered this session from the machine's shared response cache
+    # judge -> {(served model, system_fingerprint): answers}: what the servers said answered (Store.served_models)
+    served: Mapping[str, Mapping[tuple[str, str | None], int]] = dataclasses.field(default_factory=dict)
 
 
 def _counts(spec: RunSpec, result: RunResult, session: Session, n_items: int) -> dict[str, int]:
@@ -163,7 +226,8 @@ def build_manifest(plan: Plan, spec: RunSpec, result: RunResult, session: Sessio
         else [{"model": m} for m in judges]
     return Manifest(
         signature=signature(protocol, judges, runs, aggregator, temperature, session.adapted,
-                            signed_settings(_judging(spec).identity_values(protocol, judges))),
+                            signed_settings(_judging(spec).identity_values(protocol, judges)),
+                            served_parts(session.served)),
         protocol=protocol.name,
         config=RunConfig(runs=runs, temperature=temperature, aggregator=aggregator,
                          concurrency=spec.execution.concurrency, seed=spec.generation.seed,
@@ -171,7 +235,7 @@ def build_manifest(plan: Plan, spec: RunSpec, result: RunResult, session: Sessio
                          use_context=protocol.options.use_context, prompt_template=protocol.options.template,
                          protocol_options=protocol.options.extra),
         template_hash=protocol.template_hash,
-        judges=_with_adaptations(info, judges, session.adapted),
+        judges=_with_served(_with_adaptations(info, judges, session.adapted), judges, session.served),
         versions=_versions(),
         counts=_counts(spec, result, session, len(plan.items)),
         failures={redact(k) or k: n for k, n in result.failures().items()},

@@ -93,7 +93,9 @@ CREATE INDEX IF NOT EXISTS batch_lines_custom_id ON batch_lines(custom_id);
 
 # Columns added after 0.1.0; stores written before get them on open (NULL in old rows).
 ADDED_COLUMNS = {"cached_prompt_tokens": "INTEGER", "reasoning_tokens": "INTEGER", "channel": "TEXT",
-                 "reasoning": "TEXT", "logprobs": "TEXT", "usage_note": "TEXT"}
+                 "reasoning": "TEXT", "logprobs": "TEXT", "usage_note": "TEXT",
+                 # What the server said answered: JSON [served model, system_fingerprint] (NULL: it said nothing).
+                 "served": "TEXT"}
 LIVE, BATCH = "live", "batch"
 SUBMITTING, EXPORTED, EXPORT = "submitting", "exported", "export"
 
@@ -144,10 +146,24 @@ class StoredResponse:
     logprobs: str | None = None
     # Why the counts above are not what the server reported, with what it reported (engine.spend.vet_usage).
     usage_note: str | None = None
+    served: str | None = None  # what the server said answered: JSON [served model, system_fingerprint]
 
     @property
     def usage(self) -> Usage:
         return Usage(self.prompt_tokens, self.completion_tokens, self.cached_prompt_tokens, self.reasoning_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAnswer:
+    """A stored answer as a drift check reads it (:meth:`Store.answers_to`)."""
+
+    judge: str
+    text: str | None
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    logprobs: str | None
+    served: tuple[str | None, str | None]  # (served model, system_fingerprint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,12 +218,13 @@ def _local_time(seconds: float) -> str:
 
 _RESPONSE_COLUMNS = ("key", "status", "text", "finish_reason", "prompt_tokens", "completion_tokens", "latency_s",
                      "error", "attempts", "cached_prompt_tokens", "reasoning_tokens", "channel", "judge",
-                     "reasoning", "logprobs", "usage_note")
+                     "reasoning", "logprobs", "usage_note", "served")
 # A row of ``_RESPONSE_COLUMNS`` as read (NULLs as SQLite gives them; :func:`_stored` gives them their defaults),
 # and the place of each column in it: the bulk readers of a million answers (engine.result) use rows as they are.
 Row = tuple[Any, ...]
 (R_KEY, R_STATUS, R_TEXT, R_FINISH_REASON, R_PROMPT_TOKENS, R_COMPLETION_TOKENS, R_LATENCY_S, R_ERROR, R_ATTEMPTS,
- R_CACHED_PROMPT_TOKENS, R_REASONING_TOKENS, R_CHANNEL, R_JUDGE, R_REASONING, R_LOGPROBS, R_USAGE_NOTE) = range(16)
+ R_CACHED_PROMPT_TOKENS, R_REASONING_TOKENS, R_CHANNEL, R_JUDGE, R_REASONING, R_LOGPROBS, R_USAGE_NOTE,
+ R_SERVED) = range(17)
 _BATCH_COLUMNS = ("submission", "provider", "judge", "endpoint", "key_env", "batch_id", "status", "total",
                   "completed", "failed", "created", "expires_at", "collected", "error")
 
@@ -245,6 +262,22 @@ def masked_tokens(mask: Redactor, tokens: Sequence[TokenLogprob]) -> list[TokenL
     """``tokens`` with the secrets their joined text holds masked (:func:`~polyjudge.data.secrets.mask_tokens`)."""
     rows = mask_token_rows(mask, [[t.token, t.logprob, list(t.top)] for t in tokens])
     return [t if r[0] == t.token else TokenLogprob(r[0], t.logprob, ()) for t, r in zip(tokens, rows)]
+
+
+def served_json(result: GenerateResult) -> str | None:
+    """What the server said answered, as the store keeps it (None when it named no model)."""
+    if not isinstance(result.model, str):
+        return None
+    return json.dumps([result.model, result.system_fingerprint], ensure_ascii=False)
+
+
+def served_of(stored: str | None) -> tuple[str | None, str | None]:
+    """(served model, system_fingerprint) of a stored ``served`` value; (None, None) for none or a damaged one."""
+    try:
+        model, fingerprint = json.loads(stored) if stored else (None, None)
+    except (ValueError, TypeError):
+        return None, None
+    return (model if isinstance(model, str) else None), (fingerprint if isinstance(fingerprint, str) else None)
 
 
 def logprobs_of(stored: str | None) -> tuple[TokenLogprob, ...]:
@@ -542,12 +575,12 @@ class Store:
         self._db.execute(
             "INSERT OR REPLACE INTO responses (key, prompt_hash, judge, run_index, status, text, finish_reason, "
             "prompt_tokens, completion_tokens, latency_s, error, attempts, created, cached_prompt_tokens, "
-            "reasoning_tokens, channel, reasoning, logprobs, usage_note) "
-            "VALUES (?,?,?,?,'done',?,?,?,?,?,NULL,?,?,?,?,?,?,?,?)",
+            "reasoning_tokens, channel, reasoning, logprobs, usage_note, served) "
+            "VALUES (?,?,?,?,'done',?,?,?,?,?,NULL,?,?,?,?,?,?,?,?,?)",
             (key, prompt_hash, judge, run_index, text, finish_reason, _count(u.prompt_tokens),
              _count(u.completion_tokens), _seconds(result.latency_s), attempts, time.time(),
              _count(u.cached_prompt_tokens), _count(u.reasoning_tokens), None if channel == LIVE else channel,
-             reasoning, logprobs, mask(usage_note)))
+             reasoning, logprobs, mask(usage_note), served_json(result)))
 
     def put_failure(self, key: str, prompt_hash: str, judge: str, run_index: int,
                     error: str, attempts: int) -> None:
@@ -559,6 +592,46 @@ class Store:
             "ON CONFLICT(key) DO UPDATE SET error=excluded.error, attempts=responses.attempts+excluded.attempts, "
             "created=excluded.created WHERE responses.status='failed'",
             (key, prompt_hash, judge, run_index, redact(error), attempts, time.time()))
+
+    def served_models(self, *, since: float | None = None, before: float | None = None, cached: bool | None = None,
+                      ) -> dict[str, dict[tuple[str, str | None], int]]:
+        """judge -> {(served model, system_fingerprint): answers} of the answers stored (``since``/``before``:
+        created in that window; ``cached``: only those copied from the shared cache, or only the others),
+        from what each server said (answers it said nothing about are left out)."""
+        if "served" not in self._columns:
+            return {}
+        where, args = "served IS NOT NULL AND status='done'", list[float]()
+        if cached is not None:
+            where += " AND channel IS 'cache'" if cached else " AND channel IS NOT 'cache'"
+        if since is not None:
+            where, args = where + " AND created >= ?", [*args, since]
+        if before is not None:
+            where, args = where + " AND created < ?", [*args, before]
+        out: dict[str, dict[tuple[str, str | None], int]] = {}
+        for judge, served, n in self._db.execute(
+                f"SELECT judge, served, COUNT(*) FROM responses WHERE {where} GROUP BY judge, served", args):
+            model, fingerprint = served_of(served)
+            if model is not None:
+                found = out.setdefault(str(judge), {})
+                found[(model, fingerprint)] = found.get((model, fingerprint), 0) + int(n)
+        return out
+
+    def answers_to(self, prompt_hashes: Sequence[str], *, run_index: int = 0) -> dict[str, list[StoredAnswer]]:
+        """prompt hash -> every judge's stored answer (status done) of run ``run_index`` (``polyjudge drift``)."""
+        out: dict[str, list[StoredAnswer]] = {}
+        if self.readonly and not self._has_table("responses"):
+            return out
+        cols = ",".join(c if c in self._columns else "NULL" for c in ("prompt_hash", "judge", "text", "finish_reason",
+                                                                       "prompt_tokens", "completion_tokens",
+                                                                       "logprobs", "served"))
+        for i in range(0, len(prompt_hashes), _CHUNK):
+            chunk = list(prompt_hashes[i:i + _CHUNK])
+            for r in self._db.execute(f"SELECT {cols} FROM responses WHERE status='done' AND run_index=? AND "
+                                      f"prompt_hash IN ({','.join('?' * len(chunk))}) ORDER BY judge",
+                                      [run_index, *chunk]):
+                out.setdefault(r[0], []).append(StoredAnswer(str(r[1]), _text(r[2]), _text(r[3]), int(r[4] or 0),
+                                                             int(r[5] or 0), r[6], served_of(r[7])))
+        return out
 
     # ------------------------------------------------------------------------------------- batches
 
@@ -630,7 +703,8 @@ __all__ = ["BATCH", "LIVE", "BatchLineRow", "BatchRecord", "Row", "Store", "Stor
 def _stored(r: Sequence[Any]) -> StoredResponse:
     """A row of ``_RESPONSE_COLUMNS`` as read, with its defaults."""
     return StoredResponse(r[0], r[1], r[2], r[3], r[4] or 0, r[5] or 0, r[6] or 0.0, r[7], r[8],
-                          r[9] or 0, r[10] or 0, r[11] or LIVE, r[12] or "", r[13], r[14], r[15])
+                          r[9] or 0, r[10] or 0, r[11] or LIVE, r[12] or "", r[13], r[14], r[15],
+                          r[R_SERVED] if len(r) > R_SERVED else None)  # rows made before the column: none
 
 
 class RowScan:
