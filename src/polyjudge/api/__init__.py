@@ -39,9 +39,6 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.compare import compare_formats as compare_formats
     from polyjudge.api.cost import CostReport as CostReport
     from polyjudge.api.cost import run_costs as run_costs
-    from polyjudge.api.error_free import ErrorFreeConfig as ErrorFreeConfig
-    from polyjudge.api.error_free import ErrorFreeEvalResult as ErrorFreeEvalResult
-    from polyjudge.api.error_free import error_free_eval as error_free_eval
     from polyjudge.api.drift import DriftConfig as DriftConfig
     from polyjudge.api.drift import DriftPlan as DriftPlan
     from polyjudge.api.drift import DriftResult as DriftResult
@@ -49,6 +46,9 @@ if TYPE_CHECKING:  # every name of _HOMES, re-exported for type checkers (tests/
     from polyjudge.api.drift import plan_drift as plan_drift
     from polyjudge.api.drift import run_drift as run_drift
     from polyjudge.api.drift import save_anchor_set as save_anchor_set
+    from polyjudge.api.error_free import ErrorFreeConfig as ErrorFreeConfig
+    from polyjudge.api.error_free import ErrorFreeEvalResult as ErrorFreeEvalResult
+    from polyjudge.api.error_free import error_free_eval as error_free_eval
     from polyjudge.api.exporting import ExportConfig as ExportConfig
     from polyjudge.api.exporting import ExportResult as ExportResult
     from polyjudge.api.exporting import export as export
