@@ -251,3 +251,28 @@ def test_batches_and_the_shared_cache_apply(tmp_path):
         again = rerank(SOURCES, CANDIDATES, judge=judge_for(srv))  # no run directory: the shared cache answers
         assert srv.completed == [] and len(srv.batch_lines) == 6
     assert [c.chosen for c in batched.choices] == [c.chosen for c in again.choices] == [1, 0]
+
+
+def test_the_metric_objects_rerank_judges_with_that_judge_inside_a_running_loop():
+    """Judge.rerank (issue 50 item 5): the notebook metric object chooses as polyjudge.rerank does, with its
+    own settings, also when called from a running event loop (a Jupyter cell); its estimate sends nothing."""
+    import asyncio
+
+    from polyjudge.api import Judge
+
+    with ScriptedServer(mbr_responder) as srv:
+        metric = Judge(protocol="da", judge=f"openai:m@{srv.base_url}", lp="de-en", progress=False)
+        estimate = metric.rerank_estimate(SOURCES, CANDIDATES, method="mbr")
+        assert srv.completed == []
+
+        async def in_a_cell():
+            return metric.rerank(SOURCES, CANDIDATES, method="mbr")
+
+        res = asyncio.run(in_a_cell())
+        sent = len(srv.completed)
+        plain = rerank(SOURCES, CANDIDATES, judge=judge_for(srv, use_cache=False), method="mbr")
+    assert [c.chosen for c in res.choices] == [c.chosen for c in plain.choices]
+    assert [c.scores for c in res.choices] == [c.scores for c in plain.choices]
+    assert estimate.requests == sent == res.requests > 0
+    with pytest.raises(TypeError, match="prune_schedul"):
+        metric.rerank(SOURCES, CANDIDATES, method="mbr", prune_schedul=(2,))

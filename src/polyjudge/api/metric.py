@@ -38,11 +38,13 @@ from typing import TYPE_CHECKING, Any
 from polyjudge.data.errors import InputError
 
 if TYPE_CHECKING:
+    from polyjudge.api.reranking import RerankConfig, RerankEstimate
     from polyjudge.api.study_file import Key
     from polyjudge.data.records import Item
     from polyjudge.engine.core import Estimate
     from polyjudge.engine.result import RunResult
     from polyjudge.engine.spec import JudgingSpec
+    from polyjudge.reranking.run import RerankResult
 
 # Python's own keyword (no study key): the notebook's progress bar.
 PROGRESS = "progress"
@@ -501,6 +503,45 @@ class Judge:
         """``evaluate``'s COMET call: ``{"mean_score": ..., "scores": [...]}``."""
         pred = self.predict(_columns(predictions, None if references is None else [references], sources), lp=lp)
         return {"mean_score": pred.system_score, "scores": pred.scores}
+
+    def rerank(self, sources: Sequence[str], candidates: Sequence[Sequence[str]], *, method: str = "qe",
+               lp: str | None = None, out: str | Path | None = None, **settings: Any) -> RerankResult:
+        """Choose one of each source's ``candidates`` with this judge (:func:`polyjudge.api.rerank`): ``method``
+        ``qe`` (the best-scored candidate) or ``mbr`` (the one the others, as pseudo-references, rate best);
+        other keywords are :class:`~polyjudge.api.RerankConfig` fields (``prune=True``, ``held_out=...``).
+        Works with and without a running event loop; ``out`` as in :meth:`predict`."""
+        from polyjudge.api.reranking import rerank
+
+        cfg = self._rerank_config(method, lp, settings)
+        worker = _Worker(lambda: rerank(sources, candidates, cfg, out=out)).start()
+        _wait(worker, lambda final: None)
+        return worker.result()  # type: ignore[no-any-return]
+
+    def rerank_estimate(self, sources: Sequence[str], candidates: Sequence[Sequence[str]], *, method: str = "qe",
+                        lp: str | None = None, **settings: Any) -> RerankEstimate:
+        """What :meth:`rerank` would send and cost (an MBR matrix is up to N x (N - 1) requests per source);
+        nothing is sent or written."""
+        from polyjudge.api.reranking import rerank_estimate
+
+        cfg = self._rerank_config(method, lp, settings)
+        worker = _Worker(lambda: rerank_estimate(sources, candidates, cfg)).start()
+        _wait(worker, lambda final: None)
+        return worker.result()  # type: ignore[no-any-return]
+
+    def _rerank_config(self, method: str, lp: str | None, settings: Mapping[str, Any]) -> RerankConfig:
+        from polyjudge.api.reranking import RerankConfig
+        from polyjudge.data.columns import split_pair
+
+        if "judge" in settings:
+            raise TypeError("Judge.rerank() judges with this judge; to rerank with another, use polyjudge.rerank")
+        data = self.spec.data  # as in predict: lp= given here wins, then the judge's src_lang/tgt_lang, its lp
+        langs = {k: v for k in ("src_lang", "tgt_lang") if (v := getattr(data, k)) and lp is None}
+        if lp is not None or (data.lp and not langs):
+            langs["src_lang"], langs["tgt_lang"] = split_pair(lp or data.lp, path=None, line=None, field="lp")
+        try:
+            return RerankConfig(judge=self.spec, method=method, **{**langs, **settings})
+        except TypeError as exc:
+            raise TypeError(f"Judge.rerank() {exc}") from None
 
     def get_signature(self) -> str:
         """The signature of this judge's numbers (the last prediction's; before any, the one it will have)."""
