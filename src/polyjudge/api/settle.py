@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.engine.errors import BudgetExceeded
@@ -31,6 +29,8 @@ from polyjudge.engine.session import JudgeConfig, as_spec, build_protocol
 from polyjudge.engine.session import judge as judge_all
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from polyjudge.analysis.sequential import SettleState
     from polyjudge.engine.result import RunResult
     from polyjudge.engine.spec import JudgingSpec
@@ -94,6 +94,8 @@ def _unit_kind(items: Sequence[Item], spec: JudgingSpec) -> str:
 def draw_units(items: Sequence[Item], kind: str, seed: int) -> _Draw:
     """The units of ``items`` (segments: language pair, document and segment id; documents: language
     pair and document) in a seeded random order; every system's item of a unit goes with it."""
+    import numpy as np  # here, not at import: `polyjudge judge` without --until-settled needs no numpy
+
     members: dict[Any, list[int]] = {}
     segments: dict[Any, set[Any]] = {}
     for i, it in enumerate(items):
@@ -190,6 +192,8 @@ def judge_until_settled(items: Sequence[Item] | str | Path, spec: JudgingSpec) -
 def _look(result: RunResult, chosen: Sequence[int], draw: _Draw, rounds: _Rounds, alpha: float,
           higher_is_better: bool) -> SettleState:
     """The state after a round: each unit's weighted mean score per system (NaN: none scored), tested."""
+    import numpy as np
+
     from polyjudge.analysis.sequential import settle_state
 
     position = {item: k for k, unit in enumerate(draw.members[:rounds.taken]) for item in unit}
@@ -213,6 +217,8 @@ def _look(result: RunResult, chosen: Sequence[int], draw: _Draw, rounds: _Rounds
 def _bounds(means: np.ndarray, rounds: _Rounds) -> tuple[float, float]:
     """The score range: the one given (scores outside it are clipped and counted), else the range of the
     scores judged so far (then the guarantee is approximate, which the record says)."""
+    import numpy as np
+
     seen = means[np.isfinite(means)]
     if rounds.given is not None:
         lo, hi = rounds.given
