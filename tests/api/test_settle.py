@@ -96,7 +96,10 @@ def test_open_pairs_are_shown_as_ties_and_runs_go_together(tmp_path, capsys):
     assert exc.value.code == 0
     captured = capsys.readouterr()
     settled = RunDir(tmp_path / "run").manifest.settled
-    assert settled["stopped"] == "exhausted" and settled["calls"] == settled["calls_full"] == 2 * len(items)
+    # B is settled against both and retired (judged no more); A and A2 are judged to the end
+    units = {s["system"]: s["units"] for s in settled["systems"]}
+    assert settled["stopped"] == "exhausted" and settled["calls_full"] == 2 * len(items)
+    assert units["A"] == units["A2"] == 60 > units["B"] and settled["calls"] == 2 * sum(units.values())
     assert [(p["a"], p["b"]) for p in settled["open"]] == [("A", "A2")]
     assert "open pairs, shown as ties (their order is not known): A = A2" in captured.err
     assert "until settled: 60 of 60 segments in 3 round(s)" in captured.err
