@@ -9,8 +9,16 @@ import math
 import numpy as np
 import pytest
 
-from polyjudge.analysis.sequential import (BURN_IN, METHODS, Retirement, SettleState, settle_state, tie_groups,
-                                          wor_clt_bounds, wor_eb_bounds)
+from polyjudge.analysis.sequential import (
+    BURN_IN,
+    METHODS,
+    Retirement,
+    SettleState,
+    settle_state,
+    tie_groups,
+    wor_clt_bounds,
+    wor_eb_bounds,
+)
 
 _SEEDS = 200
 
