@@ -203,7 +203,8 @@ def _chosen(items: Sequence[Item], draw: _Draw, rounds: _Rounds) -> list[int]:
 
 def _look(result: RunResult, chosen: Sequence[int], draw: _Draw, rounds: _Rounds, alpha: float,
           higher_is_better: bool) -> SettleState:
-    """The state after a round: each unit's weighted mean score per system (NaN: none scored), tested."""
+    """The state after a round: each unit's weighted mean score per system (NaN: none scored, or retired),
+    tested; the pairs it settles are frozen and the systems left in no open pair retired."""
     from polyjudge.analysis.sequential import settle_state
 
     position = {item: k for k, unit in enumerate(draw.members[:rounds.taken]) for item in unit}
