@@ -9,14 +9,18 @@ and ``polyjudge.api.judge`` judges in rounds with ``--settle-range 0,100`` (DA's
 holds exactly). With ``--simulate`` the rounds are replayed on the score matrix through the same
 statistics (``analysis.sequential``) without the engine, which is faster for many seeds.
 
-Per language pair it prints: the calls the run used against a full run's (``calls``), the mean over pairs
-of the share judged when the pair was settled (``pair mean``; a pair never settled counts 100%), pairs
-settled, pairs the full data separates significantly (``sig@.05``: paired approximate-randomization test at
-0.05, 2,000 draws, no correction, ``metaeval.systems.compare_systems``), how many of those were settled
-(``sig set``) and settled by 40% of the calls (``sig@40%``: what a spending cap at 40% would keep),
-contradictions (a settled pair the full data orders significantly the other way), and, as a yardstick
-(``oracle``), how many of the significant pairs a fixed-sample z-test told each pair's true standard
-deviation (Bonferroni over pairs, finite-population correction) settles from 40% of the segments.
+Settled systems are retired as ``api.settle`` does (a system settled against every other one is judged no
+more), so a run's calls are the judgments actually made, summed over the systems. Per language pair it
+prints: the share of the segments drawn (``drawn``), the calls the run made against a full run's
+(``calls``; the target is their mean over the test sets), the systems retired before the run stopped
+(``retired``), the mean over pairs of the calls made by the look that settled the pair (``pair mean``; a pair
+never settled counts 100%), pairs settled, pairs the full data separates significantly (``sig@.05``: paired
+approximate-randomization test at 0.05, 2,000 draws, no correction, ``metaeval.systems.compare_systems``),
+how many of those were settled (``sig set``) and settled within 40% of a full run's calls (``sig@40%``: what
+a spending cap at 40% would keep), contradictions (a settled pair the full data orders significantly the
+other way), and, as a yardstick (``oracle``), how many of the significant pairs a fixed-sample z-test told
+each pair's true standard deviation (Bonferroni over pairs, finite-population correction) settles from 40%
+of the segments.
 
     python benchmarks/adaptive.py [--data ../shared/data/wmt-mqm] [--alpha 0.05] [--round-share 0.05]
                                   [--seeds 1] [--simulate]
@@ -107,46 +111,74 @@ def run_engine(systems: list[str], x: np.ndarray, alpha: float, size: int, seed:
 
 
 def run_simulated(systems: list[str], x: np.ndarray, alpha: float, size: int, seed: int,
-                  method: str) -> dict[str, Any]:
-    """The same rounds on the matrix: the draw order of api.settle, the statistics of analysis.sequential."""
-    from polyjudge.analysis.sequential import settle_state
+                  method: str, margin: float = 0.0) -> dict[str, Any]:
+    """The same rounds on the matrix: the draw order of api.settle, the statistics of analysis.sequential,
+    settled pairs frozen and settled systems retired (their later units not judged) as api.settle does.
 
-    n_all = x.shape[0]
+    ``margin`` > 0 is a what-if polyjudge does not offer: an open pair whose interval lies within
+    +-``margin`` (DA points) is frozen as a tie (the full data's difference is that small, with the same
+    guarantee), so it no longer keeps its systems judged."""
+    from polyjudge.analysis.sequential import Retirement, settle_state
+
+    n_all, k = x.shape
     keys = sorted(range(n_all), key=lambda g: repr((None, None, None, str(g))))  # api.settle.draw_units' keys
     order = np.array([keys[k] for k in np.random.default_rng(seed).permutation(n_all)])
-    taken, first = 0, {}
+    retire, taken, calls_at = Retirement(tuple(systems)), 0, {}
     while True:
         taken = min(n_all, taken + size)
-        state = settle_state(100.0 + 4.0 * x[order[:taken]], systems, n_all, alpha, (0.0, 100.0), method=method)
+        units = retire.units(taken)
+        seen = 100.0 + 4.0 * x[order[:taken]]
+        for c, name in enumerate(systems):
+            seen[units[name]:, c] = np.nan  # retired: not judged on the units drawn since
+        state = settle_state(seen, systems, n_all, alpha, (0.0, 100.0), method=method, frozen=retire.frozen)
+        retire.update(state)
         for p in state.settled:
-            first.setdefault((p.a, p.b), taken)
-        if state.all_settled or taken == n_all:
+            calls_at.setdefault((p.a, p.b), sum(units.values()))
+        if margin > 0 and _tie(state, retire, margin) or state.all_settled or taken == n_all:
             break
-    k = len(systems)
-    return {"calls": taken * k, "calls_full": n_all * k, "units_total": n_all,
+    units = retire.units(taken)
+    return {"calls": sum(units.values()), "calls_full": n_all * k, "units_total": n_all, "units_judged": taken,
+            "systems": [{"system": s, "units": units[s]} for s in systems],
             "settled": [{"better": p.a if p.order > 0 else p.b, "worse": p.b if p.order > 0 else p.a,
-                         "units": first[(p.a, p.b)]} for p in state.settled],
+                         "units": retire.settled_at[(p.a, p.b)], "calls": calls_at[(p.a, p.b)]}
+                        for p in state.settled],
             "open": [{"a": p.a, "b": p.b} for p in state.open]}
+
+
+def _tie(state: Any, retire: Any, margin: float) -> bool:
+    """Freeze the open pairs within +-margin as ties, retire the systems left in no open pair; True when no
+    pair is left open."""
+    for p in state.open:
+        if -margin <= p.low and p.high <= margin:
+            retire.frozen[(p.a, p.b)] = p
+    still = {s for p in state.pairs if p.order == 0 and (p.a, p.b) not in retire.frozen for s in (p.a, p.b)}
+    for s in retire.systems:
+        if s not in still:
+            retire.retired_at.setdefault(s, state.n)
+    return not still
 
 
 def _row(name: str, systems: list[str], x: np.ndarray, rec: dict[str, Any], sig: set[tuple[str, str]],
          best: int, totals: dict[str, list[float]]) -> str:
     """One line of the table, and the totals it adds to."""
-    n_all = rec["units_total"]
-    at = {(p["better"], p["worse"]): p["units"] / n_all for p in rec["settled"]}
+    full = rec["calls_full"]
+    # a pair's share of the calls: the calls made (as judged, retired systems no longer counting) by the look
+    # that settled it, against a full run's
+    at = {(p["better"], p["worse"]): p["calls"] / full for p in rec["settled"]}
     n_pairs = len(rec["settled"]) + len(rec["open"])
-    # a pair's share of the calls: the share judged when it was settled (never settled: the whole run)
-    per_pair = [at.get((a, b), at.get((b, a), 1.0)) for a in systems for b in systems if a < b]
+    per_pair = [at.get((a, b), at.get((b, a), 1.0)) for a in systems for b in systems if a < b]  # never: 100%
     by_cap = {pair for pair, share in at.items() if share <= 0.4 + 1e-9}
     contra = len({(b, a) for a, b in at} & sig)
-    share = rec["calls"] / rec["calls_full"]
+    share = rec["calls"] / full
+    retired = sum(s["units"] < rec["units_judged"] for s in rec["systems"])
     totals["calls"].append(share)
     totals["per_pair"].append(float(np.mean(per_pair)))
     for key, value in (("sig", len(sig)), ("sig_settled", len(set(at) & sig)), ("sig_by_cap", len(by_cap & sig)),
                        ("contra", contra), ("oracle", best)):
         totals[key].append(value)
-    return (f"{name:18} {len(systems):3} {x.shape[0]:5} {share:6.0%} {np.mean(per_pair):9.0%} {n_pairs:5} "
-            f"{len(at):7} {len(sig):7} {len(set(at) & sig):7} {len(by_cap & sig):7} {contra:6} {best:7}")
+    return (f"{name:18} {len(systems):3} {x.shape[0]:5} {rec['units_judged'] / rec['units_total']:5.0%} "
+            f"{share:6.0%} {retired:7} {np.mean(per_pair):9.0%} {n_pairs:5} {len(at):7} {len(sig):7} "
+            f"{len(set(at) & sig):7} {len(by_cap & sig):7} {contra:6} {best:7}")
 
 
 def main() -> None:
@@ -158,12 +190,18 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--method", choices=("bernstein", "asymptotic"), default="bernstein")
     parser.add_argument("--simulate", action="store_true", help="replay the rounds without the engine")
+    parser.add_argument("--tie-margin", type=float, default=0.0,
+                        help="with --simulate, a what-if: also freeze a pair as a tie once its interval lies within "
+                             "+-this many DA points (4 per MQM point)")
     args = parser.parse_args()
+    if args.tie_margin and not args.simulate:
+        parser.error("--tie-margin is a what-if of the simulation: give --simulate")
     root = Path(args.data)
     print(f"method {args.method}, alpha {args.alpha}, rounds of {args.round_share:.0%} of the segments, "
-          f"{'simulated' if args.simulate else 'through polyjudge.api.judge and the scripted server'}")
-    print(f"{'test set':18} {'sys':>3} {'segs':>5} {'calls':>6} {'pair mean':>9} {'pairs':>5} {'settled':>7} "
-          f"{'sig@.05':>7} {'sig set':>7} {'sig@40%':>7} {'contra':>6} {'oracle':>7}")
+          f"{'simulated' if args.simulate else 'through polyjudge.api.judge and the scripted server'}"
+          + (f", what-if: ties within +-{args.tie_margin:g} DA points frozen" if args.tie_margin else ""))
+    print(f"{'test set':18} {'sys':>3} {'segs':>5} {'drawn':>5} {'calls':>6} {'retired':>7} {'pair mean':>9} "
+          f"{'pairs':>5} {'settled':>7} {'sig@.05':>7} {'sig set':>7} {'sig@40%':>7} {'contra':>6} {'oracle':>7}")
     totals: dict[str, list[float]] = collections.defaultdict(list)
     for name in SETS:
         files = sorted((root / name).glob("*avg_seg_scores.tsv"))
@@ -175,14 +213,15 @@ def main() -> None:
         best = oracle(systems, x, sig, args.alpha, 0.4)
         size = max(1, math.ceil(args.round_share * x.shape[0]))
         for seed in range(args.seeds):
-            rec = (run_simulated if args.simulate else run_engine)(systems, x, args.alpha, size, seed, args.method)
+            rec = (run_simulated(systems, x, args.alpha, size, seed, args.method, args.tie_margin) if args.simulate
+                   else run_engine(systems, x, args.alpha, size, seed, args.method))
             print(_row(name, systems, x, rec, sig, best, totals), flush=True)
     if not totals:
         return
     sig_total = sum(totals["sig"])
-    print(f"calls of the runs (stop when every pair is settled): {np.mean(totals['calls']):.1%} of a full run's on "
-          f"average; per pair (the share judged when it was settled, 100% if never): "
-          f"{np.mean(totals['per_pair']):.1%} (target <= 40%)")
+    print(f"calls of the runs (settled systems retired, stop when every pair is settled): "
+          f"{np.mean(totals['calls']):.1%} of a full run's on average over the test sets (target <= 40%); "
+          f"per pair (the calls made when it was settled, 100% if never): {np.mean(totals['per_pair']):.1%}")
     print(f"significant pairs settled: {sum(totals['sig_settled']):.0f} of {sig_total:.0f} "
           f"({sum(totals['sig_settled']) / sig_total:.1%}, target >= 90%); by 40% of the calls "
           f"{sum(totals['sig_by_cap']) / sig_total:.1%} (the oracle: {sum(totals['oracle']) / sig_total:.1%}); "

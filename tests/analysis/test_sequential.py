@@ -9,7 +9,16 @@ import math
 import numpy as np
 import pytest
 
-from polyjudge.analysis.sequential import BURN_IN, METHODS, settle_state, tie_groups, wor_clt_bounds, wor_eb_bounds
+from polyjudge.analysis.sequential import (
+    BURN_IN,
+    METHODS,
+    Retirement,
+    SettleState,
+    settle_state,
+    tie_groups,
+    wor_clt_bounds,
+    wor_eb_bounds,
+)
 
 _SEEDS = 200
 
@@ -164,3 +173,70 @@ def test_heavy_tailed_error_scores_of_equal_systems_are_not_ordered_in_over_alph
                 wrong += 1
                 break
     assert wrong / _SEEDS <= 0.05
+
+
+def _rounds_retiring(scores: np.ndarray, alpha: float, seed: int, size: int, method: str = "bernstein",
+                     ) -> tuple[SettleState, Retirement, int]:
+    """The rule with retirement, as judge --until-settled runs it: settled pairs are frozen, a system settled
+    against every other one gets no scores on the units drawn after it was retired (NaN: not judged)."""
+    n_units, k = scores.shape
+    order = np.random.default_rng(seed).permutation(n_units)
+    names = [f"s{i}" for i in range(k)]
+    retire = Retirement(tuple(names))
+    taken, judged = 0, 0
+    while True:
+        taken = min(n_units, taken + size)
+        seen = scores[order[:taken]].copy()
+        units = retire.units(taken)
+        for c, name in enumerate(names):
+            seen[units[name]:, c] = np.nan
+        judged = int(np.isfinite(seen).sum())
+        state = settle_state(seen, names, n_units, alpha, (0.0, 100.0), method=method, frozen=retire.frozen)
+        retire.update(state)
+        if state.all_settled or taken == n_units:
+            return state, retire, judged
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_with_retirement_an_equal_pair_is_settled_as_ordered_in_at_most_alpha_of_seeds(method):
+    """One system far above two whose full-data means are equal: the far one is settled against both and
+    retired (judged no more), the equal pair goes on; it may be settled as ordered in at most alpha of seeds."""
+    rng = np.random.default_rng(17)
+    base = np.clip(rng.normal(55, 15, size=400), 0, 100)
+    scores = np.column_stack([np.clip(base + 30 + rng.normal(0, 5, size=400), 0, 100), base, rng.permutation(base)])
+    alpha, wrong, retired_early = 0.05, 0, 0
+    for seed in range(_SEEDS):
+        state, retire, judged = _rounds_retiring(scores, alpha, seed, 20, method)
+        wrong += any(p.order != 0 and {p.a, p.b} == {"s1", "s2"} for p in state.pairs)
+        early = retire.units(state.n)["s0"] < state.n
+        retired_early += early
+        assert judged == sum(retire.units(state.n).values()) and (not early or judged < 3 * state.n)
+        assert {(p.a, p.b): p.order for p in state.pairs if "s0" in (p.a, p.b)} == {("s0", "s1"): 1, ("s0", "s2"): 1}
+    assert wrong / _SEEDS <= alpha
+    assert retired_early / _SEEDS >= 0.9  # retirement was at work in (nearly) every seed
+
+
+def test_a_frozen_pair_is_kept_as_settled_and_the_open_pairs_are_tested_as_before():
+    rng = np.random.default_rng(4)
+    scores = np.column_stack([np.full(60, 90.0), rng.normal(50, 5, 60), rng.normal(50, 5, 60)])
+    names = ["a", "b", "c"]
+    before = settle_state(scores[:30], names, 60, 0.05, (0.0, 100.0))
+    frozen = {(p.a, p.b): p for p in before.settled}
+    assert set(frozen) == {("a", "b"), ("a", "c")}
+    later = scores.copy()
+    later[30:, 0] = np.nan  # a retired: not judged on the units drawn after the look that settled it
+    after = settle_state(later, names, 60, 0.05, (0.0, 100.0), frozen=frozen)
+    plain = settle_state(scores, names, 60, 0.05, (0.0, 100.0))
+    assert after.pairs[:2] == before.pairs[:2]  # never tested again (the NaN would count as no difference)
+    assert after.pairs[2] == plain.pairs[2]  # the open pair: all its units, Bonferroni over all three pairs
+    assert after.systems[0].n == 30 and after.systems[1].n == 60 and after.systems[0].score == 90.0
+
+
+def test_a_system_is_retired_once_every_pair_it_belongs_to_is_settled():
+    scores = np.array([[90.0, 50.0, 50.0]] * 40 + [[90.0, 60.0, 40.0], [90.0, 40.0, 60.0]] * 5)
+    retire = Retirement(("a", "b", "c"))
+    state = settle_state(scores, ["a", "b", "c"], 100, 0.05, (0.0, 100.0))
+    retire.update(state)
+    assert retire.active() == ("b", "c") and retire.retired_at == {"a": 50}
+    assert retire.units(70) == {"a": 50, "b": 70, "c": 70}
+    assert retire.settled_at == {("a", "b"): 50, ("a", "c"): 50}

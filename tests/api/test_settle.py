@@ -96,9 +96,14 @@ def test_open_pairs_are_shown_as_ties_and_runs_go_together(tmp_path, capsys):
     assert exc.value.code == 0
     captured = capsys.readouterr()
     settled = RunDir(tmp_path / "run").manifest.settled
-    assert settled["stopped"] == "exhausted" and settled["calls"] == settled["calls_full"] == 2 * len(items)
+    # B is settled against both and retired (judged no more); A and A2 are judged to the end
+    units = {s["system"]: s["units"] for s in settled["systems"]}
+    assert settled["stopped"] == "exhausted" and settled["calls_full"] == 2 * len(items)
+    assert units["A"] == units["A2"] == 60 > units["B"] and settled["calls"] == 2 * sum(units.values())
     assert [(p["a"], p["b"]) for p in settled["open"]] == [("A", "A2")]
     assert "open pairs, shown as ties (their order is not known): A = A2" in captured.err
+    assert f"retired once settled against every other system (score and interval from the segments judged): " \
+           f"B {units['B']}" in captured.err
     assert "until settled: 60 of 60 segments in 3 round(s)" in captured.err
     table = [line.split("\t") for line in captured.out.splitlines()]
     assert table[0] == ["system", "score", "n_segments", "low", "high", "group"]
@@ -261,3 +266,51 @@ def test_the_metric_object_judges_in_rounds_and_leaves_unjudged_rows_none(monkey
     assert 0 < len(judged) == sent < len(rows) // 2
     assert len(pred.scores) == len(rows)
     assert pred.systems["A"] > pred.systems["B"] > pred.systems["C"]
+
+
+def _twins(body: dict) -> str:
+    """X far above Y and Z, which the judge scores the same on every segment (their pair never settles)."""
+    m = re.search(r"translation: (\w) says (\d+)", body["messages"][-1]["content"])
+    assert m is not None
+    system, seg = m.group(1), int(m.group(2))
+    noise = np.random.default_rng([seg, 1 if system == "X" else 2]).normal(0, 8)
+    return json.dumps({"score": round(float(np.clip((85.0 if system == "X" else 50.0) + noise, 0, 100)))})
+
+
+def test_a_system_settled_against_every_other_is_no_longer_judged_while_the_open_pair_goes_on(tmp_path, capsys):
+    """Requests counted at the server: once X is settled against Y and Z, no request for X's items is sent;
+    Y and Z are judged on every segment; a later full run sends only X's segments left out."""
+    from polyjudge.api import ReportConfig, report
+    from polyjudge.api.settle import draw_units
+
+    items = [Item(src=f"source {i}", tgt=f"{s} says {i}", src_lang="en", tgt_lang="de", seg_id=str(i), system=s)
+             for s in "XYZ" for i in range(100)]
+    out = tmp_path / "run"
+    with ScriptedServer(_twins) as srv:
+        result = judge(items, _config(srv, until_settled=True, settle_range="0,100", settle_round=10), out=out)
+        sent = [re.search(r"translation: (\w) says (\d+)", r["messages"][-1]["content"]).groups()
+                for r in srv.requests]
+        html = tmp_path / "report.html"
+        report([str(out)], ReportConfig(out=str(html)))  # before the full run rewrites the manifest
+        full = judge(items, _config(srv), out=out)
+        rest = len(srv.requests) - len(sent)
+    settled = result.manifest.settled
+    units = {s["system"]: s["units"] for s in settled["systems"]}
+    assert settled["stopped"] == "exhausted" and [(p["a"], p["b"]) for p in settled["open"]] == [("Y", "Z")]
+    assert {(p["better"], p["worse"]): p["units"] for p in settled["settled"]} == {("X", "Y"): units["X"],
+                                                                                  ("X", "Z"): units["X"]}
+    assert units["Y"] == units["Z"] == 100 and units["X"] <= 50
+    order = [int(items[unit[0]].seg_id) for unit in draw_units(items, "segment", 0).members]
+    # X's requests are for the segments drawn before it was retired, and none is sent after
+    assert {int(seg) for s, seg in sent if s == "X"} == set(order[:units["X"]])
+    last_x = max(k for k, (s, _) in enumerate(sent) if s == "X")
+    assert all(s != "X" for s, _ in sent[last_x + 1:]) and len(sent) - last_x - 1 >= 2 * (100 - units["X"])
+    assert {int(seg) for s, seg in sent if s == "Y"} == set(range(100))
+    assert len(sent) == settled["sent"] == settled["calls"] == sum(units.values()) < settled["calls_full"] == 300
+    x = next(s for s in settled["systems"] if s["system"] == "X")
+    assert x["low"] <= x["score"] <= x["high"] and x["score"] == pytest.approx(
+        np.mean([json.loads(_twins({"messages": [{"content": f"translation: X says {g}"}]}))["score"]
+                 for g in order[:units["X"]]]))
+    # a later full run resumes: it sends only X's segments the rounds left out
+    assert rest == 100 - units["X"] and full.manifest.counts["from_store"] == settled["calls"]
+    assert "segments judged" in html.read_text() and "retired" in html.read_text()

@@ -27,6 +27,12 @@ The pairs share the test set; a Bonferroni split (``alpha / pairs``, each interv
 the chance that *any* pair is settled in the wrong order at most ``alpha``, at every look. Holm's
 step-down does not carry over to sequences read at many times, so it is not used.
 
+Retiring settled systems (:class:`Retirement`): because each pair's interval holds at every sample size
+at once, a pair settled at one look may be frozen there (its order, interval and units) and never tested
+again. A system whose every pair is frozen then needs no more judging: later rounds judge only the
+systems still in an open pair, and every open pair keeps both its sides judged on every unit drawn, so
+its sequence is the one it would have had without retirement. Only the calls change.
+
 Everything here is arrays in, arrays out. A unit one system of a pair was not scored on counts as no
 difference for that pair, and is left out of that system's own interval.
 """
@@ -34,8 +40,8 @@ difference for that pair, and is left out of that system's own interval.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -142,12 +148,14 @@ class PairState:
 
 @dataclass(frozen=True, slots=True)
 class SystemState:
-    """One system's mean over the units judged and the interval of its full-data mean."""
+    """One system's mean over the units judged and the interval of its full-data mean, from ``n`` units
+    (the units it has a score on)."""
 
     system: str
     score: float
     low: float
     high: float
+    n: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,39 +184,78 @@ class SettleState:
 
 
 def settle_state(scores: Floats, systems: Sequence[str], population: int, alpha: float,
-                 bounds: tuple[float, float], higher_is_better: bool = True, method: str = "bernstein") -> SettleState:
+                 bounds: tuple[float, float], higher_is_better: bool = True, method: str = "bernstein",
+                 frozen: Mapping[tuple[str, str], PairState] | None = None) -> SettleState:
     """Where every pair of ``systems`` stands after the units ``scores`` (rows, in the order they were
     drawn; one column per system; NaN: not scored) out of ``population``, every score within ``bounds``,
-    by the confidence sequence ``method`` (a key of :data:`METHODS`).
+    by the confidence sequence ``method`` (a key of :data:`METHODS`). A pair ``(a, b)`` (in the order of
+    ``systems``) found in ``frozen`` is that state, not tested again (it was settled at an earlier look).
 
-    Pairs are tested at ``alpha / pairs`` (Bonferroni), the systems' intervals at ``alpha / systems``,
-    so each family holds at ``alpha`` at every look."""
+    Pairs are tested at ``alpha / pairs`` (Bonferroni over all pairs, frozen ones included), the
+    systems' intervals at ``alpha / systems``, so each family holds at ``alpha`` at every look."""
     scores = np.asarray(scores, dtype=np.float64)
     lo, hi = bounds
     span = hi - lo if hi > lo else 1.0
     n, k = scores.shape[0], len(systems)
+    frozen = frozen or {}
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    tested = [(i, j) for i, j in pairs if (systems[i], systems[j]) not in frozen]
     sys_rows = []
     for i in range(k):  # a system's unscored units are left out of its own interval
         col = scores[np.isfinite(scores[:, i]), i]
         low, high = _bounds_at_end(((col - lo) / span)[:, None], population, alpha / max(k, 1), method)
         sys_rows.append(SystemState(systems[i], float(col.mean()) if col.size else math.nan,
-                                    float(lo + span * low[0]), float(lo + span * high[0])))
-    if pairs and n:
+                                    float(lo + span * low[0]), float(lo + span * high[0]), int(col.size)))
+    if tested and n:
         # a unit either system of a pair lacks counts as no difference (the caller's choice, documented)
-        diffs = np.nan_to_num(np.stack([scores[:, i] - scores[:, j] for i, j in pairs], axis=1), nan=0.0)
+        diffs = np.nan_to_num(np.stack([scores[:, i] - scores[:, j] for i, j in tested], axis=1), nan=0.0)
         p_low, p_high = _bounds_at_end((diffs + span) / (2.0 * span), population, alpha / len(pairs), method)
     else:
-        p_low = p_high = np.full(len(pairs), 0.5)
+        p_low = p_high = np.full(len(tested), 0.5)
     sign = 1 if higher_is_better else -1
     tol = 1e-9 * span  # sums in another order differ in the last digits: an exact tie is never an order
-    out = []
-    for m, (i, j) in enumerate(pairs):
+    found = {}
+    for m, (i, j) in enumerate(tested):
         low, high = 2.0 * span * p_low[m] - span, 2.0 * span * p_high[m] - span
         order = sign if low > tol else (-sign if high < -tol else 0)
         diff = float(np.nanmean(scores[:, i]) - np.nanmean(scores[:, j])) if n else math.nan
-        out.append(PairState(systems[i], systems[j], diff, float(low), float(high), order))
-    return SettleState(n, population, alpha, (lo, hi), tuple(sys_rows), tuple(out), higher_is_better)
+        found[(i, j)] = PairState(systems[i], systems[j], diff, float(low), float(high), order)
+    out = tuple(found[(i, j)] if (i, j) in found else frozen[(systems[i], systems[j])] for i, j in pairs)
+    return SettleState(n, population, alpha, (lo, hi), tuple(sys_rows), out, higher_is_better)
+
+
+@dataclass(slots=True)
+class Retirement:
+    """What the looks so far settled, for judging in rounds that retires settled systems.
+
+    After each look :meth:`update` freezes every settled pair (its state and the units ``settled_at``
+    which it was settled) and retires every system none of whose pairs is open (``retired_at``: the units
+    it was judged on). Later looks pass :attr:`frozen` to :func:`settle_state`; the caller judges only
+    :meth:`active` systems on the units it draws next (a retired system's later units are NaN)."""
+
+    systems: tuple[str, ...]
+    frozen: dict[tuple[str, str], PairState] = field(default_factory=dict)
+    settled_at: dict[tuple[str, str], int] = field(default_factory=dict)
+    retired_at: dict[str, int] = field(default_factory=dict)
+
+    def update(self, state: SettleState) -> None:
+        """Freeze the pairs ``state`` settles and retire the systems left in no open pair."""
+        for p in state.settled:
+            if (p.a, p.b) not in self.frozen:
+                self.frozen[(p.a, p.b)] = p
+                self.settled_at[(p.a, p.b)] = state.n
+        still = {p.a for p in state.open} | {p.b for p in state.open}
+        for s in self.systems:
+            if s not in still:
+                self.retired_at.setdefault(s, state.n)
+
+    def active(self) -> tuple[str, ...]:
+        """The systems still in an open pair (to be judged on the next units drawn)."""
+        return tuple(s for s in self.systems if s not in self.retired_at)
+
+    def units(self, taken: int) -> dict[str, int]:
+        """The units each system was judged on, ``taken`` units drawn in all."""
+        return {s: min(self.retired_at.get(s, taken), taken) for s in self.systems}
 
 
 def _bounds_at_end(x: Floats, population: int, alpha: float, method: str) -> tuple[Floats, Floats]:
@@ -239,5 +286,5 @@ def tie_groups(state: SettleState) -> dict[str, int]:
     return groups
 
 
-__all__ = ["BURN_IN", "METHODS", "PairState", "SettleState", "SystemState", "settle_state", "tie_groups",
-           "wor_clt_bounds", "wor_eb_bounds"]
+__all__ = ["BURN_IN", "METHODS", "PairState", "Retirement", "SettleState", "SystemState", "settle_state",
+           "tie_groups", "wor_clt_bounds", "wor_eb_bounds"]

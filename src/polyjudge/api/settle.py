@@ -2,12 +2,14 @@
 
 A round is one ordinary judging of a growing random subset of the test set into the same run
 directory: segments (or whole documents) are drawn without replacement in a seeded order, every
-system is judged on the segments drawn, and the store answers what earlier rounds judged, so a round
-sends only its new segments and a later run without ``--until-settled`` sends only what is missing.
-After each round :mod:`polyjudge.analysis.sequential` says which pairs of systems the full test set
-cannot order otherwise (at ``--settle-alpha``, every look and pair included); judging stops when every
-pair is settled, when the segments run out, or at the spending cap. Executors, batches (a round is a
-batch), runs and panels are the engine's, unchanged.
+system still in an open pair is judged on the segments drawn, and the store answers what earlier rounds
+judged, so a round sends only its new segments and a later run without ``--until-settled`` sends only
+what is missing. After each round :mod:`polyjudge.analysis.sequential` says which pairs of systems the
+full test set cannot order otherwise (at ``--settle-alpha``, every look and pair included); a settled
+pair is frozen, and a system whose every pair is settled is retired: later rounds no longer judge it
+(its score and interval are from the units it was judged on). Judging stops when every pair is settled,
+when the segments run out, or at the spending cap. Executors, batches (a round is a batch), runs and
+panels are the engine's, unchanged.
 
 With document context on, a segment's prompt shows its whole document, so drawing part of a
 document would change the prompts: rounds then draw documents.
@@ -31,7 +33,7 @@ from polyjudge.engine.session import judge as judge_all
 if TYPE_CHECKING:
     import numpy as np
 
-    from polyjudge.analysis.sequential import SettleState
+    from polyjudge.analysis.sequential import Retirement, SettleState
     from polyjudge.engine.result import RunResult
     from polyjudge.engine.spec import JudgingSpec
     from polyjudge.rundir.records import SystemRow
@@ -137,6 +139,7 @@ def _round_specs(spec: JudgingSpec) -> tuple[JudgingSpec, JudgingSpec]:
 class _Rounds:
     """What the rounds did so far."""
 
+    retire: Retirement  # the settled pairs (frozen) and the retired systems
     rounds: int = 0
     taken: int = 0
     sent: int = 0
@@ -144,12 +147,14 @@ class _Rounds:
     stopped: str = ""
     given: tuple[float, float] | None = None  # --settle-range
     method: str = "bernstein"
-    first: dict[tuple[str, str], int] = dataclasses.field(default_factory=dict)  # pair -> units when settled
+    calls_at: dict[tuple[str, str], int] = dataclasses.field(default_factory=dict)  # pair -> calls when settled
     bounds: tuple[float, float] = (0.0, 1.0)  # the range used at the last look
 
 
 def judge_until_settled(items: Sequence[Item] | str | Path, spec: JudgingSpec) -> RunResult:
     """Judge in rounds until every pair of systems is settled, the units run out or the cap is reached."""
+    from polyjudge.analysis.sequential import Retirement
+
     given = _read(items, spec)
     protocol = build_protocol(spec)
     if protocol.compares_pairs:
@@ -161,11 +166,12 @@ def judge_until_settled(items: Sequence[Item] | str | Path, spec: JudgingSpec) -
                          field="until_settled", setting=True)
     size = spec.extra.get("settle_round") or max(10, math.ceil(len(draw.members) / 20))
     first, later = _round_specs(spec)
-    state_of = _Rounds(given=_range(spec), method=str(spec.extra.get("settle_method", "bernstein")))
+    state_of = _Rounds(Retirement(draw.systems), given=_range(spec),
+                       method=str(spec.extra.get("settle_method", "bernstein")))
     alpha = float(spec.extra.get("settle_alpha", 0.05))
     while True:
         state_of.taken = min(len(draw.members), state_of.taken + size)
-        chosen = sorted(i for unit in draw.members[:state_of.taken] for i in unit)
+        chosen = _chosen(given, draw, state_of)
         stop: BudgetExceeded | None = None
         try:
             result = judge_all([given[i] for i in chosen], first if state_of.rounds == 0 else later)
@@ -175,7 +181,7 @@ def judge_until_settled(items: Sequence[Item] | str | Path, spec: JudgingSpec) -
         state_of.sent += int(result.manifest.counts.get("sent_this_session", 0))
         state = _look(result, chosen, draw, state_of, alpha, protocol.higher_is_better)
         for p in state.settled:
-            state_of.first.setdefault((p.a, p.b), state_of.taken)
+            state_of.calls_at.setdefault((p.a, p.b), len(result.items) * result.runs * len(result.judges))
         if stop is not None or state.all_settled or state_of.taken == len(draw.members):
             state_of.stopped = "budget" if stop is not None else ("settled" if state.all_settled else "exhausted")
             break
@@ -189,9 +195,18 @@ def judge_until_settled(items: Sequence[Item] | str | Path, spec: JudgingSpec) -
     return result
 
 
+def _chosen(items: Sequence[Item], draw: _Draw, rounds: _Rounds) -> list[int]:
+    """The items of the units drawn so far that a round judges: every system's up to the units it was
+    judged on (a retired system's stop where it was retired; the store answers them again)."""
+    units = rounds.retire.units(rounds.taken)
+    return sorted(i for k, unit in enumerate(draw.members[:rounds.taken]) for i in unit
+                  if k < units[items[i].system or "-"])
+
+
 def _look(result: RunResult, chosen: Sequence[int], draw: _Draw, rounds: _Rounds, alpha: float,
           higher_is_better: bool) -> SettleState:
-    """The state after a round: each unit's weighted mean score per system (NaN: none scored), tested."""
+    """The state after a round: each unit's weighted mean score per system (NaN: none scored, or retired),
+    tested; the pairs it settles are frozen and the systems left in no open pair retired."""
     import numpy as np
 
     from polyjudge.analysis.sequential import settle_state
@@ -211,7 +226,10 @@ def _look(result: RunResult, chosen: Sequence[int], draw: _Draw, rounds: _Rounds
     weights = np.asarray(draw.weights[:rounds.taken])[:, None]
     units = lo + weights * (np.clip(means, lo, hi) - lo)
     top = lo + max(draw.weights) * (hi - lo)
-    return settle_state(units, draw.systems, len(draw.members), alpha, (lo, top), higher_is_better, rounds.method)
+    state = settle_state(units, draw.systems, len(draw.members), alpha, (lo, top), higher_is_better, rounds.method,
+                         frozen=rounds.retire.frozen)
+    rounds.retire.update(state)
+    return state
 
 
 def _bounds(means: np.ndarray, rounds: _Rounds) -> tuple[float, float]:
@@ -248,6 +266,7 @@ def _record(result: RunResult, state: SettleState, rounds: _Rounds, draw: _Draw,
 
     per_item = result.runs * len(result.judges)
     groups = tie_groups(state)
+    units, settled_at = rounds.retire.units(rounds.taken), rounds.retire.settled_at
     result.manifest.settled = {
         "alpha": state.alpha, "method": rounds.method, "method_text": METHODS[rounds.method], "unit": draw.kind,
         "units_judged": rounds.taken,
@@ -255,9 +274,10 @@ def _record(result: RunResult, state: SettleState, rounds: _Rounds, draw: _Draw,
         "calls": len(result.items) * per_item, "calls_full": n_items * per_item, "sent": rounds.sent,
         "stopped": rounds.stopped, "range": list(rounds.bounds), "range_given": rounds.given is not None,
         "clipped": rounds.clipped,
-        "systems": [{"system": s.system, "score": s.score, "low": s.low, "high": s.high, "group": groups[s.system]}
-                    for s in state.systems],
-        "settled": [{**_pair(p), "units": rounds.first.get((p.a, p.b), rounds.taken)} for p in state.settled],
+        "systems": [{"system": s.system, "score": s.score, "low": s.low, "high": s.high, "group": groups[s.system],
+                     "units": units[s.system]} for s in state.systems],
+        "settled": [{**_pair(p), "units": settled_at.get((p.a, p.b), rounds.taken),
+                     "calls": rounds.calls_at.get((p.a, p.b))} for p in state.settled],
         "open": [{"a": p.a, "b": p.b, "diff": p.diff, "low": p.low, "high": p.high} for p in state.open],
     }
 

@@ -135,6 +135,11 @@ def settled_lines(settled: Mapping[str, Any]) -> list[str]:
     if settled["open"]:
         lines.append("  open pairs, shown as ties (their order is not known): "
                      + ", ".join(f"{p['a']} = {p['b']}" for p in settled["open"]))
+    drawn = settled["units_judged"]
+    retired = [s for s in settled.get("systems", ()) if s.get("units", drawn) < drawn]
+    if retired:
+        lines.append(f"  retired once settled against every other system (score and interval from the "
+                     f"{settled['unit']}s judged): " + ", ".join(f"{s['system']} {s['units']}" for s in retired))
     if not settled.get("range_given") and settled.get("method") != "asymptotic":
         lo, hi = settled["range"]
         lines.append(f"  score range {lo:g} to {hi:g} taken from the scores judged (give --settle-range LOW,HIGH "

@@ -214,9 +214,10 @@ SETTINGS: tuple[Setting, ...] = (
        metavar="USD"),
     # judging in rounds until the systems' order is settled (api.settle; statistics: analysis.sequential)
     _s("until_settled", "budget", "flag", False,
-       "Judge in rounds of randomly drawn segments (every system on the same ones) and stop once every "
-       "pair of systems is settled (or the items or --max-cost run out); open pairs are reported as ties. "
-       "A later run without it resumes and sends only what is missing."),
+       "Judge in rounds of randomly drawn segments (every system still in an open pair on the same ones; a "
+       "system settled against every other is judged no more) and stop once every pair of systems is settled "
+       "(or the items or --max-cost run out); open pairs are reported as ties. A later run without it resumes "
+       "and sends only what is missing."),
     _s("settle_alpha", "budget", "float", 0.05,
        "--until-settled: the chance that any settled pair is ordered otherwise by the full data "
        "(every look and every pair included).", low=0.0, high=0.5, low_open=True, **_SHOWN),

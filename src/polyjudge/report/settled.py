@@ -1,6 +1,7 @@
 """The report's "Settled by judging in rounds" section: what a run judged ``--until-settled`` recorded in its
 manifest (``settled``): how much of the test set it judged against a full run, each system's interval of
-the full test set's score and rank group, the pairs settled and the pairs left open, shown as ties.
+the full test set's score, rank group and units judged (a retired system's stop where it was settled against
+every other), the pairs settled and the pairs left open, shown as ties.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ def settled_section(settled: Mapping[str, Any], run_name: str, slug: str) -> Sec
              ("stopped by", str(settled.get("stopped", ""))),
              ("settled at", f"{settled.get('alpha')} for all pairs and looks together"),
              ("method", str(settled.get("method_text", settled.get("method", ""))))]
-    systems = [[s.get("group"), s.get("system"), number(s.get("score")), interval(s.get("low"), s.get("high"))]
+    unit = settled.get("unit", "segment")
+    systems = [[s.get("group"), s.get("system"), number(s.get("score")), interval(s.get("low"), s.get("high")),
+                s.get("units", settled.get("units_judged"))]
                for s in sorted(settled.get("systems", ()), key=lambda s: (s.get("group") or 0))]
     pairs = [[p.get("better"), ">", p.get("worse"), interval(p.get("low"), p.get("high"))]
              for p in settled.get("settled", ())]
@@ -33,7 +36,9 @@ def settled_section(settled: Mapping[str, Any], run_name: str, slug: str) -> Sec
     blocks: list[Any] = [
         KeyValues(facts),
         Para("Systems in one group are not all settled apart; a pair marked '=' is open (a tie: its order is not "
-             "known), never an order. Intervals hold for the full test set's scores."),
-        Table(["group", "system", "score", "interval of the full data's score"], systems),
+             "known), never an order. Intervals hold for the full test set's scores. A system settled against "
+             f"every other one is retired: later rounds no longer judge it, so its score and interval are from "
+             f"the {unit}s it was judged on."),
+        Table(["group", "system", "score", "interval of the full data's score", f"{unit}s judged"], systems),
         Table(["system", "", "system", "interval of the full data's difference"], pairs)]
     return Section(f"settled-{slug}", "Settled by judging in rounds", blocks, run_name)
