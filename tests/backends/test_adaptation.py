@@ -274,3 +274,38 @@ def test_a_hosted_judge_keeps_the_whole_hold():
     """OpenAI's own endpoint is not asked for slots: nothing is measured, the hold stays HOLD_S."""
     backend = OpenAIBackend("m")
     assert backend._gate.hold_s == HOLD_S and backend._slots.known
+
+
+def test_the_time_a_first_run_takes_to_start_its_client_is_not_the_servers(monkeypatch):
+    """Issue 46: in a fresh process the slots question is the first request, and making the HTTP session
+    imports aiohttp (about 0.1 s). Timed with it, a server on this machine looked 0.1 s slow, so the first
+    request held the others for the whole HOLD_S (in fact until its own answer: 0.1 s of a 4.7 s run at
+    0.1 s / 64). The session is made before the question is timed."""
+    import asyncio
+    import dataclasses
+    import time as _time
+
+    from polyjudge.backends.http import HttpClients
+
+    made = HttpClients._session_for_loop
+    slow = {"first": True}
+
+    def slow_start(self):  # what importing aiohttp costs a fresh process, once
+        if slow.pop("first", False):
+            _time.sleep(0.1)
+        return made(self)
+
+    monkeypatch.setattr(HttpClients, "_session_for_loop", slow_start)
+
+    async def scenario(srv):
+        backend = OpenAIBackend("m", srv.base_url)
+        request = dataclasses.replace(REQ, json_schema={"type": "object"})
+        try:
+            await asyncio.gather(*(backend.generate(request) for _ in range(4)))
+            return backend._gate.hold_s
+        finally:
+            await backend.aclose()
+
+    with ScriptedServer(lambda body: json.dumps({"score": 1}), latency_s=0.6, get_latency_s=0.0) as srv:
+        used = asyncio.run(scenario(srv))
+    assert MIN_HOLD_S <= used < HOLD_S / 2

@@ -40,7 +40,9 @@ T = TypeVar("T")
 HOLD_S = 0.5
 # With a measured answer time of the server: the hold lasts this many of them, and at least MIN_HOLD_S.
 ROUND_TRIPS = 10
-MIN_HOLD_S = 0.05
+# 20 ms: ten round trips to a server on this machine or network; a rejection after it costs only a
+# rejected request per request in flight (self-hosted servers, the only ones measured, charge nothing).
+MIN_HOLD_S = 0.02
 
 # Answers that say the account cannot pay (Anthropic's low-credit 400, OpenAI's quota and billing codes).
 _BILLING = re.compile(r"credit balance|insufficient[_ ]quota|exceeded your current quota|billing[_ ]"

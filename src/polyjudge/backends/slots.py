@@ -84,6 +84,7 @@ class ServerSlots:
             if self.known:
                 return
             with contextlib.suppress(BackendError):  # unreachable now: the next request asks again
+                http.open_session()  # not timed: the hold scales with the server's answer, not aiohttp's import
                 start = time.perf_counter()
                 self.limit = await ask_total_slots(http, self.base_url, headers)
                 self.answer_s = time.perf_counter() - start
