@@ -246,20 +246,9 @@ def test_the_hold_lasts_as_long_as_a_rejection_from_this_server_would_take(get_l
     rejected form comes back about as fast as that answer, so the first request holds the others for
     ROUND_TRIPS of it (at least MIN_HOLD_S, at most HOLD_S), not for its whole answer (a first run at
     1 s / 256 lost 0.5 s of its 15)."""
-    import asyncio
-    import dataclasses
-
-    async def scenario(srv):
-        backend = OpenAIBackend("m", srv.base_url)
-        request = dataclasses.replace(REQ, json_schema={"type": "object"})
-        try:
-            await asyncio.gather(*(backend.generate(request) for _ in range(6)))
-            return backend._gate.hold_s
-        finally:
-            await backend.aclose()
 
     with ScriptedServer(lambda body: json.dumps({"score": 1}), latency_s=0.6, get_latency_s=get_latency_s) as srv:
-        used = asyncio.run(scenario(srv))
+        used = _hold_of_a_first_run(srv, 6)
         arrivals = sorted(srv.arrivals)
     assert len(arrivals) == 6
     if near:  # answered at once: a few milliseconds times ROUND_TRIPS, never under MIN_HOLD_S
@@ -281,8 +270,6 @@ def test_the_time_a_first_run_takes_to_start_its_client_is_not_the_servers(monke
     imports aiohttp (about 0.1 s). Timed with it, a server on this machine looked 0.1 s slow, so the first
     request held the others for the whole HOLD_S (in fact until its own answer: 0.1 s of a 4.7 s run at
     0.1 s / 64). The session is made before the question is timed."""
-    import asyncio
-    import dataclasses
     import time as _time
 
     from polyjudge.backends.http import HttpClients
@@ -297,15 +284,23 @@ def test_the_time_a_first_run_takes_to_start_its_client_is_not_the_servers(monke
 
     monkeypatch.setattr(HttpClients, "_session_for_loop", slow_start)
 
-    async def scenario(srv):
+    with ScriptedServer(lambda body: json.dumps({"score": 1}), latency_s=0.6, get_latency_s=0.0) as srv:
+        used = _hold_of_a_first_run(srv, 4)
+    assert MIN_HOLD_S <= used < HOLD_S / 2
+
+
+def _hold_of_a_first_run(srv, requests: int) -> float:
+    """The hold a fresh backend's gate used for ``requests`` sent at once with a schema (the form unsettled)."""
+    import asyncio
+    import dataclasses
+
+    async def scenario():
         backend = OpenAIBackend("m", srv.base_url)
         request = dataclasses.replace(REQ, json_schema={"type": "object"})
         try:
-            await asyncio.gather(*(backend.generate(request) for _ in range(4)))
+            await asyncio.gather(*(backend.generate(request) for _ in range(requests)))
             return backend._gate.hold_s
         finally:
             await backend.aclose()
 
-    with ScriptedServer(lambda body: json.dumps({"score": 1}), latency_s=0.6, get_latency_s=0.0) as srv:
-        used = asyncio.run(scenario(srv))
-    assert MIN_HOLD_S <= used < HOLD_S / 2
+    return asyncio.run(scenario())
