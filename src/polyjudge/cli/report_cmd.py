@@ -30,6 +30,7 @@ class ReportFlags:
     validation: Path | None = declared("report", "validation")
     simulation: Path | None = declared("report", "simulation")
     pairwise: Path | None = declared("report", "pairwise")
+    span_ranking: Path | None = declared("report", "span_ranking")
     annotation: Path | None = declared("report", "annotation")
     plots_dir: Path | None = declared("report", "plots_dir")
     title: str | None = declared("report", "title")
@@ -40,7 +41,7 @@ class ReportFlags:
 
         return ReportConfig(out=output, metaeval=self.metaeval, consistency=self.consistency,
                             validation=self.validation, simulation=self.simulation, pairwise=self.pairwise,
-                            annotation=self.annotation, plots_dir=self.plots_dir, title=self.title,
+                            span_ranking=self.span_ranking, annotation=self.annotation, plots_dir=self.plots_dir, title=self.title,
                             n_boot=self.n_boot)
 
 

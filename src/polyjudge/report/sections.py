@@ -98,6 +98,7 @@ from polyjudge.report.load import STATUSES, RunData
 from polyjudge.report.pairwise import pairwise_blocks
 from polyjudge.report.rerank import rerank_blocks
 from polyjudge.report.settled import settled_section
+from polyjudge.report.spanranking import span_ranking_blocks
 from polyjudge.report.simulation import simulation_blocks
 from polyjudge.report.systems import comparison_blocks, run_comparison
 from polyjudge.rundir.records import PRICE_UNKNOWN
@@ -606,7 +607,9 @@ STUDY_SECTIONS = (("metaeval.json", "metaeval", "Meta-evaluation against human j
                   ("expected.json", "expected", "Expected scores against sampled runs", expected_blocks),
                   ("annotation.json", "annotation", "Human annotation campaign", annotation_blocks),
                   ("rerank.json", "rerank", "Reranking: the chosen translations against the baseline",
-                   rerank_blocks))
+                   rerank_blocks),
+                  ("span-ranking.json", "span-ranking", "Span metrics ranked under each span-F1 variant",
+                   span_ranking_blocks))
 
 
 def _run_study(run: RunData, fname: str) -> Section | None:
