@@ -41,8 +41,8 @@ class ReportFlags:
 
         return ReportConfig(out=output, metaeval=self.metaeval, consistency=self.consistency,
                             validation=self.validation, simulation=self.simulation, pairwise=self.pairwise,
-                            span_ranking=self.span_ranking, annotation=self.annotation, plots_dir=self.plots_dir, title=self.title,
-                            n_boot=self.n_boot)
+                            span_ranking=self.span_ranking, annotation=self.annotation, plots_dir=self.plots_dir,
+                            title=self.title, n_boot=self.n_boot)
 
 
 @click.command("report")

@@ -98,8 +98,8 @@ from polyjudge.report.load import STATUSES, RunData
 from polyjudge.report.pairwise import pairwise_blocks
 from polyjudge.report.rerank import rerank_blocks
 from polyjudge.report.settled import settled_section
-from polyjudge.report.spanranking import span_ranking_blocks
 from polyjudge.report.simulation import simulation_blocks
+from polyjudge.report.spanranking import span_ranking_blocks
 from polyjudge.report.systems import comparison_blocks, run_comparison
 from polyjudge.rundir.records import PRICE_UNKNOWN
 from polyjudge.validation.results import ClassCount, SelectionTable, ValidationResults

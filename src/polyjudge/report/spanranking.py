@@ -34,7 +34,8 @@ def span_ranking_blocks(ranking: VariantRanking | None) -> list[Any]:
         ranks = ranking.ranks(v)
         c = changes.get(v.name)
         cells = [Cell(str(ranks[m]), "loss" if ranks[m] != ref_ranks[m] else "",
-                      f"F1 {number(ranking.f1[v.name][m])}; rank {ref_ranks[m]} under {ref.name}") for m in ranking.metrics]
+                      f"F1 {number(ranking.f1[v.name][m])}; rank {ref_ranks[m]} under {ref.name}")
+                 for m in ranking.metrics]
         winners = [m for m in ranking.metrics if ranks[m] == 1]
         rows.append([Cell(v.name, "best" if v == ref else ""), *cells, str(len(c["moved"])) if c else "reference",
                      ", ".join(winners), number(c["kendall_tau"]) if c else "1"])

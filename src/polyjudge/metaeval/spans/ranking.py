@@ -98,7 +98,7 @@ def read_variant_ranking(obj: Any, path: str) -> VariantRanking:
     back; a file of another shape is an InputError naming ``path`` and the field."""
     from polyjudge.metaeval.spans.variants import parse_variant
 
-    if not isinstance(obj, dict) or not isinstance(obj.get("variants"), list) or not isinstance(obj.get("metrics"), list):
+    if not (isinstance(obj, dict) and isinstance(obj.get("variants"), list) and isinstance(obj.get("metrics"), list)):
         raise InputError("not a span-metric ranking (span-f1 --rank --format json): no 'metrics' and 'variants'",
                          path=path, field="variants")
     metrics = tuple(str(m) for m in obj["metrics"])
