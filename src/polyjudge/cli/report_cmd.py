@@ -52,7 +52,9 @@ def report(flags: ReportFlags) -> None:
 
     Also reads metaeval.json, consistency.json and validation.json when they
     are placed in a run directory; --metaeval, --consistency and --validation
-    take those outputs from anywhere, with or without run directories.
+    take those outputs from anywhere, with or without run directories. A
+    RUN_DIR may be the -o folder of polyjudge rerank: its reranking section shows
+    the gain under the choosing judge next to the held-out checks.
     """
     from polyjudge.api import report as write_report
     from polyjudge.api.reporting import DEFAULT_REPORT

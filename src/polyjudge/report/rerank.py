@@ -89,5 +89,5 @@ def rerank_blocks(summary: RerankSummary | None) -> list[Any]:
     return [KeyValues(_facts(summary)), Para(warning),
             Table(["", *[h for h, _, _ in cols]], rows,
                   "Mean score of the chosen translations and of the baseline (each source's first candidate) "
-                  "under each scorer, each on its own scale; a held-out gain above 0 is highlighted green, "
-                  "below 0 red.")]
+                  "under each scorer, each on its own scale; a held-out gain above 0 is shown in bold, "
+                  "one below 0 in red.")]
