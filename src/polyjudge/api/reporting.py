@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from polyjudge.api.metaeval import MetaEvalResult
+from polyjudge.api.spans import SpanRanking
 from polyjudge.api.validation import SimulationResult
 from polyjudge.data.errors import InputError
 from polyjudge.data.shapes import normalise_fields
@@ -39,6 +40,7 @@ class ReportConfig:
     validation: str | Path | SelectionReport | None = None
     simulation: str | Path | SimulationResult | None = None  # ``polyjudge simulate --format json``
     pairwise: str | Path | PairwiseResult | None = None  # pairwise.json of ``polyjudge pairwise``
+    span_ranking: str | Path | SpanRanking | None = None  # ``span-f1 --rank ... --format json`` (or its result)
     annotation: str | Path | None = None  # a campaign folder (``polyjudge annotate``) or its status JSON file
     plots_dir: str | Path | None = None  # also write every plot as a standalone SVG here
     title: str | None = None  # default: the run names
@@ -46,13 +48,15 @@ class ReportConfig:
 
 
 def _study(source: str | Path | MetaEvalResult | ConsistencyResult | SelectionReport | SimulationResult
-           | PairwiseResult, kind: str) -> Any:
+           | PairwiseResult | SpanRanking, kind: str) -> Any:
     from polyjudge.report.adapters import read_study
 
     if isinstance(source, MetaEvalResult):
         return source.results()  # the typed rows the report renders, as a file would read back
     if isinstance(source, ConsistencyResult):
         return source.kappas()
+    if isinstance(source, SpanRanking):
+        return source.ranking
     if isinstance(source, SelectionReport | SimulationResult | PairwiseResult):
         return source.results()
     if kind == "annotation.json":  # a campaign folder or its `annotate status --format json` file: typed rows
@@ -74,12 +78,13 @@ def report(run_dirs: Sequence[str | Path] = (), config: ReportConfig | None = No
         raise InputError("is a directory; give the HTML file to write", path=str(cfg.out), field="out")
     given = (("metaeval.json", cfg.metaeval), ("consistency.json", cfg.consistency),
              ("validation.json", cfg.validation), ("simulation.json", cfg.simulation),
-             ("pairwise.json", cfg.pairwise), ("annotation.json", cfg.annotation))
+             ("pairwise.json", cfg.pairwise), ("span-ranking.json", cfg.span_ranking),
+             ("annotation.json", cfg.annotation))
     _refuse_self_overwrite(run_dirs, cfg, given)
     studies = {name: _study(source, name) for name, source in given if source is not None}
     if not run_dirs and not studies:
         raise InputError("give at least one run directory or --metaeval / --consistency / --validation / "
-                         "--simulation / --pairwise / --annotation")
+                         "--simulation / --pairwise / --span-ranking / --annotation")
     return write_report(list(run_dirs), cfg.out, plots_dir=cfg.plots_dir, title=cfg.title, n_boot=cfg.n_boot,
                         studies=studies)
 

@@ -25,6 +25,7 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.shapes import normalise_fields
 from polyjudge.reranking.choose import DEFAULT_SCHEDULE, Pruning
 from polyjudge.reranking.run import METHODS, Gain, RerankResult, SourceChoice
+from polyjudge.reranking.summary import CHOSEN, CHRF_REFERENCES, HELD_OUT_DIR, RUN_DIR, SCORES, SUMMARY
 
 if TYPE_CHECKING:
     from polyjudge.engine.estimate import Estimate
@@ -33,11 +34,6 @@ if TYPE_CHECKING:
     from polyjudge.reranking.scorers import JudgeScorer, Scorer
 
 UTILITIES = ("judge", "chrf")
-RUN_DIR = "run"
-HELD_OUT_DIR = "held-out"
-CHOSEN = "chosen.jsonl"
-SCORES = "scores.jsonl"
-SUMMARY = "rerank.json"
 
 
 def _default_judge() -> JudgingSpec:
@@ -245,7 +241,7 @@ def rerank(sources: Sequence[str] | str | Path, candidates: Sequence[Sequence[st
     if held is not None:
         gains.append(held_out_gain(choices, held, with_reference=False))
     if all(s.ref for s in found):
-        gains.append(held_out_gain(choices, ChrF(name="chrF vs references"), with_reference=True))
+        gains.append(held_out_gain(choices, ChrF(name=CHRF_REFERENCES), with_reference=True))
     result = RerankResult(cfg.method, scorer.name, choices, gains, cfg.pruning, scorer.symmetric)
     if out_dir is not None:
         _write(result, out_dir)

@@ -30,6 +30,7 @@ class ReportFlags:
     validation: Path | None = declared("report", "validation")
     simulation: Path | None = declared("report", "simulation")
     pairwise: Path | None = declared("report", "pairwise")
+    span_ranking: Path | None = declared("report", "span_ranking")
     annotation: Path | None = declared("report", "annotation")
     plots_dir: Path | None = declared("report", "plots_dir")
     title: str | None = declared("report", "title")
@@ -40,8 +41,8 @@ class ReportFlags:
 
         return ReportConfig(out=output, metaeval=self.metaeval, consistency=self.consistency,
                             validation=self.validation, simulation=self.simulation, pairwise=self.pairwise,
-                            annotation=self.annotation, plots_dir=self.plots_dir, title=self.title,
-                            n_boot=self.n_boot)
+                            span_ranking=self.span_ranking, annotation=self.annotation, plots_dir=self.plots_dir,
+                            title=self.title, n_boot=self.n_boot)
 
 
 @click.command("report")
@@ -51,7 +52,9 @@ def report(flags: ReportFlags) -> None:
 
     Also reads metaeval.json, consistency.json and validation.json when they
     are placed in a run directory; --metaeval, --consistency and --validation
-    take those outputs from anywhere, with or without run directories.
+    take those outputs from anywhere, with or without run directories. A
+    RUN_DIR may be the -o folder of polyjudge rerank: its reranking section shows
+    the gain under the choosing judge next to the held-out checks.
     """
     from polyjudge.api import report as write_report
     from polyjudge.api.reporting import DEFAULT_REPORT

@@ -168,6 +168,8 @@ REPORT: tuple[TableKey, ...] = (
     _k("validation", "file", None, "Output of `polyjudge validate --format json`.", exists=True),
     _k("simulation", "file", None, "Output of `polyjudge simulate --format json`.", exists=True),
     _k("pairwise", "file", None, "pairwise.json of `polyjudge pairwise`.", exists=True),
+    _k("span_ranking", "file", None, "Output of `polyjudge span-f1 --rank ... --format json`: span metrics ranked "
+       "under each span-F1 variant, changes against the official WMT25 scorer marked.", exists=True),
     _k("annotation", "path", None, "An annotation campaign folder (`polyjudge annotate`), or the file "
        "`annotate status --format json` wrote: progress and agreement.", exists=True),
     _k("plots_dir", "folder", None, "Also write every plot as a standalone SVG file here (for papers)."),

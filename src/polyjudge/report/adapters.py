@@ -29,6 +29,7 @@ from polyjudge.metaeval.kappas import EXPECTED as CONSISTENCY_EXPECTED
 from polyjudge.metaeval.kappas import read_consistency
 from polyjudge.metaeval.results import EXPECTED as METAEVAL_EXPECTED
 from polyjudge.metaeval.results import read_metaeval
+from polyjudge.metaeval.spans.ranking import read_variant_ranking
 from polyjudge.studies.pairwise_results import EXPECTED as PAIRWISE_EXPECTED
 from polyjudge.studies.pairwise_results import read_pairwise
 from polyjudge.validation.results import EXPECTED as VALIDATION_EXPECTED
@@ -87,12 +88,17 @@ def check_study(obj: Any, kind: str, path: str) -> Any:
         return read_simulation(obj, path)
     if kind == "pairwise.json":
         return read_pairwise(obj, path)
+    if kind == SPAN_RANKING:
+        return read_variant_ranking(obj, path)
     raise KeyError(kind)
 
 
 # --------------------------------------------------------------------------- files
 
-STUDY_FILES = ("metaeval.json", "consistency.json", "validation.json", "simulation.json", "pairwise.json")
+# span-f1 --rank --format json's output: given with report --span-ranking, under this key.
+SPAN_RANKING = "span-ranking.json"
+STUDY_FILES = ("metaeval.json", "consistency.json", "validation.json", "simulation.json", "pairwise.json",
+               SPAN_RANKING)
 
 
 def read_study(path: str | Path, kind: str) -> Any:

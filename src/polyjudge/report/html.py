@@ -33,8 +33,11 @@ from polyjudge._version import __version__
 from polyjudge.data.errors import InputError
 from polyjudge.data.secrets import Redactor
 from polyjudge.report import svg
-from polyjudge.report.load import RunData, load_run
+from polyjudge.report.load import RERANK_JSON, RunData, load_run
 from polyjudge.report.sections import Figure, Section, build_sections
+from polyjudge.reranking.summary import RUN_DIR as RERANK_RUN
+from polyjudge.reranking.summary import is_rerank_output, read_rerank
+from polyjudge.rundir import RunDir
 from polyjudge.rundir.ownership import atomic_write, check_out_path, claim
 
 _TEMPLATE_PKG = "polyjudge"
@@ -112,7 +115,7 @@ def write_report(run_dirs: list[str | Path], out: str | Path, *, plots_dir: str 
     ``studies``: study outputs given on their own (``metaeval.json`` /
     ``consistency.json`` / ``validation.json`` -> parsed JSON).
     """
-    runs = [load_run(p) for p in run_dirs]
+    runs, studies = _load(run_dirs, studies)
     rep = render(runs, title=title, n_boot=n_boot, studies=studies)
     out = Path(out)
     if out.is_symlink():
@@ -129,6 +132,21 @@ def write_report(run_dirs: list[str | Path], out: str | Path, *, plots_dir: str 
             name = stem if seen[stem] == 1 else f"{stem}-{seen[stem]}"
             plots.write_text(f"{name}.svg", redactor(svg.standalone(fig.svg)))
     return rep
+
+
+def _load(paths: list[str | Path], studies: dict[str, Any] | None) -> tuple[list[RunData], dict[str, Any] | None]:
+    """The runs of ``paths``; a reranking output folder without a judge's run (``--utility chrf``)
+    is a study output instead (its section needs no run)."""
+    runs = []
+    for p in paths:
+        if not RunDir.is_run_dir(p) and is_rerank_output(p) and not RunDir.is_run_dir(Path(p) / RERANK_RUN):
+            if studies and RERANK_JSON in studies:
+                raise InputError("give one reranking output without a judge's run at a time (its section has "
+                                 "no run to tell it apart)", path=str(p))
+            studies = {**(studies or {}), RERANK_JSON: read_rerank(p)}
+        else:
+            runs.append(load_run(p))
+    return runs, studies
 
 
 def _adopt_plots(root: Path) -> set[str] | None:

@@ -34,6 +34,9 @@ from polyjudge.data.spans import Span
 from polyjudge.data.textio import short
 from polyjudge.protocols.registry import PROTOCOLS
 from polyjudge.report.adapters import check_study, pairwise_verdict_shares
+from polyjudge.reranking.summary import RUN_DIR as RERANK_RUN
+from polyjudge.reranking.summary import SUMMARY as RERANK_JSON
+from polyjudge.reranking.summary import is_rerank_output, read_rerank
 from polyjudge.rundir import MANIFEST, OK, PARSE_FAILED, REQUEST_FAILED, TRUNCATED, Manifest, RunDir
 from polyjudge.studies.pairwise_results import PairwiseRows
 
@@ -92,6 +95,7 @@ class RunData:
     segments: list[Segment]
     judgments: Judgments
     extras: dict[str, Any] = field(default_factory=dict)  # file name -> parsed JSON
+    label: str | None = None  # the name shown, when not the folder's (a reranking output's run: OUT/run)
 
     @property
     def path(self) -> Path:
@@ -99,7 +103,7 @@ class RunData:
 
     @property
     def name(self) -> str:
-        return self.rundir.name
+        return self.label or self.rundir.name
 
     @property
     def manifest(self) -> Manifest:
@@ -316,7 +320,12 @@ def _collector_paused() -> Iterator[None]:
 
 
 def load_run(path: str | Path) -> RunData:
-    """Read one run directory (any format version; see DEVELOPERS.md)."""
+    """Read one run directory (any format version; see DEVELOPERS.md), or the judge's run of a
+    reranking output folder (``polyjudge rerank -o OUT``: ``OUT/run``) with the folder's summary."""
+    label = None
+    if not RunDir.is_run_dir(path) and is_rerank_output(path):
+        label = f"{Path(path).resolve().name}/{RERANK_RUN}"
+        path = Path(path) / RERANK_RUN
     rd = RunDir.open(path)
     aggregator = rd.manifest.config.aggregator
     if aggregator not in available_run_aggregators():  # a damaged or hand-edited manifest
@@ -330,7 +339,10 @@ def load_run(path: str | Path) -> RunData:
     study = _pairwise_study(rd, len(segments))
     if study is not None:
         extras[PAIRWISE_JSON] = study
-    return RunData(rundir=rd, segments=segments, judgments=judgments, extras=extras)
+    if rd.path.name == RERANK_RUN and is_rerank_output(rd.path.parent):  # the judge's run of a reranking
+        extras[RERANK_JSON] = read_rerank(rd.path.parent)
+        label = label or f"{rd.path.parent.resolve().name}/{RERANK_RUN}"
+    return RunData(rundir=rd, segments=segments, judgments=judgments, extras=extras, label=label)
 
 
 def _pairwise_study(rd: RunDir, n_items: int) -> PairwiseRows | None:
@@ -362,5 +374,5 @@ def _pairwise_study(rd: RunDir, n_items: int) -> PairwiseRows | None:
     return doc
 
 
-__all__ = ["EXTRA_JSON", "PAIRWISE_JSON", "PAIRWISE_TSV", "STATUSES",
+__all__ = ["EXTRA_JSON", "PAIRWISE_JSON", "PAIRWISE_TSV", "RERANK_JSON", "STATUSES",
            "Judgments", "RunData", "Segment", "Span", "extract_spans", "load_run"]

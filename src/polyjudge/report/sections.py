@@ -96,8 +96,10 @@ from polyjudge.report.blocks import Table as Table
 from polyjudge.report.format import interval, number, percent, seconds, usd
 from polyjudge.report.load import STATUSES, RunData
 from polyjudge.report.pairwise import pairwise_blocks
+from polyjudge.report.rerank import rerank_blocks
 from polyjudge.report.settled import settled_section
 from polyjudge.report.simulation import simulation_blocks
+from polyjudge.report.spanranking import span_ranking_blocks
 from polyjudge.report.systems import comparison_blocks, run_comparison
 from polyjudge.rundir.records import PRICE_UNKNOWN
 from polyjudge.validation.results import ClassCount, SelectionTable, ValidationResults
@@ -603,7 +605,11 @@ STUDY_SECTIONS = (("metaeval.json", "metaeval", "Meta-evaluation against human j
                   ("simulation.json", "simulation", "Judge validation: synthetic experiments", simulation_blocks),
                   ("pairwise.json", "pairwise", "Pairwise comparison", pairwise_blocks),
                   ("expected.json", "expected", "Expected scores against sampled runs", expected_blocks),
-                  ("annotation.json", "annotation", "Human annotation campaign", annotation_blocks))
+                  ("annotation.json", "annotation", "Human annotation campaign", annotation_blocks),
+                  ("rerank.json", "rerank", "Reranking: the chosen translations against the baseline",
+                   rerank_blocks),
+                  ("span-ranking.json", "span-ranking", "Span metrics ranked under each span-F1 variant",
+                   span_ranking_blocks))
 
 
 def _run_study(run: RunData, fname: str) -> Section | None:
@@ -628,6 +634,10 @@ def validation_section(run: RunData) -> Section | None:
 
 def pairwise_section(run: RunData) -> Section | None:
     return _run_study(run, "pairwise.json")
+
+
+def rerank_section(run: RunData) -> Section | None:
+    return _run_study(run, "rerank.json")
 
 
 def study_sections(studies: Mapping[str, Any]) -> list[Section]:
@@ -676,7 +686,7 @@ def build_sections(runs: Sequence[RunData], *, n_boot: int = 1000,
             data_id = f"spans-data-{k}"
             data[data_id] = sd
             sections.append(spans_section(run, data_id, sd))
-        for fn in (metaeval_section, consistency_section, validation_section, pairwise_section):
+        for fn in (rerank_section, metaeval_section, consistency_section, validation_section, pairwise_section):
             sec = fn(run)
             if sec is not None:
                 sections.append(sec)

@@ -62,6 +62,7 @@ class Gain:
     chosen: float | None
     baseline: float | None
     sources: int
+    check: str = ""  # selection, judge or references (reranking.summary.CHECKS); from held_out when empty
 
     @property
     def gain(self) -> float | None:
@@ -70,7 +71,8 @@ class Gain:
         return self.chosen - self.baseline
 
     def to_dict(self) -> dict[str, Any]:
-        return {"scorer": self.scorer, "held_out": self.held_out, "chosen": _num(self.chosen),
+        check = self.check or ("judge" if self.held_out else "selection")
+        return {"scorer": self.scorer, "held_out": self.held_out, "check": check, "chosen": _num(self.chosen),
                 "baseline": _num(self.baseline), "gain": _num(self.gain), "sources": self.sources}
 
 
@@ -190,7 +192,8 @@ def held_out_gain(choices: Sequence[SourceChoice], scorer: Scorer, *, with_refer
     table = {(r.index, r.hyp): s for r, s in zip(requests, found)}
     chosen = [table.get((c.index, c.translation or "")) if c.chosen is not None else None for c in choices]
     base = [table.get((c.index, c.source.candidates[baseline_index(c)])) for c in choices]
-    return Gain(scorer.name, True, _mean(chosen), _mean(base), len(choices))
+    return Gain(scorer.name, True, _mean(chosen), _mean(base), len(choices),
+                "references" if with_reference else "judge")
 
 
 @dataclass

@@ -22,7 +22,7 @@ from polyjudge.data.spans import SpanSegment
 from polyjudge.metaeval.spans.scoring import span_f1
 from polyjudge.metaeval.spans.variants import SpanVariant
 
-__all__ = ["VariantRanking", "rank_span_metrics", "ranks_of"]
+__all__ = ["VariantRanking", "rank_span_metrics", "ranks_of", "read_variant_ranking"]
 
 
 def ranks_of(scores: Mapping[str, float]) -> dict[str, int]:
@@ -56,12 +56,19 @@ class VariantRanking:
     def ranks(self, variant: SpanVariant) -> dict[str, int]:
         return ranks_of(self.f1[variant.name])
 
-    def changes(self) -> list[dict[str, Any]]:
-        """Per variant after the first: the metrics whose rank differs from the reference's and Kendall tau-b."""
-        ref = self.ranks(self.reference)
-        ref_f1 = [self.f1[self.reference.name][m] for m in self.metrics]
+    @property
+    def official(self) -> SpanVariant:
+        """The official WMT25 scorer (wmt25, micro) when it is among the variants, else the reference."""
+        return next((v for v in self.variants if v.official), self.reference)
+
+    def changes(self, reference: SpanVariant | None = None) -> list[dict[str, Any]]:
+        """Per variant but the reference (default: the first): the metrics whose rank differs from the
+        reference's and Kendall tau-b between the two orders of F1."""
+        reference = reference or self.reference
+        ref = self.ranks(reference)
+        ref_f1 = [self.f1[reference.name][m] for m in self.metrics]
         out = []
-        for v in self.variants[1:]:
+        for v in (v for v in self.variants if v != reference):
             mine = self.ranks(v)
             moved = [m for m in self.metrics if mine[m] != ref[m]]
             tau = _kendall_tau_b(ref_f1, [self.f1[v.name][m] for m in self.metrics])
@@ -84,6 +91,35 @@ class VariantRanking:
             rows.append({"variant": v.name, **self.ranks(v), "moved": len(c["moved"]) if c else 0,
                          "kendall_tau": c["kendall_tau"] if c else 1.0})
         return rows
+
+
+def read_variant_ranking(obj: Any, path: str) -> VariantRanking:
+    """The JSON :meth:`VariantRanking.as_dict` wrote (``polyjudge span-f1 --rank ... --format json``) read
+    back; a file of another shape is an InputError naming ``path`` and the field."""
+    from polyjudge.metaeval.spans.variants import parse_variant
+
+    if not (isinstance(obj, dict) and isinstance(obj.get("variants"), list) and isinstance(obj.get("metrics"), list)):
+        raise InputError("not a span-metric ranking (span-f1 --rank --format json): no 'metrics' and 'variants'",
+                         path=path, field="variants")
+    metrics = tuple(str(m) for m in obj["metrics"])
+    variants, f1 = [], {}
+    for k, v in enumerate(obj["variants"]):
+        where = f"variants[{k}]"
+        if not isinstance(v, dict) or not isinstance(v.get("f1"), dict):
+            raise InputError("a variant is an object with 'f1' per metric", path=path, field=where)
+        try:
+            variant = parse_variant(f"{v.get('match')}/{v.get('matching')}/{v.get('average')}")
+        except InputError as exc:
+            raise InputError(exc.reason, path=path, field=where) from None
+        scores = v["f1"]
+        bad = [m for m in metrics if not isinstance(scores.get(m), int | float) or isinstance(scores.get(m), bool)]
+        if bad:
+            raise InputError(f"no F1 of {', '.join(bad)}", path=path, field=f"{where}.f1")
+        variants.append(variant)
+        f1[variant.name] = {m: float(scores[m]) for m in metrics}
+    if len(metrics) < 2 or not variants:
+        raise InputError("a span-metric ranking needs two metrics and a variant", path=path, field="metrics")
+    return VariantRanking(tuple(variants), metrics, f1)
 
 
 def rank_span_metrics(gold: Sequence[SpanSegment], predictions: Mapping[str, Sequence[SpanSegment]],
