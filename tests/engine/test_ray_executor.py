@@ -168,8 +168,20 @@ def test_a_killed_actor_is_replaced_and_every_task_completes_once(cluster, da_re
     tasks = plan_tasks(items, get_protocol("da"), ["judge-1"], runs=2, temperature=0.0, seed=0)
     killed, arrived = [], itertools.count(1)
 
+    def delivered(answered: int) -> None:
+        """Wait until the driver has committed every answer the server gave so far: an answer an actor has
+        received but not yet streamed to the driver is in flight, and a kill -9 loses it by design (CI under
+        load once killed the actor in that window, and the answer was rightly sent again)."""
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with sqlite3.connect(tmp_path / "store.sqlite") as db:
+                if db.execute("SELECT count(*) FROM responses WHERE status='done'").fetchone()[0] >= answered:
+                    return
+            time.sleep(0.01)
+
     def responder(body):
         if next(arrived) == 9:  # mid-run: kill the actor that sent this request
+            delivered(len(srv.completed))
             pid = pid_of_client(_peer.port)
             assert pid is not None
             killed.append(pid)
