@@ -54,6 +54,8 @@ DEFAULT_MAX_TOKENS = 3000
 MAX_ERRORS_PER_MEMBER = 20
 _LISTS = {DOCUMENT: "segments", CONTRASTIVE: "translations"}
 _SEVERITIES = {"major": "major", "minor": "minor", "critical": "major"}
+# the protocols with document units (their classes say ``document_units = True``; a test holds the two together)
+DOCUMENT_PROTOCOLS = ("gemba-esa", "da", "mqm", "tsa", "gemba-spans", "direct-index")
 _TEMPLATES = {DOCUMENT: "units/document.jinja", CONTRASTIVE: "units/contrastive.jinja"}
 
 
@@ -168,28 +170,44 @@ def prepare_units(items: Sequence[Item], protocol: Any, *, unit: str = SEGMENT,
         return list(items)
     if not protocol.document_units:
         raise InputError(f"protocol '{protocol.name}' does not judge whole documents; --unit document works "
-                         "with gemba-esa and da", field="unit", setting=True)
+                         f"with {', '.join(DOCUMENT_PROTOCOLS)}", field="unit", setting=True)
     if protocol.score_mode == "expected":
         raise InputError("--unit document reads the scores an answer writes; score_mode=expected is for one "
                          "score per answer", field="unit", setting=True)
+    if protocol.reference.on or protocol.fewshot is not None:
+        raise InputError("--unit document shows the document's sources and translations only: "
+                         f"{'references' if protocol.reference.on else 'few-shot examples'} are for segment "
+                         "units", field="unit", setting=True)
     units = document_units(items, max_tokens)
     longest = max((len(u["members"]) for it in units if (u := unit_of(it)) is not None), default=1)
-    protocol.__dict__["max_tokens"] = max(protocol.max_tokens, min(longest * 200, 16384))
+    # an answer that copies the translations (tsa) needs room for the copy and its tags as well
+    copied = max((sum(estimate_tokens(m["tgt"]) for m in u["members"]) for it in units
+                  if (u := unit_of(it)) is not None), default=0) if protocol.copies_translation else 0
+    protocol.__dict__["max_tokens"] = max(protocol.max_tokens, min(longest * 200 + 2 * copied, 16384))
     return units
 
 
 # -- prompts and answers -----------------------------------------------------------------------
 
 def unit_messages(template: PromptTemplate | None, item: Item, unit: dict[str, Any], *,
-                  with_spans: bool) -> list[Message]:
-    """The unit's prompt (the same for every item of the unit), from ``template`` or the built-in one."""
+                  with_spans: bool, **variables: Any) -> list[Message]:
+    """The unit's prompt (the same for every item of the unit), from ``template`` or the built-in one;
+    ``variables`` are passed on to the template."""
     from polyjudge.protocols.templates import PromptTemplate
 
     chosen = template or PromptTemplate.load(None, _TEMPLATES[unit["kind"]])
     return chosen.render(
         members=unit["members"], key=unit["key"], source=item.src, with_spans=with_spans,
         source_language=language_name(item.src_lang) or "source language",
-        target_language=language_name(item.tgt_lang) or "target language")
+        target_language=language_name(item.tgt_lang) or "target language", **variables)
+
+
+def entries_schema(unit: dict[str, Any], properties: dict[str, Any]) -> dict[str, Any]:
+    """The answer's JSON schema when each label's entry is a segment-level answer with ``properties``."""
+    props = {"id": {"type": "string", "enum": [m["label"] for m in unit["members"]]}, **properties}
+    entry = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+    return {"type": "object", "properties": {_LISTS[unit["kind"]]: {"type": "array", "items": entry}},
+            "required": [_LISTS[unit["kind"]]], "additionalProperties": False}
 
 
 def unit_schema(unit: dict[str, Any], *, with_spans: bool) -> dict[str, Any]:
@@ -253,17 +271,58 @@ def _errors(entry: dict[str, Any], label: str) -> list[tuple[str | None, str]]:
     return out
 
 
+def unit_record(unit: dict[str, Any]) -> dict[str, Any]:
+    """What a judgment's annotation records of its unit (``annotation["unit"]``)."""
+    return {k: unit[k] for k in ("kind", "label", "part", "parts", "position", "key") if k in unit}
+
+
+def unit_entry(text: str, unit: dict[str, Any]) -> dict[str, Any]:
+    """This item's entry of the unit's answer, without its ``id``: for a protocol whose document answer
+    holds one segment-level answer per label (``mqm``, ``tsa``, ...), the object its own parser reads.
+    A mislabelled answer is a :class:`ParseFailure` (of every item of the unit, see the module's text)."""
+    entry = _entries(parse_json_object(text), unit)[unit["label"]]
+    return {k: v for k, v in entry.items() if k != "id"}
+
+
+def _crosses(quote: str, left: str, right: str) -> bool:
+    """Whether ``quote`` is the end of ``left`` followed by the start of ``right`` (whitespace between)."""
+    for k in range(1, len(quote)):
+        head, tail = quote[:k].rstrip(), quote[k:].lstrip()
+        if head and tail and left.endswith(head) and right.startswith(tail):
+            return True
+    return False
+
+
+def check_within_segment(quotes: Sequence[Any], item: Item, unit: dict[str, Any]) -> None:
+    """A :class:`ParseFailure` of this item when a quoted span is not in its own translation but runs
+    across a segment boundary (the end of one translation and the start of the next, or a marker) or is
+    another segment's text: such an error belongs to no segment it could be located in, so it is neither
+    moved into another segment nor dropped. Quotes that are not strings, are empty or occur in the item's
+    own translation pass."""
+    texts = [m["tgt"] for m in unit["members"]]
+    k = [m["label"] for m in unit["members"]].index(unit["label"])
+    pairs = list(zip(texts, texts[1:], strict=False))[max(k - 1, 0):k + 1]
+    for n, quote in enumerate(quotes):
+        if not isinstance(quote, str) or not quote.strip() or quote in item.tgt:
+            continue
+        if unit["key"] in quote or any(_crosses(quote, left, right) for left, right in pairs):
+            raise ParseFailure(f"{unit['label']}: error {n}'s span {quote[:40]!r} runs across a segment boundary")
+        if any(quote in other for j, other in enumerate(texts) if j != k):
+            raise ParseFailure(f"{unit['label']}: error {n}'s span {quote[:40]!r} is another segment's text")
+
+
 def parse_unit_answer(text: str, item: Item, unit: dict[str, Any], *, with_spans: bool,
                       answer_format: str, strict_spans: bool = False) -> dict[str, Any]:
     """This item's annotation from the unit's answer: its score and (``with_spans``) its spans located in
     its own translation. ``strict_spans``: a quoted text not found fails the answer (else it is kept
     without location and reported in ``problems``)."""
     entry = _entries(parse_json_object(text), unit)[unit["label"]]
-    record = {k: unit[k] for k in ("kind", "label", "part", "parts", "position", "key") if k in unit}
-    annotation: dict[str, Any] = {"format": answer_format, "score": _score(entry, unit["label"]), "unit": record}
+    annotation: dict[str, Any] = {"format": answer_format, "score": _score(entry, unit["label"]),
+                                  "unit": unit_record(unit)}
     if not with_spans:
         return annotation
     errors = _errors(entry, unit["label"])
+    check_within_segment([span for span, _ in errors], item, unit)
     located = locate_text_spans([span for span, _ in errors], item.tgt)
     if located.fatal and strict_spans:
         raise ParseFailure(f"{unit['label']}: " + "; ".join(located.fatal))
@@ -274,6 +333,7 @@ def parse_unit_answer(text: str, item: Item, unit: dict[str, Any], *, with_spans
     return annotation
 
 
-__all__ = ["CONTRASTIVE", "DEFAULT_MAX_TOKENS", "DOCUMENT", "SEGMENT", "UNITS", "UNIT_KEY", "contrastive_units",
-           "document_units", "estimate_tokens", "marker_key", "parse_unit_answer", "prepare_units", "unit_messages",
-           "unit_of", "unit_schema"]
+__all__ = ["CONTRASTIVE", "DEFAULT_MAX_TOKENS", "DOCUMENT", "DOCUMENT_PROTOCOLS", "SEGMENT", "UNITS", "UNIT_KEY",
+           "check_within_segment", "contrastive_units", "document_units", "entries_schema", "estimate_tokens",
+           "marker_key", "parse_unit_answer", "prepare_units", "unit_entry", "unit_messages", "unit_of",
+           "unit_record", "unit_schema"]
