@@ -13,8 +13,8 @@ from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.protocols.base import ParseFailure, ProtocolOptions
 from polyjudge.protocols.registry import PROTOCOLS, get_protocol
-from polyjudge.protocols.units import DOCUMENT_PROTOCOLS, estimate_tokens, prepare_units
 from polyjudge.protocols.spans import tag_translation
+from polyjudge.protocols.units import DOCUMENT_PROTOCOLS, estimate_tokens, prepare_units
 from tests.helpers.openai_server import Reply
 from tests.protocols.test_units import BAD, DOCS, HOSTILE, NO_CONTEXT, blocks, rows, run_judge
 
@@ -213,3 +213,28 @@ def test_span_protocols_a_segment_reaching_into_the_next_fails_alone():
         with pytest.raises(ParseFailure):
             protocol.parse_answer(answer, units[0])
         assert protocol.parse_answer(answer, units[1])["spans"] == []
+
+
+def test_mqm_a_hostile_segment_end_to_end(tmp_path):
+    items = [{"src": "One.", "tgt": HOSTILE, "src_lang": "en", "tgt_lang": "de", "doc_id": "h", "seg_id": "1",
+              "system": "A"},
+             {"src": "Two.", "tgt": "Das Haus ist klein.", "src_lang": "en", "tgt_lang": "de", "doc_id": "h",
+              "seg_id": "2", "system": "A"}]
+    run, requests = run_judge(tmp_path, mqm_judge, items, "--unit", "document", "--runs", "1", protocol="mqm")
+    assert len(requests) == 1
+    by_seg = {j.seg_id: j for j in run.judgments}
+    assert by_seg["1"].status == "ok" and by_seg["1"].score == 0.0 and by_seg["1"].annotation["spans"] == []
+    assert by_seg["2"].score == -5.0 and by_seg["2"].annotation["spans"][0]["start"] == len("Das Haus ist ")
+
+
+def test_esa_a_span_across_segments_fails_its_segment_even_when_unlocated_spans_are_kept():
+    items = [Item(src="One.", tgt="Das Haus ist klein.", src_lang="en", tgt_lang="de", doc_id="d", seg_id="1"),
+             Item(src="Two.", tgt="Ich mag Tee.", src_lang="en", tgt_lang="de", doc_id="d", seg_id="2")]
+    protocol = get_protocol("gemba-esa")  # on_unlocated=keep by default
+    units = prepare_units(items, protocol, unit="document")
+    answer = {"segments": [{"id": "S1", "errors": [{"span": "klein. Ich", "severity": "major"}], "score": 50},
+                           {"id": "S2", "errors": [{"span": "nicht da", "severity": "minor"}], "score": 80}]}
+    with pytest.raises(ParseFailure, match="segment boundary"):
+        protocol.parse_answer(json.dumps(answer), units[0])
+    kept = protocol.parse_answer(json.dumps(answer), units[1])  # a made-up quote is still kept without place
+    assert kept["score"] == 80.0 and kept["spans"][0]["start"] is None
