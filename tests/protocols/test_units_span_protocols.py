@@ -12,9 +12,9 @@ from polyjudge.aggregate.rrwa import rrwa
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.protocols.base import ParseFailure, ProtocolOptions
-from polyjudge.protocols.registry import PROTOCOLS, get_protocol
+from polyjudge.protocols.registry import get_protocol
 from polyjudge.protocols.spans import tag_translation
-from polyjudge.protocols.units import DOCUMENT_PROTOCOLS, estimate_tokens, prepare_units
+from polyjudge.protocols.units import document_protocols, estimate_tokens, prepare_units
 from tests.helpers.openai_server import Reply
 from tests.protocols.test_units import BAD, DOCS, HOSTILE, NO_CONTEXT, blocks, rows, run_judge
 
@@ -45,8 +45,10 @@ def segment_level_score(protocol_name: str, answer: dict, item: Item) -> float |
     return protocol.score(protocol.parse(json.dumps(answer, ensure_ascii=False), item), item)
 
 
-def test_the_document_protocols_are_the_ones_that_say_so():
-    assert set(DOCUMENT_PROTOCOLS) == {name for name, cls in PROTOCOLS.items() if cls.document_units}
+def test_the_document_protocols_are_the_span_and_score_protocols():
+    assert document_protocols() == ["da", "direct-index", "gemba-esa", "gemba-spans", "mqm", "tsa"]
+    with pytest.raises(InputError, match="works with da, direct-index, gemba-esa, gemba-spans, mqm, tsa"):
+        prepare_units([Item(src="a", tgt="b", doc_id="d")], get_protocol("rubric"), unit="document")
 
 
 def test_mqm_one_request_per_document_spans_exact_scores_as_segment_level(tmp_path):

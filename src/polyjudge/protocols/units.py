@@ -54,8 +54,6 @@ DEFAULT_MAX_TOKENS = 3000
 MAX_ERRORS_PER_MEMBER = 20
 _LISTS = {DOCUMENT: "segments", CONTRASTIVE: "translations"}
 _SEVERITIES = {"major": "major", "minor": "minor", "critical": "major"}
-# the protocols with document units (their classes say ``document_units = True``; a test holds the two together)
-DOCUMENT_PROTOCOLS = ("gemba-esa", "da", "mqm", "tsa", "gemba-spans", "direct-index")
 _TEMPLATES = {DOCUMENT: "units/document.jinja", CONTRASTIVE: "units/contrastive.jinja"}
 
 
@@ -151,6 +149,13 @@ def contrastive_units(items: Sequence[Item], seed: int) -> list[Item]:
     return out
 
 
+def document_protocols() -> list[str]:
+    """The registered protocols that judge whole documents (``document_units``), by name."""
+    from polyjudge.protocols.registry import PROTOCOLS
+
+    return sorted(name for name, cls in PROTOCOLS.items() if cls.document_units)
+
+
 def prepare_units(items: Sequence[Item], protocol: Any, *, unit: str = SEGMENT,
                   max_tokens: int = DEFAULT_MAX_TOKENS, seed: int = 0) -> list[Item]:
     """The items as ``protocol`` (a :class:`~polyjudge.protocols.base.JudgeProtocol`, which imports this
@@ -170,7 +175,7 @@ def prepare_units(items: Sequence[Item], protocol: Any, *, unit: str = SEGMENT,
         return list(items)
     if not protocol.document_units:
         raise InputError(f"protocol '{protocol.name}' does not judge whole documents; --unit document works "
-                         f"with {', '.join(DOCUMENT_PROTOCOLS)}", field="unit", setting=True)
+                         f"with {', '.join(document_protocols())}", field="unit", setting=True)
     if protocol.score_mode == "expected":
         raise InputError("--unit document reads the scores an answer writes; score_mode=expected is for one "
                          "score per answer", field="unit", setting=True)
@@ -333,7 +338,7 @@ def parse_unit_answer(text: str, item: Item, unit: dict[str, Any], *, with_spans
     return annotation
 
 
-__all__ = ["CONTRASTIVE", "DEFAULT_MAX_TOKENS", "DOCUMENT", "DOCUMENT_PROTOCOLS", "SEGMENT", "UNITS", "UNIT_KEY",
-           "check_within_segment", "contrastive_units", "document_units", "entries_schema", "estimate_tokens",
-           "marker_key", "parse_unit_answer", "prepare_units", "unit_entry", "unit_messages", "unit_of",
-           "unit_record", "unit_schema"]
+__all__ = ["CONTRASTIVE", "DEFAULT_MAX_TOKENS", "DOCUMENT", "SEGMENT", "UNITS", "UNIT_KEY",
+           "check_within_segment", "contrastive_units", "document_protocols", "document_units", "entries_schema",
+           "estimate_tokens", "marker_key", "parse_unit_answer", "prepare_units", "unit_entry", "unit_messages",
+           "unit_of", "unit_record", "unit_schema"]
