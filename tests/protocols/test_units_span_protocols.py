@@ -12,9 +12,9 @@ from polyjudge.aggregate.rrwa import rrwa
 from polyjudge.data.errors import InputError
 from polyjudge.data.records import Item
 from polyjudge.protocols.base import ParseFailure, ProtocolOptions
-from polyjudge.protocols.registry import get_protocol
+from polyjudge.protocols.registry import document_protocols, get_protocol
 from polyjudge.protocols.spans import tag_translation
-from polyjudge.protocols.units import document_protocols, estimate_tokens, prepare_units
+from polyjudge.protocols.units import estimate_tokens, prepare_units
 from tests.helpers.openai_server import Reply
 from tests.protocols.test_units import BAD, DOCS, HOSTILE, NO_CONTEXT, blocks, rows, run_judge
 
@@ -48,7 +48,21 @@ def segment_level_score(protocol_name: str, answer: dict, item: Item) -> float |
 def test_the_document_protocols_are_the_span_and_score_protocols():
     assert document_protocols() == ["da", "direct-index", "gemba-esa", "gemba-spans", "mqm", "tsa"]
     with pytest.raises(InputError, match="works with da, direct-index, gemba-esa, gemba-spans, mqm, tsa"):
-        prepare_units([Item(src="a", tgt="b", doc_id="d")], get_protocol("rubric"), unit="document")
+        prepare_units([Item(src="a", tgt="b", doc_id="d")], get_protocol("rubric"), unit="document",
+                      document_protocols=document_protocols())
+
+
+def test_a_protocol_without_documents_exits_2_naming_those_with(tmp_path, capsys, monkeypatch):
+    from polyjudge.cli.main import main
+
+    monkeypatch.setenv("OPENAI_API_KEY", "k")  # nothing is sent: the refusal comes first
+
+    inp = tmp_path / "items.jsonl"
+    inp.write_text(json.dumps({"src": "a", "tgt": "b", "src_lang": "en", "tgt_lang": "de", "doc_id": "d"}) + "\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["judge", str(inp), "--out", str(tmp_path / "run"), "-p", "pairwise", "--backend", "openai",
+              "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--unit", "document"])
+    assert exc.value.code == 2 and "gemba-spans, mqm, tsa" in capsys.readouterr().err
 
 
 def test_mqm_one_request_per_document_spans_exact_scores_as_segment_level(tmp_path):

@@ -26,6 +26,13 @@ contrastive units); an answer with an unknown, repeated or missing label mislabe
 :class:`ParseFailure` for every item of it, never a score. Spans are quoted from the item's own
 translation and located in it (:func:`polyjudge.protocols.spans.locate_text_spans`), so their offsets are
 the segment's own character offsets, whatever the script.
+
+Protocols with ``document_entries`` (``mqm``, ``tsa``, ``gemba-spans``, ``direct-index``) write each label's
+entry in their own segment-level answer format (:func:`unit_entry`), read by their own parser, so a
+segment's score is the segment-level protocol's function of its errors. Whatever the protocol, a quoted
+span that is not in its segment's translation but runs across a segment boundary, or is another
+segment's text, fails that segment (:func:`check_within_segment`): it is never moved into a neighbour nor
+dropped. A malformed entry fails its own segment only; the other segments keep their scores.
 """
 
 from __future__ import annotations
@@ -149,21 +156,16 @@ def contrastive_units(items: Sequence[Item], seed: int) -> list[Item]:
     return out
 
 
-def document_protocols() -> list[str]:
-    """The registered protocols that judge whole documents (``document_units``), by name."""
-    from polyjudge.protocols.registry import PROTOCOLS
-
-    return sorted(name for name, cls in PROTOCOLS.items() if cls.document_units)
-
-
 def prepare_units(items: Sequence[Item], protocol: Any, *, unit: str = SEGMENT,
-                  max_tokens: int = DEFAULT_MAX_TOKENS, seed: int = 0) -> list[Item]:
+                  max_tokens: int = DEFAULT_MAX_TOKENS, seed: int = 0,
+                  document_protocols: Sequence[str] = ()) -> list[Item]:
     """The items as ``protocol`` (a :class:`~polyjudge.protocols.base.JudgeProtocol`, which imports this
     module) judges them with ``unit``: unchanged for segments, else with their units.
 
     A protocol that compares systems (``contrastive-esa``) always gets its units; ``--unit document`` is
     refused (InputError) for a protocol that cannot judge documents and with ``score_mode=expected``
-    (one answer holds many scores, and token probabilities are read for one)."""
+    (one answer holds many scores, and token probabilities are read for one). ``document_protocols``: the
+    names the refusal lists (the registry's, which this module does not import)."""
     if unit not in UNITS:
         raise InputError(f"unknown unit {unit!r}; known: {', '.join(UNITS)}", field="unit", setting=True)
     if protocol.contrasts_systems:
@@ -174,8 +176,9 @@ def prepare_units(items: Sequence[Item], protocol: Any, *, unit: str = SEGMENT,
     if unit == SEGMENT:
         return list(items)
     if not protocol.document_units:
+        known = ", ".join(document_protocols) or "the protocols that mark spans or score each segment"
         raise InputError(f"protocol '{protocol.name}' does not judge whole documents; --unit document works "
-                         f"with {', '.join(document_protocols())}", field="unit", setting=True)
+                         f"with {known}", field="unit", setting=True)
     if protocol.score_mode == "expected":
         raise InputError("--unit document reads the scores an answer writes; score_mode=expected is for one "
                          "score per answer", field="unit", setting=True)
@@ -327,7 +330,8 @@ def parse_unit_answer(text: str, item: Item, unit: dict[str, Any], *, with_spans
     if not with_spans:
         return annotation
     errors = _errors(entry, unit["label"])
-    check_within_segment([span for span, _ in errors], item, unit)
+    if unit["kind"] == DOCUMENT:  # contrastive translations are alternatives: they share text by nature
+        check_within_segment([span for span, _ in errors], item, unit)
     located = locate_text_spans([span for span, _ in errors], item.tgt)
     if located.fatal and strict_spans:
         raise ParseFailure(f"{unit['label']}: " + "; ".join(located.fatal))
@@ -339,6 +343,6 @@ def parse_unit_answer(text: str, item: Item, unit: dict[str, Any], *, with_spans
 
 
 __all__ = ["CONTRASTIVE", "DEFAULT_MAX_TOKENS", "DOCUMENT", "SEGMENT", "UNITS", "UNIT_KEY",
-           "check_within_segment", "contrastive_units", "document_protocols", "document_units", "entries_schema",
+           "check_within_segment", "contrastive_units", "document_units", "entries_schema",
            "estimate_tokens", "marker_key", "parse_unit_answer", "prepare_units", "unit_entry", "unit_messages",
            "unit_of", "unit_record", "unit_schema"]
