@@ -46,8 +46,8 @@ def segment_level_score(protocol_name: str, answer: dict, item: Item) -> float |
 
 
 def test_the_document_protocols_are_the_span_and_score_protocols():
-    assert document_protocols() == ["da", "direct-index", "gemba-esa", "gemba-spans", "mqm", "tsa"]
-    with pytest.raises(InputError, match="works with da, direct-index, gemba-esa, gemba-spans, mqm, tsa"):
+    assert document_protocols() == ["da", "direct-index", "error-free", "gemba-esa", "gemba-spans", "mqm", "tsa"]
+    with pytest.raises(InputError, match="works with da, direct-index, error-free, gemba-esa, gemba-spans, mqm, tsa"):
         prepare_units([Item(src="a", tgt="b", doc_id="d")], get_protocol("rubric"), unit="document",
                       document_protocols=document_protocols())
 
@@ -165,7 +165,7 @@ def test_mqm_document_refuses_references():
         prepare_units(items, get_protocol("mqm", ProtocolOptions(extra={"with_reference": True})), unit="document")
 
 
-@pytest.mark.parametrize("protocol_name", ["mqm", "tsa", "gemba-spans", "direct-index"])
+@pytest.mark.parametrize("protocol_name", ["mqm", "tsa", "gemba-spans", "direct-index", "error-free"])
 def test_a_hostile_segment_stays_inside_its_own_block(protocol_name):
     items = [Item(src="One.", tgt=HOSTILE, src_lang="en", tgt_lang="de", doc_id="d", seg_id="1"),
              Item(src="Two.", tgt="Zwei.", src_lang="en", tgt_lang="de", doc_id="d", seg_id="2")]
@@ -254,3 +254,32 @@ def test_esa_a_span_across_segments_fails_its_segment_even_when_unlocated_spans_
         protocol.parse_answer(json.dumps(answer), units[0])
     kept = protocol.parse_answer(json.dumps(answer), units[1])  # a made-up quote is still kept without place
     assert kept["score"] == 80.0 and kept["spans"][0]["start"] is None
+
+
+# -- error-free (WMT26's binary task) ----------------------------------------------------------
+
+def error_free_judge(body: dict) -> Reply:
+    shown = blocks(body["messages"][-1]["content"])
+    segments = [{"id": label, "error_free": int(not any(w in tgt for w in BAD))} for label, tgt in shown.items()]
+    if "Ich mag Tee." in shown.values():  # the de document's S2 answers out of range: it alone fails
+        segments[1]["error_free"] = 2
+    return Reply(content=json.dumps({"segments": segments}, ensure_ascii=False))
+
+
+def test_error_free_one_request_per_document_labels_per_segment(tmp_path):
+    items = rows()
+    run, requests = run_judge(tmp_path, error_free_judge, items, "--unit", "document", protocol="error-free")
+    assert len(requests) == 6
+    assert requests[0]["response_format"]["json_schema"]["schema"]["required"] == ["segments"]
+    judgments = {(j.system, j.doc_id, j.seg_id): j for j in run.judgments}
+    for it in items:
+        j = judgments[(it["system"], it["doc_id"], it["seg_id"])]
+        if it["doc_id"] == "de" and it["seg_id"] == "2":
+            assert j.status == "parse_failed" and j.score is None
+            continue
+        expected = float(not any(w in it["tgt"] for w in BAD))
+        assert j.status == "ok" and j.score == expected
+        assert j.score == segment_level_score("error-free", {"error_free": int(expected)}, Item(src="", tgt=""))
+    with pytest.raises(InputError, match="expected"):
+        prepare_units([Item(**items[0])], get_protocol("error-free", ProtocolOptions(
+            extra={"score_mode": "expected"})), unit="document")

@@ -27,12 +27,13 @@ contrastive units); an answer with an unknown, repeated or missing label mislabe
 translation and located in it (:func:`polyjudge.protocols.spans.locate_text_spans`), so their offsets are
 the segment's own character offsets, whatever the script.
 
-Protocols with ``document_entries`` (``mqm``, ``tsa``, ``gemba-spans``, ``direct-index``) write each label's
-entry in their own segment-level answer format (:func:`unit_entry`), read by their own parser, so a
-segment's score is the segment-level protocol's function of its errors. Whatever the protocol, a quoted
-span that is not in its segment's translation but runs across a segment boundary, or is another
-segment's text, fails that segment (:func:`check_within_segment`): it is never moved into a neighbour nor
-dropped. A malformed entry fails its own segment only; the other segments keep their scores.
+Protocols with ``document_entries`` (``mqm``, ``tsa``, ``gemba-spans``, ``direct-index``, ``error-free``)
+write each label's entry in their own segment-level answer format (:func:`unit_entry`), read by their own
+parser, so a segment's score is the segment-level protocol's function of its errors (or its label).
+Whatever the protocol, a quoted span that is not in its segment's translation but runs across a segment
+boundary, or is another segment's text, fails that segment (:func:`check_within_segment`): it is never
+moved into a neighbour nor dropped. A malformed entry fails its own segment only; the other segments keep
+their scores.
 """
 
 from __future__ import annotations
