@@ -157,11 +157,11 @@ def test_long_documents_are_split_at_segment_boundaries_and_the_split_is_recorde
 def test_document_units_refuse_protocols_and_modes_that_cannot_use_them():
     items = [Item(src="a", tgt="b", src_lang="en", tgt_lang="de", doc_id="d", seg_id="1")]
     with pytest.raises(InputError, match="whole documents"):
-        prepare_units(items, get_protocol("mqm"), unit="document")
+        prepare_units(items, get_protocol("pairwise"), unit="document")
     with pytest.raises(InputError, match="expected"):
         from polyjudge.protocols.base import ProtocolOptions
         prepare_units(items, get_protocol("da", ProtocolOptions(extra={"score_mode": "expected"})), unit="document")
-    assert prepare_units(items, get_protocol("mqm")) == items
+    assert prepare_units(items, get_protocol("pairwise")) == items
 
 
 # -- contrastive ESA ---------------------------------------------------------------------------

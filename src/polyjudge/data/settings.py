@@ -183,7 +183,8 @@ SETTINGS: tuple[Setting, ...] = (
     # segment runs keep theirs.
     _s("unit", "protocol", "choice", None,
        "What one request judges: segment (default), or document: a whole document of one system, its "
-       "segments marked and the scores and spans mapped back to each (gemba-esa, da). contrastive-esa "
+       "segments marked and the scores and spans mapped back to each (gemba-esa, da, mqm, tsa, gemba-spans, "
+       "direct-index, error-free). contrastive-esa "
        "always judges one source's translations together.", choices=("segment", "document"), identity=True),
     _s("unit_max_tokens", "protocol", "int", None,
        "--unit document: split a document at segment boundaries into parts of at most about N tokens of "

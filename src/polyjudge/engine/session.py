@@ -235,11 +235,12 @@ def _items(items: Sequence[Item | Mapping[str, Any]] | str | Path,
 
 def _units(items: list[Item], protocol: JudgeProtocol, spec: JudgingSpec) -> list[Item]:
     """The items in the units their protocol judges (``--unit``, contrastive protocols; protocols.units)."""
+    from polyjudge.protocols.registry import document_protocols
     from polyjudge.protocols.units import DEFAULT_MAX_TOKENS, SEGMENT, prepare_units
 
     return prepare_units(items, protocol, unit=spec.extra.get("unit") or SEGMENT,
                          max_tokens=spec.extra.get("unit_max_tokens") or DEFAULT_MAX_TOKENS,
-                         seed=spec.generation.seed)
+                         seed=spec.generation.seed, document_protocols=document_protocols())
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,6 +65,11 @@ class JudgeProtocol(ABC):
     # True when ``--unit document`` may judge a whole document in one request (protocols.units); the
     # protocol's ``messages``/``output_schema`` then render a unit item's unit (``unit_messages``).
     document_units: ClassVar[bool] = False
+    # True when a document answer holds, under each segment's label, that segment's own answer in the
+    # protocol's segment format (``mqm``, ``tsa``, ...): :meth:`parse_document_entry` reads it.
+    document_entries: ClassVar[bool] = False
+    # True when the answer copies the translation (``tsa``): a document answer needs room for all of it.
+    copies_translation: ClassVar[bool] = False
     # Published defaults; the CLI's --runs / --temperature override them.
     default_runs: ClassVar[int] = 1
     default_temperature: ClassVar[float] = 0.0
@@ -195,9 +200,29 @@ class JudgeProtocol(ABC):
         unit = unit_of(item)
         if unit is None or unit.get("kind") != DOCUMENT:
             return None
+        if self.document_entries:
+            from polyjudge.protocols.units import unit_entry, unit_record
+
+            return {**self.parse_document_entry(unit_entry(text, unit), item, unit), "unit": unit_record(unit)}
         strict = getattr(self.settings, "on_unlocated", "keep") == "fail"
         return parse_unit_answer(text, item, unit, with_spans=self.produces_spans, answer_format=self.name,
                                  strict_spans=strict)
+
+    def parse_document_entry(self, entry: dict[str, Any], item: Item, unit: dict[str, Any]) -> dict[str, Any]:
+        """This item's annotation from its entry of a document answer (``document_entries``): the entry is
+        read exactly as a segment-level answer, so the score is the segment-level protocol's; a quoted span
+        that runs into another segment fails this item (:func:`~polyjudge.protocols.units.check_within_segment`)."""
+        import json
+
+        from polyjudge.protocols.units import check_within_segment
+
+        errors = entry.get("errors")
+        if isinstance(errors, list):
+            check_within_segment([e.get("span") for e in errors if isinstance(e, dict)], item, unit)
+        annotation = self.parse(json.dumps(entry, ensure_ascii=False), item)
+        if not isinstance(annotation, dict):  # pragma: no cover - the protocols with entries annotate dicts
+            raise ParseFailure("the segment's answer is not an annotation object")
+        return annotation
 
     def expected_value(self, annotation: Any, name: str) -> float | None:
         """The expected score ``name`` recorded in an annotation, or None."""

@@ -31,10 +31,13 @@ from polyjudge.protocols.expected import Locator, ScoreMode, json_key_locator, s
 from polyjudge.protocols.jsonparse import parse_json_object
 from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.templates import PromptTemplate
+from polyjudge.protocols.units import entries_schema, unit_messages, unit_of
 
 ANSWER_KEY = "error_free"
 LABELS = (0, 1)
 _LOCATE = json_key_locator(ANSWER_KEY)
+# The prompt of --unit document (the segments of one document between keyed markers).
+DOCUMENT_TEMPLATE = "units/document_errorfree.jinja"
 _SCHEMA: dict[str, Any] = {
     "type": "object", "properties": {ANSWER_KEY: {"type": "integer", "enum": list(LABELS)}},
     "required": [ANSWER_KEY], "additionalProperties": False}
@@ -58,20 +61,30 @@ class ErrorFree(JudgeProtocol):
     default_runs = 1
     default_temperature = 0.0
     max_tokens = 16
+    # --unit document: each segment's entry is its own answer, {"id": "S2", "error_free": 0}
+    document_units = True
+    document_entries = True
 
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
         self.template = PromptTemplate.load(self.options.template, "errorfree/errorfree.jinja")
+        self._unit_template: PromptTemplate | None = None  # --unit document's prompt, loaded when first used
 
     def messages(self, item: Item, context: DocumentContext) -> list[Message]:
         """Variables: ``source``, ``translation``, ``source_language``/``target_language`` (names),
         ``src_lang``/``tgt_lang`` (codes) and ``extra``; the reference is never shown."""
+        if (unit := unit_of(item)) is not None:  # --unit document: the whole unit's prompt
+            if self._unit_template is None:
+                self._unit_template = PromptTemplate.load(None, DOCUMENT_TEMPLATE)
+            return unit_messages(self._unit_template, item, unit, with_spans=False)
         return self.template.render(
             source=item.src, translation=item.tgt, src_lang=item.src_lang, tgt_lang=item.tgt_lang,
             source_language=language_name(item.src_lang) or "source language",
             target_language=language_name(item.tgt_lang) or "target language", extra=item.extra)
 
     def output_schema(self, item: Item) -> dict[str, Any]:
+        if (unit := unit_of(item)) is not None:
+            return entries_schema(unit, _SCHEMA["properties"])
         return _SCHEMA
 
     def parse(self, text: str, item: Item) -> dict[str, Any]:

@@ -79,7 +79,9 @@ from polyjudge.protocols.jsonparse import parse_json_object
 from polyjudge.protocols.options import option
 from polyjudge.protocols.reference import ReferenceUse, check_ref_name, ref_name_field, with_reference_field
 from polyjudge.protocols.registry import register_protocol
+from polyjudge.protocols.spans import locate_text_spans
 from polyjudge.protocols.templates import PromptTemplate
+from polyjudge.protocols.units import check_within_segment, entries_schema, unit_messages, unit_of
 
 ERROR_TYPES = (
     "accuracy/addition", "accuracy/mistranslation", "accuracy/omission",
@@ -101,6 +103,8 @@ HARD_MAX_ERRORS_PER_SEVERITY = 100
 ECHO_KEYS = ("source_language", "source", "target_language", "target")
 # The same, with the reference of a reference-based run (where the segment object holds it).
 ECHO_KEYS_WITH_REFERENCE = ("source_language", "source", "target_language", "reference", "target")
+# The prompt of --unit document (the segments of one document between keyed markers).
+DOCUMENT_TEMPLATE = "units/document_mqm.jinja"
 _TYPES_LONGEST_FIRST = sorted(ERROR_TYPES, key=len, reverse=True)
 
 
@@ -256,6 +260,9 @@ class GembaMQM(JudgeProtocol):
     default_temperature = 0.4
     default_aggregator = "rrwa"
     max_tokens = 1536
+    # --unit document: each segment's entry is an mqm answer whose errors also quote their span
+    document_units = True
+    document_entries = True
 
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
@@ -264,6 +271,7 @@ class GembaMQM(JudgeProtocol):
         self.template = PromptTemplate.load(self.options.template, builtin)
         self.reference.check_template(self.template, "reference", "segment_json")
         self.weights = self.settings.scoring
+        self._unit_template: PromptTemplate | None = None  # --unit document's prompt, loaded when first used
         # a template that does not print the examples gets them as user/assistant turns
         self.fewshot = pool_for(self.settings, answers_as_turns=not self.template.uses("examples"),
                                 with_reference=self.reference.on)
@@ -313,6 +321,10 @@ class GembaMQM(JudgeProtocol):
         ``fewshot_pool``, see :mod:`polyjudge.protocols.fewshot`; a template that
         does not use them gets each as a user/assistant turn before the segment)
         and ``extra`` (the item's extra fields)."""
+        if (unit := unit_of(item)) is not None:  # --unit document: the whole unit's prompt
+            if self._unit_template is None:
+                self._unit_template = PromptTemplate.load(None, DOCUMENT_TEMPLATE)
+            return unit_messages(self._unit_template, item, unit, with_spans=True)
         # A one-sentence "document" is the segment itself: no context section.
         document = ""
         if self.options.use_context and len(context.sources) > 1:
@@ -344,15 +356,15 @@ class GembaMQM(JudgeProtocol):
         return json.dumps(shown, ensure_ascii=False, indent=2)
 
     def output_schema(self, item: Item) -> dict[str, Any]:
-        error = {
-            "type": "object",
-            "properties": {
-                "type": {"type": "string", "enum": list(ERROR_TYPES)},
-                "desc": {"type": "string", "maxLength": MAX_DESC_CHARS},
-            },
-            "required": ["type", "desc"],
-            "additionalProperties": False,
+        unit = unit_of(item)
+        error_props: dict[str, Any] = {
+            "type": {"type": "string", "enum": list(ERROR_TYPES)},
+            "desc": {"type": "string", "maxLength": MAX_DESC_CHARS},
         }
+        if unit is not None:  # --unit document: each error quotes its span from its segment's translation
+            error_props["span"] = {"type": "string", "maxLength": max(len(m["tgt"]) for m in unit["members"]) + 16}
+        error = {"type": "object", "properties": error_props, "required": list(error_props),
+                 "additionalProperties": False}
         severity_list: dict[str, Any] = {"type": "array", "items": error}
         if self.settings.max_errors_per_severity:
             severity_list["maxItems"] = self.settings.max_errors_per_severity
@@ -366,6 +378,8 @@ class GembaMQM(JudgeProtocol):
             "required": list(SEVERITIES),
             "additionalProperties": False,
         }
+        if unit is not None:
+            return entries_schema(unit, {"errors": properties["errors"]})
         return {
             "type": "object",
             "properties": properties,
@@ -384,8 +398,44 @@ class GembaMQM(JudgeProtocol):
                 raise ParseFailure(f"{len(errors):,} {severity} errors; the answer schema allows at most {bound}")
         return annotation
 
+    def parse_document_entry(self, entry: dict[str, Any], item: Item, unit: dict[str, Any]) -> dict[str, Any]:
+        """A segment's entry of a document answer: its errors read as a segment answer (:meth:`parse`, so
+        the score is the segment-level one), and each error's ``span`` located in the segment's own
+        translation. A span that is not there is a failure of this segment (it runs into another
+        segment, or was made up): an MQM score counts every error, so none is kept without its place."""
+        annotation = self.parse(json.dumps(entry, ensure_ascii=False), item)
+        found = _quoted_errors(entry.get("errors"))
+        check_within_segment([quote for _, _, quote in found], item, unit)
+        located = locate_text_spans([quote for _, _, quote in found], item.tgt)
+        if located.fatal:
+            raise ParseFailure(f"{unit['label']}: " + "; ".join(located.fatal))
+        annotation["spans"] = [{"start": loc.start, "end": loc.end, "severity": severity, "category": typ,
+                                "text": None if loc.start is None else item.tgt[loc.start:loc.end]}
+                               for loc, (severity, typ, _) in zip(located.spans, found, strict=True)]
+        annotation["problems"] = located.problems
+        return annotation
+
     def score(self, annotation: dict[str, Any], item: Item) -> float:
         return llm_mqm_score(annotation, self.weights)
+
+
+def _quoted_errors(raw: Any) -> list[tuple[str, str, str | None]]:
+    """``(severity, type, span)`` of each weighted error of an answer :func:`parse_mqm_answer` accepted,
+    in its order; a ``span`` that is given and not a string is a failure."""
+    if isinstance(raw, dict):
+        listed = [(str(key).strip().lower(), v) for key, values in raw.items() for v in (values or [])]
+    else:
+        listed = [(str(v.get("severity", "")).strip().lower(), v) for v in raw or []]
+    out: list[tuple[str, str, str | None]] = []
+    for severity, value in listed:
+        if severity not in SEVERITIES:
+            continue
+        span = value.get("span") if isinstance(value, dict) else None
+        if span is not None and not isinstance(span, str):
+            raise ParseFailure(f"a {severity} error has a 'span' that is not a string")
+        typ = _error_from_value(value, severity)["type"]
+        out.append((severity, typ, span))
+    return out
 
 
 __all__ = ["ECHO_CHOICES", "ECHO_KEYS", "ECHO_KEYS_WITH_REFERENCE", "ERROR_TYPES", "GembaMQM", "MQMOptions",

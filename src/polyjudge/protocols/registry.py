@@ -79,9 +79,15 @@ def available_protocols() -> list[str]:
     return PROTOCOLS.names()
 
 
+def document_protocols() -> list[str]:
+    """The protocols that judge whole documents (``--unit document``; their ``document_units``), by name."""
+    return sorted(name for name, cls in PROTOCOLS.items() if cls.document_units)
+
+
 def get_protocol(name: str, options: ProtocolOptions | None = None) -> JudgeProtocol:
     """A protocol instance; an unknown name raises UnknownNameError (a KeyError) listing the valid ones."""
     return PROTOCOLS.get(name)(options)
 
 
-__all__ = ["BUILTIN_PROTOCOLS", "PROTOCOLS", "available_protocols", "get_protocol", "register_protocol"]
+__all__ = ["BUILTIN_PROTOCOLS", "PROTOCOLS", "available_protocols", "document_protocols", "get_protocol",
+           "register_protocol"]

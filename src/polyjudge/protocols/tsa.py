@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any, ClassVar
 
@@ -75,11 +75,14 @@ from polyjudge.protocols.spans import (
     validate_index_spans,
 )
 from polyjudge.protocols.templates import PromptTemplate
+from polyjudge.protocols.units import entries_schema, unit_messages, unit_of
 
 SEVERITIES = ("major", "minor")
 DEFAULT_WEIGHTS = {"major": 5.0, "minor": 1.0}
 MAX_ERRORS = 20
 _SEVERITY_ALIASES = {"major": "major", "minor": "minor", "critical": "major"}
+# The prompt of --unit document (the segments of one document between keyed markers).
+DOCUMENT_TEMPLATE = "units/document_spans.jinja"
 
 
 def _example_spans(translation: str, errors: list[dict[str, Any]]) -> list[tuple[int, int]]:
@@ -161,6 +164,9 @@ class _SpanProtocol(JudgeProtocol):
     default_temperature = 0.0
     default_aggregator = "mean"
     max_tokens = 2048  # the TSA answer repeats the whole translation
+    # --unit document: each segment's entry is an answer in the protocol's own format, about that segment
+    document_units = True
+    document_entries = True
 
     def __init__(self, options: ProtocolOptions | None = None) -> None:
         super().__init__(options)
@@ -174,6 +180,7 @@ class _SpanProtocol(JudgeProtocol):
                              "so the prompt would not change", path=self.template.origin,
                              field="precision_emphasis")
         self.examples = _load_examples()
+        self._unit_template: PromptTemplate | None = None  # --unit document's prompt, loaded when first used
         # pool answers come from their errors, rendered in this protocol's format (see _pool_answer)
         self.fewshot = pool_for(self.settings, answers_as_turns=False, with_reference=self.reference.on)
         # each pool example's answer in this protocol's format, by pool line (checked before anything is sent)
@@ -218,6 +225,10 @@ class _SpanProtocol(JudgeProtocol):
         ``translation``, ``reference``, languages and the rendered ``answer``), ``source``,
         ``translation``, ``source_language``/``target_language``, ``reference`` (the
         reference with ``with_reference``, else None) and ``precision_emphasis``."""
+        if (unit := unit_of(item)) is not None:  # --unit document: the whole unit's prompt
+            if self._unit_template is None:
+                self._unit_template = PromptTemplate.load(None, DOCUMENT_TEMPLATE)
+            return unit_messages(self._unit_template, item, unit, with_spans=True, format=self.answer_format)
         reference = self.reference.for_prompt(item)
         if self.fewshot is not None:  # the pool's examples replace the built-in ones
             examples = [dict(ex, answer=self._pool_answers[ex["line"]],
@@ -239,6 +250,9 @@ class _SpanProtocol(JudgeProtocol):
         raise NotImplementedError
 
     def output_schema(self, item: Item) -> dict[str, Any]:
+        if (unit := unit_of(item)) is not None:  # bounds of the document's longest translation
+            longest = replace(item, tgt=max((m["tgt"] for m in unit["members"]), key=len))
+            return entries_schema(unit, self._answer_properties(longest))
         return {"type": "object", "properties": self._answer_properties(item),
                 "required": list(self._answer_properties(item)), "additionalProperties": False}
 
@@ -320,6 +334,7 @@ class TaggedSpanAnnotation(_SpanProtocol):
 
     name = "tsa"
     answer_format = "tsa"
+    copies_translation = True
 
     def render_answer(self, translation: str, spans: list[tuple[int, int]],
                       errors: list[dict[str, Any]]) -> dict[str, Any]:

@@ -26,6 +26,14 @@ contrastive units); an answer with an unknown, repeated or missing label mislabe
 :class:`ParseFailure` for every item of it, never a score. Spans are quoted from the item's own
 translation and located in it (:func:`polyjudge.protocols.spans.locate_text_spans`), so their offsets are
 the segment's own character offsets, whatever the script.
+
+Protocols with ``document_entries`` (``mqm``, ``tsa``, ``gemba-spans``, ``direct-index``, ``error-free``)
+write each label's entry in their own segment-level answer format (:func:`unit_entry`), read by their own
+parser, so a segment's score is the segment-level protocol's function of its errors (or its label).
+Whatever the protocol, a quoted span that is not in its segment's translation but runs across a segment
+boundary, or is another segment's text, fails that segment (:func:`check_within_segment`): it is never
+moved into a neighbour nor dropped. A malformed entry fails its own segment only; the other segments keep
+their scores.
 """
 
 from __future__ import annotations
@@ -150,13 +158,15 @@ def contrastive_units(items: Sequence[Item], seed: int) -> list[Item]:
 
 
 def prepare_units(items: Sequence[Item], protocol: Any, *, unit: str = SEGMENT,
-                  max_tokens: int = DEFAULT_MAX_TOKENS, seed: int = 0) -> list[Item]:
+                  max_tokens: int = DEFAULT_MAX_TOKENS, seed: int = 0,
+                  document_protocols: Sequence[str] = ()) -> list[Item]:
     """The items as ``protocol`` (a :class:`~polyjudge.protocols.base.JudgeProtocol`, which imports this
     module) judges them with ``unit``: unchanged for segments, else with their units.
 
     A protocol that compares systems (``contrastive-esa``) always gets its units; ``--unit document`` is
     refused (InputError) for a protocol that cannot judge documents and with ``score_mode=expected``
-    (one answer holds many scores, and token probabilities are read for one)."""
+    (one answer holds many scores, and token probabilities are read for one). ``document_protocols``: the
+    names the refusal lists (the registry's, which this module does not import)."""
     if unit not in UNITS:
         raise InputError(f"unknown unit {unit!r}; known: {', '.join(UNITS)}", field="unit", setting=True)
     if protocol.contrasts_systems:
@@ -167,29 +177,46 @@ def prepare_units(items: Sequence[Item], protocol: Any, *, unit: str = SEGMENT,
     if unit == SEGMENT:
         return list(items)
     if not protocol.document_units:
+        known = ", ".join(document_protocols) or "the protocols that mark spans or score each segment"
         raise InputError(f"protocol '{protocol.name}' does not judge whole documents; --unit document works "
-                         "with gemba-esa and da", field="unit", setting=True)
+                         f"with {known}", field="unit", setting=True)
     if protocol.score_mode == "expected":
         raise InputError("--unit document reads the scores an answer writes; score_mode=expected is for one "
                          "score per answer", field="unit", setting=True)
+    if protocol.reference.on or protocol.fewshot is not None:
+        raise InputError("--unit document shows the document's sources and translations only: "
+                         f"{'references' if protocol.reference.on else 'few-shot examples'} are for segment "
+                         "units", field="unit", setting=True)
     units = document_units(items, max_tokens)
     longest = max((len(u["members"]) for it in units if (u := unit_of(it)) is not None), default=1)
-    protocol.__dict__["max_tokens"] = max(protocol.max_tokens, min(longest * 200, 16384))
+    # an answer that copies the translations (tsa) needs room for the copy and its tags as well
+    copied = max((sum(estimate_tokens(m["tgt"]) for m in u["members"]) for it in units
+                  if (u := unit_of(it)) is not None), default=0) if protocol.copies_translation else 0
+    protocol.__dict__["max_tokens"] = max(protocol.max_tokens, min(longest * 200 + 2 * copied, 16384))
     return units
 
 
 # -- prompts and answers -----------------------------------------------------------------------
 
 def unit_messages(template: PromptTemplate | None, item: Item, unit: dict[str, Any], *,
-                  with_spans: bool) -> list[Message]:
-    """The unit's prompt (the same for every item of the unit), from ``template`` or the built-in one."""
+                  with_spans: bool, **variables: Any) -> list[Message]:
+    """The unit's prompt (the same for every item of the unit), from ``template`` or the built-in one;
+    ``variables`` are passed on to the template."""
     from polyjudge.protocols.templates import PromptTemplate
 
     chosen = template or PromptTemplate.load(None, _TEMPLATES[unit["kind"]])
     return chosen.render(
         members=unit["members"], key=unit["key"], source=item.src, with_spans=with_spans,
         source_language=language_name(item.src_lang) or "source language",
-        target_language=language_name(item.tgt_lang) or "target language")
+        target_language=language_name(item.tgt_lang) or "target language", **variables)
+
+
+def entries_schema(unit: dict[str, Any], properties: dict[str, Any]) -> dict[str, Any]:
+    """The answer's JSON schema when each label's entry is a segment-level answer with ``properties``."""
+    props = {"id": {"type": "string", "enum": [m["label"] for m in unit["members"]]}, **properties}
+    entry = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+    return {"type": "object", "properties": {_LISTS[unit["kind"]]: {"type": "array", "items": entry}},
+            "required": [_LISTS[unit["kind"]]], "additionalProperties": False}
 
 
 def unit_schema(unit: dict[str, Any], *, with_spans: bool) -> dict[str, Any]:
@@ -253,17 +280,59 @@ def _errors(entry: dict[str, Any], label: str) -> list[tuple[str | None, str]]:
     return out
 
 
+def unit_record(unit: dict[str, Any]) -> dict[str, Any]:
+    """What a judgment's annotation records of its unit (``annotation["unit"]``)."""
+    return {k: unit[k] for k in ("kind", "label", "part", "parts", "position", "key") if k in unit}
+
+
+def unit_entry(text: str, unit: dict[str, Any]) -> dict[str, Any]:
+    """This item's entry of the unit's answer, without its ``id``: for a protocol whose document answer
+    holds one segment-level answer per label (``mqm``, ``tsa``, ...), the object its own parser reads.
+    A mislabelled answer is a :class:`ParseFailure` (of every item of the unit, see the module's text)."""
+    entry = _entries(parse_json_object(text), unit)[unit["label"]]
+    return {k: v for k, v in entry.items() if k != "id"}
+
+
+def _crosses(quote: str, left: str, right: str) -> bool:
+    """Whether ``quote`` is the end of ``left`` followed by the start of ``right`` (whitespace between)."""
+    for k in range(1, len(quote)):
+        head, tail = quote[:k].rstrip(), quote[k:].lstrip()
+        if head and tail and left.endswith(head) and right.startswith(tail):
+            return True
+    return False
+
+
+def check_within_segment(quotes: Sequence[Any], item: Item, unit: dict[str, Any]) -> None:
+    """A :class:`ParseFailure` of this item when a quoted span is not in its own translation but runs
+    across a segment boundary (the end of one translation and the start of the next, or a marker) or is
+    another segment's text: such an error belongs to no segment it could be located in, so it is neither
+    moved into another segment nor dropped. Quotes that are not strings, are empty or occur in the item's
+    own translation pass."""
+    texts = [m["tgt"] for m in unit["members"]]
+    k = [m["label"] for m in unit["members"]].index(unit["label"])
+    pairs = list(zip(texts, texts[1:], strict=False))[max(k - 1, 0):k + 1]
+    for n, quote in enumerate(quotes):
+        if not isinstance(quote, str) or not quote.strip() or quote in item.tgt:
+            continue
+        if unit["key"] in quote or any(_crosses(quote, left, right) for left, right in pairs):
+            raise ParseFailure(f"{unit['label']}: error {n}'s span {quote[:40]!r} runs across a segment boundary")
+        if any(quote in other for j, other in enumerate(texts) if j != k):
+            raise ParseFailure(f"{unit['label']}: error {n}'s span {quote[:40]!r} is another segment's text")
+
+
 def parse_unit_answer(text: str, item: Item, unit: dict[str, Any], *, with_spans: bool,
                       answer_format: str, strict_spans: bool = False) -> dict[str, Any]:
     """This item's annotation from the unit's answer: its score and (``with_spans``) its spans located in
     its own translation. ``strict_spans``: a quoted text not found fails the answer (else it is kept
     without location and reported in ``problems``)."""
     entry = _entries(parse_json_object(text), unit)[unit["label"]]
-    record = {k: unit[k] for k in ("kind", "label", "part", "parts", "position", "key") if k in unit}
-    annotation: dict[str, Any] = {"format": answer_format, "score": _score(entry, unit["label"]), "unit": record}
+    annotation: dict[str, Any] = {"format": answer_format, "score": _score(entry, unit["label"]),
+                                  "unit": unit_record(unit)}
     if not with_spans:
         return annotation
     errors = _errors(entry, unit["label"])
+    if unit["kind"] == DOCUMENT:  # contrastive translations are alternatives: they share text by nature
+        check_within_segment([span for span, _ in errors], item, unit)
     located = locate_text_spans([span for span, _ in errors], item.tgt)
     if located.fatal and strict_spans:
         raise ParseFailure(f"{unit['label']}: " + "; ".join(located.fatal))
@@ -274,6 +343,7 @@ def parse_unit_answer(text: str, item: Item, unit: dict[str, Any], *, with_spans
     return annotation
 
 
-__all__ = ["CONTRASTIVE", "DEFAULT_MAX_TOKENS", "DOCUMENT", "SEGMENT", "UNITS", "UNIT_KEY", "contrastive_units",
-           "document_units", "estimate_tokens", "marker_key", "parse_unit_answer", "prepare_units", "unit_messages",
-           "unit_of", "unit_schema"]
+__all__ = ["CONTRASTIVE", "DEFAULT_MAX_TOKENS", "DOCUMENT", "SEGMENT", "UNITS", "UNIT_KEY",
+           "check_within_segment", "contrastive_units", "document_units", "entries_schema",
+           "estimate_tokens", "marker_key", "parse_unit_answer", "prepare_units", "unit_entry", "unit_messages",
+           "unit_of", "unit_record", "unit_schema"]
