@@ -55,3 +55,31 @@ def test_a_reranking_output_folder_gets_its_section(tmp_path, monkeypatch, capsy
     assert main("report", tmp_path / "out", "-o", tmp_path / "r.html") == 2
     err = capsys.readouterr().err
     assert "rerank.json" in err and "'gains'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_report_never_writes_onto_the_reranking_files_it_reads(tmp_path, capsys):
+    """`report OUT -o OUT/rerank.json` once replaced the reranking summary with the page (exit 0): the
+    reranking folder's files and its judge's run are the report's inputs, so writing onto any of them is
+    exit 2 naming it, and the files are left as they were."""
+    import json
+
+    from tests.helpers.cli import cli as main
+
+    cands = tmp_path / "cands.jsonl"
+    cands.write_text("".join(json.dumps({"src": f"Quelle {i}.", "candidates": [f"Source {i}.", f"A source {i}.",
+                                                                               f"Source {i} it is."]}) + "\n"
+                             for i in range(3)), encoding="utf-8")
+    out = tmp_path / "out"
+    made = CliRunner().invoke(cli, ["rerank", str(cands), "--method", "mbr", "--utility", "chrf", "--src-lang", "de",
+                                    "--tgt-lang", "en", "-o", str(out)])
+    assert made.exit_code == 0, made.output
+    (out / "run").mkdir()  # the judge's run of a judged choice sits here; its files are inputs too
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    for target in ("rerank.json", "chosen.jsonl", "scores.jsonl", "run/segments.tsv"):
+        assert main("report", out, "-o", out / target) == 2, target
+        err = capsys.readouterr().err
+        assert target.split("/")[-1] in err and len(err.strip().splitlines()) == 1
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert not (out / "run" / "segments.tsv").exists()
+    ok = CliRunner().invoke(cli, ["report", str(out), "-o", str(tmp_path / "page.html")])
+    assert ok.exit_code == 0, ok.output

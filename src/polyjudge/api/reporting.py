@@ -92,9 +92,13 @@ def report(run_dirs: Sequence[str | Path] = (), config: ReportConfig | None = No
 def _refuse_self_overwrite(run_dirs: Sequence[str | Path], cfg: ReportConfig,
                            given: Sequence[tuple[str, Any]]) -> None:
     """The report file must not be a run's own file or a study output it reads (exit 2 naming both)."""
-    from polyjudge.rundir.clash import file_target, input_target, refuse_clashes
+    from polyjudge.reranking.summary import CHOSEN, RUN_DIR, SCORES, SUMMARY, rerank_folder
+    from polyjudge.rundir.clash import Target, file_target, input_target, refuse_clashes, run_dir_target
 
     inputs = [t for d in run_dirs for t in input_target("RUN_DIR", d)]
+    for folder in filter(None, map(rerank_folder, run_dirs)):  # a reranking output: its files and its run
+        inputs += [Target("RUN_DIR", str(folder), (CHOSEN, SCORES, SUMMARY)),
+                   *run_dir_target("RUN_DIR", folder / RUN_DIR)]
     inputs += [t for name, src in given if isinstance(src, (str, Path))
                for t in input_target("--" + name.split(".")[0], src)]
     refuse_clashes(file_target("-o/--out", cfg.out), inputs)

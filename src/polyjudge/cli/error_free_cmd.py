@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 import click
 
 from polyjudge.api.error_free import MISSING_POLICIES, STATISTICS
-from polyjudge.cli.options import emit, format_option, out_option
+from polyjudge.api.runs import file_target, input_target
+from polyjudge.cli.options import emit, format_option, guard_outputs, out_option
 from polyjudge.cli.specs import option, shared, takes
 from polyjudge.data.errors import InputError
 
@@ -87,7 +88,10 @@ def error_free_eval(flags: ErrorFreeFlags) -> None:
     """Error-free detection: P, R, F1, MCC and accuracy of binary labels against gold from ESA."""
     from polyjudge.api import error_free_eval as evaluate
 
-    result = evaluate(flags.config())
+    config = flags.config()
+    metric_inputs = [t for name, path in config.metrics.items() for t in input_target(f"--metric {name}", path)]
+    guard_outputs({"out": file_target("-o/--out", flags.out)}, metric_inputs)  # before the work, not after
+    result = evaluate(config)
     fmt = flags.fmt
     emit(result.to_json() + "\n" if fmt == "json" else result.to_text() if fmt == "text" else result.to_tsv(),
-         flags.out)
+         flags.out, metric_inputs)

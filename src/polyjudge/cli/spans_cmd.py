@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from polyjudge.api.runs import file_target
+from polyjudge.api.runs import file_target, input_target
 from polyjudge.cli.options import emit, format_option, guard_outputs, legacy, out_option, span_scoring_option
 from polyjudge.cli.specs import option, shared, takes
 from polyjudge.data.errors import InputError
@@ -129,17 +129,19 @@ def span_f1(flags: SpanF1Flags) -> None:
     from polyjudge.api import span_f1 as score
 
     config = flags.config()
+    others = flags.others() if flags.rank else {}
+    ranked_inputs = [t for name, path in others.items() for t in input_target(f"--rank {name}", path)]
     guard_outputs({"write_tsv": file_target("--write-tsv", flags.write_tsv),
-                   "out": file_target("-o/--out", flags.out)})
+                   "out": file_target("-o/--out", flags.out)}, ranked_inputs)
     if flags.rank:
         from polyjudge.api import span_f1_ranking
 
         if flags.write_tsv:
             raise click.UsageError("--write-tsv writes one set of predictions: not with --rank.")
-        ranked = span_f1_ranking(config, flags.others(), flags.variants)
+        ranked = span_f1_ranking(config, others, flags.variants)
         fmt = flags.fmt
         emit(ranked.to_json() + "\n" if fmt == "json" else ranked.to_text() if fmt == "text" else ranked.to_tsv(),
-             flags.out)
+             flags.out, ranked_inputs)
         return
     result = score(config)
     if flags.write_tsv:

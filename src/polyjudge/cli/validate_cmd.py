@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from polyjudge.cli.options import FINITE, OPEN_SHARE, SEED, emit, format_option, out_option, share
+from polyjudge.api.runs import file_target, input_target
+from polyjudge.cli.options import FINITE, OPEN_SHARE, SEED, emit, format_option, guard_outputs, out_option, share
 from polyjudge.cli.specs import option, shared, takes
 from polyjudge.data.errors import InputError
 
@@ -105,7 +106,11 @@ def validate(flags: ValidateFlags) -> None:
     Ratings that name language pairs are compared per pair, each table named by its pair."""
     from polyjudge.api.validation import selections_text, validate_pairs
 
-    emit(selections_text(validate_pairs(flags.config()), flags.fmt), flags.out)
+    inputs = [*input_target("--human", flags.human_path), *input_target("--task", flags.task_path)]
+    inputs += [t for spec in flags.judge_specs for path in _judge_spec(spec)[1].split("+")
+               for t in input_target(f"--judge {spec.partition('=')[0] or path}", path)]
+    guard_outputs({"out": file_target("-o/--out", flags.out)}, inputs)  # before the work, not after
+    emit(selections_text(validate_pairs(flags.config()), flags.fmt), flags.out, inputs)
 
 
 def _parse_ints(values: tuple[str, ...], name: str) -> tuple[int, ...] | None:

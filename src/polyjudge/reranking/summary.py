@@ -77,6 +77,17 @@ def is_rerank_output(path: str | Path) -> bool:
     return p.is_dir() and (p / SUMMARY).is_file()
 
 
+def rerank_folder(path: str | Path) -> Path | None:
+    """The reranking output folder a report of ``path`` reads (``path`` itself, or the folder around its
+    ``run``), or None: its files are the report's inputs too."""
+    p = Path(path)
+    if is_rerank_output(p):
+        return p
+    if p.name == RUN_DIR and is_rerank_output(p.parent):
+        return p.parent
+    return None
+
+
 def read_rerank(folder: str | Path) -> RerankSummary:
     """``FOLDER/rerank.json`` as a :class:`RerankSummary`; a damaged file is an InputError naming the field."""
     path = Path(folder) / SUMMARY
