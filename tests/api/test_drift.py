@@ -64,3 +64,15 @@ def test_an_anchor_keeps_each_request_byte_for_byte(judged, tmp_path):
 def test_an_anchor_name_is_one_plain_name(name, tmp_path):
     with pytest.raises(InputError):
         load_anchor(name, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["../up", "a/b", ".hidden", "nl\n", "x" * 65, ""])
+def test_an_anchor_name_is_one_plain_file_name(name, tmp_path):
+    """Anchor sets live beside the shared cache as NAME.json: a name that is a path, hidden, too long or
+    ends in a newline (which a bare `$` in the pattern let through) is an InputError naming the setting."""
+    from polyjudge.api.drift_source import anchor_path
+
+    with pytest.raises(InputError) as err:
+        anchor_path(name, tmp_path)
+    assert err.value.field == "save" and "\n" not in str(err.value)
+    assert anchor_path("weekly-gpt4o_1.0", tmp_path).name == "weekly-gpt4o_1.0.json"

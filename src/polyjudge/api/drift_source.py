@@ -105,8 +105,8 @@ def anchors_dir(cache: str | Path | None = None) -> Path:
 
 
 def anchor_path(name: str, cache: str | Path | None = None) -> Path:
-    if not ANCHOR_NAME.match(name):
-        raise InputError(f"anchor name '{name}': use letters, digits, '.', '_' and '-' (at most 64)", field="save")
+    if not ANCHOR_NAME.fullmatch(name):  # fullmatch: "$" alone lets a trailing newline through
+        raise InputError(f"anchor name {name!r}: use letters, digits, '.', '_' and '-' (at most 64)", field="save")
     return anchors_dir(cache) / f"{name}.json"
 
 
