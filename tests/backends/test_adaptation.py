@@ -247,7 +247,7 @@ def test_the_hold_lasts_as_long_as_a_rejection_from_this_server_would_take(get_l
     ROUND_TRIPS of it (at least MIN_HOLD_S, at most HOLD_S), not for its whole answer (a first run at
     1 s / 256 lost 0.5 s of its 15)."""
 
-    with ScriptedServer(lambda body: json.dumps({"score": 1}), latency_s=0.6, get_latency_s=get_latency_s) as srv:
+    with ScriptedServer(lambda body: json.dumps({"score": 1}), latency_s=2.0, get_latency_s=get_latency_s) as srv:
         used = _hold_of_a_first_run(srv, 6)
         arrivals = sorted(srv.arrivals)
     assert len(arrivals) == 6
@@ -255,8 +255,9 @@ def test_the_hold_lasts_as_long_as_a_rejection_from_this_server_would_take(get_l
         assert MIN_HOLD_S <= used < HOLD_S / 2
     else:  # 0.2 s an answer: the hold given
         assert used == HOLD_S
-    # the first went alone; the others after the hold, well before the first answer (0.6 s)
-    assert used - 0.01 < arrivals[1] - arrivals[0] < used + 0.25, arrivals
+    # the first went alone; the others after the hold, well before the first answer (2 s: a loaded CI machine
+    # once released them 0.35 s late, past an answer at 0.6 s)
+    assert used - 0.01 < arrivals[1] - arrivals[0] < used + 0.75 < 2.0, arrivals
 
 
 def test_a_hosted_judge_keeps_the_whole_hold():
