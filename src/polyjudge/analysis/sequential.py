@@ -53,6 +53,16 @@ Floats = NDArray[np.float64]
 _MAX_BET = 0.75
 
 
+def _draws(x: Floats, population: int) -> Floats:
+    """The draws as a matrix (one column per sequence); more draws than units is a caller's error."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.shape[0] > population:
+        raise ValueError(f"{x.shape[0]} draws from a population of {population}")
+    return x
+
+
 def wor_eb_bounds(x: Floats, population: int, alpha: float) -> tuple[Floats, Floats]:
     """Running lower and upper bounds on the mean of a finite population of ``population`` values in
     [0, 1], from the values ``x[:, k]`` drawn without replacement in the order given (one column per
@@ -61,12 +71,8 @@ def wor_eb_bounds(x: Floats, population: int, alpha: float) -> tuple[Floats, Flo
     Rows are sample sizes 1..n. The bounds are intersected with what the draws fix whatever the rest
     holds (exact at ``n == population``) and over time (a confidence sequence's running intersection is
     one too), so they never widen."""
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim == 1:
-        x = x[:, None]
+    x = _draws(x, population)
     n = x.shape[0]
-    if n > population:
-        raise ValueError(f"{n} draws from a population of {population}")
     if n == 0:
         return np.zeros((0, x.shape[1])), np.zeros((0, x.shape[1]))
     t = np.arange(1, n + 1, dtype=np.float64)[:, None]
@@ -104,12 +110,8 @@ def wor_clt_bounds(x: Floats, population: int, alpha: float) -> tuple[Floats, Fl
     bound in the bounded case). It needs no score range, and its width follows the standard deviation
     rather than the range, which is why it settles far more pairs; its guarantee holds as the sample
     grows (the tests check it by simulation), not at every size. Infinite before :data:`BURN_IN` units."""
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim == 1:
-        x = x[:, None]
+    x = _draws(x, population)
     n = x.shape[0]
-    if n > population:
-        raise ValueError(f"{n} draws from a population of {population}")
     t = np.arange(1, n + 1, dtype=np.float64)[:, None]
     remaining = population - t + 1.0
     sum_prev = np.vstack([np.zeros((1, x.shape[1])), np.cumsum(x, axis=0)[:-1]])
