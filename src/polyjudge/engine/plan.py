@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import operator
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,20 @@ def _request_fields() -> tuple[str, ...]:
     if _FIELDS is None:
         _FIELDS = tuple(f.name for f in dataclasses.fields(GenerateRequest) if f.name not in ("messages", "seed"))
     return _FIELDS
+
+
+# GenerateRequest's fields in their order, and where the seed is among them (with_seed).
+_ALL_FIELDS = tuple(f.name for f in dataclasses.fields(GenerateRequest))
+_SEED_AT = _ALL_FIELDS.index("seed")
+_values_of = operator.attrgetter(*_ALL_FIELDS)
+
+
+def with_seed(request: GenerateRequest, seed: int | None) -> GenerateRequest:
+    """``dataclasses.replace(request, seed=seed)``, without walking the fields' descriptions per call
+    (a task's request is made this way once per task)."""
+    values = list(_values_of(request))
+    values[_SEED_AT] = seed
+    return GenerateRequest(*values)
 
 
 # Field values the fast path writes as they are (anything else, such as a dataclass, takes the slow path).
@@ -123,6 +138,8 @@ class HashLookup(Protocol):
 
 
 _CODE_HASHES: dict[str, str] = {}
+# What json.dumps(..., ensure_ascii=False, default=str) writes, with the encoder made once (Plan.fingerprint).
+_FINGERPRINT_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def _code_hashes(protocol_module: str) -> list[str]:
@@ -216,8 +233,8 @@ class Plan:
         fp = self._fingerprints[i]
         if fp is None:
             c = self.contexts[i]
-            blob = json.dumps([self.identity(), self.items[i].to_dict(), c.doc_id, self._document_digest(c),
-                               c.position], ensure_ascii=False, default=str)
+            blob = _FINGERPRINT_JSON.encode([self.identity(), self.items[i].to_dict(), c.doc_id,
+                                             self._document_digest(c), c.position])
             fp = self._fingerprints[i] = hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
         return fp
 
@@ -271,9 +288,17 @@ class Plan:
                                   max_tokens=self.protocol.max_tokens, seed=None, json_schema=schema,
                                   top_logprobs=self.protocol.top_logprobs, reasoning_effort=self.reasoning_effort)
         if self._hashes[i] is None:
-            self._hashes[i] = prompt_hash(request)
+            self._hashes[i] = self._hash_of(request)
             self._keep_request(i, request)
         return request
+
+    def _hash_of(self, request: GenerateRequest) -> str:
+        """:func:`prompt_hash` of one of this plan's requests: its fields besides the schema are the plan's
+        own (:attr:`_fields`), so only a new schema object writes the JSON around the messages again."""
+        schema = request.json_schema
+        if self._fields is None or type(schema) not in _PLAIN_TYPES:
+            return prompt_hash(request)
+        return hash_framed(self._frame_of(schema), request.messages)
 
     def _keep_request(self, i: int, request: GenerateRequest) -> None:
         """Keep a request rendered for its hash (a first run's items, while the store's fingerprints
@@ -338,7 +363,7 @@ class Plan:
         out: list[Task] = []
         keys = iter(self._keys_of(i))  # in the same order: run, then judge
         for r in range(self.runs):
-            request = dataclasses.replace(base, seed=self.seed + r)
+            request = with_seed(base, self.seed + r)
             for j, judge in enumerate(self.judges):
                 out.append(Task(i, r, j, judge, request, h, next(keys)))
         return out
