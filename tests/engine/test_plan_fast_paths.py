@@ -7,6 +7,8 @@ import hashlib
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from polyjudge.data.chat import GenerateRequest, Message
 from polyjudge.data.records import Item
@@ -51,5 +53,25 @@ def test_plan_hashes_are_prompt_hash_of_the_request(name, extra, effort):
         assert [t.request for t in tasks] == [dataclasses.replace(request, seed=5 + r) for r in range(2) for _ in "12"]
         c = plan.contexts[i]
         blob = json.dumps([plan.identity(), items[i].to_dict(), c.doc_id, plan._document_digest(c), c.position],
+                          ensure_ascii=False, default=str)
+        assert plan.fingerprint(i) == hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+texts = st.text(max_size=12) | st.sampled_from(["\ud800", "é\u2028\x00\"\\", "\U0001f600"])
+fields = st.none() | texts
+ids = fields | st.integers() | st.booleans() | st.floats()
+extras = st.just({}) | st.dictionaries(st.text(max_size=4), st.none() | st.integers() | st.floats() | texts
+                                       | st.lists(st.integers(), max_size=2), max_size=2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.builds(Item, src=texts, tgt=texts, ref=fields, src_lang=fields, tgt_lang=fields,
+                          doc_id=fields | st.integers(0, 3), seg_id=ids, system=fields,
+                          extra=extras), min_size=1, max_size=4))
+def test_fingerprints_are_the_json_they_always_hashed(items):
+    plan = Plan(items, get_protocol("da"), ["j"], runs=1, temperature=0.0, seed=0)
+    for i, item in enumerate(items):
+        c = plan.contexts[i]
+        blob = json.dumps([plan.identity(), item.to_dict(), c.doc_id, plan._document_digest(c), c.position],
                           ensure_ascii=False, default=str)
         assert plan.fingerprint(i) == hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()

@@ -9,12 +9,13 @@ import operator
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring  # json.dumps' own (C) escaping
 from pathlib import Path
 from typing import Any, Protocol
 
 from polyjudge._version import __version__
 from polyjudge.data.chat import GenerateRequest, Message
-from polyjudge.data.records import DocumentContext, Item, document_contexts
+from polyjudge.data.records import CORE_FIELDS, DocumentContext, Item, document_contexts
 from polyjudge.engine.long_prompts import has_long_piece, hash_canonical, message_json
 from polyjudge.protocols.base import JudgeProtocol
 
@@ -140,6 +141,37 @@ class HashLookup(Protocol):
 _CODE_HASHES: dict[str, str] = {}
 # What json.dumps(..., ensure_ascii=False, default=str) writes, with the encoder made once (Plan.fingerprint).
 _FINGERPRINT_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+# An item's core fields as the JSON of Item.to_dict writes their keys, and a reader of their values.
+_CORE_KEYS = tuple(f"{encode_basestring(name)}: " for name in CORE_FIELDS)
+_core_values = operator.attrgetter(*CORE_FIELDS)
+
+
+def _json_atom(value: object) -> str:
+    """``value`` as :data:`_FINGERPRINT_JSON` writes it (text, None and whole numbers without its
+    machinery, which a fingerprint would otherwise set up a few times per item)."""
+    if value is None:
+        return "null"
+    if type(value) is str:
+        return str(encode_basestring(value))
+    if type(value) is int:
+        return int.__repr__(value)
+    return _FINGERPRINT_JSON.encode(value)
+
+
+def _item_json(item: Item) -> str:
+    """:data:`_FINGERPRINT_JSON` of ``item.to_dict()``: written field by field for an item without extra
+    fields (to_dict is then its core fields, in their order)."""
+    if item.extra:
+        return _FINGERPRINT_JSON.encode(item.to_dict())
+    parts = []
+    for key, value in zip(_CORE_KEYS, _core_values(item)):
+        if value is None:
+            parts.append(key + "null")
+        elif type(value) is str:
+            parts.append(key + encode_basestring(value))
+        else:
+            parts.append(key + _json_atom(value))
+    return "{" + ", ".join(parts) + "}"
 
 
 def _code_hashes(protocol_module: str) -> list[str]:
@@ -198,7 +230,7 @@ class Plan:
         self._keys: dict[int, tuple[str, ...]] = {}
         self._fingerprints: list[str | None] = [None] * len(items)
         # Requests rendered for their hash, until their tasks are built (_keep_request).
-        self._requests: dict[int, GenerateRequest] = {}
+        self._requests: dict[int, tuple[GenerateRequest, int]] = {}  # with their characters
         self._request_chars = 0
         self._identity: str | None = None
         self._doc_digests: dict[int, tuple[tuple[str, ...], str]] = {}
@@ -233,8 +265,9 @@ class Plan:
         fp = self._fingerprints[i]
         if fp is None:
             c = self.contexts[i]
-            blob = _FINGERPRINT_JSON.encode([self.identity(), self.items[i].to_dict(), c.doc_id,
-                                             self._document_digest(c), c.position])
+            # json.dumps([identity, item.to_dict(), doc_id, digest, position], ensure_ascii=False, default=str)
+            blob = (f"[{_json_atom(self.identity())}, {_item_json(self.items[i])}, {_json_atom(c.doc_id)}, "
+                    f"{_json_atom(self._document_digest(c))}, {_json_atom(c.position)}]")
             fp = self._fingerprints[i] = hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
         return fp
 
@@ -279,8 +312,8 @@ class Plan:
         """Item ``i``'s request without a seed (every run and judge sends it with its own seed)."""
         kept = self._requests.pop(i, None)
         if kept is not None:
-            self._request_chars -= sum(len(m.content) for m in kept.messages)
-            return kept
+            self._request_chars -= kept[1]
+            return kept[0]
         item = self.items[i]
         schema = self.protocol.output_schema(item)
         messages = tuple(self.protocol.messages(item, self.contexts[i]))
@@ -306,7 +339,7 @@ class Plan:
         within :data:`REQUESTS_KEPT` items and :data:`REQUEST_CHARS_KEPT` characters (they are sent first)."""
         size = sum(len(m.content) for m in request.messages)
         if len(self._requests) < REQUESTS_KEPT and self._request_chars + size <= REQUEST_CHARS_KEPT:
-            self._requests[i] = request
+            self._requests[i] = (request, size)
             self._request_chars += size
 
     def prompt(self, i: int) -> tuple[tuple[Message, ...], str]:
