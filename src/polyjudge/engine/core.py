@@ -368,9 +368,9 @@ def _survey(ctx: _Context, store: Store, use: CacheUse | None) -> _Survey:
         if spec.budget.max_cost is not None:
             new = [k for i in chunk if plan.prompt_hash(i) not in first for k in keys[i]]
             found.spent += cost_of(store.get_many(new).values(), ctx.table)
-        for i in chunk:
-            answered = sum(1 for k in keys[i] if k in done)
-            from_cache = sum(1 for k in keys[i] if k in adopted)
+        for i in chunk:  # (a first run's store and cache answer nothing: no key to look for)
+            answered = sum(1 for k in keys[i] if k in done) if done else 0
+            from_cache = sum(1 for k in keys[i] if k in adopted) if adopted else 0
             found.from_store += answered - from_cache
             found.from_cache += from_cache
             if answered == len(keys[i]):

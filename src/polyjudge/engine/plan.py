@@ -5,15 +5,17 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import operator
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring  # json.dumps' own (C) escaping
 from pathlib import Path
 from typing import Any, Protocol
 
 from polyjudge._version import __version__
 from polyjudge.data.chat import GenerateRequest, Message
-from polyjudge.data.records import DocumentContext, Item, document_contexts
+from polyjudge.data.records import CORE_FIELDS, DocumentContext, Item, document_contexts
 from polyjudge.engine.long_prompts import has_long_piece, hash_canonical, message_json
 from polyjudge.protocols.base import JudgeProtocol
 
@@ -37,6 +39,20 @@ def _request_fields() -> tuple[str, ...]:
     if _FIELDS is None:
         _FIELDS = tuple(f.name for f in dataclasses.fields(GenerateRequest) if f.name not in ("messages", "seed"))
     return _FIELDS
+
+
+# GenerateRequest's fields in their order, and where the seed is among them (with_seed).
+_ALL_FIELDS = tuple(f.name for f in dataclasses.fields(GenerateRequest))
+_SEED_AT = _ALL_FIELDS.index("seed")
+_values_of = operator.attrgetter(*_ALL_FIELDS)
+
+
+def with_seed(request: GenerateRequest, seed: int | None) -> GenerateRequest:
+    """``dataclasses.replace(request, seed=seed)``, without walking the fields' descriptions per call
+    (a task's request is made this way once per task)."""
+    values = list(_values_of(request))
+    values[_SEED_AT] = seed
+    return GenerateRequest(*values)
 
 
 # Field values the fast path writes as they are (anything else, such as a dataclass, takes the slow path).
@@ -123,6 +139,39 @@ class HashLookup(Protocol):
 
 
 _CODE_HASHES: dict[str, str] = {}
+# What json.dumps(..., ensure_ascii=False, default=str) writes, with the encoder made once (Plan.fingerprint).
+_FINGERPRINT_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+# An item's core fields as the JSON of Item.to_dict writes their keys, and a reader of their values.
+_CORE_KEYS = tuple(f"{encode_basestring(name)}: " for name in CORE_FIELDS)
+_core_values = operator.attrgetter(*CORE_FIELDS)
+
+
+def _json_atom(value: object) -> str:
+    """``value`` as :data:`_FINGERPRINT_JSON` writes it (text, None and whole numbers without its
+    machinery, which a fingerprint would otherwise set up a few times per item)."""
+    if value is None:
+        return "null"
+    if type(value) is str:
+        return str(encode_basestring(value))
+    if type(value) is int:
+        return int.__repr__(value)
+    return _FINGERPRINT_JSON.encode(value)
+
+
+def _item_json(item: Item) -> str:
+    """:data:`_FINGERPRINT_JSON` of ``item.to_dict()``: written field by field for an item without extra
+    fields (to_dict is then its core fields, in their order)."""
+    if item.extra:
+        return _FINGERPRINT_JSON.encode(item.to_dict())
+    parts = []
+    for key, value in zip(_CORE_KEYS, _core_values(item)):
+        if value is None:
+            parts.append(key + "null")
+        elif type(value) is str:
+            parts.append(key + encode_basestring(value))
+        else:
+            parts.append(key + _json_atom(value))
+    return "{" + ", ".join(parts) + "}"
 
 
 def _code_hashes(protocol_module: str) -> list[str]:
@@ -181,7 +230,7 @@ class Plan:
         self._keys: dict[int, tuple[str, ...]] = {}
         self._fingerprints: list[str | None] = [None] * len(items)
         # Requests rendered for their hash, until their tasks are built (_keep_request).
-        self._requests: dict[int, GenerateRequest] = {}
+        self._requests: dict[int, tuple[GenerateRequest, int]] = {}  # with their characters
         self._request_chars = 0
         self._identity: str | None = None
         self._doc_digests: dict[int, tuple[tuple[str, ...], str]] = {}
@@ -216,8 +265,9 @@ class Plan:
         fp = self._fingerprints[i]
         if fp is None:
             c = self.contexts[i]
-            blob = json.dumps([self.identity(), self.items[i].to_dict(), c.doc_id, self._document_digest(c),
-                               c.position], ensure_ascii=False, default=str)
+            # json.dumps([identity, item.to_dict(), doc_id, digest, position], ensure_ascii=False, default=str)
+            blob = (f"[{_json_atom(self.identity())}, {_item_json(self.items[i])}, {_json_atom(c.doc_id)}, "
+                    f"{_json_atom(self._document_digest(c))}, {_json_atom(c.position)}]")
             fp = self._fingerprints[i] = hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
         return fp
 
@@ -262,8 +312,8 @@ class Plan:
         """Item ``i``'s request without a seed (every run and judge sends it with its own seed)."""
         kept = self._requests.pop(i, None)
         if kept is not None:
-            self._request_chars -= sum(len(m.content) for m in kept.messages)
-            return kept
+            self._request_chars -= kept[1]
+            return kept[0]
         item = self.items[i]
         schema = self.protocol.output_schema(item)
         messages = tuple(self.protocol.messages(item, self.contexts[i]))
@@ -271,9 +321,17 @@ class Plan:
                                   max_tokens=self.protocol.max_tokens, seed=None, json_schema=schema,
                                   top_logprobs=self.protocol.top_logprobs, reasoning_effort=self.reasoning_effort)
         if self._hashes[i] is None:
-            self._hashes[i] = prompt_hash(request)
+            self._hashes[i] = self._hash_of(request)
             self._keep_request(i, request)
         return request
+
+    def _hash_of(self, request: GenerateRequest) -> str:
+        """:func:`prompt_hash` of one of this plan's requests: its fields besides the schema are the plan's
+        own (:attr:`_fields`), so only a new schema object writes the JSON around the messages again."""
+        schema = request.json_schema
+        if self._fields is None or type(schema) not in _PLAIN_TYPES:
+            return prompt_hash(request)
+        return hash_framed(self._frame_of(schema), request.messages)
 
     def _keep_request(self, i: int, request: GenerateRequest) -> None:
         """Keep a request rendered for its hash (a first run's items, while the store's fingerprints
@@ -281,7 +339,7 @@ class Plan:
         within :data:`REQUESTS_KEPT` items and :data:`REQUEST_CHARS_KEPT` characters (they are sent first)."""
         size = sum(len(m.content) for m in request.messages)
         if len(self._requests) < REQUESTS_KEPT and self._request_chars + size <= REQUEST_CHARS_KEPT:
-            self._requests[i] = request
+            self._requests[i] = (request, size)
             self._request_chars += size
 
     def prompt(self, i: int) -> tuple[tuple[Message, ...], str]:
@@ -338,7 +396,7 @@ class Plan:
         out: list[Task] = []
         keys = iter(self._keys_of(i))  # in the same order: run, then judge
         for r in range(self.runs):
-            request = dataclasses.replace(base, seed=self.seed + r)
+            request = with_seed(base, self.seed + r)
             for j, judge in enumerate(self.judges):
                 out.append(Task(i, r, j, judge, request, h, next(keys)))
         return out

@@ -182,7 +182,8 @@ class JudgeProtocol(ABC):
         :class:`ParseFailure` before a parser sees it, and so is any recursion a parser runs into."""
         check_answer_limits(text)
         try:
-            annotation = self._parse_unit(text, item) if self.document_units else None
+            # A unit's item carries its unit in ``extra`` (protocols.units): a lone segment's may be empty.
+            annotation = self._parse_unit(text, item) if self.document_units and item.extra else None
             if annotation is None:
                 annotation = self.parse(text, item)
         except RecursionError:

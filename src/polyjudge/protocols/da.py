@@ -16,7 +16,7 @@ from polyjudge.data.languages import language_name
 from polyjudge.data.records import DocumentContext, Item
 from polyjudge.protocols.base import JudgeProtocol, ParseFailure, ProtocolOptions
 from polyjudge.protocols.expected import Locator, ScoreMode, json_key_locator, regex_locator, score_mode_field
-from polyjudge.protocols.jsonparse import find_json_object, parse_json_object
+from polyjudge.protocols.jsonparse import find_json_object, json_object_in
 from polyjudge.protocols.registry import register_protocol
 from polyjudge.protocols.templates import PromptTemplate
 from polyjudge.protocols.units import unit_messages, unit_of, unit_schema
@@ -76,8 +76,8 @@ class DirectAssessment(JudgeProtocol):
 
         Several different numbers, or a number outside 0–100, is a failure.
         """
-        if find_json_object(text) is not None:
-            obj = parse_json_object(text)
+        obj = json_object_in(text)
+        if obj is not None:
             value = obj.get("score")
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ParseFailure("JSON answer has no numeric 'score'")

@@ -61,4 +61,22 @@ def parse_json_object(text: str) -> dict[str, Any]:
     return value
 
 
-__all__ = ["MAX_ANSWER_CHARS", "MAX_NESTING", "check_answer_limits", "find_json_object", "parse_json_object"]
+def json_object_in(text: str) -> dict[str, Any] | None:
+    """:func:`parse_json_object` of ``text`` when :func:`find_json_object` finds an object in it, else None.
+
+    An answer that is one JSON object as a whole (blanks around it aside), the usual one, is read
+    at once without first scanning it for its brackets: its first ``{`` opens that object, so the
+    scan would find it and :func:`parse_json_object` would read the same value. Anything else (and
+    an answer over the limits, whose failure is :func:`parse_json_object`'s) takes the long way."""
+    if len(text) <= MAX_ANSWER_CHARS and text.count("{") + text.count("[") <= MAX_NESTING:
+        try:
+            value = json.loads(text.strip())
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            return value
+    return parse_json_object(text) if find_json_object(text) is not None else None
+
+
+__all__ = ["MAX_ANSWER_CHARS", "MAX_NESTING", "check_answer_limits", "find_json_object", "json_object_in",
+           "parse_json_object"]
