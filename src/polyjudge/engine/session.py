@@ -238,9 +238,12 @@ def _units(items: list[Item], protocol: JudgeProtocol, spec: JudgingSpec) -> lis
     from polyjudge.protocols.registry import document_protocols
     from polyjudge.protocols.units import DEFAULT_MAX_TOKENS, SEGMENT, prepare_units
 
-    return prepare_units(items, protocol, unit=spec.extra.get("unit") or SEGMENT,
+    unit = spec.extra.get("unit") or SEGMENT
+    # Listing the document protocols imports every protocol module: only --unit document's refusal names them.
+    known = document_protocols() if unit != SEGMENT else ()
+    return prepare_units(items, protocol, unit=unit,
                          max_tokens=spec.extra.get("unit_max_tokens") or DEFAULT_MAX_TOKENS,
-                         seed=spec.generation.seed, document_protocols=document_protocols())
+                         seed=spec.generation.seed, document_protocols=known)
 
 
 @dataclass(frozen=True, slots=True)
