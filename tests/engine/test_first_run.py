@@ -209,3 +209,23 @@ def test_the_judge_command_path_loads_no_numpy_until_it_computes():
             "import polyjudge.api.settle\nprint('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_a_segment_run_imports_no_protocol_but_its_own(tmp_path):
+    """Only ``--unit document``'s refusal lists the protocols that judge documents; listing them imports every
+    protocol module (about 50 ms of a first run's CPU), so a run of segments must not list them."""
+    import subprocess
+    import sys
+
+    items = tmp_path / "items.jsonl"
+    items.write_text('{"src": "a", "tgt": "b", "src_lang": "en", "tgt_lang": "de"}\n', encoding="utf-8")
+    code = f"""
+import sys
+from polyjudge.cli.errors import run_cli
+from polyjudge.cli.main import cli
+code = run_cli(cli, ["judge", {str(items)!r}, "-o", {str(tmp_path / "run")!r}, "-p", "da", "--dry-run",
+                     "--judge", "openai:m@http://127.0.0.1:9/v1"])
+print(code, "polyjudge.protocols.tsa" in sys.modules, "polyjudge.protocols.mqm" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "0 False False"
