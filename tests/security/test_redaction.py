@@ -154,3 +154,36 @@ def test_recording_never_writes_the_key_and_still_replays(tmp_path):
     assert KEY not in path.read_text()
     replayed = asyncio.run(ReplayBackend(path).generate(request))  # the request itself is kept byte-exact
     assert replayed.text == '{"score": 5} ' + MASK
+
+
+def _mask_as_it_was(mask: Redactor, text: str | None) -> str | None:
+    """Redactor(patterns=False)'s masking as written before its lookups were kept (each secret's spellings
+    looked up, then its cut copies searched, for every text): the reference of the test below."""
+    if not text:
+        return text
+    for secret in mask.secrets:
+        for form in secrets._spellings(secret):
+            if form in text:
+                text = text.replace(form, MASK)
+        text = secrets._mask_cut_secret(text, secret)
+    return text
+
+
+_SLASHED = 'sk-p/ro"j-Zq1Xw2Ce3Vr4Bt5Ny6Mu7\u00e9Ki8L'  # a secret spelled four ways (JSON, URL, slashes)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["", " ", "…", "...", "x", "ab", "\u00e9", "\"", "/", "\\/", "sk-proj-Zq",
+                                 KEY, KEY[:11], KEY[:12], KEY[:13], KEY[:30], KEY[1:], _SLASHED, _SLASHED[:12],
+                                 _SLASHED[:20], json.dumps(_SLASHED)[1:-1], json.dumps(_SLASHED)[1:15],
+                                 secrets.quote(_SLASHED, safe=""), secrets.quote(_SLASHED, safe="")[:14],
+                                 _SLASHED.replace("/", "\\/"), "ZZ-short-1", "ZZ-short-12"]), max_size=8))
+def test_masking_an_answer_masks_what_it_always_masked(parts):
+    """The store masks each answer with Redactor(patterns=False), whose secrets' spellings and cut-copy
+    starts are now looked up once per Redactor: every text comes out as the per-text lookups made it
+    (whole secrets in any spelling, copies cut at the end or before an ellipsis, and everything else)."""
+    mask = Redactor([_SLASHED, "ZZ-short-12"], patterns=False)  # with the environment's KEY
+    assert {KEY, _SLASHED, "ZZ-short-12"} <= set(mask.secrets)
+    text = "".join(parts)
+    assert mask(text) == _mask_as_it_was(mask, text)
+    assert mask(None) is None and mask("") == ""

@@ -165,8 +165,11 @@ class Redactor:
 
     def __init__(self, extra: Iterable[str] = (), *, patterns: bool = True) -> None:
         values = {v for v in extra if v and len(v) >= MIN_SECRET_LEN} | set(env_secrets())
-        self.secrets = sorted(values, key=len, reverse=True)
+        self.secrets = sorted(values, key=len, reverse=True)  # read only: the lookups below are made of it
         self.patterns = patterns
+        # Each secret with its spellings and the start that a copy of it cut short must contain (a text
+        # without that start holds no cut copy: _mask_cut_secret would return it as it is), looked up once.
+        self._lookups = [(secret, _spellings(secret), secret[:_MIN_CUT]) for secret in self.secrets]
 
     @overload
     def __call__(self, text: str) -> str: ...
@@ -175,11 +178,12 @@ class Redactor:
     def __call__(self, text: str | None) -> str | None:
         if not text:
             return text
-        for secret in self.secrets:
-            for form in _spellings(secret):
+        for secret, forms, start in self._lookups:
+            for form in forms:
                 if form in text:
                     text = text.replace(form, MASK)
-            text = _mask_cut_secret(text, secret)
+            if start in text:
+                text = _mask_cut_secret(text, secret)
         if self.patterns:
             lower = text.lower()
             for triggers, pattern, replacement in _PATTERNS:

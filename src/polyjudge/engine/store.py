@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import math
+import operator
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -266,9 +268,17 @@ def masked_tokens(mask: Redactor, tokens: Sequence[TokenLogprob]) -> list[TokenL
 
 def served_json(result: GenerateResult) -> str | None:
     """What the server said answered, as the store keeps it (None when it named no model)."""
-    if not isinstance(result.model, str):
+    model, fingerprint = result.model, result.system_fingerprint
+    if not isinstance(model, str):
         return None
-    return json.dumps([result.model, result.system_fingerprint], ensure_ascii=False)
+    if type(model) is str and (fingerprint is None or type(fingerprint) is str):
+        return _served_text(model, fingerprint)  # a run's answers name one server: written once
+    return json.dumps([model, fingerprint], ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=64)
+def _served_text(model: str, fingerprint: str | None) -> str:
+    return json.dumps([model, fingerprint], ensure_ascii=False)
 
 
 def served_of(stored: str | None) -> tuple[str | None, str | None]:
@@ -300,6 +310,7 @@ def prompt_json(request: GenerateRequest) -> str:
 
 _OTHER_FIELDS = tuple(f.name for f in fields(GenerateRequest) if f.name not in ("messages", "seed", "n", "json_schema"))
 _SCALARS = (str, int, float, bool, type(None))
+_other_values = operator.attrgetter(*_OTHER_FIELDS)  # the fields' values as one tuple (there are several)
 _STAND_IN = "\ue006messages\ue006"
 
 
@@ -311,23 +322,26 @@ class PromptJson:
     row's insert."""
 
     def __init__(self) -> None:
-        self._last: tuple[tuple[Any, ...], Any, str, str] | None = None
+        # (the other fields' values, their types, the schema, the JSON before and after the messages)
+        self._last: tuple[tuple[Any, ...], tuple[type, ...], Any, str, str] | None = None
 
     def json(self, request: GenerateRequest) -> str:
         schema = request.json_schema
-        values = tuple((type(v), v) for v in (getattr(request, name) for name in _OTHER_FIELDS))
-        if not (schema is None or type(schema) is dict) or any(t not in _SCALARS for t, _ in values):
-            return prompt_json(request)
+        values = _other_values(request)
+        kinds = tuple(map(type, values))  # 1 and 1.0 and True are equal values written differently
         last = self._last
-        if last is None or last[1] is not schema or last[0] != values:
+        if last is None or last[2] is not schema or last[1] != kinds or last[0] != values:  # types first
+            # The frame is written only for plain values (a kept frame's were checked when it was written).
+            if not (schema is None or type(schema) is dict) or any(t not in _SCALARS for t in kinds):
+                return prompt_json(request)
             frame = dataclasses.replace(request, messages=(), seed=None, n=1).canonical()
             frame.pop("seed", None)
             frame["messages"] = _STAND_IN
             head, _, tail = json.dumps(frame, ensure_ascii=False, sort_keys=True).partition(f'"{_STAND_IN}"')
-            last = self._last = (values, schema, head, tail)
+            last = self._last = (values, kinds, schema, head, tail)
         body = ", ".join([f'{{"content": {encode_basestring(m.content)}, "role": {encode_basestring(m.role)}}}'
                           for m in request.messages])
-        return f"{last[2]}[{body}]{last[3]}"
+        return f"{last[3]}[{body}]{last[4]}"
 
 
 class Store:
@@ -338,11 +352,12 @@ class Store:
     sees what the writer has committed."""
 
     # Commits deferred to the end of the event loop's turn (see deferring()): whether answers are written
-    # that way now, the open transaction's future (resolved by its commit) and a commit that failed.
+    # that way now, the open transaction's waiters (None: none is open; each waiter's own future is
+    # resolved by the commit, so a waiter cancelled alone leaves the others theirs) and a commit that failed.
     # Class defaults, so a subclass without a database (the Ray relay) has them too.
     readonly = False
     _deferring = False
-    _open_commit: asyncio.Future[None] | None = None
+    _open_commit: list[asyncio.Future[None]] | None = None
     _failed_commit: BaseException | None = None
 
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
@@ -395,31 +410,35 @@ class Store:
             return
         loop = asyncio.get_running_loop()
         self._db.execute("BEGIN IMMEDIATE")
-        self._open_commit = loop.create_future()
+        self._open_commit = []
         loop.call_soon(self._commit_pending)
 
     def _commit_pending(self) -> None:
-        pending, self._open_commit = self._open_commit, None
-        if pending is None:
+        waiting, self._open_commit = self._open_commit, None
+        if waiting is None:
             return
         try:
             self._db.execute("COMMIT")
         except BaseException as exc:  # e.g. the disk is full: whoever waits for this commit fails with it
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
-            if not pending.done():
-                pending.set_exception(exc)
-                pending.exception()  # retrieved here too: an answer nobody waits for still raises on flush
+            for waiter in waiting:
+                if not waiter.done():
+                    waiter.set_exception(exc)
+                    waiter.exception()  # retrieved here too: flush raises it whether or not a waiter does
             self._failed_commit = exc
             return
-        if not pending.done():
-            pending.set_result(None)
+        for waiter in waiting:
+            if not waiter.done():  # a waiter cancelled while it waited (Ctrl-C) is done already
+                waiter.set_result(None)
 
     async def committed(self) -> None:
         """Return once everything written so far is committed (at once when nothing waits)."""
-        pending = self._open_commit
-        if pending is not None:
-            await asyncio.shield(pending)
+        waiting = self._open_commit
+        if waiting is not None:
+            waiter = asyncio.get_running_loop().create_future()
+            waiting.append(waiter)
+            await waiter
         failed = self._failed_commit
         if failed is not None:
             raise failed
