@@ -80,7 +80,7 @@ def _plain_item(row: dict[str, Any], path: str, line: int, defaults: dict[str, s
     if bad_text(joined) or bad_id(" ".join(filter(None, _ID_VALUES(values)))) or values[_REF] == "":
         return None
     # Positional: CORE_FIELDS are the first fields of Item, in order (tests/data/test_readers_fast_path.py).
-    return Item(*values, extra, f"{path}:{line}")  # type: ignore[arg-type,call-arg]
+    return Item(*values, extra, f"{path}:{line}")  # type: ignore[call-arg]
 
 
 def _checked_item(row: dict[str, Any], path: str, line: int, defaults: dict[str, str | None]) -> Item:
