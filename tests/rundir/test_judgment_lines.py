@@ -60,29 +60,3 @@ def test_special_numbers_and_text_as_the_reference():
     line = _LineWriter()
     assert line(r) == _reference(r)
     assert line(r) == _reference(r)  # the second time from the kept encodings
-
-
-def test_a_value_that_holds_itself_or_nests_too_deeply_fails_as_json_dumps_does():
-    import pytest
-
-    from polyjudge.rundir.directory import _value
-
-    loop: dict = {"a": 1}
-    loop["self"] = loop
-    with pytest.raises(ValueError, match="Circular reference"):
-        _value(loop)
-    deep: list = []
-    for _ in range(100_000):
-        deep = [deep]
-    with pytest.raises(RecursionError):
-        _value(deep)
-    with pytest.raises(RecursionError):
-        json.dumps(deep, ensure_ascii=False)
-
-
-@settings(max_examples=300, deadline=None)
-@given(json_values)
-def test_a_value_is_written_as_json_dumps_writes_it(value):
-    from polyjudge.rundir.directory import _value
-
-    assert _value(value) == json.dumps(value, ensure_ascii=False)

@@ -15,7 +15,7 @@ import os
 import shutil
 import tempfile
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -105,24 +105,6 @@ _TEXT = json.encoder.encode_basestring  # how that encoder writes a string (ensu
 _INF = float("inf")
 
 
-def _made_encoder() -> Callable[[Any, int], Sequence[str]] | None:
-    """The C encoder ``_ENCODE`` makes anew for each dict or list it writes (a third of its time on an
-    annotation), made once; without the circular-reference check, so a value that recurses is given to
-    ``_ENCODE`` to say so. None where this Python's encoder is not the one expected."""
-    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-    enc = json.JSONEncoder(ensure_ascii=False)
-    probe = {"a": [1, 2.5, None, True, "é\u2028\\"], "b": {"c": float("nan")}}
-    try:
-        made = c_make_encoder(None, enc.default, _TEXT, enc.indent, enc.key_separator, enc.item_separator,
-                              enc.sort_keys, enc.skipkeys, enc.allow_nan)  # type: ignore[misc]
-        return made if "".join(made(probe, 0)) == _ENCODE(probe) else None
-    except Exception:  # noqa: BLE001 - another Python's private API: _ENCODE then writes everything
-        return None
-
-
-_MADE = _made_encoder()
-
-
 def _value(v: Any) -> str:
     """``_ENCODE(v)``, with the values of most fields of a judgment (None, text, numbers) written at once."""
     if v is None:
@@ -138,11 +120,6 @@ def _value(v: Any) -> str:
         if v == _INF or v == -_INF:
             return "Infinity" if v > 0 else "-Infinity"
         return float.__repr__(v)
-    if _MADE is not None and (kind is dict or kind is list):
-        try:
-            return "".join(_MADE(v, 0))
-        except RecursionError:  # nested too deeply, or a value that holds itself: _ENCODE says which
-            pass
     return _ENCODE(v)
 
 
