@@ -165,6 +165,20 @@ def json_type(value: Any) -> str:
     return "an object"
 
 
+# What json.loads runs once the text is known to start with a value: the C scanner of the default decoder's settings.
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _object_line(text: str) -> dict[str, Any] | None:
+    """``json.loads(text)`` of a line that starts with ``{`` when it is one whole object and nothing after
+    it; None for anything else (json.loads then parses it, or says what is wrong)."""
+    try:
+        row, end = _SCAN(text, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    return row if end == len(text) and type(row) is dict else None
+
+
 def iter_jsonl(path: str | Path, *, user_text: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line of a JSONL file.
 
@@ -176,11 +190,9 @@ def iter_jsonl(path: str | Path, *, user_text: bool = False) -> Iterator[tuple[i
     (a JSON escape can make both), ids a TSV cell can carry.
     """
     name = str(path)
-    loads = json.loads
     for n, text in textio.iter_lines(path):
-        try:
-            row = loads(text)
-        except (ValueError, RecursionError):  # a blank line, or parse_json names what is wrong
+        row = _object_line(text) if text[:1] == "{" else None
+        if row is None:  # anything but a whole object alone on its line: what json.loads says of it
             if not text.strip():
                 continue
             row = parse_json(text, path=name, line=n)
