@@ -165,16 +165,16 @@ def json_type(value: Any) -> str:
     return "an object"
 
 
-# What json.loads runs once the text is known to start with a value: the C scanner of the default decoder's settings.
-_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+# What json.loads runs once the text is known to start with a value (a decoder of its default settings).
+_DECODE = json.JSONDecoder().raw_decode
 
 
 def _object_line(text: str) -> dict[str, Any] | None:
     """``json.loads(text)`` of a line that starts with ``{`` when it is one whole object and nothing after
     it; None for anything else (json.loads then parses it, or says what is wrong)."""
     try:
-        row, end = _SCAN(text, 0)
-    except (StopIteration, ValueError, RecursionError):
+        row, end = _DECODE(text)
+    except (ValueError, RecursionError):
         return None
     return row if end == len(text) and type(row) is dict else None
 
