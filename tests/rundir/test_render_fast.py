@@ -61,3 +61,29 @@ def test_document_and_domain_scores_are_the_reference_ones(n, data):
     for level in ("doc", "domain"):
         got, want = level_scores(grid, level), reference_level_scores(grid, level)
         assert repr(got) == repr(want)
+
+
+def reference_segment_lines(rows, score_columns):
+    """``segments.tsv`` as rendered before its fast path, value by value."""
+    from polyjudge.rundir.records import SegmentRow
+
+    yield "\t".join([*SegmentRow.HEADER, *(f"score:{j}" for j in score_columns)]) + "\n"
+    for r in rows:
+        cells = [tsv_text(r.system), tsv_text(r.doc_id), tsv_text(r.seg_id), tsv_text(r.src_lang),
+                 tsv_text(r.tgt_lang), format_cell(r.score), str(r.runs_ok), str(r.runs_failed)]
+        yield "\t".join(cells + [format_cell(r.judge_scores.get(j)) for j in score_columns]) + "\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([None, "A", "B\tx", "l\nb", "", "é 漢", 7]),
+                          st.sampled_from([None, "d1", "d\t2"]), st.sampled_from([None, "1", "2\n"]),
+                          st.none() | scores | st.integers(-3, 3) | st.booleans(),
+                          st.integers(0, 3), st.integers(0, 3), st.none() | scores), max_size=12),
+       st.sampled_from([(), ("m",), ("m", "n")]))
+def test_segment_lines_are_the_reference_rendering(given_rows, columns):
+    from polyjudge.rundir.records import SegmentRow
+    from polyjudge.rundir.render import segment_lines
+
+    rows = [SegmentRow(system, doc, seg, "en", system, score, ok, failed, {"m": other})
+            for system, doc, seg, score, ok, failed, other in given_rows]
+    assert list(segment_lines(rows, columns)) == list(reference_segment_lines(rows, columns))

@@ -37,13 +37,18 @@ def _describe(char: str) -> str:
 
 
 def bad_text(value: str) -> bool:
-    """Whether ``value`` holds anything :func:`check_text` refuses (one search, for fast paths)."""
+    """Whether ``value`` holds anything :func:`check_text` refuses (one search, for fast paths; ASCII
+    text, which holds no surrogate, is looked at for a NUL only)."""
+    if value.isascii():
+        return "\x00" in value
     return _NOT_TEXT.search(value) is not None
 
 
 def bad_id(value: str) -> bool:
-    """Whether ``value`` holds anything :func:`check_id` refuses besides emptiness (one search)."""
-    return _NOT_IN_ID.search(value) is not None
+    """Whether ``value`` holds anything :func:`check_id` refuses besides emptiness (one search; every
+    character refused is one ``str.isprintable`` refuses too: control, line and paragraph separators,
+    surrogates, so printable text needs no search)."""
+    return not value.isprintable() and _NOT_IN_ID.search(value) is not None
 
 
 def check_text(value: str, *, path: str | None, line: int | None, field: str) -> None:

@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from dataclasses import replace as _replace
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,10 @@ from polyjudge.registry import Registry
 REQUIRED = ("src", "tgt")
 _CORE = frozenset(CORE_FIELDS)
 # The fast path's view of the core fields (Item takes them in this order), and the values it lets pass.
-_FIELD_PLAN = tuple((name, name in REQUIRED) for name in CORE_FIELDS)
 _SYSTEM, _DOC, _SEG, _REF = (CORE_FIELDS.index(n) for n in ("system", "doc_id", "seg_id", "ref"))
+_ID_VALUES = itemgetter(_SYSTEM, _DOC, _SEG)
+# The fields a missing or empty value is taken from the defaults for (all but the required ones).
+_DEFAULTED = tuple(k for k, name in enumerate(CORE_FIELDS) if name not in REQUIRED)
 _PLAIN_NUMBERS = (int, float, bool, type(None))
 WMT_MQM_HEADER = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target")
 
@@ -48,31 +51,36 @@ def _item_from_mapping(row: dict[str, Any], path: str, line: int, defaults: dict
 def _plain_item(row: dict[str, Any], path: str, line: int, defaults: dict[str, str | None]) -> Item | None:
     """The common row, fast: every field a string, every extra value a string or a number, nothing
     any rule refuses (one search over all of it). None sends anything else to :func:`_checked_item`,
-    which names what is wrong; both give the same item."""
-    values: list[str | None] = []
-    for name, required in _FIELD_PLAN:
-        v = row.get(name)
-        if v.__class__ is str and v:
-            values.append(v)
-        elif v is None or v == "":
-            if required or (v == "" and name == "system"):
-                return None
-            values.append(defaults.get(name))
-        else:
-            return None
+    which names what is wrong; both give the same item (tests/data/test_readers_fast_path.py)."""
+    values: list[Any] = [*map(row.get, CORE_FIELDS)]
     texts = [v for v in values if v is not None]
-    extra = {k: v for k, v in row.items() if k not in _CORE}
-    for key, value in extra.items():
-        if value.__class__ is str:
-            texts.append(value)
-        elif value.__class__ not in _PLAIN_NUMBERS:
+    try:
+        joined = "\x1f".join(texts)  # a value that is not a string (a number, a list) fails here
+    except TypeError:
+        return None
+    if len(texts) != len(values) or "" in texts:  # a field missing or empty: required, refused or defaulted
+        if not values[0] or not values[1] or values[_SYSTEM] == "":
             return None
-        texts.append(key)
-    ids = " ".join([v for v in (values[_SYSTEM], values[_DOC], values[_SEG]) if v is not None])
-    if bad_text("\x1f".join(texts)) or bad_id(ids) or values[_REF] == "":
+        for k in _DEFAULTED:
+            if not values[k]:
+                values[k] = defaults.get(CORE_FIELDS[k])
+        joined = "\x1f".join([v for v in values if v is not None])
+    if _CORE.issuperset(row):
+        extra: dict[str, Any] = {}
+    else:
+        extra = {k: v for k, v in row.items() if k not in _CORE}
+        more = []
+        for key, value in extra.items():
+            if value.__class__ is str:
+                more.append(value)
+            elif value.__class__ not in _PLAIN_NUMBERS:
+                return None
+            more.append(key)
+        joined = joined + "\x1f" + "\x1f".join(more)
+    if bad_text(joined) or bad_id(" ".join(filter(None, _ID_VALUES(values)))) or values[_REF] == "":
         return None
     # Positional: CORE_FIELDS are the first fields of Item, in order (tests/data/test_readers_fast_path.py).
-    return Item(*values, extra, f"{path}:{line}")  # type: ignore[arg-type,call-arg]
+    return Item(*values, extra, f"{path}:{line}")  # type: ignore[call-arg]
 
 
 def _checked_item(row: dict[str, Any], path: str, line: int, defaults: dict[str, str | None]) -> Item:
@@ -116,8 +124,12 @@ def _number_text(value: int | float, path: str, line: int, name: str) -> str:
 def _row_item(row: dict[str, Any], path: str, line: int, defaults: ItemDefaults) -> Item:
     """An item of a table row: mapped columns renamed, a language pair split, then checked."""
     row = normalise_row(defaults.columns.apply(row), path=path, line=line)
-    return _item_from_mapping(row, path, line, {"src_lang": defaults.src_lang, "tgt_lang": defaults.tgt_lang,
-                                                "system": defaults.system})
+    return _item_from_mapping(row, path, line, _given(defaults))
+
+
+def _given(defaults: ItemDefaults) -> dict[str, str | None]:
+    """The values ``defaults`` gives an item that lacks them, as :func:`_item_from_mapping` takes them."""
+    return {"src_lang": defaults.src_lang, "tgt_lang": defaults.tgt_lang, "system": defaults.system}
 
 
 def parse_json(text: str, *, path: str, line: int | None = None) -> Any:
@@ -153,6 +165,20 @@ def json_type(value: Any) -> str:
     return "an object"
 
 
+# What json.loads runs once the text is known to start with a value (a decoder of its default settings).
+_DECODE = json.JSONDecoder().raw_decode
+
+
+def _object_line(text: str) -> dict[str, Any] | None:
+    """``json.loads(text)`` of a line that starts with ``{`` when it is one whole object and nothing after
+    it; None for anything else (json.loads then parses it, or says what is wrong)."""
+    try:
+        row, end = _DECODE(text)
+    except (ValueError, RecursionError):
+        return None
+    return row if end == len(text) and type(row) is dict else None
+
+
 def iter_jsonl(path: str | Path, *, user_text: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line of a JSONL file.
 
@@ -165,9 +191,11 @@ def iter_jsonl(path: str | Path, *, user_text: bool = False) -> Iterator[tuple[i
     """
     name = str(path)
     for n, text in textio.iter_lines(path):
-        if not text.strip():
-            continue
-        row = parse_json(text, path=name, line=n)
+        row = _object_line(text) if text[:1] == "{" else None
+        if row is None:  # anything but a whole object alone on its line: what json.loads says of it
+            if not text.strip():
+                continue
+            row = parse_json(text, path=name, line=n)
         if not isinstance(row, dict):
             raise InputError(f"each line must be a JSON object, got {json_type(row)}", path=name, line=n)
         if user_text:
@@ -191,9 +219,17 @@ def read_jsonl(path: str | Path, **defaults: str | None) -> list[Item]:
 def _mapped_rows(rows: Iterator[tuple[int, dict[str, Any]]], path: str, defaults: ItemDefaults) -> list[Item]:
     """Items of (line, row) pairs; every row must have the columns ``defaults.columns`` names."""
     items: list[Item] = []
+    columns = defaults.columns
+    if columns.pairs:
+        for line, row in rows:
+            columns.check_header(list(row), path=path, line=line)
+            items.append(_row_item(row, path, line, defaults))
+        return items
+    # No mapping: what _row_item does, without copying each row (every reader's row is a fresh dict).
+    given = _given(defaults)
     for line, row in rows:
-        defaults.columns.check_header(list(row), path=path, line=line)
-        items.append(_row_item(row, path, line, defaults))
+        row = normalise_row(row, path=path, line=line)
+        items.append(_plain_item(row, path, line, given) or _checked_item(row, path, line, given))
     return items
 
 

@@ -31,7 +31,10 @@ class Item:
     origin: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: getattr(self, k) for k in CORE_FIELDS}
+        # CORE_FIELDS in order, written out: a display builds the dict at once (tests/data/test_item_to_dict.py)
+        out: dict[str, Any] = {"src": self.src, "tgt": self.tgt, "ref": self.ref, "src_lang": self.src_lang,
+                               "tgt_lang": self.tgt_lang, "doc_id": self.doc_id, "seg_id": self.seg_id,
+                               "system": self.system}
         out.update(self.extra)
         return out
 

@@ -381,6 +381,20 @@ class _ItemLines:
         return "\n".join(out)
 
 
+def _segment_rows(items: Sequence[Item], judges: Sequence[str], per_judge: Mapping[str, Sequence[SegmentResult]],
+                  panel: Sequence[float | None]) -> list[SegmentRow]:
+    """``segments.tsv``'s rows: each item's panel score, runs ok and failed over the judges, each judge's score."""
+    if len(judges) == 1:  # one judge: its runs as they are (a sum of one int is that int)
+        judge = judges[0]
+        return [SegmentRow(it.system, it.doc_id, it.seg_id, it.src_lang, it.tgt_lang, score, seg.runs_ok,
+                           seg.runs_failed, {judge: seg.score})
+                for it, seg, score in zip(items, per_judge[judge], panel, strict=True)]
+    return [SegmentRow(it.system, it.doc_id, it.seg_id, it.src_lang, it.tgt_lang, panel[i],
+                       sum(per_judge[j][i].runs_ok for j in judges), sum(per_judge[j][i].runs_failed for j in judges),
+                       {j: per_judge[j][i].score for j in judges})
+            for i, it in enumerate(items)]
+
+
 def _remembering(agg: Callable[[list[float]], float | None]) -> Callable[[list[float]], float | None]:
     """``agg``, computed once per list of run scores met (a million judgments repeat few of them: scores
     are few distinct numbers, and runs at temperature 0 often agree); an aggregator is a function of its
@@ -641,11 +655,7 @@ class RunResult:
         items = self.items
         per_judge = {j: self.segments(j) for j in self.judges}
         panel = self.segment_scores()
-        segments = [SegmentRow(it.system, it.doc_id, it.seg_id, it.src_lang, it.tgt_lang, panel[i],
-                               sum(per_judge[j][i].runs_ok for j in self.judges),
-                               sum(per_judge[j][i].runs_failed for j in self.judges),
-                               {j: per_judge[j][i].score for j in self.judges})
-                    for i, it in enumerate(items)]
+        segments = _segment_rows(items, self.judges, per_judge, panel)
         merged = [MergedRow(i, j, items[i].system, items[i].seg_id, per_judge[j][i].merged)
                   for i in range(len(items)) for j in self.judges if per_judge[j][i].merged is not None]
         aggregates = None

@@ -174,6 +174,25 @@ class JudgmentLines:
         return line + "}"
 
 
+# The keys an item line starts with; an extra key among them takes the slow path (it replaces a value in place).
+_ITEM_KEYS = frozenset(("item_index", *CORE_FIELDS))
+
+
+def item_lines(items: Iterable[Item]) -> Iterator[str]:
+    """``items.jsonl``: ``_ENCODE({"item_index": i, **item.to_dict()})`` of each item, byte for byte
+    (tests/rundir/test_item_lines.py), its core fields written through :func:`_value` at once."""
+    v = _value
+    for i, it in enumerate(items):
+        extra = it.extra
+        if type(it) is not Item or type(extra) is not dict or not _ITEM_KEYS.isdisjoint(extra):
+            yield _ENCODE({"item_index": i, **it.to_dict()}) + "\n"
+            continue
+        line = (f'{{"item_index": {i}, "src": {v(it.src)}, "tgt": {v(it.tgt)}, "ref": {v(it.ref)}, '
+                f'"src_lang": {v(it.src_lang)}, "tgt_lang": {v(it.tgt_lang)}, "doc_id": {v(it.doc_id)}, '
+                f'"seg_id": {v(it.seg_id)}, "system": {v(it.system)}')
+        yield f"{line}, {_ENCODE(extra)[1:]}\n" if extra else line + "}\n"
+
+
 class _LineWriter(JudgmentLines):
     """``_ENCODE(record.to_json())`` for one judgment record after another (:class:`JudgmentLines`' parts):
     an item's runs share its identifiers, their answer text and often their annotation (engine.result parses
@@ -348,8 +367,7 @@ def write_run(path: str | Path, contents: RunContents) -> None:
     else:
         _atomic_write(out / JUDGMENTS, (_ENCODE(j.to_json()) + "\n" for j in judgments))
     # The judged texts, so reports can show spans in context without the input file.
-    _atomic_write(out / ITEMS, (_ENCODE({"item_index": i, **it.to_dict()}) + "\n"
-                                for i, it in enumerate(contents.items)))
+    _atomic_write(out / ITEMS, item_lines(contents.items))
     _atomic_write(out / SEGMENTS, segment_lines(contents.segments, contents.judges if len(contents.judges) > 1 else ()))
     if contents.merged:
         _atomic_write(out / MERGED, merged_lines(contents.merged))
