@@ -39,6 +39,7 @@ from polyjudge.backends.http import (
     HttpResponse,
     error_info,
     is_retryable_status,
+    json_text,
     parse_retry_after,
 )
 from polyjudge.backends.reasoning import is_known_reasoning_model, join_reasoning, split_reasoning
@@ -112,6 +113,47 @@ def chat_body(model: str, request: GenerateRequest, *, structured: bool = True, 
             "json_schema": {"name": "judgment", "schema": request.json_schema, "strict": True},
         }
     return body
+
+
+def wire_body(body: dict[str, Any]) -> bytes:
+    """``body`` (a :func:`chat_body`) as sent: :func:`~polyjudge.backends.http.json_text`'s bytes.
+
+    Every request of a protocol carries the same JSON schema object, so its ``response_format`` member
+    (the last one) is encoded once per schema, not once per request: the rest is encoded and the member's
+    text appended, the same bytes as encoding the whole body.
+    """
+    member = body.get("response_format")
+    if not isinstance(member, dict) or next(reversed(body)) != "response_format":
+        return json_text(body).encode()
+    tail = _member_text(member)
+    del body["response_format"]  # put back below, last again: the body is the caller's to read after
+    try:
+        head = json_text(body)
+    finally:
+        body["response_format"] = member
+    return f"{head[:-1]},{tail}}}".encode()
+
+
+def _member_text(member: dict[str, Any]) -> str:
+    """``"response_format":{...}`` as JSON text, kept for the schema object it carries (held, so its id
+    names no other object while it is kept); a member of another form is encoded afresh."""
+    inner = member.get("json_schema")
+    schema = inner.get("schema") if isinstance(inner, dict) else None
+    if member != {"type": "json_schema", "json_schema": {"name": "judgment", "schema": schema, "strict": True}}:
+        return json_text({"response_format": member})[1:-1]
+    seen = _FORMATS.get(id(schema))
+    if seen is not None and seen[0] is schema:
+        return seen[1]
+    text = json_text({"response_format": member})[1:-1]
+    if len(_FORMATS) >= _FORMATS_KEPT:
+        _FORMATS.clear()
+    _FORMATS[id(schema)] = (schema, text)
+    return text
+
+
+# The response_format member's text by the identity of its schema (a protocol's schema is one object).
+_FORMATS: dict[int, tuple[object, str]] = {}
+_FORMATS_KEPT = 64
 
 
 @register_backend()
@@ -325,7 +367,7 @@ class OpenAIBackend(RegisteredBackend):
             body = self._body(request)
             start = time.perf_counter()
             try:
-                resp = await self._http.post(url, body, headers=self._headers(), params=self._params)
+                resp = await self._http.post(url, wire_body(body), headers=self._headers(), params=self._params)
             except BackendError as exc:
                 exc.resends += resends
                 raise
