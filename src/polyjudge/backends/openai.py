@@ -86,6 +86,18 @@ def _details(usage: dict[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _usage(usage: Any) -> Usage:
+    """An answer's ``usage`` object read through :func:`~polyjudge.backends.reported.count` (absent: zeros)."""
+    if not isinstance(usage, dict):
+        return Usage(0, 0, 0, 0, None)
+    cached = _details(usage, "prompt_tokens_details").get("cached_tokens") \
+        if "prompt_tokens_details" in usage else None
+    thought = _details(usage, "completion_tokens_details").get("reasoning_tokens") \
+        if "completion_tokens_details" in usage else None
+    return Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")), count(cached),
+                 count(thought), reported(usage))
+
+
 def chat_body(model: str, request: GenerateRequest, *, structured: bool = True, reasoning: bool = False,
               send_temperature: bool | None = None, token_field: str | None = None) -> dict[str, Any]:
     """The chat-completions body of ``request``, for live requests and batch files alike (``n``,
@@ -410,7 +422,8 @@ class OpenAIBackend(RegisteredBackend):
                     (as_json_text(message.get("content")), "")
                 if k == 0:
                     served = message.get("reasoning_content") or message.get("reasoning")
-                    first_reasoning = join_reasoning(served if isinstance(served, str) else None, thinking)
+                    if served or thinking:  # join_reasoning of nothing is None
+                        first_reasoning = join_reasoning(served if isinstance(served, str) else None, thinking)
                 texts.append(answer)
                 finishes.append(NOT_TEXT if content is None else as_json_text(choice.get("finish_reason") or "stop"))
             first = raw[0]
@@ -418,17 +431,12 @@ class OpenAIBackend(RegisteredBackend):
             raise BackendError("malformed response body from server", retryable=True,
                                status=resp.status_code) from None
         logprobs = self._logprobs(first, texts[0]) if request.top_logprobs > 0 else ()
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        several = request.n > 1
         return GenerateResult(
-            text=texts[0], finish_reason=finishes[0],
-            usage=Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")),
-                        cached_prompt_tokens=count(_details(usage, "prompt_tokens_details").get("cached_tokens")),
-                        reasoning_tokens=count(_details(usage, "completion_tokens_details").get("reasoning_tokens")),
-                        reported=reported(usage)),
+            text=texts[0], finish_reason=finishes[0], usage=_usage(data.get("usage")),
             latency_s=latency, model=served_name(data.get("model")) or self.model,
             system_fingerprint=served_name(data.get("system_fingerprint")),
-            choices=tuple(texts) if request.n > 1 else (),
-            choice_finish_reasons=tuple(finishes) if request.n > 1 else (),
+            choices=tuple(texts) if several else (), choice_finish_reasons=tuple(finishes) if several else (),
             logprobs=logprobs, reasoning=first_reasoning,
         )
 

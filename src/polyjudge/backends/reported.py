@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 UNKNOWN = -1  # a count the server did not give as a usable number
@@ -66,9 +66,29 @@ def server_json(raw: str | bytes) -> Any:
     that can be read, including a structure nested deeper than Python's parser goes (its RecursionError
     would otherwise stop the run, and stop it again at every resume, after paying for the answer)."""
     try:
-        return json.loads(raw)
+        return _object(raw) if raw[:1] in _BRACES and raw[1:2] not in _NUL else json.loads(raw)
     except RecursionError:
         raise ValueError("JSON nested too deeply to be read") from None
+
+
+_BRACES = (b"{", "{")
+_NUL = (b"\0", "\0")  # a NUL second byte is UTF-16 text, which json.loads tells apart
+# What json.loads scans with (its decoder's, set when one is made: typeshed does not list it).
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _object(raw: str | bytes) -> Any:
+    """``json.loads(raw)`` of a JSON object (what answers are), without its steps for other input:
+    UTF-8 (no BOM nor UTF-16/32 can start with a brace), nothing before the value, only JSON's
+    whitespace after it (anything else is left to json.loads, which says what is wrong)."""
+    text = raw.decode("utf-8", "surrogatepass") if isinstance(raw, bytes) else raw
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:  # a value missing inside: json.loads names where
+        return json.loads(text)
+    if end != len(text) and text[end:].strip(" \t\n\r"):
+        return json.loads(text)
+    return value
 
 
 def message_text(content: Any) -> str | None:
