@@ -203,12 +203,16 @@ def _vet_reference(request, usage):
 
 
 @pytest.mark.parametrize("schema", [None, {"type": "object", "properties": {"score": {"type": "integer"}}}])
-def test_vetted_usage_holds_every_bound_and_keeps_a_plain_usage_as_reported(schema):
+@pytest.mark.parametrize("messages", [("x" * 100,), ("é" * 30, "x" * 40)], ids=["ascii", "two-byte"])
+def test_vetted_usage_holds_every_bound_and_keeps_a_plain_usage_as_reported(schema, messages):
+    """100 bytes of messages either way (the second in 70 characters: a count between the characters and
+    the bytes is within the bound too)."""
     from polyjudge.data.chat import GenerateResult, Usage
     from polyjudge.engine.spend import vet_usage
 
-    request = GenerateRequest(messages=(Message("user", "x" * 100),), max_tokens=20, json_schema=schema)
-    edges = (-1, 0, 1, 19, 20, 21, 1123, 1124, 1125, 1200, 10**9)
+    request = GenerateRequest(messages=tuple(Message("user", m) for m in messages), max_tokens=20,
+                              json_schema=schema)
+    edges = (-1, 0, 1, 19, 20, 21, 1093, 1094, 1095, 1123, 1124, 1125, 1200, 10**9)
     for prompt in edges:
         for completion in edges:
             for cached, reasoning in ((0, 0), (-1, 0), (0, -1), (prompt, completion), (prompt + 1, completion + 1),

@@ -44,7 +44,7 @@ def count(value: Any) -> int:
 def _plain(value: Any) -> bool:
     if type(value) is int:  # the usual value, checked first (a bool is not one: its type is bool)
         return value >= 0
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # a parsed object is a dict: no ABC check for it
         for v in value.values():  # a loop, not all(): this runs for every answer
             if not (v >= 0 if type(v) is int else _plain(v)):
                 return False

@@ -150,10 +150,17 @@ def vet_usage(request: GenerateRequest | None, result: GenerateResult) -> Vetted
 
 def _within(request: GenerateRequest, u: Usage) -> bool:
     """True when every count of ``u`` is a count within its bound (:func:`vet_usage` would change none):
-    the prompt within the messages' bytes plus slack (below :func:`prompt_token_bound`, schema or not)."""
-    return (0 <= u.prompt_tokens <= prompt_bytes(request) + PROMPT_SLACK_TOKENS
+    the prompt within the messages' bytes plus slack (below :func:`prompt_token_bound`, schema or not).
+    A prompt within the messages' characters is within their bytes (a character is at least one byte):
+    only a count above that has the bytes measured."""
+    prompt = u.prompt_tokens
+    chars = 0
+    for m in request.messages:
+        chars += len(m.content)
+    return (0 <= prompt and (prompt <= chars + PROMPT_SLACK_TOKENS
+                             or prompt <= prompt_bytes(request) + PROMPT_SLACK_TOKENS)
             and 0 <= u.completion_tokens <= request.max_tokens * max(1, request.n)
-            and 0 <= u.cached_prompt_tokens <= u.prompt_tokens and 0 <= u.reasoning_tokens <= u.completion_tokens)
+            and 0 <= u.cached_prompt_tokens <= prompt and 0 <= u.reasoning_tokens <= u.completion_tokens)
 
 
 def _prompt_cap(request: GenerateRequest | None, reported: int) -> int:
