@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 UNKNOWN = -1  # a count the server did not give as a usable number
@@ -73,8 +73,7 @@ def server_json(raw: str | bytes) -> Any:
 
 _BRACES = (b"{", "{")
 _NUL = (b"\0", "\0")  # a NUL second byte is UTF-16 text, which json.loads tells apart
-# What json.loads scans with (its decoder's, set when one is made: typeshed does not list it).
-_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_DECODER = json.JSONDecoder()  # json.loads' own (the default one): the same values
 
 
 def _object(raw: str | bytes) -> Any:
@@ -83,8 +82,8 @@ def _object(raw: str | bytes) -> Any:
     whitespace after it (anything else is left to json.loads, which says what is wrong)."""
     text = raw.decode("utf-8", "surrogatepass") if isinstance(raw, bytes) else raw
     try:
-        value, end = _scan(text, 0)
-    except StopIteration:  # a value missing inside: json.loads names where
+        value, end = _DECODER.raw_decode(text)
+    except json.JSONDecodeError:  # json.loads says what is wrong, and where
         return json.loads(text)
     if end != len(text) and text[end:].strip(" \t\n\r"):
         return json.loads(text)
