@@ -1,10 +1,11 @@
 import asyncio
+import json
 import time
 
 import pytest
 
 from polyjudge.backends.base import BackendError
-from polyjudge.backends.openai import OpenAIBackend, parse_retry_after
+from polyjudge.backends.openai import OpenAIBackend, chat_body, parse_retry_after, wire_body
 from polyjudge.data.chat import GenerateRequest, Message
 from tests.helpers.openai_server import Reply, ScriptedServer
 
@@ -114,3 +115,57 @@ def test_connection_refused_is_a_retryable_connection_error():
     with pytest.raises(BackendError) as exc:
         gen(OpenAIBackend("m", f"http://127.0.0.1:{port}/v1"))
     assert exc.value.retryable and str(exc.value).startswith("connection error: ConnectError")
+
+
+def _reference_bytes(body):
+    """What the request body's bytes have always been: compact JSON, UTF-8 as is, no NaN."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+@pytest.mark.parametrize("request_", [
+    REQ,
+    GenerateRequest(messages=(Message("user", "Übersetze: «naïve» \u2028 \"quoted\" \\ ✓ 😀"),), max_tokens=7,
+                    json_schema={"type": "object", "properties": {"é": {"type": "string"}}}, n=3, top_logprobs=2,
+                    reasoning_effort="low"),
+    GenerateRequest(messages=(Message("user", "no schema"),), temperature=1.0),
+])
+@pytest.mark.parametrize("reasoning", [False, True])
+def test_wire_body_is_the_whole_body_encoded_at_once(request_, reasoning):
+    for structured in (True, False):
+        body = chat_body("m", request_, structured=structured, reasoning=reasoning)
+        keys = list(body)
+        for _ in range(2):  # the second time the response_format member's text is the one kept
+            assert wire_body(body) == _reference_bytes(body)
+        assert list(body) == keys  # the caller reads the body it sent afterwards, in its order
+
+
+def test_wire_body_encodes_a_schema_once_and_a_new_schema_afresh(monkeypatch):
+    import polyjudge.backends.openai as openai_module
+
+    encoded = []
+    real = openai_module.json_text
+    monkeypatch.setattr(openai_module, "json_text",
+                        lambda value: encoded.append("response_format" in value) or real(value))
+    schema = {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0}}}
+    requests = [GenerateRequest(messages=(Message("user", f"item {i}"),), json_schema=schema) for i in range(3)]
+    sent = [wire_body(chat_body("m", r)) for r in requests]
+    assert encoded == [True, False, False, False]  # the member once, the rest of each body each time
+    assert [json.loads(b)["messages"][0]["content"] for b in sent] == ["item 0", "item 1", "item 2"]
+    other = {"type": "object", "properties": {"label": {"type": "string"}}}
+    body = chat_body("m", GenerateRequest(messages=(Message("user", "x"),), json_schema=other))
+    assert json.loads(wire_body(body))["response_format"]["json_schema"]["schema"] == other
+    # A response_format that is not the one chat_body writes is encoded as it is, never taken from the kept text.
+    odd = chat_body("m", requests[0])
+    odd["response_format"] = {"type": "json_object"}
+    assert wire_body(odd) == _reference_bytes(odd)
+    odd = chat_body("m", requests[0])
+    odd["response_format"]["json_schema"]["strict"] = False
+    assert wire_body(odd) == _reference_bytes(odd)
+
+
+def test_wire_body_refuses_nan_as_before():
+    body = chat_body("m", GenerateRequest(messages=(Message("user", "x"),), temperature=float("nan"),
+                                          json_schema={"type": "object"}))
+    with pytest.raises(ValueError):
+        wire_body(body)
+    assert "response_format" in body and next(reversed(body)) == "response_format"

@@ -181,3 +181,50 @@ def test_likely_cached_tokens_follow_shared_prefixes():
     assert 0.7 * prompt < cached < prompt and cached % 128 == 0
     short = plan_tasks(many_items(3), get_protocol("da"), ["j"], runs=2, temperature=0.0, seed=0)
     assert likely_cached_tokens([(t,) for t in short]) == 0  # under 1,024 tokens nothing is cached
+
+
+def _vet_reference(request, usage):
+    """The bounds vet_usage holds, written out independently: (prompt, completion, cached, reasoning), anomalous."""
+    size = len("".join(m.content for m in request.messages).encode())  # ASCII messages here
+    schema = len(json.dumps(request.json_schema)) if request.json_schema else 0
+    cap, limit = size + schema + 1024, request.max_tokens * max(1, request.n)
+    if 0 <= usage.prompt_tokens <= size + 1024:
+        cap = size + 1024 if not schema else max(size + 1024, usage.prompt_tokens)
+
+    def bounded(value, bound, unknown_as):
+        return unknown_as if value < 0 else min(value, bound)
+    prompt = bounded(usage.prompt_tokens, cap, cap)
+    completion = bounded(usage.completion_tokens, limit, limit)
+    cached = bounded(usage.cached_prompt_tokens, prompt, 0)
+    reasoning = bounded(usage.reasoning_tokens, completion, 0)
+    counts = (prompt, completion, cached, reasoning)
+    as_reported = (usage.prompt_tokens, usage.completion_tokens, usage.cached_prompt_tokens, usage.reasoning_tokens)
+    return counts, counts != as_reported
+
+
+@pytest.mark.parametrize("schema", [None, {"type": "object", "properties": {"score": {"type": "integer"}}}])
+@pytest.mark.parametrize("messages", [("x" * 100,), ("é" * 30, "x" * 40)], ids=["ascii", "two-byte"])
+def test_vetted_usage_holds_every_bound_and_keeps_a_plain_usage_as_reported(schema, messages):
+    """100 bytes of messages either way (the second in 70 characters: a count between the characters and
+    the bytes is within the bound too)."""
+    from polyjudge.data.chat import GenerateResult, Usage
+    from polyjudge.engine.spend import vet_usage
+
+    request = GenerateRequest(messages=tuple(Message("user", m) for m in messages), max_tokens=20,
+                              json_schema=schema)
+    edges = (-1, 0, 1, 19, 20, 21, 1093, 1094, 1095, 1123, 1124, 1125, 1200, 10**9)
+    for prompt in edges:
+        for completion in edges:
+            for cached, reasoning in ((0, 0), (-1, 0), (0, -1), (prompt, completion), (prompt + 1, completion + 1),
+                                      (5, 5)):
+                usage = Usage(prompt, completion, cached, reasoning)
+                vetted = vet_usage(request, GenerateResult("a", "stop", usage=usage))
+                counts, anomalous = _vet_reference(request, usage)
+                got = vetted.usage
+                assert (got.prompt_tokens, got.completion_tokens, got.cached_prompt_tokens,
+                        got.reasoning_tokens) == counts, usage
+                assert bool(vetted.anomalies) == anomalous and (vetted.note is None) == (not anomalous), usage
+                if not anomalous:
+                    assert got == usage
+                if not anomalous and prompt <= 1124:  # the common case keeps the usage reported (no copy)
+                    assert got is usage

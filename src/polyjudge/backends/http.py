@@ -169,6 +169,11 @@ class HttpResponse:
 _encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
+def json_text(value: Any) -> str:
+    """``value`` as a request body writes it: compact JSON, UTF-8 as is, no NaN (``ValueError``)."""
+    return _encode_json(value)
+
+
 @functools.cache
 def _user_agent() -> str:
     from polyjudge._version import __version__
@@ -373,10 +378,11 @@ class HttpClients:
 
     # ------------------------------------------------------------------ requests
 
-    async def post(self, url: str, body: dict[str, Any], *, headers: dict[str, str],
+    async def post(self, url: str, body: dict[str, Any] | bytes, *, headers: dict[str, str],
                    params: dict[str, str] | None = None) -> HttpResponse:
-        """POST ``body`` as JSON; any answer (whatever its status) is returned, transport failures raise."""
-        data = _encode_json(body).encode()
+        """POST ``body`` as JSON (bytes: already encoded, by :func:`json_text`); any answer (whatever its
+        status) is returned, transport failures raise."""
+        data = body if isinstance(body, bytes) else _encode_json(body).encode()
         return await self.request("POST", url, headers={"Content-Type": "application/json", **headers},
                                   params=params, data=data)
 
@@ -551,4 +557,4 @@ def is_retryable_status(status: int) -> bool:
 
 __all__ = ["DEFAULT_MAX_BODY", "MAX_BODY_ENV", "MAX_CONNECTIONS", "MAX_REASON_CHARS", "ErrorInfo", "Headers",
            "HttpClients", "HttpResponse", "ResponseTooLarge", "Timeout", "error_info", "is_retryable_status",
-           "max_body_from_env", "parse_retry_after", "seconds_until"]
+           "json_text", "max_body_from_env", "parse_retry_after", "seconds_until"]

@@ -39,6 +39,7 @@ from polyjudge.backends.http import (
     HttpResponse,
     error_info,
     is_retryable_status,
+    json_text,
     parse_retry_after,
 )
 from polyjudge.backends.reasoning import is_known_reasoning_model, join_reasoning, split_reasoning
@@ -85,6 +86,18 @@ def _details(usage: dict[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _usage(usage: Any) -> Usage:
+    """An answer's ``usage`` object read through :func:`~polyjudge.backends.reported.count` (absent: zeros)."""
+    if not isinstance(usage, dict):
+        return Usage(0, 0, 0, 0, None)
+    cached = _details(usage, "prompt_tokens_details").get("cached_tokens") \
+        if "prompt_tokens_details" in usage else None
+    thought = _details(usage, "completion_tokens_details").get("reasoning_tokens") \
+        if "completion_tokens_details" in usage else None
+    return Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")), count(cached),
+                 count(thought), reported(usage))
+
+
 def chat_body(model: str, request: GenerateRequest, *, structured: bool = True, reasoning: bool = False,
               send_temperature: bool | None = None, token_field: str | None = None) -> dict[str, Any]:
     """The chat-completions body of ``request``, for live requests and batch files alike (``n``,
@@ -112,6 +125,47 @@ def chat_body(model: str, request: GenerateRequest, *, structured: bool = True, 
             "json_schema": {"name": "judgment", "schema": request.json_schema, "strict": True},
         }
     return body
+
+
+def wire_body(body: dict[str, Any]) -> bytes:
+    """``body`` (a :func:`chat_body`) as sent: :func:`~polyjudge.backends.http.json_text`'s bytes.
+
+    Every request of a protocol carries the same JSON schema object, so its ``response_format`` member
+    (the last one) is encoded once per schema, not once per request: the rest is encoded and the member's
+    text appended, the same bytes as encoding the whole body.
+    """
+    member = body.get("response_format")
+    if not isinstance(member, dict) or next(reversed(body)) != "response_format":
+        return json_text(body).encode()
+    tail = _member_text(member)
+    del body["response_format"]  # put back below, last again: the body is the caller's to read after
+    try:
+        head = json_text(body)
+    finally:
+        body["response_format"] = member
+    return f"{head[:-1]},{tail}}}".encode()
+
+
+def _member_text(member: dict[str, Any]) -> str:
+    """``"response_format":{...}`` as JSON text, kept for the schema object it carries (held, so its id
+    names no other object while it is kept); a member of another form is encoded afresh."""
+    inner = member.get("json_schema")
+    schema = inner.get("schema") if isinstance(inner, dict) else None
+    if member != {"type": "json_schema", "json_schema": {"name": "judgment", "schema": schema, "strict": True}}:
+        return json_text({"response_format": member})[1:-1]
+    seen = _FORMATS.get(id(schema))
+    if seen is not None and seen[0] is schema:
+        return seen[1]
+    text = json_text({"response_format": member})[1:-1]
+    if len(_FORMATS) >= _FORMATS_KEPT:
+        _FORMATS.clear()
+    _FORMATS[id(schema)] = (schema, text)
+    return text
+
+
+# The response_format member's text by the identity of its schema (a protocol's schema is one object).
+_FORMATS: dict[int, tuple[object, str]] = {}
+_FORMATS_KEPT = 64
 
 
 @register_backend()
@@ -325,7 +379,7 @@ class OpenAIBackend(RegisteredBackend):
             body = self._body(request)
             start = time.perf_counter()
             try:
-                resp = await self._http.post(url, body, headers=self._headers(), params=self._params)
+                resp = await self._http.post(url, wire_body(body), headers=self._headers(), params=self._params)
             except BackendError as exc:
                 exc.resends += resends
                 raise
@@ -368,7 +422,8 @@ class OpenAIBackend(RegisteredBackend):
                     (as_json_text(message.get("content")), "")
                 if k == 0:
                     served = message.get("reasoning_content") or message.get("reasoning")
-                    first_reasoning = join_reasoning(served if isinstance(served, str) else None, thinking)
+                    if served or thinking:  # join_reasoning of nothing is None
+                        first_reasoning = join_reasoning(served if isinstance(served, str) else None, thinking)
                 texts.append(answer)
                 finishes.append(NOT_TEXT if content is None else as_json_text(choice.get("finish_reason") or "stop"))
             first = raw[0]
@@ -376,17 +431,12 @@ class OpenAIBackend(RegisteredBackend):
             raise BackendError("malformed response body from server", retryable=True,
                                status=resp.status_code) from None
         logprobs = self._logprobs(first, texts[0]) if request.top_logprobs > 0 else ()
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        several = request.n > 1
         return GenerateResult(
-            text=texts[0], finish_reason=finishes[0],
-            usage=Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")),
-                        cached_prompt_tokens=count(_details(usage, "prompt_tokens_details").get("cached_tokens")),
-                        reasoning_tokens=count(_details(usage, "completion_tokens_details").get("reasoning_tokens")),
-                        reported=reported(usage)),
+            text=texts[0], finish_reason=finishes[0], usage=_usage(data.get("usage")),
             latency_s=latency, model=served_name(data.get("model")) or self.model,
             system_fingerprint=served_name(data.get("system_fingerprint")),
-            choices=tuple(texts) if request.n > 1 else (),
-            choice_finish_reasons=tuple(finishes) if request.n > 1 else (),
+            choices=tuple(texts) if several else (), choice_finish_reasons=tuple(finishes) if several else (),
             logprobs=logprobs, reasoning=first_reasoning,
         )
 

@@ -44,7 +44,7 @@ def count(value: Any) -> int:
 def _plain(value: Any) -> bool:
     if type(value) is int:  # the usual value, checked first (a bool is not one: its type is bool)
         return value >= 0
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # a parsed object is a dict: no ABC check for it
         for v in value.values():  # a loop, not all(): this runs for every answer
             if not (v >= 0 if type(v) is int else _plain(v)):
                 return False
@@ -66,9 +66,28 @@ def server_json(raw: str | bytes) -> Any:
     that can be read, including a structure nested deeper than Python's parser goes (its RecursionError
     would otherwise stop the run, and stop it again at every resume, after paying for the answer)."""
     try:
-        return json.loads(raw)
+        return _object(raw) if raw[:1] in _BRACES and raw[1:2] not in _NUL else json.loads(raw)
     except RecursionError:
         raise ValueError("JSON nested too deeply to be read") from None
+
+
+_BRACES = (b"{", "{")
+_NUL = (b"\0", "\0")  # a NUL second byte is UTF-16 text, which json.loads tells apart
+_DECODER = json.JSONDecoder()  # json.loads' own (the default one): the same values
+
+
+def _object(raw: str | bytes) -> Any:
+    """``json.loads(raw)`` of a JSON object (what answers are), without its steps for other input:
+    UTF-8 (no BOM nor UTF-16/32 can start with a brace), nothing before the value, only JSON's
+    whitespace after it (anything else is left to json.loads, which says what is wrong)."""
+    text = raw.decode("utf-8", "surrogatepass") if isinstance(raw, bytes) else raw
+    try:
+        value, end = _DECODER.raw_decode(text)
+    except json.JSONDecodeError:  # json.loads says what is wrong, and where
+        return json.loads(text)
+    if end != len(text) and text[end:].strip(" \t\n\r"):
+        return json.loads(text)
+    return value
 
 
 def message_text(content: Any) -> str | None:

@@ -371,7 +371,7 @@ class _Sending:
         self.streak.success()
         stats.sent, stats.retries = stats.sent + result.resends, stats.retries + result.resends  # re-sent inside
         vetted = vet_usage(request, result)  # server numbers are data: bounded before anything counts them
-        if vetted.usage != result.usage:  # the common case keeps the counts as reported (no copy of the result)
+        if vetted.usage is not result.usage and vetted.usage != result.usage:  # the common case: as reported
             result = with_usage(result, vetted.usage)
         if budget is not None:
             if not vetted.anomalies:  # only plausible counts teach the prompt margin

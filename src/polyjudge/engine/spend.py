@@ -125,6 +125,8 @@ def vet_usage(request: GenerateRequest | None, result: GenerateResult) -> Vetted
     (unknown prompt and completion counts at their bound, so the spending cap holds); unknown cached
     and reasoning counts are 0 (they never raise a bill). Without the request only unknown counts are fixed."""
     u = result.usage
+    if request is not None and u.reported is None and len(result.choices) < 2 and _within(request, u):
+        return VettedUsage(u)  # the common case: every count plain and within its bound, taken as reported
     notes: list[str] = []
     prompt_cap = _prompt_cap(request, u.prompt_tokens)
     limit = request.max_tokens * max(1, request.n) if request is not None \
@@ -144,6 +146,21 @@ def vet_usage(request: GenerateRequest | None, result: GenerateResult) -> Vetted
         {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
          "cached_prompt_tokens": u.cached_prompt_tokens, "reasoning_tokens": u.reasoning_tokens})
     return VettedUsage(Usage(prompt, completion, cached, reasoning), tuple(notes), reported)
+
+
+def _within(request: GenerateRequest, u: Usage) -> bool:
+    """True when every count of ``u`` is a count within its bound (:func:`vet_usage` would change none):
+    the prompt within the messages' bytes plus slack (below :func:`prompt_token_bound`, schema or not).
+    A prompt within the messages' characters is within their bytes (a character is at least one byte):
+    only a count above that has the bytes measured."""
+    prompt = u.prompt_tokens
+    chars = 0
+    for m in request.messages:
+        chars += len(m.content)
+    return (0 <= prompt and (prompt <= chars + PROMPT_SLACK_TOKENS
+                             or prompt <= prompt_bytes(request) + PROMPT_SLACK_TOKENS)
+            and 0 <= u.completion_tokens <= request.max_tokens * max(1, request.n)
+            and 0 <= u.cached_prompt_tokens <= prompt and 0 <= u.reasoning_tokens <= u.completion_tokens)
 
 
 def _prompt_cap(request: GenerateRequest | None, reported: int) -> int:
