@@ -292,6 +292,7 @@ class _Sending:
         log.warning(f"judge {task.judge}: {what}; sending one request per run instead")
 
     def _fail(self, group: Sequence[Task], reason: str, attempts: int) -> None:
+        self.store.put_prompt(group[0].prompt_hash, group[0].request)  # with its row, as an answer's (below)
         for t in group:
             self.store.put_failure(t.key, t.prompt_hash, t.judge, t.run_index, reason, attempts)
         self.stats.failed += len(group)
@@ -305,7 +306,6 @@ class _Sending:
         first, budget = group[0], self.controls.budget
         limiter = self.controls.limiters[first.judge_index] if self.controls.limiters else None
         request = first.request if len(group) == 1 else dataclasses.replace(first.request, n=len(group))
-        self.store.put_prompt(first.prompt_hash, first.request)
         used = self.controls.attempts_used
         attempt = used.get(first.key, 0) if used else 0
         while not self.draining:
@@ -377,6 +377,9 @@ class _Sending:
             if not vetted.anomalies:  # only plausible counts teach the prompt margin
                 budget.learn(request, result.usage)
             budget.settle(reserved, budget.cost_of(first.judge, result.usage))
+        # The prompt is written with its answer, in the same commit: a turn that only sends commits nothing
+        # (half of a first run's commits were of prompt rows alone), and a kill -9 loses no answer more.
+        self.store.put_prompt(first.prompt_hash, first.request)
         answered = store_choices(self.store, group, result, attempt, usage_note=vetted.note)
         # Kept once committed: the worker takes no other request before (a slot holds a request in flight
         # or an answer not yet committed, never both: a kill -9 costs no more than the slots in flight).
