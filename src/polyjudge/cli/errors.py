@@ -20,10 +20,13 @@ Every line printed here is passed through :func:`polyjudge.data.secrets.redact`.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sqlite3
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
@@ -38,6 +41,14 @@ EXIT_RUN_FAILED = 3
 EXIT_BUDGET = 4
 EXIT_INTERRUPTED = 130
 EXIT_OUTPUT_CLOSED = 141  # 128 + SIGPIPE, the shell's code of a command whose reader went away
+
+# The cyclic garbage collector's thresholds while a command runs (young, middle, old generation). Python's
+# default (700, 10, 10) scans the young objects every 700 net allocations, and a run allocates about 80 per
+# request while hundreds of requests are in flight: their objects were scanned again and again, and promoted
+# into generations whose scans cost milliseconds, about a tenth of a first run's CPU at 256 in flight.
+# Objects without cycles are freed as they always are; the cyclic garbage held between two collections is
+# bounded by the young threshold (a few MB). The caller's own thresholds are restored when the command ends.
+COMMAND_GC_THRESHOLDS = (50_000, 20, 20)
 
 
 class OutputClosed(Exception):
@@ -117,7 +128,8 @@ def _run_cli(group: click.Group, argv: list[str] | None) -> tuple[int, BaseExcep
     """The command's exit code and the exception that ended it (None when it ended normally)."""
     _route_warnings()
     try:
-        group.main(args=argv, prog_name="polyjudge", standalone_mode=False)
+        with _command_gc():
+            group.main(args=argv, prog_name="polyjudge", standalone_mode=False)
         sys.stdout.flush()  # a reader gone before the last buffered lines: seen here, not at exit
     except Exception as exc:
         if not _output_closed(exc):
@@ -127,6 +139,17 @@ def _run_cli(group: click.Group, argv: list[str] | None) -> tuple[int, BaseExcep
     except BaseException as exc:
         return _known_error(exc), exc
     return EXIT_OK, None
+
+
+@contextmanager
+def _command_gc() -> Iterator[None]:
+    """The command's garbage collection as a batch job's (:data:`COMMAND_GC_THRESHOLDS`), the caller's after."""
+    before = gc.get_threshold()
+    gc.set_threshold(*COMMAND_GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def _output_closed(exc: BaseException) -> bool:
