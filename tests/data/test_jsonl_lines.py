@@ -7,7 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from polyjudge.data.readers import _object_line, iter_jsonl
+from polyjudge.data.readers import iter_jsonl
+from polyjudge.data.textio import whole_json_object as _object_line
 
 scalars = st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers() | st.text(max_size=8)
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,

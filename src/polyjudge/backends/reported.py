@@ -19,6 +19,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from polyjudge.data.textio import whole_json_object
+
 UNKNOWN = -1  # a count the server did not give as a usable number
 NOT_TEXT = "content_not_text"  # the finish reason of an answer whose content is not text
 
@@ -64,30 +66,23 @@ def reported(usage: Mapping[str, Any]) -> str | None:
 def server_json(raw: str | bytes) -> Any:
     """A server's JSON (an answer's body, a line of a batch's results); ``ValueError`` when it is not JSON
     that can be read, including a structure nested deeper than Python's parser goes (its RecursionError
-    would otherwise stop the run, and stop it again at every resume, after paying for the answer)."""
+    would otherwise stop the run, and stop it again at every resume, after paying for the answer).
+
+    An object (what answers are) is read by :func:`~polyjudge.data.textio.whole_json_object`: UTF-8, since
+    no BOM nor UTF-16/32 text starts with a brace, and JSON's blanks after it dropped; anything else, and
+    every error, is json.loads', which says what is wrong."""
     try:
-        return _object(raw) if raw[:1] in _BRACES and raw[1:2] not in _NUL else json.loads(raw)
+        if raw[:1] in _BRACES and raw[1:2] not in _NUL:
+            text = raw.decode("utf-8", "surrogatepass") if isinstance(raw, bytes) else raw
+            found = whole_json_object(text.rstrip(" \t\n\r"))
+            return found if found is not None else json.loads(text)
+        return json.loads(raw)
     except RecursionError:
         raise ValueError("JSON nested too deeply to be read") from None
 
 
 _BRACES = (b"{", "{")
 _NUL = (b"\0", "\0")  # a NUL second byte is UTF-16 text, which json.loads tells apart
-_DECODER = json.JSONDecoder()  # json.loads' own (the default one): the same values
-
-
-def _object(raw: str | bytes) -> Any:
-    """``json.loads(raw)`` of a JSON object (what answers are), without its steps for other input:
-    UTF-8 (no BOM nor UTF-16/32 can start with a brace), nothing before the value, only JSON's
-    whitespace after it (anything else is left to json.loads, which says what is wrong)."""
-    text = raw.decode("utf-8", "surrogatepass") if isinstance(raw, bytes) else raw
-    try:
-        value, end = _DECODER.raw_decode(text)
-    except json.JSONDecodeError:  # json.loads says what is wrong, and where
-        return json.loads(text)
-    if end != len(text) and text[end:].strip(" \t\n\r"):
-        return json.loads(text)
-    return value
 
 
 def message_text(content: Any) -> str | None:

@@ -30,6 +30,7 @@ from polyjudge.data.testsets import TestSetInfo, TestSetSelection
 
 # plain lives beside textio.short (wmt_mqm needs it, and wmt_mqm must not import this module)
 from polyjudge.data.textio import plain as plain
+from polyjudge.data.textio import whole_json_object
 from polyjudge.registry import Registry
 
 REQUIRED = ("src", "tgt")
@@ -165,20 +166,6 @@ def json_type(value: Any) -> str:
     return "an object"
 
 
-# What json.loads runs once the text is known to start with a value (a decoder of its default settings).
-_DECODE = json.JSONDecoder().raw_decode
-
-
-def _object_line(text: str) -> dict[str, Any] | None:
-    """``json.loads(text)`` of a line that starts with ``{`` when it is one whole object and nothing after
-    it; None for anything else (json.loads then parses it, or says what is wrong)."""
-    try:
-        row, end = _DECODE(text)
-    except (ValueError, RecursionError):
-        return None
-    return row if end == len(text) and type(row) is dict else None
-
-
 def iter_jsonl(path: str | Path, *, user_text: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line of a JSONL file.
 
@@ -191,7 +178,7 @@ def iter_jsonl(path: str | Path, *, user_text: bool = False) -> Iterator[tuple[i
     """
     name = str(path)
     for n, text in textio.iter_lines(path):
-        row = _object_line(text) if text[:1] == "{" else None
+        row = whole_json_object(text)
         if row is None:  # anything but a whole object alone on its line: what json.loads says of it
             if not text.strip():
                 continue

@@ -11,8 +11,10 @@ field) splits a line.
 from __future__ import annotations
 
 import codecs
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from polyjudge.data.errors import InputError
 
@@ -89,3 +91,21 @@ def read_lines(path: str | Path) -> list[str]:
 
 
 __all__ = ["BOM", "MAX_QUOTED", "iter_lines", "plain", "read_lines", "read_text", "short"]
+
+
+# json.loads' own decoder (its default settings): what it reads once it has found where the value starts.
+_DECODE = json.JSONDecoder().raw_decode
+
+
+def whole_json_object(text: str) -> dict[str, Any] | None:
+    """``json.loads(text)`` when ``text`` is one JSON object from its first character to its last; None for
+    anything else (a blank before or after it too), which the caller gives to json.loads: it reads that, or
+    says what is wrong. The fast path of every reader of JSON objects (a JSONL line, a server's answer, a
+    judge's), without json.loads' steps for other input (tests/data/test_jsonl_lines.py)."""
+    if text[:1] != "{":
+        return None
+    try:
+        value, end = _DECODE(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if end == len(text) and type(value) is dict else None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from polyjudge.data.textio import whole_json_object
 from polyjudge.protocols.answers import (
     MAX_ANSWER_CHARS,
     MAX_NESTING,
@@ -69,11 +70,8 @@ def json_object_in(text: str) -> dict[str, Any] | None:
     scan would find it and :func:`parse_json_object` would read the same value. Anything else (and
     an answer over the limits, whose failure is :func:`parse_json_object`'s) takes the long way."""
     if len(text) <= MAX_ANSWER_CHARS and text.count("{") + text.count("[") <= MAX_NESTING:
-        try:
-            value = json.loads(text.strip())
-        except json.JSONDecodeError:
-            value = None
-        if isinstance(value, dict):
+        value = whole_json_object(text.strip())
+        if value is not None:
             return value
     return parse_json_object(text) if find_json_object(text) is not None else None
 
