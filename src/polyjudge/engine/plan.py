@@ -163,15 +163,7 @@ def _item_json(item: Item) -> str:
     fields (to_dict is then its core fields, in their order)."""
     if item.extra:
         return _FINGERPRINT_JSON.encode(item.to_dict())
-    parts = []
-    for key, value in zip(_CORE_KEYS, _core_values(item)):
-        if value is None:
-            parts.append(key + "null")
-        elif type(value) is str:
-            parts.append(key + encode_basestring(value))
-        else:
-            parts.append(key + _json_atom(value))
-    return "{" + ", ".join(parts) + "}"
+    return "{" + ", ".join([key + _json_atom(value) for key, value in zip(_CORE_KEYS, _core_values(item))]) + "}"
 
 
 def _code_hashes(protocol_module: str) -> list[str]:

@@ -384,11 +384,6 @@ class _ItemLines:
 def _segment_rows(items: Sequence[Item], judges: Sequence[str], per_judge: Mapping[str, Sequence[SegmentResult]],
                   panel: Sequence[float | None]) -> list[SegmentRow]:
     """``segments.tsv``'s rows: each item's panel score, runs ok and failed over the judges, each judge's score."""
-    if len(judges) == 1:  # one judge: its runs as they are (a sum of one int is that int)
-        judge = judges[0]
-        return [SegmentRow(it.system, it.doc_id, it.seg_id, it.src_lang, it.tgt_lang, score, seg.runs_ok,
-                           seg.runs_failed, {judge: seg.score})
-                for it, seg, score in zip(items, per_judge[judge], panel, strict=True)]
     return [SegmentRow(it.system, it.doc_id, it.seg_id, it.src_lang, it.tgt_lang, panel[i],
                        sum(per_judge[j][i].runs_ok for j in judges), sum(per_judge[j][i].runs_failed for j in judges),
                        {j: per_judge[j][i].score for j in judges})
