@@ -107,8 +107,8 @@ def validate(flags: ValidateFlags) -> None:
     from polyjudge.api.validation import selections_text, validate_pairs
 
     inputs = [*input_target("--human", flags.human_path), *input_target("--task", flags.task_path)]
-    inputs += [t for spec in flags.judge_specs for path in _judge_spec(spec)[1].split("+")
-               for t in input_target(f"--judge {spec.partition('=')[0] or path}", path)]
+    inputs += [t for name, paths in map(_judge_spec, flags.judge_specs) for path in paths.split("+")
+               for t in input_target(f"--judge {name or path}", path)]
     guard_outputs({"out": file_target("-o/--out", flags.out)}, inputs)  # before the work, not after
     emit(selections_text(validate_pairs(flags.config()), flags.fmt), flags.out, inputs)
 
